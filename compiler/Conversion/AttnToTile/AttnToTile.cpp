@@ -1,0 +1,412 @@
+//===- AttnToTile.cpp - attn.attention -> FlashAttention-2 tile program ---===//
+//
+// One program instance owns a BLOCK_M x D block of queries of one (batch,
+// head) and streams over KV blocks, keeping the online-softmax state (row max
+// m, row sum l, accumulator acc) in registers/SRAM — never an N x N buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/AttnToTile/ModVectorizer.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTATTNTOTILE
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// A builder with the few constructors the forward program repeats.
+struct ProgramBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value splat(Value scalar, ArrayRef<int64_t> shape) {
+    return splatToTile(b, loc, scalar, shape);
+  }
+  Value splatF32(double v, ArrayRef<int64_t> shape) {
+    return splat(f32(v), shape);
+  }
+  Value add(Value x, Value y) {
+    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
+               ? Value(arith::AddFOp::create(b, loc, x, y))
+               : Value(arith::AddIOp::create(b, loc, x, y));
+  }
+  Value sub(Value x, Value y) {
+    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
+               ? Value(arith::SubFOp::create(b, loc, x, y))
+               : Value(arith::SubIOp::create(b, loc, x, y));
+  }
+  Value mul(Value x, Value y) {
+    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
+               ? Value(arith::MulFOp::create(b, loc, x, y))
+               : Value(arith::MulIOp::create(b, loc, x, y));
+  }
+  Value maxIndex(Value x, Value y) {
+    return arith::MaxSIOp::create(b, loc, x, y);
+  }
+  Value minIndex(Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y);
+  }
+  /// Rounds a signed index down / up to a multiple of `multiple`.
+  Value floorTo(Value x, int64_t multiple) {
+    Value m = index(multiple);
+    return mul(arith::FloorDivSIOp::create(b, loc, x, m), m);
+  }
+  Value ceilTo(Value x, int64_t multiple) {
+    Value m = index(multiple);
+    return mul(arith::CeilDivSIOp::create(b, loc, x, m), m);
+  }
+  Value iota(int64_t dim, ArrayRef<int64_t> shape) {
+    return tile::IotaOp::create(
+        b, loc, RankedTensorType::get(shape, b.getIndexType()), dim);
+  }
+  Value reduce(tile::ReduceKind kind, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    auto result = RankedTensorType::get({type.getDimSize(0)},
+                                        type.getElementType());
+    return tile::ReduceOp::create(b, loc, result, kind, t, /*dim=*/1);
+  }
+  /// Repeats a per-row vector across `cols` columns.
+  Value rowBroadcast(Value rows, int64_t cols) {
+    auto type = cast<RankedTensorType>(rows.getType());
+    auto result = RankedTensorType::get({type.getDimSize(0), cols},
+                                        type.getElementType());
+    return tile::BroadcastOp::create(b, loc, result, rows, /*dim=*/1);
+  }
+};
+
+/// Everything one KV-block step needs that does not change across steps.
+struct ForwardContext {
+  attn::AttentionOp spec;
+  int64_t blockM, blockN, headDimQk, headDimV;
+  Type elementType;
+  Value q;          // BLOCK_M x D_qk tile of queries
+  Value qIdx;       // BLOCK_M x BLOCK_N query positions
+  Value batch, head;
+  Value kDesc, vDesc;
+  Value lenK;       // Lk
+  Value diagOffset; // Lk - Lq, for bottom-right causal bounds
+  SmallVector<Value> captures;
+};
+
+struct SoftmaxState {
+  Value m, l, acc;
+};
+
+/// One KV block of the online softmax. `masked` adds the per-element mask:
+/// keys past Lk, the causal diagonal and the mask_mod.
+SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
+                        SoftmaxState state, bool masked) {
+  OpBuilder &b = pb.b;
+  Location loc = pb.loc;
+  SmallVector<int64_t> sShape{ctx.blockM, ctx.blockN};
+  Type f32 = b.getF32Type();
+  auto elementZero = b.getFloatAttr(ctx.elementType, 0.0);
+
+  Value k = tile::LoadOp::create(
+      b, loc, RankedTensorType::get({ctx.blockN, ctx.headDimQk}, ctx.elementType),
+      ctx.kDesc, ValueRange{kvStart, pb.index(0)}, elementZero);
+  Value s = tile::DotOp::create(b, loc, RankedTensorType::get(sShape, f32),
+                                ctx.q, k, /*acc=*/Value(),
+                                /*transpose_rhs=*/true);
+
+  Value kvIdx;
+  if (masked || ctx.spec.hasScoreMod() || ctx.spec.hasMaskMod())
+    kvIdx = pb.add(pb.iota(1, sShape), pb.splat(kvStart, sShape));
+
+  // Base-2 softmax: exp(x) = exp2(x * log2(e)). Without a score_mod the scale
+  // and log2(e) fold into one multiply; a score_mod must see the natural
+  // scaled score, so log2(e) is applied after it.
+  double scale = ctx.spec.getEffectiveScale();
+  if (ctx.spec.hasScoreMod()) {
+    s = pb.mul(s, pb.splatF32(scale, sShape));
+    SmallVector<Value> args{s, ctx.batch, ctx.head, ctx.qIdx, kvIdx};
+    args.append(ctx.captures);
+    s = inlineModOverTile(b, loc, ctx.spec.getScoreMod(), args, sShape);
+    s = pb.mul(s, pb.splatF32(M_LOG2E, sShape));
+  } else {
+    s = pb.mul(s, pb.splatF32(scale * M_LOG2E, sShape));
+  }
+
+  if (masked) {
+    // Keys past Lk must be -inf before the row max: a zero-padded key would
+    // score 0 and contribute exp2(0) = 1 to every row sum.
+    Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       kvIdx, pb.splat(ctx.lenK, sShape));
+    if (ctx.spec.getCausal() != attn::CausalAlignment::none) {
+      Value limit = ctx.qIdx;
+      if (ctx.spec.getCausal() == attn::CausalAlignment::bottom_right)
+        limit = pb.add(limit, pb.splat(ctx.diagOffset, sShape));
+      Value causal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                           kvIdx, limit);
+      keep = arith::AndIOp::create(b, loc, keep, causal);
+    }
+    if (ctx.spec.hasMaskMod()) {
+      SmallVector<Value> args{ctx.batch, ctx.head, ctx.qIdx, kvIdx};
+      args.append(ctx.captures);
+      Value mod =
+          inlineModOverTile(b, loc, ctx.spec.getMaskMod(), args, sShape);
+      keep = arith::AndIOp::create(b, loc, keep, mod);
+    }
+    double negInf = -std::numeric_limits<double>::infinity();
+    s = arith::SelectOp::create(b, loc, keep, s, pb.splatF32(negInf, sShape));
+  }
+
+  int64_t rows = ctx.blockM;
+  Value mNew = arith::MaximumFOp::create(
+      b, loc, state.m, pb.reduce(tile::ReduceKind::max, s));
+  // A row with every key masked so far has m = -inf; subtracting it would be
+  // -inf - (-inf) = NaN, so such rows use 0 as the reference (every p is 0).
+  Value mIsNegInf = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, mNew,
+      pb.splatF32(-std::numeric_limits<double>::infinity(), {rows}));
+  Value mRef = arith::SelectOp::create(b, loc, mIsNegInf,
+                                       pb.splatF32(0.0, {rows}), mNew);
+  Value p = math::Exp2Op::create(
+      b, loc, pb.sub(s, pb.rowBroadcast(mRef, ctx.blockN)));
+  Value alpha = math::Exp2Op::create(b, loc, pb.sub(state.m, mRef));
+  Value l = pb.add(pb.mul(state.l, alpha),
+                   pb.reduce(tile::ReduceKind::sum, p));
+
+  // P is rounded to the input precision before P*V, as tensor cores need.
+  Value pLow = arith::TruncFOp::create(
+      b, loc, RankedTensorType::get(sShape, ctx.elementType), p);
+  Value v = tile::LoadOp::create(
+      b, loc, RankedTensorType::get({ctx.blockN, ctx.headDimV}, ctx.elementType),
+      ctx.vDesc, ValueRange{kvStart, pb.index(0)}, elementZero);
+  Value accScaled =
+      pb.mul(state.acc, pb.rowBroadcast(alpha, ctx.headDimV));
+  Value acc = tile::DotOp::create(b, loc, state.acc.getType(), pLow, v,
+                                  accScaled, /*transpose_rhs=*/false);
+  return {mNew, l, acc};
+}
+
+/// Evaluates `q_coeff * q + offset (+ Lk - Lq)`.
+Value evalBound(ProgramBuilder &pb, attn::KVBoundAttr bound, Value q,
+                Value diagOffset) {
+  Value v = pb.index(bound.getOffset());
+  if (bound.getQCoeff() != 0)
+    v = pb.add(v, pb.mul(q, pb.index(bound.getQCoeff())));
+  if (bound.getDiag())
+    v = pb.add(v, diagOffset);
+  return v;
+}
+
+/// max over lower bounds (or `fallback` when there are none).
+Value evalLower(ProgramBuilder &pb, ArrayAttr bounds, Value q, Value diag,
+                Value fallback) {
+  Value result = fallback;
+  for (Attribute attr : bounds)
+    result = pb.maxIndex(result,
+                         evalBound(pb, cast<attn::KVBoundAttr>(attr), q, diag));
+  return result;
+}
+
+/// min over upper bounds plus one (exclusive end), clamped to `limit`.
+Value evalUpperExclusive(ProgramBuilder &pb, ArrayAttr bounds, Value q,
+                         Value diag, Value limit) {
+  Value result = limit;
+  for (Attribute attr : bounds) {
+    Value end = pb.add(evalBound(pb, cast<attn::KVBoundAttr>(attr), q, diag),
+                       pb.index(1));
+    result = pb.minIndex(result, end);
+  }
+  return result;
+}
+
+SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
+                        Value upper, SoftmaxState init, bool masked,
+                        StringRef role) {
+  auto loop = scf::ForOp::create(
+      pb.b, pb.loc, lower, upper, pb.index(ctx.blockN),
+      ValueRange{init.m, init.l, init.acc},
+      [&](OpBuilder &nested, Location loc, Value j, ValueRange iterArgs) {
+        ProgramBuilder inner{nested, loc};
+        SoftmaxState next = emitKVStep(
+            inner, ctx, j, {iterArgs[0], iterArgs[1], iterArgs[2]}, masked);
+        scf::YieldOp::create(nested, loc, ValueRange{next.m, next.l, next.acc});
+      });
+  // Names the loop's role for readers of the IR and for later schedules.
+  loop->setAttr("kiln.kv_loop", pb.b.getStringAttr(role));
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+MemRefType stridedMemRef(MLIRContext *ctx, ArrayRef<int64_t> shape, Type elt) {
+  SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
+  return MemRefType::get(
+      shape, elt,
+      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
+}
+
+LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
+                             int64_t blockN, bool split) {
+  MLIRContext *mctx = spec.getContext();
+  OpBuilder b(spec);
+  Location loc = spec.getLoc();
+  ProgramBuilder pb{b, loc};
+  Type elt = spec.getElementType();
+  int64_t dqk = spec.getQkHeadDim(), dv = spec.getVHeadDim();
+  int64_t dyn = ShapedType::kDynamic;
+  Type f32 = b.getF32Type();
+
+  SmallVector<Type> argTypes{
+      stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt), // Q [B, Lq, H, Dqk]
+      stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt), // K [B, Lk, Hkv, Dqk]
+      stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),  // V [B, Lk, Hkv, Dv]
+      stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),  // O [B, Lq, H, Dv]
+      stridedMemRef(mctx, {dyn, dyn, dyn}, f32)};     // LSE [B, H, Lq]
+  llvm::append_range(argTypes, spec.getCaptureTypes());
+  auto func = func::FuncOp::create(b, loc, (spec.getSymName() + "_fwd").str(),
+                                   b.getFunctionType(argTypes, {}));
+  func->setAttr(attrs::kKernel, b.getUnitAttr());
+  func->setAttr(attrs::kBlockM, b.getI64IntegerAttr(blockM));
+  func->setAttr(attrs::kBlockN, b.getI64IntegerAttr(blockN));
+  func->setAttr(attrs::kGqaGroup, b.getI64IntegerAttr(spec.getGqaGroup()));
+  if (auto captures = spec.getCapturesAttr())
+    func->setAttr(attrs::kCaptures, captures);
+
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value qArg = entry->getArgument(0), kArg = entry->getArgument(1),
+        vArg = entry->getArgument(2), oArg = entry->getArgument(3),
+        lseArg = entry->getArgument(4);
+
+  ForwardContext ctx;
+  ctx.spec = spec;
+  ctx.blockM = blockM;
+  ctx.blockN = blockN;
+  ctx.headDimQk = dqk;
+  ctx.headDimV = dv;
+  ctx.elementType = elt;
+  for (unsigned i = 5; i < entry->getNumArguments(); ++i)
+    ctx.captures.push_back(entry->getArgument(i));
+
+  Value qBlock = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 0);
+  ctx.head = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 1);
+  ctx.batch = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 2);
+  // Grouped-query attention: query heads h*G .. h*G+G-1 share KV head h.
+  Value kvHead = ctx.head;
+  if (spec.getGqaGroup() > 1)
+    kvHead = arith::DivUIOp::create(b, loc, ctx.head,
+                                    pb.index(spec.getGqaGroup()));
+
+  auto desc = [&](Value base, Value head, int64_t cols, Type t) -> Value {
+    return tile::ViewOp::create(
+        b, loc, tile::DescType::get(mctx, {dyn, cols}, t), base,
+        ValueRange{ctx.batch, head}, b.getDenseI64ArrayAttr({1, 3}));
+  };
+  Value qDesc = desc(qArg, ctx.head, dqk, elt);
+  ctx.kDesc = desc(kArg, kvHead, dqk, elt);
+  ctx.vDesc = desc(vArg, kvHead, dv, elt);
+  Value oDesc = desc(oArg, ctx.head, dv, elt);
+  Value lseDesc = tile::ViewOp::create(
+      b, loc, tile::DescType::get(mctx, {dyn}, f32), lseArg,
+      ValueRange{ctx.batch, ctx.head}, b.getDenseI64ArrayAttr({2}));
+
+  Value lenQ = tile::DimOp::create(b, loc, b.getIndexType(), qDesc, 0);
+  ctx.lenK = tile::DimOp::create(b, loc, b.getIndexType(), ctx.kDesc, 0);
+  ctx.diagOffset = pb.sub(ctx.lenK, lenQ);
+
+  Value qStart = pb.mul(qBlock, pb.index(blockM));
+  ctx.q = tile::LoadOp::create(
+      b, loc, RankedTensorType::get({blockM, dqk}, elt), qDesc,
+      ValueRange{qStart, pb.index(0)}, b.getFloatAttr(elt, 0.0));
+  SmallVector<int64_t> sShape{blockM, blockN};
+  ctx.qIdx = pb.add(pb.iota(0, sShape), pb.splat(qStart, sShape));
+
+  double negInf = -std::numeric_limits<double>::infinity();
+  SoftmaxState state{pb.splatF32(negInf, {blockM}), pb.splatF32(0.0, {blockM}),
+                     pb.splatF32(0.0, {blockM, dv})};
+
+  // KV range of this Q block. The band's bounds are non-decreasing in q, so
+  // the first query gives the lowest key any row needs and the last query the
+  // highest; conversely, a key block is entirely visible when it lies above
+  // the last query's lower bound and below the first query's upper bound.
+  Value qFirst = qStart;
+  Value qLast = pb.sub(pb.minIndex(pb.add(qStart, pb.index(blockM)), lenQ),
+                       pb.index(1));
+  Value zero = pb.index(0);
+  auto band = spec.getKvBandAttr();
+  ArrayAttr none = b.getArrayAttr({});
+  ArrayAttr lowerBounds = band ? band.getLower() : none;
+  ArrayAttr upperBounds = band ? band.getUpper() : none;
+  Value kvStart = pb.floorTo(
+      evalLower(pb, lowerBounds, qFirst, ctx.diagOffset, zero), blockN);
+  Value kvEnd =
+      evalUpperExclusive(pb, upperBounds, qLast, ctx.diagOffset, ctx.lenK);
+
+  if (band && band.getExact() && split) {
+    Value kvEndBlock = pb.maxIndex(kvStart, pb.ceilTo(kvEnd, blockN));
+    Value fullLo = evalLower(pb, lowerBounds, qLast, ctx.diagOffset, zero);
+    Value fullHi =
+        evalUpperExclusive(pb, upperBounds, qFirst, ctx.diagOffset, ctx.lenK);
+    Value fullStart = pb.minIndex(
+        pb.maxIndex(pb.ceilTo(fullLo, blockN), kvStart), kvEndBlock);
+    Value fullEnd = pb.minIndex(
+        pb.maxIndex(pb.floorTo(fullHi, blockN), fullStart), kvEndBlock);
+    state = emitKVLoop(pb, ctx, kvStart, fullStart, state, /*masked=*/true,
+                       "leading_partial");
+    state = emitKVLoop(pb, ctx, fullStart, fullEnd, state, /*masked=*/false,
+                       "full");
+    state = emitKVLoop(pb, ctx, fullEnd, kvEnd, state, /*masked=*/true,
+                       "trailing_partial");
+  } else {
+    state = emitKVLoop(pb, ctx, kvStart, kvEnd, state, /*masked=*/true,
+                       "masked");
+  }
+
+  // Epilogue. A row that saw no key has l = 0: its output is 0 and its LSE
+  // -inf (never 0/0 = NaN).
+  Value lIsZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        state.l, pb.splatF32(0.0, {blockM}));
+  Value invL = arith::SelectOp::create(
+      b, loc, lIsZero, pb.splatF32(0.0, {blockM}),
+      arith::DivFOp::create(b, loc, pb.splatF32(1.0, {blockM}), state.l));
+  Value out = pb.mul(state.acc, pb.rowBroadcast(invL, dv));
+  Value outLow = arith::TruncFOp::create(
+      b, loc, RankedTensorType::get({blockM, dv}, elt), out);
+  tile::StoreOp::create(b, loc, outLow, oDesc, ValueRange{qStart, zero});
+
+  // LSE in base 2 is m + log2(l); users get the natural log: times ln(2).
+  Value lse2 = pb.add(state.m, math::Log2Op::create(b, loc, state.l));
+  Value lse = pb.mul(lse2, pb.splatF32(M_LN2, {blockM}));
+  lse = arith::SelectOp::create(b, loc, lIsZero,
+                                pb.splatF32(negInf, {blockM}), lse);
+  tile::StoreOp::create(b, loc, lse, lseDesc, ValueRange{qStart});
+  func::ReturnOp::create(b, loc);
+  return success();
+}
+
+struct ConvertAttnToTile
+    : public kiln::impl::ConvertAttnToTileBase<ConvertAttnToTile> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (blockM <= 0 || blockN <= 0) {
+      getOperation().emitError("block-m and block-n must be positive");
+      return signalPassFailure();
+    }
+    SmallVector<attn::AttentionOp> specs;
+    getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
+    for (attn::AttentionOp spec : specs) {
+      if (failed(lowerAttention(spec, blockM, blockN, splitMaskedBlocks)))
+        return signalPassFailure();
+      spec.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,396 @@
+//===- TileToCPU.cpp - tile programs -> linalg/tensor/memref/scf ----------===//
+//
+// The CPU backend runs the very tile program the GPU path schedules: one
+// program instance at a time, tiles as tensors that one-shot bufferization
+// turns into small buffers. It exists to check every lowering's numerics on
+// machines without a GPU, so it favours obviously-correct code over speed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <limits>
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTTILETOCPU
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// A descriptor is a strided memref window on the CPU.
+MemRefType descToMemRef(tile::DescType desc) {
+  SmallVector<int64_t> strides(desc.getRank(), ShapedType::kDynamic);
+  return MemRefType::get(desc.getShape(), desc.getElementType(),
+                         StridedLayoutAttr::get(desc.getContext(),
+                                                ShapedType::kDynamic, strides));
+}
+
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+}
+
+Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value scalar) {
+  return linalg::FillOp::create(b, loc, scalar, emptyLike(b, loc, type))
+      .getResult(0);
+}
+
+/// True when every `offsets[d] + ivs[d]` lies in [0, dim(memref, d)).
+Value inBounds(OpBuilder &b, Location loc, Value memref, ValueRange offsets,
+               ValueRange ivs, SmallVectorImpl<Value> &positions) {
+  Value ok;
+  for (auto [d, offset] : llvm::enumerate(offsets)) {
+    Value pos = arith::AddIOp::create(b, loc, offset, ivs[d]);
+    positions.push_back(pos);
+    Value extent = memref::DimOp::create(b, loc, memref, d);
+    // Unsigned compare also rejects negative positions.
+    Value fits =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos, extent);
+    ok = ok ? Value(arith::AndIOp::create(b, loc, ok, fits)) : fits;
+  }
+  return ok;
+}
+
+struct ViewLowering : OpConversionPattern<tile::ViewOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ViewOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value base = adaptor.getBase();
+    auto baseType = cast<MemRefType>(base.getType());
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    auto fixed = adaptor.getIndices().begin();
+    ArrayRef<int64_t> keep = op.getKeep();
+    for (int64_t d = 0; d < baseType.getRank(); ++d) {
+      strides.push_back(rewriter.getIndexAttr(1));
+      if (llvm::is_contained(keep, d)) {
+        offsets.push_back(rewriter.getIndexAttr(0));
+        sizes.push_back(memref::getMixedSize(rewriter, loc, base, d));
+      } else {
+        offsets.push_back(*fixed++);
+        sizes.push_back(rewriter.getIndexAttr(1));
+      }
+    }
+    auto resultType = descToMemRef(op.getResult().getType());
+    rewriter.replaceOpWithNewOp<memref::SubViewOp>(op, resultType, base,
+                                                   offsets, sizes, strides);
+    return success();
+  }
+};
+
+struct DimLowering : OpConversionPattern<tile::DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getDesc(),
+                                               op.getDim());
+    return success();
+  }
+};
+
+struct LoadLowering : OpConversionPattern<tile::LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value memref = adaptor.getDesc();
+    SmallVector<Value> offsets(adaptor.getOffsets());
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    auto fill = cast<TypedAttr>(op.getFill());
+    rewriter.replaceOpWithNewOp<tensor::GenerateOp>(
+        op, type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> positions;
+          Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
+          auto guarded = scf::IfOp::create(
+              b, loc, ok,
+              [&](OpBuilder &then, Location l) {
+                Value v = memref::LoadOp::create(then, l, memref, positions);
+                scf::YieldOp::create(then, l, v);
+              },
+              [&](OpBuilder &other, Location l) {
+                Value v = arith::ConstantOp::create(other, l, fill);
+                scf::YieldOp::create(other, l, v);
+              });
+          tensor::YieldOp::create(b, loc, guarded.getResult(0));
+        });
+    return success();
+  }
+};
+
+/// Builds a loop nest over a static tile shape.
+void tileLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t extent : shape) {
+    lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, extent));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
+}
+
+struct StoreLowering : OpConversionPattern<tile::StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value memref = adaptor.getDesc();
+    Value value = adaptor.getValue();
+    SmallVector<Value> offsets(adaptor.getOffsets());
+    auto type = cast<RankedTensorType>(value.getType());
+    tileLoopNest(rewriter, op.getLoc(), type.getShape(),
+                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                   SmallVector<Value> positions;
+                   Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
+                   scf::IfOp::create(b, loc, ok, [&](OpBuilder &then,
+                                                     Location l) {
+                     Value v = tensor::ExtractOp::create(then, l, value, ivs);
+                     memref::StoreOp::create(then, l, v, memref, positions);
+                     scf::YieldOp::create(then, l);
+                   });
+                 });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Widens `v` to `type` when it is narrower.
+Value widen(OpBuilder &b, Location loc, Value v, Type type) {
+  if (v.getType() == type)
+    return v;
+  return arith::ExtFOp::create(b, loc, type, v);
+}
+
+struct DotLowering : OpConversionPattern<tile::DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type accType = resultType.getElementType();
+    Value init = adaptor.getAcc();
+    if (!init)
+      init = filled(rewriter, loc, resultType,
+                    arith::ConstantOp::create(rewriter, loc,
+                                              rewriter.getFloatAttr(accType, 0)));
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr m, n, k;
+    bindDims(ctx, m, n, k);
+    SmallVector<AffineMap> maps{
+        AffineMap::get(3, 0, {m, k}, ctx),
+        op.getTransposeRhs() ? AffineMap::get(3, 0, {n, k}, ctx)
+                             : AffineMap::get(3, 0, {k, n}, ctx),
+        AffineMap::get(3, 0, {m, n}, ctx)};
+    SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel,
+                                               utils::IteratorType::parallel,
+                                               utils::IteratorType::reduction};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType},
+        ValueRange{adaptor.getLhs(), adaptor.getRhs()}, ValueRange{init}, maps,
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value a = widen(b, l, args[0], accType);
+          Value c = widen(b, l, args[1], accType);
+          Value prod = arith::MulFOp::create(b, l, a, c);
+          Value sum = arith::AddFOp::create(b, l, args[2], prod);
+          linalg::YieldOp::create(b, l, sum);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type elt = resultType.getElementType();
+    bool isMax = op.getKind() == tile::ReduceKind::max;
+    double identity = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    Value init = filled(
+        rewriter, loc, resultType,
+        arith::ConstantOp::create(rewriter, loc,
+                                  rewriter.getFloatAttr(elt, identity)));
+    auto reduce = linalg::ReduceOp::create(
+        rewriter, loc, ValueRange{adaptor.getSource()}, ValueRange{init},
+        SmallVector<int64_t>{op.getDim()},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value r = isMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
+                          : Value(arith::AddFOp::create(b, l, args[0], args[1]));
+          linalg::YieldOp::create(b, l, r);
+        });
+    rewriter.replaceOp(op, reduce.getResult(0));
+    return success();
+  }
+};
+
+struct BroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Value init = emptyLike(rewriter, op.getLoc(), type);
+    auto bcast = linalg::BroadcastOp::create(
+        rewriter, op.getLoc(), adaptor.getSource(), init,
+        SmallVector<int64_t>{op.getDim()});
+    rewriter.replaceOp(op, bcast.getResult()[0]);
+    return success();
+  }
+};
+
+struct SplatLowering : OpConversionPattern<tile::SplatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::SplatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    rewriter.replaceOp(op,
+                       filled(rewriter, op.getLoc(), type, adaptor.getValue()));
+    return success();
+  }
+};
+
+struct IotaLowering : OpConversionPattern<tile::IotaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::IotaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    int64_t dim = op.getDim();
+    rewriter.replaceOpWithNewOp<tensor::GenerateOp>(
+        op, type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          tensor::YieldOp::create(b, loc, ivs[dim]);
+        });
+    return success();
+  }
+};
+
+struct GatherLowering : OpConversionPattern<tile::GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    Value source = adaptor.getSource();
+    SmallVector<Value> indexTiles(adaptor.getIndices());
+    rewriter.replaceOpWithNewOp<tensor::GenerateOp>(
+        op, type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> at;
+          for (Value tileOfIndices : indexTiles)
+            at.push_back(tensor::ExtractOp::create(b, loc, tileOfIndices, ivs));
+          Value v = memref::LoadOp::create(b, loc, source, at);
+          tensor::YieldOp::create(b, loc, v);
+        });
+    return success();
+  }
+};
+
+/// Program ids become trailing arguments; a `<name>_grid` launcher walks the
+/// grid (axis 0 innermost, as a GPU schedules consecutive blocks).
+LogicalResult scheduleGrid(func::FuncOp kernel) {
+  OpBuilder b(kernel.getContext());
+  Location loc = kernel.getLoc();
+  Block &entry = kernel.front();
+  unsigned numArgs = entry.getNumArguments();
+  Type indexType = b.getIndexType();
+  SmallVector<Value> pids;
+  for (int axis = 0; axis < 3; ++axis)
+    pids.push_back(entry.addArgument(indexType, loc));
+  SmallVector<Type> argTypes(entry.getArgumentTypes());
+  kernel.setType(b.getFunctionType(argTypes, {}));
+  kernel.walk([&](tile::ProgramIdOp op) {
+    op.replaceAllUsesWith(pids[op.getAxis()]);
+    op.erase();
+  });
+
+  b.setInsertionPointAfter(kernel);
+  SmallVector<Type> launcherTypes(argTypes.begin(), argTypes.begin() + numArgs);
+  launcherTypes.append(3, indexType);
+  auto launcher = func::FuncOp::create(b, loc, (kernel.getName() + "_grid").str(),
+                                       b.getFunctionType(launcherTypes, {}));
+  launcher->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    b.getUnitAttr());
+  for (StringRef name : {attrs::kBlockM, attrs::kBlockN, attrs::kGqaGroup,
+                         attrs::kCaptures})
+    if (Attribute attr = kernel->getAttr(name))
+      launcher->setAttr(name, attr);
+  Block *body = launcher.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  ValueRange args = body->getArguments();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> ubs{args[numArgs + 2], args[numArgs + 1], args[numArgs]};
+  scf::buildLoopNest(b, loc, {zero, zero, zero}, ubs, {one, one, one},
+                     [&](OpBuilder &nb, Location l, ValueRange ivs) {
+                       SmallVector<Value> callArgs(args.take_front(numArgs));
+                       callArgs.append({ivs[2], ivs[1], ivs[0]});
+                       func::CallOp::create(nb, l, kernel, callArgs);
+                     });
+  func::ReturnOp::create(b, loc);
+  kernel.setPrivate();
+  kernel->removeAttr(attrs::kKernel);
+  return success();
+}
+
+struct ConvertTileToCPU
+    : public kiln::impl::ConvertTileToCPUBase<ConvertTileToCPU> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    module.walk([&](func::FuncOp f) {
+      if (f->hasAttr(attrs::kKernel))
+        kernels.push_back(f);
+    });
+    for (func::FuncOp kernel : kernels)
+      if (failed(scheduleGrid(kernel)))
+        return signalPassFailure();
+    if (auto stray = module.walk([](tile::ProgramIdOp op) {
+          op.emitError("tile.program_id outside a tile.kernel function");
+          return WalkResult::interrupt();
+        });
+        stray.wasInterrupted())
+      return signalPassFailure();
+
+    TypeConverter converter;
+    converter.addConversion([](Type t) { return t; });
+    converter.addConversion(
+        [](tile::DescType desc) -> Type { return descToMemRef(desc); });
+
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<tile::TileDialect>();
+    target.addLegalDialect<arith::ArithDialect, math::MathDialect,
+                           memref::MemRefDialect, tensor::TensorDialect,
+                           linalg::LinalgDialect, scf::SCFDialect,
+                           func::FuncDialect>();
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
+                 DotLowering, ReduceLowering, BroadcastLowering, SplatLowering,
+                 IotaLowering, GatherLowering>(converter, &getContext());
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

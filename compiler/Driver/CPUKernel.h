@@ -1,0 +1,36 @@
+//===- CPUKernel.h - a tile program JIT-compiled for the host ---*- C++ -*-===//
+
+#ifndef KILN_COMPILER_DRIVER_CPUKERNEL_H
+#define KILN_COMPILER_DRIVER_CPUKERNEL_H
+
+#include "compiler/Driver/HostBuffer.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <array>
+#include <memory>
+#include <string>
+
+namespace kiln::driver {
+
+/// A module lowered to the LLVM dialect by the CPU pipeline, compiled with
+/// MLIR's ExecutionEngine; `launch` calls its `<kernel>_grid` launcher.
+class CPUKernel {
+public:
+  static std::unique_ptr<CPUKernel> compile(mlir::ModuleOp module,
+                                            std::string launcher,
+                                            std::string &error);
+
+  /// Runs the whole grid: memref arguments in order, then the grid size.
+  bool launch(llvm::ArrayRef<HostBuffer *> memrefs,
+              std::array<int64_t, 3> grid, std::string &error);
+
+private:
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::string launcher;
+};
+
+} // namespace kiln::driver
+
+#endif // KILN_COMPILER_DRIVER_CPUKERNEL_H

@@ -1,0 +1,173 @@
+//===- RunOptions.cpp - the `kiln run` command line -----------------------===//
+
+#include "compiler/Driver/RunOptions.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace kiln::driver {
+
+const char *runUsage() {
+  return R"(usage: kiln run <variant.mlir> [options]
+  --backend cpu             where to run (cpu; cuda comes with the GPU backend)
+  --variant NAME            which attn.attention to run when the file has several
+  --batch B --heads H       problem sizes (default 1, 1)
+  --seqlen N                query length (default 128)
+  --seqlen-kv M             key/value length (default: N)
+  --head-dim D              qk head dim (default: the variant's); also v's unless
+  --head-dim-v DV           is given
+  --dtype bf16|fp16         element type (default: the variant's)
+  --pad P                   P extra elements after each row (non-contiguous layout)
+  --check                   compare with the float64 reference, exit 1 on mismatch
+  --tolerance T             relative L2 error allowed (default 1e-2)
+  --seed S                  random inputs' seed (default 0)
+  --block-m BM --block-n BN tile sizes (default 64, 64)
+  --no-split                keep one masked KV loop (ablation of the block split)
+  -emit=attn|tile|llvm      print the IR of a stage instead of running
+)";
+}
+
+namespace {
+
+bool parseInt(const std::string &text, int64_t &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseDouble(const std::string &text, double &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (errno != 0 || *end != '\0')
+    return false;
+  out = v;
+  return true;
+}
+
+} // namespace
+
+ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
+  ParsedRunOptions result;
+  RunOptions &o = result.options;
+  auto fail = [&](std::string message) {
+    if (result.error.empty())
+      result.error = std::move(message);
+  };
+
+  // Integer flags, each with the smallest value it accepts.
+  struct IntFlag {
+    int64_t *target;
+    int64_t min;
+  };
+  std::map<std::string, IntFlag> ints = {
+      {"batch", {&o.batch, 1}},       {"heads", {&o.heads, 1}},
+      {"seqlen", {&o.seqQ, 1}},       {"seqlen-kv", {&o.seqKV, 1}},
+      {"head-dim", {&o.headDim, 1}},  {"head-dim-v", {&o.headDimV, 1}},
+      {"pad", {&o.pad, 0}},           {"block-m", {&o.blockM, 1}},
+      {"block-n", {&o.blockN, 1}}};
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      if (!o.input.empty())
+        fail("unexpected argument '" + arg + "' (the input is '" + o.input +
+             "')");
+      o.input = arg;
+      continue;
+    }
+    std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::string value;
+    bool hasValue = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      hasValue = true;
+    }
+    auto takeValue = [&]() -> bool {
+      if (hasValue)
+        return true;
+      if (i + 1 >= args.size()) {
+        fail("--" + name + " needs a value");
+        return false;
+      }
+      value = args[++i];
+      return true;
+    };
+
+    if (name == "help" || name == "h") {
+      result.help = true;
+    } else if (name == "check") {
+      o.check = true;
+    } else if (name == "no-split") {
+      o.splitMaskedBlocks = false;
+    } else if (auto it = ints.find(name); it != ints.end()) {
+      if (!takeValue())
+        break;
+      int64_t v;
+      if (!parseInt(value, v) || v < it->second.min)
+        fail("--" + name + " must be an integer >= " +
+             std::to_string(it->second.min) + ", got '" + value + "'");
+      else
+        *it->second.target = v;
+    } else if (name == "seed") {
+      if (!takeValue())
+        break;
+      int64_t v;
+      if (!parseInt(value, v) || v < 0)
+        fail("--seed must be a non-negative integer, got '" + value + "'");
+      else
+        o.seed = static_cast<uint64_t>(v);
+    } else if (name == "tolerance") {
+      if (!takeValue())
+        break;
+      if (!parseDouble(value, o.tolerance) || !(o.tolerance > 0.0))
+        fail("--tolerance must be a positive number, got '" + value + "'");
+    } else if (name == "backend") {
+      if (!takeValue())
+        break;
+      if (value != "cpu")
+        fail("--backend must be 'cpu' (the only backend built so far), got '" +
+             value + "'");
+      o.backend = value;
+    } else if (name == "dtype") {
+      if (!takeValue())
+        break;
+      if (value != "bf16" && value != "fp16")
+        fail("--dtype must be bf16 or fp16, got '" + value + "'");
+      o.dtype = value;
+    } else if (name == "variant") {
+      if (!takeValue())
+        break;
+      o.variant = value;
+    } else if (name == "emit") {
+      if (!takeValue())
+        break;
+      if (value == "attn")
+        o.emit = EmitStage::Attn;
+      else if (value == "tile")
+        o.emit = EmitStage::Tile;
+      else if (value == "llvm")
+        o.emit = EmitStage::LLVM;
+      else
+        fail("-emit must be attn, tile or llvm, got '" + value + "'");
+    } else {
+      fail("unknown option '" + arg + "' (see kiln run --help)");
+    }
+  }
+  if (!result.help && result.error.empty() && o.input.empty())
+    fail("missing input: kiln run <variant.mlir> [options]");
+  return result;
+}
+
+} // namespace kiln::driver

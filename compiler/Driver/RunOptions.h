@@ -1,0 +1,54 @@
+//===- RunOptions.h - the `kiln run` command line ---------------*- C++ -*-===//
+//
+// Parsed without LLVM's global cl machinery so that the rules can be unit
+// tested: every malformed flag yields a message naming the flag and what it
+// accepts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_DRIVER_RUNOPTIONS_H
+#define KILN_COMPILER_DRIVER_RUNOPTIONS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::driver {
+
+enum class EmitStage { None, Attn, Tile, LLVM };
+
+struct RunOptions {
+  std::string input;           ///< the variant's .mlir file
+  std::string variant;         ///< attn.attention symbol; empty: the only one
+  std::string backend = "cpu"; ///< cpu (cuda arrives with the GPU issue)
+  EmitStage emit = EmitStage::None;
+  int64_t batch = 1, heads = 1;
+  int64_t seqQ = 128;
+  int64_t seqKV = -1;    ///< -1: same as seqQ
+  int64_t headDim = -1;  ///< -1: the variant's qk_head_dim
+  int64_t headDimV = -1; ///< -1: the variant's v_head_dim (or headDim)
+  std::string dtype;     ///< "", bf16 or fp16; empty: the variant's
+  int64_t pad = 0;       ///< extra elements after each row: non-contiguous
+  bool check = false;
+  uint64_t seed = 0;
+  double tolerance = 1e-2;
+  int64_t blockM = 64, blockN = 64;
+  bool splitMaskedBlocks = true;
+};
+
+struct ParsedRunOptions {
+  RunOptions options;
+  std::string error; ///< non-empty: what is wrong
+  bool help = false;
+};
+
+/// Parses the arguments after `kiln run`; flags take `--flag value` or
+/// `--flag=value`.
+ParsedRunOptions parseRunOptions(const std::vector<std::string> &args);
+
+/// The usage text of `kiln run`.
+const char *runUsage();
+
+} // namespace kiln::driver
+
+#endif // KILN_COMPILER_DRIVER_RUNOPTIONS_H

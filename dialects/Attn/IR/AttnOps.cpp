@@ -1,0 +1,110 @@
+//===- AttnOps.cpp - attn operations: assembly and verification -----------===//
+
+#include "dialects/Attn/IR/AttnDialect.h"
+#include "dialects/Attn/IR/ModRegion.h"
+
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln::attn;
+
+#define GET_OP_CLASSES
+#include "dialects/Attn/IR/AttnOps.cpp.inc"
+
+double AttentionOp::getEffectiveScale() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getQkHeadDim()));
+}
+
+SmallVector<CaptureAttr> AttentionOp::getCaptureDecls() {
+  SmallVector<CaptureAttr> decls;
+  if (auto captures = getCapturesAttr())
+    for (Attribute attr : captures)
+      decls.push_back(cast<CaptureAttr>(attr));
+  return decls;
+}
+
+SmallVector<Type> AttentionOp::getCaptureTypes() {
+  SmallVector<Type> types;
+  for (CaptureAttr capture : getCaptureDecls())
+    types.push_back(capture.getType());
+  return types;
+}
+
+// Custom form:
+//   attn.attention @name {attributes}
+//     score_mod(%s: f32, %b: index, ...) { ... }
+//     mask_mod(%b: index, ...) { ... }
+ParseResult AttentionOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  if (parser.parseSymbolName(name, getSymNameAttrName(result.name),
+                             result.attributes) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  Region *scoreMod = result.addRegion();
+  Region *maskMod = result.addRegion();
+  for (auto [keyword, region] :
+       {std::pair<StringRef, Region *>{"score_mod", scoreMod},
+        std::pair<StringRef, Region *>{"mask_mod", maskMod}}) {
+    if (failed(parser.parseOptionalKeyword(keyword)))
+      continue;
+    SmallVector<OpAsmParser::Argument> args;
+    if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren,
+                                 /*allowType=*/true) ||
+        parser.parseRegion(*region, args))
+      return failure();
+  }
+  return success();
+}
+
+void AttentionOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  p.printOptionalAttrDict((*this)->getAttrs(), {getSymNameAttrName()});
+  for (auto [keyword, region] :
+       {std::pair<StringRef, Region *>{"score_mod", &getScoreMod()},
+        std::pair<StringRef, Region *>{"mask_mod", &getMaskMod()}}) {
+    if (region->empty())
+      continue;
+    p.printNewline();
+    p << "  " << keyword << '(';
+    llvm::interleaveComma(region->getArguments(), p,
+                          [&](BlockArgument arg) { p.printRegionArgument(arg); });
+    p << ") ";
+    p.printRegion(*region, /*printEntryBlockArgs=*/false);
+  }
+}
+
+LogicalResult AttentionOp::verify() {
+  Type elt = getElementType();
+  if (!elt.isBF16() && !elt.isF16())
+    return emitOpError() << "element_type must be bf16 or f16, got " << elt;
+  if (auto scale = getScaleAttr())
+    if (!(scale.getValueAsDouble() > 0.0) ||
+        !std::isfinite(scale.getValueAsDouble()))
+      return emitOpError() << "scale must be a positive finite number, got "
+                           << scale.getValueAsDouble();
+  llvm::StringSet<> names;
+  for (CaptureAttr capture : getCaptureDecls())
+    if (!names.insert(capture.getName().getValue()).second)
+      return emitOpError() << "captures '" << capture.getName().getValue()
+                           << "' twice";
+  return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  SmallVector<Type> captureTypes = getCaptureTypes();
+  if (hasScoreMod() &&
+      failed(verifyModRegion(*this, getScoreMod(), ModKind::Score,
+                             captureTypes)))
+    return failure();
+  if (hasMaskMod() &&
+      failed(verifyModRegion(*this, getMaskMod(), ModKind::Mask,
+                             captureTypes)))
+    return failure();
+  return success();
+}

@@ -1,0 +1,75 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+
+#ifndef KILN_ATTN_OPS
+#define KILN_ATTN_OPS
+
+include "dialects/Attn/IR/AttnBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+def Attn_AttentionOp : Attn_Op<"attention",
+    [Symbol, IsolatedFromAbove]> {
+  let summary = "an attention kernel: softmax(score_mod(scale * Q K^T) masked) V";
+  let description = [{
+    Specifies one attention variant. Q is `[B, Lq, H, D_qk]`, K is
+    `[B, Lk, H / gqa_group, D_qk]`, V is `[B, Lk, H / gqa_group, D_v]`, the
+    output is `[B, Lq, H, D_v]` and the log-sum-exp `[B, H, Lq]` (natural log).
+
+    Attributes: `qk_head_dim`, `v_head_dim`, `element_type` (bf16 or f16),
+    `scale` (default `1/sqrt(qk_head_dim)`), `causal`
+    (`#attn.causal<top_left|bottom_right>`), `gqa_group` (query heads per KV
+    head), `captures` (extra tensors the mods read).
+
+    `score_mod(%score: f32, %b, %h, %q_idx, %kv_idx: index, captures...)`
+    yields the new score (applied after scaling, as in FlexAttention);
+    `mask_mod(%b, %h, %q_idx, %kv_idx: index, captures...)` yields `i1`
+    (true = keep). Both are written with scalar `arith` / `math` ops and
+    `memref.load` from the captures.
+
+    ```mlir
+    attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64,
+                             element_type = bf16, causal = #attn.causal<top_left>}
+      score_mod(%s: f32, %b: index, %h: index, %q: index, %kv: index) {
+        %cap = arith.constant 30.0 : f32
+        %x = arith.divf %s, %cap : f32
+        %t = math.tanh %x : f32
+        %r = arith.mulf %t, %cap : f32
+        attn.yield %r : f32
+      }
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    ConfinedAttr<I64Attr, [IntPositive]>:$qk_head_dim,
+    ConfinedAttr<I64Attr, [IntPositive]>:$v_head_dim,
+    TypeAttr:$element_type,
+    OptionalAttr<F64Attr>:$scale,
+    DefaultValuedAttr<Attn_CausalAttr, "CausalAlignment::none">:$causal,
+    DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$gqa_group,
+    OptionalAttr<TypedArrayAttrBase<Attn_CaptureAttr, "captured tensors">>:$captures,
+    OptionalAttr<Attn_BandAttr>:$kv_band);
+  let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the explicit one or 1/sqrt(qk_head_dim).
+    double getEffectiveScale();
+    bool hasScoreMod() { return !getScoreMod().empty(); }
+    bool hasMaskMod() { return !getMaskMod().empty(); }
+    /// Captured tensor declarations, empty when there are none.
+    ::llvm::SmallVector<CaptureAttr> getCaptureDecls();
+    /// The types the regions' trailing block arguments must have.
+    ::llvm::SmallVector<::mlir::Type> getCaptureTypes();
+  }];
+}
+
+def Attn_YieldOp : Attn_Op<"yield",
+    [Pure, Terminator, ReturnLike, HasParent<"AttentionOp">]> {
+  let summary = "returns the value of a score_mod or mask_mod region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+#endif // KILN_ATTN_OPS

@@ -1,0 +1,186 @@
+//===- InferMaskBounds.cpp - closed-form KV ranges for affine masks -------===//
+//
+// FlashAttention skips KV blocks a causal query block cannot see and drops the
+// per-element mask on blocks it sees entirely; this pass derives the same
+// facts for any mask_mod that is a conjunction of affine comparisons
+// (causal, sliding window, prefix, chunked bands), so the lowering can do the
+// same for user-written masks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Attn/Transforms/Passes.h"
+
+#include <optional>
+
+namespace kiln::attn {
+#define GEN_PASS_DEF_ATTNINFERMASKBOUNDS
+#include "dialects/Attn/Transforms/Passes.h.inc"
+} // namespace kiln::attn
+
+using namespace mlir;
+using namespace kiln::attn;
+
+namespace {
+
+/// a*q + b*kv + c over the mask_mod's query and key index arguments.
+struct Linear {
+  int64_t q = 0, kv = 0, c = 0;
+  Linear operator+(const Linear &o) const { return {q + o.q, kv + o.kv, c + o.c}; }
+  Linear operator-(const Linear &o) const { return {q - o.q, kv - o.kv, c - o.c}; }
+  Linear scaled(int64_t k) const { return {q * k, kv * k, c * k}; }
+  bool isConstant() const { return q == 0 && kv == 0; }
+};
+
+class MaskAnalysis {
+public:
+  /// `block` is the mask_mod's entry block, or null when there is none.
+  explicit MaskAnalysis(Block *block) {
+    if (block) {
+      qArg = block->getArgument(2);
+      kvArg = block->getArgument(3);
+    }
+  }
+
+  /// The value as a linear form, or nullopt for anything non-affine.
+  std::optional<Linear> linear(Value v) {
+    if (v == qArg)
+      return Linear{1, 0, 0};
+    if (v == kvArg)
+      return Linear{0, 1, 0};
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+      if (auto attr = dyn_cast<IntegerAttr>(cst.getValue()))
+        return Linear{0, 0, attr.getInt()};
+      return std::nullopt;
+    }
+    if (isa<arith::IndexCastOp, arith::ExtSIOp>(def))
+      return linear(def->getOperand(0));
+    if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
+      auto lhs = linear(def->getOperand(0));
+      auto rhs = linear(def->getOperand(1));
+      if (!lhs || !rhs)
+        return std::nullopt;
+      if (isa<arith::AddIOp>(def))
+        return *lhs + *rhs;
+      if (isa<arith::SubIOp>(def))
+        return *lhs - *rhs;
+      if (lhs->isConstant())
+        return rhs->scaled(lhs->c);
+      if (rhs->isConstant())
+        return lhs->scaled(rhs->c);
+    }
+    return std::nullopt;
+  }
+
+  /// Adds the bounds implied by `cond`, read as a conjunction.
+  void addConjunction(Value cond) {
+    Operation *def = cond.getDefiningOp();
+    if (auto andOp = dyn_cast_or_null<arith::AndIOp>(def)) {
+      addConjunction(andOp.getLhs());
+      addConjunction(andOp.getRhs());
+      return;
+    }
+    if (auto cst = dyn_cast_or_null<arith::ConstantOp>(def)) {
+      if (auto attr = dyn_cast<IntegerAttr>(cst.getValue())) {
+        if (attr.getValue().isZero())
+          addNonNegative({0, 0, -1}); // keeps nothing
+        return;
+      }
+    }
+    auto cmp = dyn_cast_or_null<arith::CmpIOp>(def);
+    if (!cmp) {
+      exact = false;
+      return;
+    }
+    auto lhs = linear(cmp.getLhs());
+    auto rhs = linear(cmp.getRhs());
+    if (!lhs || !rhs) {
+      exact = false;
+      return;
+    }
+    Linear e = *lhs - *rhs;
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::sge:
+      return addNonNegative(e);
+    case arith::CmpIPredicate::sgt:
+      return addNonNegative(e - Linear{0, 0, 1});
+    case arith::CmpIPredicate::sle:
+      return addNonNegative(e.scaled(-1));
+    case arith::CmpIPredicate::slt:
+      return addNonNegative(e.scaled(-1) - Linear{0, 0, 1});
+    case arith::CmpIPredicate::eq:
+      addNonNegative(e);
+      return addNonNegative(e.scaled(-1));
+    default:
+      // Unsigned comparisons of differences wrap (q - kv with kv > q is
+      // huge), so they are not the affine conditions they look like.
+      exact = false;
+      return;
+    }
+  }
+
+  /// Records f >= 0 as a bound on kv, when it is one of the forms we can use.
+  void addNonNegative(Linear f) {
+    if (f.kv == 0 && f.q == 0) {
+      if (f.c < 0) // never true: an empty band
+        upper.push_back({0, -1, false});
+      return;
+    }
+    if (f.kv == 1 && (-f.q == 0 || -f.q == 1)) {
+      lower.push_back({-f.q, -f.c, false}); // kv >= -a*q - c
+      return;
+    }
+    if (f.kv == -1 && (f.q == 0 || f.q == 1)) {
+      upper.push_back({f.q, f.c, false}); // kv <= a*q + c
+      return;
+    }
+    exact = false;
+  }
+
+  struct Bound {
+    int64_t qCoeff, offset;
+    bool diag;
+  };
+  SmallVector<Bound> lower, upper;
+  bool exact = true;
+
+private:
+  Value qArg, kvArg;
+};
+
+struct AttnInferMaskBounds
+    : public kiln::attn::impl::AttnInferMaskBoundsBase<AttnInferMaskBounds> {
+  void runOnOperation() override {
+    getOperation().walk([](AttentionOp op) {
+      MLIRContext *ctx = op.getContext();
+      MaskAnalysis analysis(op.hasMaskMod() ? &op.getMaskMod().front()
+                                            : nullptr);
+      if (op.hasMaskMod()) {
+        auto yield = cast<YieldOp>(op.getMaskMod().front().getTerminator());
+        analysis.addConjunction(yield.getValues().front());
+      }
+      switch (op.getCausal()) {
+      case CausalAlignment::none:
+        break;
+      case CausalAlignment::top_left:
+        analysis.upper.push_back({1, 0, false});
+        break;
+      case CausalAlignment::bottom_right:
+        analysis.upper.push_back({1, 0, true});
+        break;
+      }
+      auto toAttrs = [&](ArrayRef<MaskAnalysis::Bound> bounds) {
+        SmallVector<Attribute> attrs;
+        for (const MaskAnalysis::Bound &b : bounds)
+          attrs.push_back(KVBoundAttr::get(ctx, b.qCoeff, b.offset, b.diag));
+        return ArrayAttr::get(ctx, attrs);
+      };
+      op.setKvBandAttr(BandAttr::get(ctx, toAttrs(analysis.lower),
+                                     toAttrs(analysis.upper), analysis.exact));
+    });
+  }
+};
+
+} // namespace

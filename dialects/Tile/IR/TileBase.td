@@ -1,0 +1,58 @@
+//===- TileBase.td - tile dialect and types ----------------*- tablegen -*-===//
+//
+// The `tile` dialect is the blocked algorithm: a program instance loads tiles
+// of global arrays through descriptors, multiplies them, reduces rows and
+// applies elementwise arith/math to whole tiles (ranked tensors), looping with
+// scf.for over KV blocks. Backends (CPU, CUDA) give it a schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TILE_BASE
+#define KILN_TILE_BASE
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tile";
+  let cppNamespace = "::kiln::tile";
+  let summary = "Tile programs: descriptors, tile loads/stores, dot, row reductions";
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def Tile_DescType : TypeDef<Tile_Dialect, "Desc"> {
+  let mnemonic = "desc";
+  let summary = "a strided view of a global array that tiles are loaded from";
+  let description = [{
+    `!tile.desc<?x64xbf16>`: a rank-1 or rank-2 window of a global array
+    (rows may be dynamic). Loads past its bounds read a fill value; stores
+    past them are dropped, so tile programs need no bounds checks of their own.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getRank() const { return getShape().size(); }
+  }];
+}
+
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "row reduction", [
+    I32EnumAttrCase<"max", 0>, I32EnumAttrCase<"sum", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::kiln::tile";
+}
+def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce_kind">;
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+def Tile_Tile : RankedTensorOf<[AnyType], [HasStaticShapePred]>;
+
+#endif // KILN_TILE_BASE

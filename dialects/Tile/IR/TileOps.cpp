@@ -1,0 +1,186 @@
+//===- TileOps.cpp - tile operation verifiers ------------------------------===//
+
+#include "dialects/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace kiln::tile;
+
+#define GET_OP_CLASSES
+#include "dialects/Tile/IR/TileOps.cpp.inc"
+
+LogicalResult ViewOp::verify() {
+  auto baseType = cast<MemRefType>(getBase().getType());
+  DescType descType = getResult().getType();
+  ArrayRef<int64_t> keep = getKeep();
+  if (static_cast<int64_t>(keep.size()) != descType.getRank())
+    return emitOpError() << "keeps " << keep.size()
+                         << " dimensions but the descriptor has rank "
+                         << descType.getRank();
+  if (keep.size() + getIndices().size() !=
+      static_cast<size_t>(baseType.getRank()))
+    return emitOpError() << "needs one index per dimension not kept: base has "
+                            "rank "
+                         << baseType.getRank() << ", keeps " << keep.size()
+                         << ", got " << getIndices().size() << " indices";
+  int64_t previous = -1;
+  for (auto [i, dim] : llvm::enumerate(keep)) {
+    if (dim <= previous || dim >= baseType.getRank())
+      return emitOpError() << "keep must list increasing dimensions of the "
+                              "base, got "
+                           << dim << " at position " << i;
+    previous = dim;
+    int64_t want = descType.getShape()[i];
+    int64_t have = baseType.getDimSize(dim);
+    if (want != ShapedType::kDynamic && have != ShapedType::kDynamic &&
+        want != have)
+      return emitOpError() << "descriptor dimension " << i << " is " << want
+                           << " but base dimension " << dim << " is " << have;
+  }
+  if (baseType.getElementType() != descType.getElementType())
+    return emitOpError() << "element type " << descType.getElementType()
+                         << " differs from the base's "
+                         << baseType.getElementType();
+  return success();
+}
+
+LogicalResult DimOp::verify() {
+  if (getDim() < 0 || getDim() >= getDesc().getType().getRank())
+    return emitOpError() << "dimension " << getDim()
+                         << " is out of range for rank "
+                         << getDesc().getType().getRank();
+  return success();
+}
+
+/// Shared by load and store: the tile and the descriptor agree in rank and
+/// element type, and there is one offset per dimension.
+static LogicalResult verifyTileAccess(Operation *op, RankedTensorType tile,
+                                      DescType desc, size_t numOffsets) {
+  if (tile.getRank() != desc.getRank())
+    return op->emitOpError() << "tile rank " << tile.getRank()
+                             << " differs from descriptor rank "
+                             << desc.getRank();
+  if (numOffsets != static_cast<size_t>(desc.getRank()))
+    return op->emitOpError() << "needs " << desc.getRank()
+                             << " offsets, got " << numOffsets;
+  if (tile.getElementType() != desc.getElementType())
+    return op->emitOpError() << "tile element type " << tile.getElementType()
+                             << " differs from descriptor element type "
+                             << desc.getElementType();
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  auto tile = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyTileAccess(*this, tile, getDesc().getType(),
+                              getOffsets().size())))
+    return failure();
+  if (getFill().getType() != tile.getElementType())
+    return emitOpError() << "fill value type " << getFill().getType()
+                         << " differs from the tile element type "
+                         << tile.getElementType();
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyTileAccess(*this, cast<RankedTensorType>(getValue().getType()),
+                          getDesc().getType(), getOffsets().size());
+}
+
+LogicalResult DotOp::verify() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
+    return emitOpError() << "operands and result must be 2-D tiles";
+  int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1);
+  int64_t rhsK = getTransposeRhs() ? rhs.getDimSize(1) : rhs.getDimSize(0);
+  int64_t n = getTransposeRhs() ? rhs.getDimSize(0) : rhs.getDimSize(1);
+  if (k != rhsK)
+    return emitOpError() << "contraction sizes differ: lhs has " << k
+                         << ", rhs has " << rhsK
+                         << (getTransposeRhs() ? " (transposed)" : "");
+  if (result.getDimSize(0) != m || result.getDimSize(1) != n)
+    return emitOpError() << "result must be " << m << "x" << n << ", got "
+                         << result;
+  if (!isa<FloatType>(result.getElementType()) ||
+      !isa<FloatType>(lhs.getElementType()) ||
+      !isa<FloatType>(rhs.getElementType()))
+    return emitOpError() << "operates on floating-point tiles";
+  if (lhs.getElementType().getIntOrFloatBitWidth() >
+      result.getElementType().getIntOrFloatBitWidth())
+    return emitOpError() << "accumulator " << result.getElementType()
+                         << " is narrower than the inputs";
+  if (getAcc() && getAcc().getType() != result)
+    return emitOpError() << "accumulator type " << getAcc().getType()
+                         << " differs from the result type " << result;
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (source.getRank() != 2 || result.getRank() != 1)
+    return emitOpError() << "reduces a 2-D tile to a 1-D tile";
+  if (getDim() < 0 || getDim() > 1)
+    return emitOpError() << "dimension must be 0 or 1, got " << getDim();
+  int64_t kept = source.getDimSize(1 - getDim());
+  if (result.getDimSize(0) != kept ||
+      result.getElementType() != source.getElementType())
+    return emitOpError() << "result must be tensor<" << kept << "x"
+                         << source.getElementType() << ">";
+  if (!isa<FloatType>(source.getElementType()))
+    return emitOpError() << "reduces floating-point tiles";
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (source.getRank() != 1 || result.getRank() != 2)
+    return emitOpError() << "broadcasts a 1-D tile to a 2-D tile";
+  if (getDim() < 0 || getDim() > 1)
+    return emitOpError() << "dimension must be 0 or 1, got " << getDim();
+  if (result.getDimSize(1 - getDim()) != source.getDimSize(0) ||
+      result.getElementType() != source.getElementType())
+    return emitOpError() << "source " << source << " does not fit result "
+                         << result << " along dimension " << 1 - getDim();
+  return success();
+}
+
+LogicalResult SplatOp::verify() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (result.getElementType() != getValue().getType())
+    return emitOpError() << "result elements must be " << getValue().getType();
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (!result.getElementType().isIndex())
+    return emitOpError() << "produces an index tile";
+  if (getDim() < 0 || getDim() >= result.getRank())
+    return emitOpError() << "dimension " << getDim()
+                         << " is out of range for rank " << result.getRank();
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  auto source = cast<MemRefType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (getIndices().size() != static_cast<size_t>(source.getRank()))
+    return emitOpError() << "needs " << source.getRank()
+                         << " index tiles, got " << getIndices().size();
+  for (Value index : getIndices()) {
+    auto type = cast<RankedTensorType>(index.getType());
+    if (type.getShape() != result.getShape() ||
+        !type.getElementType().isIndex())
+      return emitOpError() << "index tiles must be index tiles shaped like "
+                              "the result";
+  }
+  if (result.getElementType() != source.getElementType())
+    return emitOpError() << "result elements must be "
+                         << source.getElementType();
+  return success();
+}

@@ -1,0 +1,130 @@
+//===- TileOps.td - tile dialect operations ----------------*- tablegen -*-===//
+
+#ifndef KILN_TILE_OPS
+#define KILN_TILE_OPS
+
+include "dialects/Tile/IR/TileBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
+  let summary = "index of this program instance along a grid axis (0, 1 or 2)";
+  let description = [{
+    Forward attention uses axis 0 for the Q block, 1 for the head, 2 for the
+    batch. A GPU backend maps axes to blockIdx; the CPU backend loops.
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$axis attr-dict";
+}
+
+def Tile_ViewOp : Tile_Op<"view", [Pure]> {
+  let summary = "a descriptor for a 1-D or 2-D slice of a strided global array";
+  let description = [{
+    Fixes every dimension of `base` not listed in `keep` at the given index:
+    `tile.view %Q[%b, %h] keep [1, 3]` is the `[N, D]` matrix of batch `b`,
+    head `h` in a `[B, N, H, D]` array with arbitrary strides.
+  }];
+  let arguments = (ins AnyStridedMemRef:$base, Variadic<Index>:$indices,
+                       DenseI64ArrayAttr:$keep);
+  let results = (outs Tile_DescType:$result);
+  let assemblyFormat = [{
+    $base `[` $indices `]` `keep` $keep attr-dict `:` type($base) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_DimOp : Tile_Op<"dim", [Pure]> {
+  let summary = "the extent of a descriptor along one dimension";
+  let arguments = (ins Tile_DescType:$desc, I64Attr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$desc `,` $dim attr-dict `:` type($desc)";
+  let hasVerifier = 1;
+}
+
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "loads a tile at the given offsets; elements outside read `fill`";
+  let arguments = (ins Tile_DescType:$desc, Variadic<Index>:$offsets,
+                       TypedAttrInterface:$fill);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $desc `[` $offsets `]` `fill` $fill attr-dict `:` type($desc) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "stores a tile at the given offsets; elements outside are dropped";
+  let arguments = (ins Tile_Tile:$value, Tile_DescType:$desc,
+                       Variadic<Index>:$offsets);
+  let assemblyFormat = [{
+    $value `,` $desc `[` $offsets `]` attr-dict `:` type($value) `,` type($desc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_DotOp : Tile_Op<"dot", [Pure]> {
+  let summary = "tile matrix product with f32 accumulation: acc + lhs * rhs(^T)";
+  let description = [{
+    `lhs` is `MxK`, `rhs` is `KxN` (or `NxK` with `transpose_rhs`, the
+    layout of a K tile in `Q K^T`); inputs are widened to the accumulator's
+    element type before multiplying, as tensor cores do.
+  }];
+  let arguments = (ins Tile_Tile:$lhs, Tile_Tile:$rhs, Optional<Tile_Tile>:$acc,
+                       UnitAttr:$transpose_rhs);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`,` $acc^)? attr-dict `:` type($lhs) `,` type($rhs) (`,` type($acc)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "reduces a 2-D tile along one dimension (max or sum)";
+  let arguments = (ins Tile_ReduceKindAttr:$kind, Tile_Tile:$source, I64Attr:$dim);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $kind $source `dim` $dim attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "repeats a 1-D tile along a new dimension `dim` of a 2-D tile";
+  let arguments = (ins Tile_Tile:$source, I64Attr:$dim);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$source `dim` $dim attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
+  let summary = "a tile whose every element is one scalar";
+  let arguments = (ins AnyTypeOf<[AnyInteger, Index, AnyFloat]>:$value);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "an index tile counting 0, 1, ... along `dim`";
+  let description = [{
+    The basis of positional masks: `q_idx = iota dim 0 + q0`,
+    `kv_idx = iota dim 1 + k0`.
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "`dim` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>]> {
+  let summary = "reads a captured tensor at per-element index tiles";
+  let arguments = (ins AnyMemRef:$source, Variadic<Tile_Tile>:$indices);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` type($source) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KILN_TILE_OPS
