@@ -332,8 +332,7 @@ LogicalResult scheduleGrid(func::FuncOp kernel) {
                                        b.getFunctionType(launcherTypes, {}));
   launcher->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     b.getUnitAttr());
-  for (StringRef name : {attrs::kBlockM, attrs::kBlockN, attrs::kGqaGroup,
-                         attrs::kCaptures})
+  for (StringRef name : {attrs::kGqaGroup, attrs::kCaptures})
     if (Attribute attr = kernel->getAttr(name))
       launcher->setAttr(name, attr);
   Block *body = launcher.addEntryBlock();
@@ -350,7 +349,9 @@ LogicalResult scheduleGrid(func::FuncOp kernel) {
                      });
   func::ReturnOp::create(b, loc);
   kernel.setPrivate();
-  kernel->removeAttr(attrs::kKernel);
+  // The schedule is fixed now; tile-level metadata does not go further down.
+  for (StringRef name : {attrs::kKernel, attrs::kBlockM, attrs::kBlockN})
+    kernel->removeAttr(name);
   return success();
 }
 

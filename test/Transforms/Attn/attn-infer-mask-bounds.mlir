@@ -1,0 +1,106 @@
+// RUN: kiln-opt %s -split-input-file -attn-infer-mask-bounds | FileCheck %s --enable-var-scope
+
+// No mask at all: an exact, unbounded band (every KV block but a ragged tail
+// is full).
+// CHECK-LABEL: attn.attention @plain
+// CHECK-SAME: kv_band = #attn.band<lower = [], upper = [], exact = true>
+attn.attention @plain {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+
+// -----
+
+// CHECK-LABEL: attn.attention @causal_top_left
+// CHECK-SAME: kv_band = #attn.band<lower = [], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>
+attn.attention @causal_top_left {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
+                                 causal = #attn.causal<top_left>}
+
+// -----
+
+// Bottom-right alignment adds Lk - Lq to the bound (diag = true).
+// CHECK-LABEL: attn.attention @causal_bottom_right
+// CHECK-SAME: upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = true>], exact = true
+attn.attention @causal_bottom_right {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
+                                     causal = #attn.causal<bottom_right>}
+
+// -----
+
+// A sliding window written as q - kv <= 128 and kv <= q.
+// CHECK-LABEL: attn.attention @window
+// CHECK-SAME: lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>]
+// CHECK-SAME: upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>]
+// CHECK-SAME: exact = true
+attn.attention @window {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %w = arith.constant 128 : index
+    %d = arith.subi %q, %kv : index
+    %near = arith.cmpi sle, %d, %w : index
+    %causal = arith.cmpi sle, %kv, %q : index
+    %keep = arith.andi %near, %causal : i1
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// Strict comparisons tighten by one; a prefix (kv < 16) is a q-independent
+// upper bound; both combine with causal.
+// CHECK-LABEL: attn.attention @strict_and_prefix
+// CHECK-SAME: lower = [#attn.kv_bound<q_coeff = 1, offset = -63, diag = false>]
+// CHECK-SAME: upper = [#attn.kv_bound<q_coeff = 0, offset = 15, diag = false>, #attn.kv_bound<q_coeff = 1, offset = 0, diag = true>]
+// CHECK-SAME: exact = true
+attn.attention @strict_and_prefix {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
+                                   causal = #attn.causal<bottom_right>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %prefix = arith.cmpi slt, %kv, %c16 : index
+    %lo = arith.subi %q, %c64 : index
+    %recent = arith.cmpi sgt, %kv, %lo : index
+    %keep = arith.andi %prefix, %recent : i1
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// Scaled and integer-cast affine forms are still read; a constant-false
+// conjunct empties the band.
+// CHECK-LABEL: attn.attention @never
+// CHECK-SAME: upper = [#attn.kv_bound<q_coeff = 0, offset = -1, diag = false>]
+// CHECK-SAME: exact = true
+attn.attention @never {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %false = arith.constant false
+    attn.yield %false : i1
+  }
+
+// -----
+
+// A data-dependent conjunct (document ids) cannot be read: the causal part
+// still bounds the loop, but the band is not exact (no unmasked blocks).
+// CHECK-LABEL: attn.attention @document_causal
+// CHECK-SAME: upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>]
+// CHECK-SAME: exact = false
+attn.attention @document_causal {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
+                                 causal = #attn.causal<top_left>,
+                                 captures = [#attn.capture<"doc", memref<?xi32>, ["seq_q"]>]}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index, %doc: memref<?xi32>) {
+    %dq = memref.load %doc[%q] : memref<?xi32>
+    %dk = memref.load %doc[%kv] : memref<?xi32>
+    %same = arith.cmpi eq, %dq, %dk : i32
+    attn.yield %same : i1
+  }
+
+// -----
+
+// Unsigned comparisons of differences wrap, and 2*kv is not a unit bound:
+// neither is used, and the band says so.
+// CHECK-LABEL: attn.attention @unreadable
+// CHECK-SAME: kv_band = #attn.band<lower = [], upper = [], exact = false>
+attn.attention @unreadable {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %c2 = arith.constant 2 : index
+    %d = arith.subi %q, %kv : index
+    %a = arith.cmpi ule, %d, %c2 : index
+    %kv2 = arith.muli %kv, %c2 : index
+    %b2 = arith.cmpi sle, %kv2, %q : index
+    %keep = arith.andi %a, %b2 : i1
+    attn.yield %keep : i1
+  }
