@@ -6,7 +6,7 @@ APT_PACKAGES := libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libzstd-d
                 ccache cmake g++ libgtest-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo check clean format
+.PHONY: all deps configure build demo check docs clean format
 
 all: build
 
@@ -41,6 +41,12 @@ demo: build
 # All tests: lit (FileCheck, verifier diagnostics, CPU numerics of every example) and GoogleTest.
 check: build
 	cmake --build $(BUILD) --target check-kiln
+
+# Regenerates the dialect and pass reference from ODS into docs/generated.
+docs: configure
+	cmake --build $(BUILD) --target mlir-doc
+	mkdir -p docs/generated
+	cp $(BUILD)/docs/Kiln/*.md docs/generated/
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -39,8 +39,8 @@ TEST(BF16, ExactValuesRoundTrip) {
   struct Case {
     float value;
     uint16_t bits;
-  } cases[] = {{1.0f, 0x3f80},   {-2.5f, 0xc020}, {0.0f, 0x0000},
-               {-0.0f, 0x8000},  {0.5f, 0x3f00},  {256.0f, 0x4380},
+  } cases[] = {{1.0f, 0x3f80},      {-2.5f, 0xc020}, {0.0f, 0x0000},
+               {-0.0f, 0x8000},     {0.5f, 0x3f00},  {256.0f, 0x4380},
                {1.0078125f, 0x3f81}}; // 1 + 2^-7: the last mantissa bit
   for (const Case &c : cases) {
     SCOPED_TRACE(c.value);
@@ -245,9 +245,9 @@ TEST(Compare, InfinityInWantMustBeMatchedExactly) {
 }
 
 TEST(Compare, NonFiniteGotIsCountedAndKeptOutOfTheMetrics) {
-  // NaN and inf where want is finite are counted in nonFinite; the remaining
-  // entry differs by 0.5 from a reference of norm... only finite pairs count:
-  // ||d|| = 0.5, ||want|| over those pairs = 2, so relL2 = 0.25.
+  // NaN and inf where want is finite are counted in nonFinite and left out
+  // of both norms. The one finite pair differs by 0.5 on a reference entry
+  // of 2, so maxAbs = 0.5 and relL2 = 0.5 / 2 = 0.25.
   double want[] = {1.0, 1.0, 2.0};
   double got[] = {kNaN, kInf, 2.5};
   ErrorStats s = compare(got, want, 3);

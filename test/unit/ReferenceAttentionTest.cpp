@@ -12,7 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace kiln::ref;
@@ -106,7 +108,7 @@ TEST(ReferenceAttention, CausalTopLeftAndBottomRightDifferWhenSeqQIsShorter) {
   AttentionSpec topLeft;
   topLeft.causal = CausalAlignment::TopLeft;
   Result tl = run(s, topLeft, q, k, v);
-  EXPECT_NEAR(tl.out[0], 1.0, 1e-12);               // key 0
+  EXPECT_NEAR(tl.out[0], 1.0, 1e-12);              // key 0
   EXPECT_NEAR(tl.out[1], (1.0 + 10.0) / 2, 1e-12); // keys 0, 1
   EXPECT_NEAR(tl.lse[0], std::log(1.0), 1e-12);
   EXPECT_NEAR(tl.lse[1], std::log(2.0), 1e-12);
@@ -233,8 +235,7 @@ TEST(ReferenceAttention, ScoreModSeesTheScaledScoreAndItsPosition) {
     ++calls;
     EXPECT_EQ(b, 0);
     EXPECT_EQ(h, 0);
-    EXPECT_DOUBLE_EQ(score, 0.25 * q[qi] * k[kv])
-        << "q=" << qi << " kv=" << kv;
+    EXPECT_DOUBLE_EQ(score, 0.25 * q[qi] * k[kv]) << "q=" << qi << " kv=" << kv;
     return score;
   };
   run(s, spec, q, k, /*v=*/{1.0, 2.0});
@@ -294,8 +295,8 @@ TEST(ReferenceAttention, TensorsUseBatchSeqHeadDimAndLseBatchHeadSeq) {
   for (int b = 0; b < 2; ++b)
     for (int i = 0; i < 2; ++i)
       for (int h = 0; h < 2; ++h) {
-        SCOPED_TRACE(testing::Message() << "b=" << b << " i=" << i
-                                        << " h=" << h);
+        SCOPED_TRACE(testing::Message()
+                     << "b=" << b << " i=" << i << " h=" << h);
         double qv = 1 + 4 * b + 2 * i + h, kv = 10 * (1 + 2 * b + h);
         for (int d = 0; d < 2; ++d)
           EXPECT_DOUBLE_EQ(r.out[((b * 2 + i) * 2 + h) * 2 + d],
@@ -347,9 +348,8 @@ TEST(ValidateShape, AcceptsAValidShape) {
 
 TEST(ValidateShape, RejectsAnyZeroOrNegativeSize) {
   int64_t ProblemShape::*fields[] = {
-      &ProblemShape::batch,     &ProblemShape::heads,
-      &ProblemShape::kvHeads,   &ProblemShape::seqQ,
-      &ProblemShape::seqKV,     &ProblemShape::headDimQK,
+      &ProblemShape::batch,   &ProblemShape::heads, &ProblemShape::kvHeads,
+      &ProblemShape::seqQ,    &ProblemShape::seqKV, &ProblemShape::headDimQK,
       &ProblemShape::headDimV};
   for (size_t f = 0; f < std::size(fields); ++f) {
     for (int64_t bad : {0, -1}) {

@@ -1,0 +1,264 @@
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s --enable-var-scope
+
+// Round trips of every tile op and of !tile.desc. Where an op's format names
+// a descriptor type, the printer drops the `!tile.desc` prefix (`<?x64xbf16>`);
+// both spellings parse.
+
+// The descriptor type: rank 1 and 2, static and dynamic sizes, float,
+// integer and index elements.
+// CHECK-LABEL: func.func private @desc_types
+// CHECK-SAME: (!tile.desc<?x64xbf16>, !tile.desc<?x?xf16>, !tile.desc<128x64xf32>, !tile.desc<?xf32>, !tile.desc<16xi32>, !tile.desc<?x4xindex>)
+// CHECK-SAME: -> !tile.desc<1xi8>
+func.func private @desc_types(!tile.desc<?x64xbf16>, !tile.desc<?x?xf16>,
+                              !tile.desc<128x64xf32>, !tile.desc<?xf32>,
+                              !tile.desc<16xi32>, !tile.desc<?x4xindex>)
+    -> !tile.desc<1xi8>
+
+// -----
+
+// CHECK-LABEL: func.func @program_id
+// CHECK-NEXT: [[X:%.+]] = tile.program_id 0
+// CHECK-NEXT: [[Y:%.+]] = tile.program_id 1
+// CHECK-NEXT: [[Z:%.+]] = tile.program_id 2
+// CHECK-NEXT: return [[X]], [[Y]], [[Z]] : index, index, index
+func.func @program_id() -> (index, index, index) {
+  %x = tile.program_id 0
+  %y = tile.program_id 1
+  %z = tile.program_id 2
+  return %x, %y, %z : index, index, index
+}
+
+// -----
+
+// tile.view of a strided 4-D array keeping one or two dimensions, of an
+// identity-layout array, and keeping every dimension (no indices); tile.dim.
+// CHECK-LABEL: func.func @view_and_dim
+// CHECK-SAME: ([[Q:%[^:]+]]: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>, [[L:%[^:]+]]: memref<?x?x?xf32>, [[M:%[^:]+]]: memref<128x64xf16>, [[B:%[^:]+]]: index, [[H:%[^:]+]]: index)
+// CHECK-NEXT: [[V:%.+]] = tile.view [[Q]]{{\[}}[[B]], [[H]]{{\]}} keep [1, 3] : memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> -> <?x64xbf16>
+// CHECK-NEXT: [[V1:%.+]] = tile.view [[L]]{{\[}}[[B]], [[H]]{{\]}} keep [2] : memref<?x?x?xf32> -> <?xf32>
+// CHECK-NEXT: [[V2:%.+]] = tile.view [[M]][] keep [0, 1] : memref<128x64xf16> -> <128x64xf16>
+// CHECK-NEXT: [[V3:%.+]] = tile.view [[Q]]{{\[}}[[B]], [[H]]{{\]}} keep [0, 1] : memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> -> <?x?xbf16>
+// CHECK-NEXT: [[D0:%.+]] = tile.dim [[V]], 0 : <?x64xbf16>
+// CHECK-NEXT: [[D1:%.+]] = tile.dim [[V]], 1 : <?x64xbf16>
+// CHECK-NEXT: [[D2:%.+]] = tile.dim [[V1]], 0 : <?xf32>
+// CHECK-NEXT: [[D3:%.+]] = tile.dim [[V2]], 1 : <128x64xf16>
+// CHECK-NEXT: return [[V]], [[V3]], [[D0]], [[D1]], [[D2]], [[D3]] : !tile.desc<?x64xbf16>, !tile.desc<?x?xbf16>, index, index, index, index
+func.func @view_and_dim(%q: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>,
+                        %lse: memref<?x?x?xf32>, %m: memref<128x64xf16>,
+                        %b: index, %h: index)
+    -> (!tile.desc<?x64xbf16>, !tile.desc<?x?xbf16>, index, index, index, index) {
+  %v = tile.view %q[%b, %h] keep [1, 3]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> -> !tile.desc<?x64xbf16>
+  %v1 = tile.view %lse[%b, %h] keep [2] : memref<?x?x?xf32> -> !tile.desc<?xf32>
+  %v2 = tile.view %m[] keep [0, 1] : memref<128x64xf16> -> !tile.desc<128x64xf16>
+  // The short spelling of the result type parses too.
+  %v3 = tile.view %q[%b, %h] keep [0, 1]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> -> <?x?xbf16>
+  %d0 = tile.dim %v, 0 : !tile.desc<?x64xbf16>
+  %d1 = tile.dim %v, 1 : !tile.desc<?x64xbf16>
+  %d2 = tile.dim %v1, 0 : !tile.desc<?xf32>
+  %d3 = tile.dim %v2, 1 : <128x64xf16>
+  return %v, %v3, %d0, %d1, %d2, %d3
+      : !tile.desc<?x64xbf16>, !tile.desc<?x?xbf16>, index, index, index, index
+}
+
+// -----
+
+// tile.load with float, -inf, integer and index fill values; tile.store of
+// 2-D and 1-D tiles.
+// CHECK-LABEL: func.func @load_store
+// CHECK-SAME: ([[D:%[^:]+]]: !tile.desc<?x64xbf16>, [[D1:%[^:]+]]: !tile.desc<?xf32>, [[DI:%[^:]+]]: !tile.desc<?x?xi32>, [[DX:%[^:]+]]: !tile.desc<16xindex>, [[R:%[^:]+]]: index, [[C:%[^:]+]]: index)
+// CHECK-NEXT: [[T:%.+]] = tile.load [[D]]{{\[}}[[R]], [[C]]{{\]}} fill 0.000000e+00 : bf16 : <?x64xbf16> -> tensor<64x64xbf16>
+// CHECK-NEXT: [[T1:%.+]] = tile.load [[D1]]{{\[}}[[R]]{{\]}} fill 0xFF800000 : f32 : <?xf32> -> tensor<64xf32>
+// CHECK-NEXT: [[TI:%.+]] = tile.load [[DI]]{{\[}}[[R]], [[C]]{{\]}} fill -1 : i32 : <?x?xi32> -> tensor<32x16xi32>
+// CHECK-NEXT: [[TX:%.+]] = tile.load [[DX]]{{\[}}[[R]]{{\]}} fill 0 : index : <16xindex> -> tensor<16xindex>
+// CHECK-NEXT: tile.store [[T]], [[D]]{{\[}}[[C]], [[R]]{{\]}} : tensor<64x64xbf16>, <?x64xbf16>
+// CHECK-NEXT: tile.store [[T1]], [[D1]]{{\[}}[[C]]{{\]}} : tensor<64xf32>, <?xf32>
+// CHECK-NEXT: tile.store [[TI]], [[DI]]{{\[}}[[R]], [[R]]{{\]}} : tensor<32x16xi32>, <?x?xi32>
+// CHECK-NEXT: return [[TX]] : tensor<16xindex>
+func.func @load_store(%d: !tile.desc<?x64xbf16>, %d1: !tile.desc<?xf32>,
+                      %di: !tile.desc<?x?xi32>, %dx: !tile.desc<16xindex>,
+                      %r: index, %c: index) -> tensor<16xindex> {
+  %t = tile.load %d[%r, %c] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %t1 = tile.load %d1[%r] fill 0xFF800000 : f32 : !tile.desc<?xf32> -> tensor<64xf32>
+  %ti = tile.load %di[%r, %c] fill -1 : i32 : !tile.desc<?x?xi32> -> tensor<32x16xi32>
+  %tx = tile.load %dx[%r] fill 0 : index : !tile.desc<16xindex> -> tensor<16xindex>
+  tile.store %t, %d[%c, %r] : tensor<64x64xbf16>, !tile.desc<?x64xbf16>
+  tile.store %t1, %d1[%c] : tensor<64xf32>, !tile.desc<?xf32>
+  tile.store %ti, %di[%r, %r] : tensor<32x16xi32>, <?x?xi32>
+  return %tx : tensor<16xindex>
+}
+
+// -----
+
+// tile.dot: Q K^T (transpose_rhs, no accumulator), P V (accumulator), a
+// non-square product, and both flags at once.
+// CHECK-LABEL: func.func @dot
+// CHECK-SAME: ([[Q:%[^:]+]]: tensor<64x128xbf16>, [[K:%[^:]+]]: tensor<32x128xbf16>, [[P:%[^:]+]]: tensor<64x32xbf16>, [[V:%[^:]+]]: tensor<32x64xbf16>, [[ACC:%[^:]+]]: tensor<64x64xf32>, [[A:%[^:]+]]: tensor<16x8xf32>, [[B:%[^:]+]]: tensor<8x4xf32>)
+// CHECK-NEXT: [[S:%.+]] = tile.dot [[Q]], [[K]] {transpose_rhs} : tensor<64x128xbf16>, tensor<32x128xbf16> -> tensor<64x32xf32>
+// CHECK-NEXT: [[O:%.+]] = tile.dot [[P]], [[V]], [[ACC]] : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK-NEXT: [[AB:%.+]] = tile.dot [[A]], [[B]] : tensor<16x8xf32>, tensor<8x4xf32> -> tensor<16x4xf32>
+// CHECK-NEXT: [[QQ:%.+]] = tile.dot [[Q]], [[K]], [[S]] {transpose_rhs} : tensor<64x128xbf16>, tensor<32x128xbf16>, tensor<64x32xf32> -> tensor<64x32xf32>
+// CHECK-NEXT: return [[QQ]], [[O]], [[AB]]
+func.func @dot(%q: tensor<64x128xbf16>, %k: tensor<32x128xbf16>,
+               %p: tensor<64x32xbf16>, %v: tensor<32x64xbf16>,
+               %acc: tensor<64x64xf32>, %a: tensor<16x8xf32>, %b: tensor<8x4xf32>)
+    -> (tensor<64x32xf32>, tensor<64x64xf32>, tensor<16x4xf32>) {
+  %s = tile.dot %q, %k {transpose_rhs}
+      : tensor<64x128xbf16>, tensor<32x128xbf16> -> tensor<64x32xf32>
+  %o = tile.dot %p, %v, %acc
+      : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %ab = tile.dot %a, %b : tensor<16x8xf32>, tensor<8x4xf32> -> tensor<16x4xf32>
+  %qq = tile.dot %q, %k, %s {transpose_rhs}
+      : tensor<64x128xbf16>, tensor<32x128xbf16>, tensor<64x32xf32> -> tensor<64x32xf32>
+  return %qq, %o, %ab : tensor<64x32xf32>, tensor<64x64xf32>, tensor<16x4xf32>
+}
+
+// -----
+
+// Row and column reductions, broadcasts along either dimension.
+// CHECK-LABEL: func.func @reduce_broadcast
+// CHECK-SAME: ([[X:%[^:]+]]: tensor<64x32xf32>, [[H:%[^:]+]]: tensor<8x4xf16>)
+// CHECK-NEXT: [[MX:%.+]] = tile.reduce max [[X]] dim 1 : tensor<64x32xf32> -> tensor<64xf32>
+// CHECK-NEXT: [[SM:%.+]] = tile.reduce sum [[X]] dim 0 : tensor<64x32xf32> -> tensor<32xf32>
+// CHECK-NEXT: [[HS:%.+]] = tile.reduce sum [[H]] dim 1 : tensor<8x4xf16> -> tensor<8xf16>
+// CHECK-NEXT: [[BR:%.+]] = tile.broadcast [[MX]] dim 1 : tensor<64xf32> -> tensor<64x32xf32>
+// CHECK-NEXT: [[BC:%.+]] = tile.broadcast [[SM]] dim 0 : tensor<32xf32> -> tensor<64x32xf32>
+// CHECK-NEXT: [[BH:%.+]] = tile.broadcast [[HS]] dim 1 : tensor<8xf16> -> tensor<8x5xf16>
+// CHECK-NEXT: return [[BR]], [[BC]], [[BH]]
+func.func @reduce_broadcast(%x: tensor<64x32xf32>, %h: tensor<8x4xf16>)
+    -> (tensor<64x32xf32>, tensor<64x32xf32>, tensor<8x5xf16>) {
+  %mx = tile.reduce max %x dim 1 : tensor<64x32xf32> -> tensor<64xf32>
+  %sm = tile.reduce sum %x dim 0 : tensor<64x32xf32> -> tensor<32xf32>
+  %hs = tile.reduce sum %h dim 1 : tensor<8x4xf16> -> tensor<8xf16>
+  %br = tile.broadcast %mx dim 1 : tensor<64xf32> -> tensor<64x32xf32>
+  %bc = tile.broadcast %sm dim 0 : tensor<32xf32> -> tensor<64x32xf32>
+  %bh = tile.broadcast %hs dim 1 : tensor<8xf16> -> tensor<8x5xf16>
+  return %br, %bc, %bh : tensor<64x32xf32>, tensor<64x32xf32>, tensor<8x5xf16>
+}
+
+// -----
+
+// tile.splat of float, integer, i1 and index scalars (1-D and 2-D);
+// tile.iota along each dimension, and of a 1-D tile.
+// CHECK-LABEL: func.func @splat_iota
+// CHECK-SAME: ([[F:%[^:]+]]: f32, [[I:%[^:]+]]: i32, [[P:%[^:]+]]: i1, [[X:%[^:]+]]: index)
+// CHECK-NEXT: [[SF:%.+]] = tile.splat [[F]] : f32 -> tensor<64x64xf32>
+// CHECK-NEXT: [[SF1:%.+]] = tile.splat [[F]] : f32 -> tensor<64xf32>
+// CHECK-NEXT: [[SI:%.+]] = tile.splat [[I]] : i32 -> tensor<16x8xi32>
+// CHECK-NEXT: [[SP:%.+]] = tile.splat [[P]] : i1 -> tensor<4x4xi1>
+// CHECK-NEXT: [[SX:%.+]] = tile.splat [[X]] : index -> tensor<64x64xindex>
+// CHECK-NEXT: [[IQ:%.+]] = tile.iota dim 0 : tensor<64x64xindex>
+// CHECK-NEXT: [[IK:%.+]] = tile.iota dim 1 : tensor<64x64xindex>
+// CHECK-NEXT: [[I1:%.+]] = tile.iota dim 0 : tensor<128xindex>
+// CHECK-NEXT: [[Q:%.+]] = arith.addi [[IQ]], [[SX]] : tensor<64x64xindex>
+// CHECK-NEXT: return [[SF]], [[SF1]], [[SI]], [[SP]], [[Q]], [[IK]], [[I1]]
+func.func @splat_iota(%f: f32, %i: i32, %p: i1, %x: index)
+    -> (tensor<64x64xf32>, tensor<64xf32>, tensor<16x8xi32>, tensor<4x4xi1>,
+        tensor<64x64xindex>, tensor<64x64xindex>, tensor<128xindex>) {
+  %sf = tile.splat %f : f32 -> tensor<64x64xf32>
+  %sf1 = tile.splat %f : f32 -> tensor<64xf32>
+  %si = tile.splat %i : i32 -> tensor<16x8xi32>
+  %sp = tile.splat %p : i1 -> tensor<4x4xi1>
+  %sx = tile.splat %x : index -> tensor<64x64xindex>
+  %iq = tile.iota dim 0 : tensor<64x64xindex>
+  %ik = tile.iota dim 1 : tensor<64x64xindex>
+  %i1 = tile.iota dim 0 : tensor<128xindex>
+  %q = arith.addi %iq, %sx : tensor<64x64xindex>
+  return %sf, %sf1, %si, %sp, %q, %ik, %i1
+      : tensor<64x64xf32>, tensor<64xf32>, tensor<16x8xi32>, tensor<4x4xi1>,
+        tensor<64x64xindex>, tensor<64x64xindex>, tensor<128xindex>
+}
+
+// -----
+
+// tile.gather from 1-D, 2-D and static-shaped captures, with 2-D and 1-D
+// index tiles.
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: ([[SL:%[^:]+]]: memref<?xf32>, [[DOC:%[^:]+]]: memref<?x?xi32>, [[TAB:%[^:]+]]: memref<8x16xf16>, [[B:%[^:]+]]: index)
+// CHECK-NEXT: [[KV:%.+]] = tile.iota dim 1 : tensor<64x64xindex>
+// CHECK-NEXT: [[BS:%.+]] = tile.splat [[B]] : index -> tensor<64x64xindex>
+// CHECK-NEXT: [[G1:%.+]] = tile.gather [[SL]]{{\[}}[[KV]]{{\]}} : memref<?xf32>, tensor<64x64xindex> -> tensor<64x64xf32>
+// CHECK-NEXT: [[G2:%.+]] = tile.gather [[DOC]]{{\[}}[[BS]], [[KV]]{{\]}} : memref<?x?xi32>, tensor<64x64xindex>, tensor<64x64xindex> -> tensor<64x64xi32>
+// CHECK-NEXT: [[R:%.+]] = tile.iota dim 0 : tensor<16xindex>
+// CHECK-NEXT: [[G3:%.+]] = tile.gather [[TAB]]{{\[}}[[R]], [[R]]{{\]}} : memref<8x16xf16>, tensor<16xindex>, tensor<16xindex> -> tensor<16xf16>
+// CHECK-NEXT: return [[G1]], [[G2]], [[G3]]
+func.func @gather(%slopes: memref<?xf32>, %doc: memref<?x?xi32>,
+                  %table: memref<8x16xf16>, %b: index)
+    -> (tensor<64x64xf32>, tensor<64x64xi32>, tensor<16xf16>) {
+  %kv = tile.iota dim 1 : tensor<64x64xindex>
+  %bs = tile.splat %b : index -> tensor<64x64xindex>
+  %g1 = tile.gather %slopes[%kv] : memref<?xf32>, tensor<64x64xindex> -> tensor<64x64xf32>
+  %g2 = tile.gather %doc[%bs, %kv]
+      : memref<?x?xi32>, tensor<64x64xindex>, tensor<64x64xindex> -> tensor<64x64xi32>
+  %r = tile.iota dim 0 : tensor<16xindex>
+  %g3 = tile.gather %table[%r, %r] : memref<8x16xf16>, tensor<16xindex>, tensor<16xindex> -> tensor<16xf16>
+  return %g1, %g2, %g3 : tensor<64x64xf32>, tensor<64x64xi32>, tensor<16xf16>
+}
+
+// -----
+
+// A miniature forward kernel: every op together inside scf.for, as the
+// attn -> tile lowering produces it.
+// CHECK-LABEL: func.func @kernel
+// CHECK-SAME: ([[QM:%[^:]+]]: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>, [[KM:%[^:]+]]: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>, [[OM:%[^:]+]]: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>)
+// CHECK-SAME: attributes {tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.kernel}
+// CHECK: [[M:%.+]] = tile.program_id 0
+// CHECK: [[H:%.+]] = tile.program_id 1
+// CHECK: [[B:%.+]] = tile.program_id 2
+// CHECK: [[QD:%.+]] = tile.view [[QM]]{{\[}}[[B]], [[H]]{{\]}} keep [1, 3] : {{.*}} -> <?x64xbf16>
+// CHECK: [[KD:%.+]] = tile.view [[KM]]{{\[}}[[B]], [[H]]{{\]}} keep [1, 3] : {{.*}} -> <?x64xbf16>
+// CHECK: [[OD:%.+]] = tile.view [[OM]]{{\[}}[[B]], [[H]]{{\]}} keep [1, 3] : {{.*}} -> <?x64xbf16>
+// CHECK: [[LK:%.+]] = tile.dim [[KD]], 0 : <?x64xbf16>
+// CHECK: [[QT:%.+]] = tile.load [[QD]]{{\[}}[[Q0:%[a-zA-Z0-9_]+]], [[C0:%[a-zA-Z0-9_]+]]{{\]}} fill 0.000000e+00 : bf16 : <?x64xbf16> -> tensor<64x64xbf16>
+// CHECK: [[ACC0:%.+]] = tile.splat {{%.+}} : f32 -> tensor<64x64xf32>
+// CHECK: [[RES:%.+]] = scf.for [[K0:%.+]] = [[C0]] to [[LK]] step {{%.+}} iter_args([[ACC:%.+]] = [[ACC0]]) -> (tensor<64x64xf32>) {
+// CHECK:   [[KT:%.+]] = tile.load [[KD]]{{\[}}[[K0]], [[C0]]{{\]}} fill 0.000000e+00 : bf16 : <?x64xbf16> -> tensor<64x64xbf16>
+// CHECK:   [[S:%.+]] = tile.dot [[QT]], [[KT]] {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+// CHECK:   [[MX:%.+]] = tile.reduce max [[S]] dim 1 : tensor<64x64xf32> -> tensor<64xf32>
+// CHECK:   [[MB:%.+]] = tile.broadcast [[MX]] dim 1 : tensor<64xf32> -> tensor<64x64xf32>
+// CHECK:   [[SH:%.+]] = arith.subf [[S]], [[MB]] : tensor<64x64xf32>
+// CHECK:   [[P:%.+]] = math.exp2 [[SH]] : tensor<64x64xf32>
+// CHECK:   [[PB:%.+]] = arith.truncf [[P]] : tensor<64x64xf32> to tensor<64x64xbf16>
+// CHECK:   [[NEW:%.+]] = tile.dot [[PB]], [[KT]], [[ACC]] : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK:   scf.yield [[NEW]] : tensor<64x64xf32>
+// CHECK: }
+// CHECK: [[OT:%.+]] = arith.truncf [[RES]] : tensor<64x64xf32> to tensor<64x64xbf16>
+// CHECK: tile.store [[OT]], [[OD]]{{\[}}[[Q0]], [[C0]]{{\]}} : tensor<64x64xbf16>, <?x64xbf16>
+func.func @kernel(%Q: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>,
+                  %K: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>,
+                  %O: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tile.program_id 0
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  %qd = tile.view %Q[%b, %h] keep [1, 3]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> -> !tile.desc<?x64xbf16>
+  %kd = tile.view %K[%b, %h] keep [1, 3]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> -> !tile.desc<?x64xbf16>
+  %od = tile.view %O[%b, %h] keep [1, 3]
+      : memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> -> !tile.desc<?x64xbf16>
+  %lk = tile.dim %kd, 0 : !tile.desc<?x64xbf16>
+  %q0 = arith.muli %m, %c64 : index
+  %qt = tile.load %qd[%q0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %acc0 = tile.splat %zero : f32 -> tensor<64x64xf32>
+  %res = scf.for %k0 = %c0 to %lk step %c64 iter_args(%acc = %acc0) -> (tensor<64x64xf32>) {
+    %kt = tile.load %kd[%k0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+    %s = tile.dot %qt, %kt {transpose_rhs}
+        : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+    %mx = tile.reduce max %s dim 1 : tensor<64x64xf32> -> tensor<64xf32>
+    %mb = tile.broadcast %mx dim 1 : tensor<64xf32> -> tensor<64x64xf32>
+    %sh = arith.subf %s, %mb : tensor<64x64xf32>
+    %p = math.exp2 %sh : tensor<64x64xf32>
+    %pb = arith.truncf %p : tensor<64x64xf32> to tensor<64x64xbf16>
+    %new = tile.dot %pb, %kt, %acc
+        : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    scf.yield %new : tensor<64x64xf32>
+  }
+  %ot = arith.truncf %res : tensor<64x64xf32> to tensor<64x64xbf16>
+  tile.store %ot, %od[%q0, %c0] : tensor<64x64xbf16>, !tile.desc<?x64xbf16>
+  return
+}
