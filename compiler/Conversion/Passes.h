@@ -5,6 +5,7 @@
 
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/TileGPU/IR/TileGPUDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,6 +27,9 @@ inline constexpr llvm::StringLiteral kBlockM = "tile.block_m";
 inline constexpr llvm::StringLiteral kBlockN = "tile.block_n";
 inline constexpr llvm::StringLiteral kGqaGroup = "kiln.gqa_group";
 inline constexpr llvm::StringLiteral kCaptures = "kiln.captures";
+inline constexpr llvm::StringLiteral kNumWarps = "tgpu.num_warps";
+inline constexpr llvm::StringLiteral kArch = "tgpu.arch";
+inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";
 } // namespace attrs
 
 } // namespace kiln

@@ -51,13 +51,53 @@ def ConvertTileToCPU : Pass<"convert-tile-to-cpu", "::mlir::ModuleOp"> {
     outside the bounds), `tile.store` a guarded loop nest, `tile.dot` a
     `linalg.generic` contraction widening its inputs, `tile.reduce` a
     `linalg.reduce`, `tile.broadcast` a `linalg.broadcast`, `tile.splat` a
-    `linalg.fill`, `tile.iota` an index `linalg.generic`, `tile.gather` a
+    `linalg.fill`, `tile.iota` an index `tensor.generate`, `tile.gather` a
     `tensor.generate` of loads. Elementwise arith/math on tiles is left for
     `convert-elementwise-to-linalg`; bufferization follows.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
                            "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
+def ConvertTileToTileGPU : Pass<"convert-tile-to-tgpu", "::mlir::ModuleOp"> {
+  let summary = "Gives tile programs the sm_80 GPU schedule: layouts, shared memory, cp.async, mma";
+  let description = [{
+    For every `tile.kernel` function:
+
+    * each `tile.load` that feeds a `tile.dot` becomes a shared-memory buffer
+      (`tgpu.shared_alloc`, rows padded by 16 bytes against bank conflicts;
+      loads of the same descriptor share one buffer) filled by
+      `tgpu.copy_async`, bracketed by barriers: one so no warp still reads
+      the old contents, one after `tgpu.async_wait` to publish the new;
+    * each `tile.dot` becomes `tgpu.mma` (A from shared memory or, for P,
+      from registers; B from shared memory);
+    * every register tile gets a layout: 2-D tiles `#tgpu.mma<warps>`,
+      1-D row vectors `#tgpu.rows<warps>`.
+
+    The function records `tgpu.num_warps`, `tgpu.arch` and
+    `tgpu.shared_bytes` for the emitter and the launcher.
+
+    ```mlir
+    %k = tile.load %kd[%j, %c0] fill 0.0 : bf16 : ... -> tensor<64x64xbf16>
+    %s = tile.dot %q, %k {transpose_rhs} : ... -> tensor<64x64xf32>
+    ```
+    becomes
+    ```mlir
+    tgpu.barrier
+    tgpu.copy_async %kd[%j, %c0], %kbuf : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+    tgpu.async_wait
+    tgpu.barrier
+    %s = tgpu.mma %qbuf, %kbuf, %zero {transpose_rhs} : ... -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+    ```
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", "\"sm_90a\"", "Target architecture: sm_80 or sm_90a">,
+    Option<"numWarps", "num-warps", "int64_t", "4", "Warps per CTA">,
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "232448",
+           "Shared memory a CTA may use on the target (sm_90: 227 KiB)">,
+  ];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect", "::mlir::memref::MemRefDialect"];
 }
 
 #endif // KILN_CONVERSION_PASSES

@@ -2,10 +2,41 @@
 
 #include "compiler/Driver/CPUKernel.h"
 
+#include "reference/Numerics.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <cstring>
+
 namespace kiln::driver {
+namespace {
+
+// x86 has no bf16 registers without AVX512-BF16: LLVM keeps bf16 values in
+// f32 registers and rounds them back with compiler-rt's __truncsfbf2, which
+// neither libgcc 12 nor the JIT provides. Kiln provides it (and the f16
+// pair), rounding to nearest even like the hardware. A 16-bit float is
+// returned in xmm0, as _Float16 is.
+_Float16 truncSFBF2(float x) {
+  uint16_t bits = ref::floatToBF16(x);
+  _Float16 out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+_Float16 truncSFHF2(float x) {
+  uint16_t bits = ref::floatToF16(x);
+  _Float16 out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+float extendHFSF2(_Float16 x) {
+  uint16_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return ref::f16ToFloat(bits);
+}
+
+} // namespace
 
 std::unique_ptr<CPUKernel> CPUKernel::compile(mlir::ModuleOp module,
                                               std::string launcher,
@@ -24,6 +55,17 @@ std::unique_ptr<CPUKernel> CPUKernel::compile(mlir::ModuleOp module,
     error = "JIT compilation failed: " + llvm::toString(engine.takeError());
     return nullptr;
   }
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    auto add = [&](const char *name, auto *fn) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("__truncsfbf2", &truncSFBF2);
+    add("__truncsfhf2", &truncSFHF2);
+    add("__extendhfsf2", &extendHFSF2);
+    return symbols;
+  });
   auto kernel = std::unique_ptr<CPUKernel>(new CPUKernel());
   kernel->engine = std::move(*engine);
   kernel->launcher = std::move(launcher);

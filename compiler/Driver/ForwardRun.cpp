@@ -3,6 +3,7 @@
 #include "compiler/Driver/ForwardRun.h"
 
 #include "compiler/Driver/CPUKernel.h"
+#include "compiler/Driver/CUDACompile.h"
 #include "compiler/Driver/HostBuffer.h"
 #include "compiler/Driver/ModInterpreter.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -21,6 +22,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
 #include <cmath>
@@ -29,10 +32,17 @@
 using namespace mlir;
 
 namespace kiln::driver {
+using kiln::DType;
+using kiln::ForwardKernel;
+using kiln::ForwardKernelSpec;
+using kiln::Status;
+using kiln::TensorRef;
+namespace cuda = kiln::cuda;
 namespace {
 
 constexpr int kMismatch = 1;
 constexpr int kBadInput = 2;
+constexpr int kInternalError = 3;
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
@@ -117,25 +127,19 @@ void printErrorLine(llvm::raw_ostream &out, const char *what,
                       stats.maxAbs, stats.relL2);
 }
 
-} // namespace
-
-int runForward(const RunOptions &o, llvm::raw_ostream &out,
-               llvm::raw_ostream &err) {
-  DialectRegistry registry;
-  registerKilnDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, err);
-
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(o.input, sourceMgr,
+/// Parses the input, keeps the chosen attn.attention and specialises it
+/// with the flags (head dims and element type are the variant's defaults).
+int loadVariant(const RunOptions &o, MLIRContext &context,
+                llvm::SourceMgr &sourceMgr, OwningOpRef<ModuleOp> &module,
+                attn::AttentionOp &spec, llvm::raw_ostream &err) {
+  module = parseSourceFile<ModuleOp>(o.input, sourceMgr,
                                                            &context);
   if (!module) {
     err << "kiln: error: could not read a valid module from '" << o.input
         << "'\n";
     return kBadInput;
   }
-  attn::AttentionOp spec = selectVariant(*module, o.variant, err);
+  spec = selectVariant(*module, o.variant, err);
   if (!spec)
     return kBadInput;
 
@@ -154,6 +158,279 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
                                           : Type(b.getF16Type()));
   if (failed(verify(*module)))
     return kBadInput;
+  return 0;
+}
+
+struct Inputs {
+  HostBuffer q, k, v, o, lse;
+};
+
+/// Fresh N(0, 1) inputs rounded to the element type; outputs poisoned with
+/// NaN so that anything a kernel leaves unwritten is caught; captures filled
+/// per their declaration.
+int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
+               Inputs &in, std::vector<HostBuffer> &captures,
+               llvm::raw_ostream &err) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  in.q = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dqk}, p.pad);
+  in.k = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
+  in.v = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
+  in.o = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
+  in.lse = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
+  for (HostBuffer *t : {&in.q, &in.k, &in.v})
+    for (int64_t i = 0, n = t->numElements(); i < n; ++i)
+      t->set(i, normal(rng));
+  in.o.poison();
+  in.lse.poison();
+  for (attn::CaptureAttr decl : spec.getCaptureDecls()) {
+    auto kind = captureKind(decl.getType().getElementType());
+    if (!kind) {
+      err << "kiln: error: capture '" << decl.getName().getValue()
+          << "' holds " << decl.getType().getElementType()
+          << "; the driver fills f32, f64, i32, i64 and index captures\n";
+      return kBadInput;
+    }
+    std::vector<int64_t> sizes;
+    for (Attribute dim : decl.getDims())
+      sizes.push_back(*resolveDim(dim, p));
+    HostBuffer buffer = HostBuffer::allocate(*kind, sizes);
+    // Floats in (0, 1) (ALiBi-like slopes, biases); integers in [0, 3]
+    // (segment / document ids).
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::uniform_int_distribution<int> small(0, 3);
+    bool isFloat = *kind == ElementKind::F32 || *kind == ElementKind::F64;
+    for (int64_t i = 0, n = buffer.numElements(); i < n; ++i)
+      buffer.set(i, isFloat ? unit(rng) : small(rng));
+    captures.push_back(std::move(buffer));
+  }
+  return 0;
+}
+
+DType dtypeOf(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::BF16: return DType::BF16;
+  case ElementKind::F16: return DType::F16;
+  case ElementKind::F32: return DType::F32;
+  case ElementKind::F64: return DType::F64;
+  case ElementKind::I32: return DType::I32;
+  case ElementKind::I64: return DType::I64;
+  }
+  return DType::F32;
+}
+
+/// Compiles (or loads from the cache) and runs the kernel on device 0,
+/// copying inputs in and results back into `in`.
+int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
+              std::vector<HostBuffer> &captures, const RunOptions &o,
+              double &compileMs, double &runMs, std::string &note,
+              llvm::raw_ostream &out, llvm::raw_ostream &err) {
+  auto fail = [&](const Status &s, int code) {
+    err << "kiln: error: " << s.message() << "\n";
+    return code;
+  };
+  std::unique_ptr<ForwardKernel> kernel;
+  auto start = std::chrono::steady_clock::now();
+  if (Status s = ForwardKernel::load(spec, 0, kernel); !s.ok())
+    return fail(s, kInternalError);
+  compileMs = millisecondsSince(start);
+  note += llvm::formatv("  kernel {0}: {1} ({2}), NVRTC {3:f1} ms, load "
+                        "{4:f2} ms\n",
+                        spec.kernelName, spec.arch,
+                        kernel->cacheHit() ? "cache hit" : "compiled",
+                        kernel->compileMs(), kernel->loadMs())
+              .str();
+
+  std::vector<HostBuffer *> host{&in.q, &in.k, &in.v, &in.o, &in.lse};
+  for (HostBuffer &c : captures)
+    host.push_back(&c);
+  std::vector<void *> device(host.size(), nullptr);
+  std::vector<TensorRef> refs;
+  auto cleanup = [&] {
+    for (void *ptr : device)
+      if (ptr)
+        cuda::free(ptr);
+  };
+  for (size_t i = 0; i < host.size(); ++i) {
+    size_t bytes = host[i]->storage.size() * 8;
+    if (Status s = cuda::malloc(&device[i], bytes); !s.ok()) {
+      cleanup();
+      return fail(s, kInternalError);
+    }
+    if (Status s = cuda::copyToDevice(device[i], host[i]->data(), bytes);
+        !s.ok()) {
+      cleanup();
+      return fail(s, kInternalError);
+    }
+    refs.push_back({device[i], dtypeOf(host[i]->kind), host[i]->sizes,
+                    host[i]->strides});
+  }
+  std::vector<TensorRef> captureRefs(refs.begin() + 5, refs.end());
+  auto launch = [&] {
+    return kernel->forward(refs[0], refs[1], refs[2], refs[3], refs[4],
+                           captureRefs, nullptr);
+  };
+  start = std::chrono::steady_clock::now();
+  Status s = launch();
+  if (s.ok())
+    s = cuda::synchronize();
+  runMs = millisecondsSince(start);
+  if (!s.ok()) {
+    cleanup();
+    // A launch that validation refused is bad input; anything later is ours.
+    return fail(s, kBadInput);
+  }
+  for (size_t i : {size_t(3), size_t(4)})
+    if (Status c = cuda::copyToHost(host[i]->data(), device[i],
+                                    host[i]->storage.size() * 8);
+        !c.ok()) {
+      cleanup();
+      return fail(c, kInternalError);
+    }
+  if (o.repeats > 0) {
+    double ms = 0;
+    for (int i = 0; i < 3; ++i)
+      launch();
+    if (Status t = cuda::timeMs(launch, static_cast<int>(o.repeats), ms);
+        !t.ok()) {
+      cleanup();
+      return fail(t, kInternalError);
+    }
+    // Forward FLOPs: 2 matmuls of 2*Lq*Lk*D each (causal halves them; the
+    // driver reports the dense count for non-causal variants only).
+    double flops = 2.0 * p.batch * p.heads * p.seqQ * p.seqKV * (p.dqk + p.dv);
+    note += llvm::formatv("  timed {0} launches: {1:f4} ms, {2:f1} TFLOP/s "
+                          "(dense count)\n",
+                          o.repeats, ms, flops / (ms * 1e-3) / 1e12)
+                .str();
+  }
+  cleanup();
+  (void)out;
+  return 0;
+}
+
+/// Compares O and LSE with the float64 reference evaluating the variant's
+/// own regions; prints the errors and PASS/FAIL.
+int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
+                          Inputs &in, std::vector<HostBuffer> &captures,
+                          double tolerance, llvm::raw_ostream &out,
+                          llvm::raw_ostream &err) {
+  auto toDoubles = [](const HostBuffer &t) {
+    std::vector<double> values(t.numElements());
+    for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+      values[i] = t.get(i);
+    return values;
+  };
+  std::vector<double> qd = toDoubles(in.q), kd = toDoubles(in.k),
+                      vd = toDoubles(in.v);
+  std::vector<const HostBuffer *> captureViews;
+  for (HostBuffer &c : captures)
+    captureViews.push_back(&c);
+
+  ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
+                          p.seqKV, p.dqk,   p.dv};
+  ref::AttentionSpec refAttention;
+  refAttention.scale = refSpec.getEffectiveScale();
+  switch (refSpec.getCausal()) {
+  case attn::CausalAlignment::none:
+    refAttention.causal = ref::CausalAlignment::None;
+    break;
+  case attn::CausalAlignment::top_left:
+    refAttention.causal = ref::CausalAlignment::TopLeft;
+    break;
+  case attn::CausalAlignment::bottom_right:
+    refAttention.causal = ref::CausalAlignment::BottomRight;
+    break;
+  }
+  std::string error;
+  std::unique_ptr<ModInterpreter> scoreMod, maskMod;
+  if (refSpec.hasScoreMod()) {
+    scoreMod = ModInterpreter::create(refSpec.getScoreMod(), captureViews, error);
+    if (!scoreMod) {
+      err << "kiln: error: " << error << "\n";
+      return kBadInput;
+    }
+    refAttention.scoreMod = [&](double s, int64_t b, int64_t h, int64_t qi,
+                                int64_t kv) {
+      ModValue args[5];
+      args[0].f = s;
+      args[1].i = b;
+      args[2].i = h;
+      args[3].i = qi;
+      args[4].i = kv;
+      return scoreMod->run(args).f;
+    };
+  }
+  if (refSpec.hasMaskMod()) {
+    maskMod = ModInterpreter::create(refSpec.getMaskMod(), captureViews, error);
+    if (!maskMod) {
+      err << "kiln: error: " << error << "\n";
+      return kBadInput;
+    }
+    refAttention.maskMod = [&](int64_t b, int64_t h, int64_t qi, int64_t kv) {
+      ModValue args[4];
+      args[0].i = b;
+      args[1].i = h;
+      args[2].i = qi;
+      args[3].i = kv;
+      return maskMod->run(args).i != 0;
+    };
+  }
+  std::vector<double> outRef(in.o.numElements()), lseRef(in.lse.numElements());
+  ref::attentionForward(shape, refAttention, qd.data(), kd.data(), vd.data(),
+                        outRef.data(), lseRef.data());
+
+  std::vector<double> outGot = toDoubles(in.o), lseGot = toDoubles(in.lse);
+  ref::ErrorStats outStats =
+      ref::compare(outGot.data(), outRef.data(), outGot.size());
+  ref::ErrorStats lseStats =
+      ref::compare(lseGot.data(), lseRef.data(), lseGot.size());
+
+  // Rows with no visible key must give exactly 0 and -inf.
+  int64_t emptyRows = 0, badEmptyRows = 0;
+  for (int64_t row = 0; row < p.batch * p.heads * p.seqQ; ++row) {
+    if (!std::isinf(lseRef[row]))
+      continue;
+    ++emptyRows;
+    int64_t bIdx = row / (p.heads * p.seqQ), hIdx = (row / p.seqQ) % p.heads,
+            qIdx = row % p.seqQ;
+    bool zero = lseGot[row] == lseRef[row];
+    for (int64_t d = 0; d < p.dv; ++d)
+      zero &= outGot[((bIdx * p.seqQ + qIdx) * p.heads + hIdx) * p.dv + d] == 0;
+    badEmptyRows += !zero;
+  }
+
+  printErrorLine(out, "output:", outStats);
+  out << llvm::format(" (tolerance %.1e)\n", tolerance);
+  printErrorLine(out, "lse:", lseStats);
+  out << "\n";
+  out << "  rows with no visible key: " << emptyRows << " (" << badEmptyRows
+      << " not exactly O = 0, LSE = -inf)\n";
+  out << "  non-finite values: " << outStats.nonFinite + lseStats.nonFinite
+      << "\n";
+  bool pass = outStats.relL2 <= tolerance && lseStats.relL2 <= tolerance &&
+              outStats.nonFinite == 0 && lseStats.nonFinite == 0 &&
+              outStats.infMismatch == 0 && lseStats.infMismatch == 0 &&
+              badEmptyRows == 0;
+  out << (pass ? "PASS" : "FAIL") << "\n";
+  return pass ? 0 : kMismatch;
+}
+
+} // namespace
+
+int runForward(const RunOptions &o, llvm::raw_ostream &out,
+               llvm::raw_ostream &err) {
+  DialectRegistry registry;
+  registerKilnDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, err);
+
+  OwningOpRef<ModuleOp> module;
+  attn::AttentionOp spec;
+  if (int rc = loadVariant(o, context, sourceMgr, module, spec, err))
+    return rc;
 
   Problem p;
   p.batch = o.batch;
@@ -196,202 +473,183 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
   std::string variantName = spec.getSymName().str();
 
   spec = nullptr; // lowering erases it; refSpec stays valid
-  ForwardPipelineOptions pipelineOptions;
-  pipelineOptions.blockM = o.blockM;
-  pipelineOptions.blockN = o.blockN;
-  pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
-  auto compileStart = std::chrono::steady_clock::now();
-  PassManager tilePM(&context);
-  buildForwardTilePipeline(tilePM, pipelineOptions);
-  if (failed(tilePM.run(*module)))
-    return kBadInput;
-  if (o.emit == EmitStage::Tile) {
-    module->print(out);
-    out << "\n";
-    return 0;
-  }
-  PassManager cpuPM(&context);
-  buildCPULoweringPipeline(cpuPM);
-  if (failed(cpuPM.run(*module))) {
-    err << "kiln: error: the CPU lowering failed\n";
-    return kBadInput;
-  }
-  if (o.emit == EmitStage::LLVM) {
-    llvm::LLVMContext llvmContext;
-    auto llvmModule = translateModuleToLLVMIR(*module, llvmContext);
-    if (!llvmModule) {
-      err << "kiln: error: translation to LLVM IR failed\n";
+  Inputs inputs;
+  ForwardKernelSpec cudaSpec;
+  int64_t blockM = o.blockM, blockN = o.blockN;
+  double loweringMs = 0;
+  bool gpu = o.backend == "cuda" || o.emit == EmitStage::TGPU ||
+             o.emit == EmitStage::CUDA;
+  if (gpu) {
+    // The GPU path picks its own tiles for the device; -emit works without a
+    // GPU and targets sm_90a unless --arch says otherwise.
+    std::string arch = o.arch;
+    if (arch.empty() && o.backend == "cuda" && o.emit == EmitStage::None) {
+      std::string deviceName;
+      if (Status s = cuda::init(0); !s.ok()) {
+        err << "kiln: error: " << s.message() << "\n";
+        return kBadInput;
+      }
+      if (Status s = deviceArch(0, arch, deviceName); !s.ok()) {
+        err << "kiln: error: " << s.message() << "\n";
+        return kBadInput;
+      }
+    }
+    if (arch.empty())
+      arch = "sm_90a";
+    std::string tgpuIR;
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = compileForwardCUDA(*module, arch, cudaSpec, &tgpuIR);
+        !s.ok()) {
+      err << "kiln: error: " << s.message() << "\n";
       return kBadInput;
     }
-    llvmModule->print(out, nullptr);
-    return 0;
+    loweringMs = millisecondsSince(start);
+    if (o.emit == EmitStage::TGPU) {
+      out << tgpuIR << "\n";
+      return 0;
+    }
+    if (o.emit == EmitStage::CUDA) {
+      out << cudaSpec.source;
+      return 0;
+    }
+    if (o.emit != EmitStage::None) {
+      err << "kiln: error: -emit=tile and -emit=llvm show the cpu backend's "
+             "stages; use -emit=tgpu or -emit=cuda with --backend cuda\n";
+      return kBadInput;
+    }
+    blockM = cudaSpec.blockM;
+    blockN = 0;
+    for (auto func : module->getOps<func::FuncOp>())
+      if (auto attr = func->getAttrOfType<IntegerAttr>("tile.block_n"))
+        blockN = attr.getInt();
+  } else {
+    ForwardPipelineOptions pipelineOptions;
+    pipelineOptions.blockM = o.blockM;
+    pipelineOptions.blockN = o.blockN;
+    pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
+    auto start = std::chrono::steady_clock::now();
+    PassManager tilePM(&context);
+    buildForwardTilePipeline(tilePM, pipelineOptions);
+    if (failed(tilePM.run(*module)))
+      return kBadInput;
+    if (o.emit == EmitStage::Tile) {
+      module->print(out);
+      out << "\n";
+      return 0;
+    }
+    PassManager cpuPM(&context);
+    buildCPULoweringPipeline(cpuPM);
+    if (failed(cpuPM.run(*module))) {
+      err << "kiln: error: the CPU lowering failed\n";
+      return kInternalError;
+    }
+    loweringMs = millisecondsSince(start);
+    if (o.emit == EmitStage::LLVM) {
+      llvm::LLVMContext llvmContext;
+      auto llvmModule = translateModuleToLLVMIR(*module, llvmContext);
+      if (!llvmModule) {
+        err << "kiln: error: translation to LLVM IR failed\n";
+        return kInternalError;
+      }
+      llvmModule->print(out, nullptr);
+      return 0;
+    }
   }
-
-  // Inputs: fresh N(0, 1) values rounded to the element type; outputs
-  // poisoned with NaN so that anything left unwritten is caught.
-  std::mt19937_64 rng(o.seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  auto q = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dqk}, p.pad);
-  auto k = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
-  auto v = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
-  auto o_ = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
-  auto lse = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
-  for (HostBuffer *t : {&q, &k, &v})
-    for (int64_t i = 0, n = t->numElements(); i < n; ++i)
-      t->set(i, normal(rng));
-  o_.poison();
-  lse.poison();
 
   std::vector<HostBuffer> captures;
-  for (attn::CaptureAttr decl : refSpec.getCaptureDecls()) {
-    auto kind = captureKind(decl.getType().getElementType());
-    if (!kind) {
-      err << "kiln: error: capture '" << decl.getName().getValue()
-          << "' holds " << decl.getType().getElementType()
-          << "; the driver fills f32, f64, i32, i64 and index captures\n";
-      return kBadInput;
+  if (int rc = makeInputs(p, refSpec, o.seed, inputs, captures, err))
+    return rc;
+
+  std::string backendName = o.backend;
+  double compileMs = 0, runMs = 0;
+  std::string timingNote;
+  if (o.backend == "cpu") {
+    std::string error;
+    auto compileStart = std::chrono::steady_clock::now();
+    auto kernel = CPUKernel::compile(*module, variantName + "_fwd_grid", error);
+    if (!kernel) {
+      err << "kiln: error: " << error << "\n";
+      return kInternalError;
     }
-    std::vector<int64_t> sizes;
-    for (Attribute dim : decl.getDims())
-      sizes.push_back(*resolveDim(dim, p));
-    HostBuffer buffer = HostBuffer::allocate(*kind, sizes);
-    // Floats in (0, 1) (ALiBi-like slopes, biases); integers in [0, 3]
-    // (segment / document ids).
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
-    std::uniform_int_distribution<int> small(0, 3);
-    bool isFloat = *kind == ElementKind::F32 || *kind == ElementKind::F64;
-    for (int64_t i = 0, n = buffer.numElements(); i < n; ++i)
-      buffer.set(i, isFloat ? unit(rng) : small(rng));
-    captures.push_back(std::move(buffer));
+    compileMs = millisecondsSince(compileStart) + loweringMs;
+    std::vector<HostBuffer *> args{&inputs.q, &inputs.k, &inputs.v, &inputs.o,
+                                   &inputs.lse};
+    for (HostBuffer &c : captures)
+      args.push_back(&c);
+    std::array<int64_t, 3> grid{(p.seqQ + o.blockM - 1) / o.blockM, p.heads,
+                                p.batch};
+    auto runStart = std::chrono::steady_clock::now();
+    if (!kernel->launch(args, grid, error)) {
+      err << "kiln: error: " << error << "\n";
+      return kInternalError;
+    }
+    runMs = millisecondsSince(runStart);
+  } else {
+    if (int rc = runOnCUDA(cudaSpec, p, inputs, captures, o, compileMs, runMs,
+                           timingNote, out, err))
+      return rc;
   }
 
-  std::string error;
-  auto kernel = CPUKernel::compile(*module, variantName + "_fwd_grid", error);
-  if (!kernel) {
-    err << "kiln: error: " << error << "\n";
-    return kBadInput;
-  }
-  double compileMs = millisecondsSince(compileStart);
-  std::vector<HostBuffer *> args{&q, &k, &v, &o_, &lse};
-  for (HostBuffer &c : captures)
-    args.push_back(&c);
-  std::array<int64_t, 3> grid{(p.seqQ + o.blockM - 1) / o.blockM, p.heads,
-                              p.batch};
-  auto runStart = std::chrono::steady_clock::now();
-  if (!kernel->launch(args, grid, error)) {
-    err << "kiln: error: " << error << "\n";
-    return kBadInput;
-  }
-  double runMs = millisecondsSince(runStart);
-
-  out << "kiln run: " << variantName << " on cpu, B=" << p.batch
-      << " H=" << p.heads << " Hkv=" << p.kvHeads << " Lq=" << p.seqQ
-      << " Lk=" << p.seqKV << " D=" << p.dqk << "/" << p.dv << " "
-      << (p.io == ElementKind::BF16 ? "bf16" : "fp16") << ", blocks "
-      << o.blockM << "x" << o.blockN << (p.pad ? ", padded rows" : "")
-      << "\n";
-  out << llvm::format("  compile %.1f ms, run %.1f ms\n", compileMs, runMs);
+  out << "kiln run: " << variantName << " on " << backendName
+      << ", B=" << p.batch << " H=" << p.heads << " Hkv=" << p.kvHeads
+      << " Lq=" << p.seqQ << " Lk=" << p.seqKV << " D=" << p.dqk << "/"
+      << p.dv << " " << (p.io == ElementKind::BF16 ? "bf16" : "fp16")
+      << ", blocks " << blockM << "x" << blockN
+      << (p.pad ? ", padded rows" : "") << "\n";
+  out << llvm::format("  compile %.1f ms, run %.3f ms\n", compileMs, runMs);
+  if (!timingNote.empty())
+    out << timingNote;
   if (!o.check)
     return 0;
+  return checkAgainstReference(p, refSpec, inputs, captures, o.tolerance, out,
+                               err);
+}
 
-  // The float64 reference on the very same (rounded) inputs.
-  auto toDoubles = [](const HostBuffer &t) {
-    std::vector<double> values(t.numElements());
-    for (int64_t i = 0, n = t.numElements(); i < n; ++i)
-      values[i] = t.get(i);
-    return values;
-  };
-  std::vector<double> qd = toDoubles(q), kd = toDoubles(k), vd = toDoubles(v);
-  std::vector<const HostBuffer *> captureViews;
-  for (HostBuffer &c : captures)
-    captureViews.push_back(&c);
-
-  ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
-                          p.seqKV, p.dqk,   p.dv};
-  ref::AttentionSpec refAttention;
-  refAttention.scale = refSpec.getEffectiveScale();
-  switch (refSpec.getCausal()) {
-  case attn::CausalAlignment::none:
-    refAttention.causal = ref::CausalAlignment::None;
-    break;
-  case attn::CausalAlignment::top_left:
-    refAttention.causal = ref::CausalAlignment::TopLeft;
-    break;
-  case attn::CausalAlignment::bottom_right:
-    refAttention.causal = ref::CausalAlignment::BottomRight;
-    break;
+int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
+                   llvm::raw_ostream &err) {
+  DialectRegistry registry;
+  registerKilnDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, err);
+  OwningOpRef<ModuleOp> module;
+  attn::AttentionOp spec;
+  if (int rc = loadVariant(o, context, sourceMgr, module, spec, err))
+    return rc;
+  if (o.output.empty()) {
+    err << "kiln: error: kiln compile needs -o <file.cubin>\n";
+    return kBadInput;
   }
-  std::unique_ptr<ModInterpreter> scoreMod, maskMod;
-  if (refSpec.hasScoreMod()) {
-    scoreMod = ModInterpreter::create(refSpec.getScoreMod(), captureViews, error);
-    if (!scoreMod) {
-      err << "kiln: error: " << error << "\n";
-      return kBadInput;
-    }
-    refAttention.scoreMod = [&](double s, int64_t b, int64_t h, int64_t qi,
-                                int64_t kv) {
-      ModValue args[5];
-      args[0].f = s;
-      args[1].i = b;
-      args[2].i = h;
-      args[3].i = qi;
-      args[4].i = kv;
-      return scoreMod->run(args).f;
-    };
+  std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
+  ForwardKernelSpec kernelSpec;
+  if (Status s = compileForwardCUDA(*module, arch, kernelSpec); !s.ok()) {
+    err << "kiln: error: " << s.message() << "\n";
+    return kBadInput;
   }
-  if (refSpec.hasMaskMod()) {
-    maskMod = ModInterpreter::create(refSpec.getMaskMod(), captureViews, error);
-    if (!maskMod) {
-      err << "kiln: error: " << error << "\n";
-      return kBadInput;
-    }
-    refAttention.maskMod = [&](int64_t b, int64_t h, int64_t qi, int64_t kv) {
-      ModValue args[4];
-      args[0].i = b;
-      args[1].i = h;
-      args[2].i = qi;
-      args[3].i = kv;
-      return maskMod->run(args).i != 0;
-    };
+  std::string cubin, log;
+  auto start = std::chrono::steady_clock::now();
+  if (Status s = kiln::compileToCubin(kernelSpec.source, arch,
+                                      kernelSpec.kernelName, cubin, log);
+      !s.ok()) {
+    err << "kiln: error: " << s.message() << "\n";
+    return kInternalError;
   }
-  std::vector<double> outRef(o_.numElements()), lseRef(lse.numElements());
-  ref::attentionForward(shape, refAttention, qd.data(), kd.data(), vd.data(),
-                        outRef.data(), lseRef.data());
-
-  std::vector<double> outGot = toDoubles(o_), lseGot = toDoubles(lse);
-  ref::ErrorStats outStats =
-      ref::compare(outGot.data(), outRef.data(), outGot.size());
-  ref::ErrorStats lseStats =
-      ref::compare(lseGot.data(), lseRef.data(), lseGot.size());
-
-  // Rows with no visible key must give exactly 0 and -inf.
-  int64_t emptyRows = 0, badEmptyRows = 0;
-  for (int64_t row = 0; row < p.batch * p.heads * p.seqQ; ++row) {
-    if (!std::isinf(lseRef[row]))
-      continue;
-    ++emptyRows;
-    int64_t bIdx = row / (p.heads * p.seqQ), hIdx = (row / p.seqQ) % p.heads,
-            qIdx = row % p.seqQ;
-    bool zero = lseGot[row] == lseRef[row];
-    for (int64_t d = 0; d < p.dv; ++d)
-      zero &= outGot[((bIdx * p.seqQ + qIdx) * p.heads + hIdx) * p.dv + d] == 0;
-    badEmptyRows += !zero;
+  double ms = millisecondsSince(start);
+  std::error_code ec;
+  llvm::raw_fd_ostream file(o.output, ec);
+  if (ec) {
+    err << "kiln: error: cannot write '" << o.output << "': " << ec.message()
+        << "\n";
+    return kBadInput;
   }
-
-  printErrorLine(out, "output:", outStats);
-  out << llvm::format(" (tolerance %.1e)\n", o.tolerance);
-  printErrorLine(out, "lse:", lseStats);
-  out << "\n";
-  out << "  rows with no visible key: " << emptyRows << " (" << badEmptyRows
-      << " not exactly O = 0, LSE = -inf)\n";
-  out << "  non-finite values: " << outStats.nonFinite + lseStats.nonFinite
+  file.write(cubin.data(), cubin.size());
+  out << "kiln compile: " << kernelSpec.kernelName << " for " << arch << ", "
+      << cubin.size() << " bytes of cubin in " << llvm::format("%.1f", ms)
+      << " ms (NVRTC), " << kernelSpec.numThreads << " threads, "
+      << kernelSpec.sharedBytes << " bytes of shared memory -> " << o.output
       << "\n";
-  bool pass = outStats.relL2 <= o.tolerance &&
-              lseStats.relL2 <= o.tolerance && outStats.nonFinite == 0 &&
-              lseStats.nonFinite == 0 && outStats.infMismatch == 0 &&
-              lseStats.infMismatch == 0 && badEmptyRows == 0;
-  out << (pass ? "PASS" : "FAIL") << "\n";
-  return pass ? 0 : kMismatch;
+  return 0;
 }
 
 } // namespace kiln::driver

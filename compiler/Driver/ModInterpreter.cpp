@@ -243,7 +243,11 @@ private:
             [&](Operation *o) {
               unsigned a = slot(o->getOperand(0)), r = slot(o->getResult(0));
               unsigned w = widthOf(o->getResult(0).getType());
-              interp.steps.push_back([=](Slots &s) { s[r].i = wrap(s[a].i, w); });
+              bool fromI1 = o->getOperand(0).getType().isInteger(1);
+              interp.steps.push_back([=](Slots &s) {
+                // i1 is stored as 0/1; signed, true is -1.
+                s[r].i = wrap(fromI1 ? -s[a].i : s[a].i, w);
+              });
             })
         .Case([&](arith::ExtUIOp e) {
           unsigned a = slot(e.getIn()), r = slot(e.getResult());
@@ -254,8 +258,10 @@ private:
         })
         .Case([&](arith::SIToFPOp c) {
           unsigned a = slot(c.getIn()), r = slot(c.getResult());
-          interp.steps.push_back(
-              [=](Slots &s) { s[r].f = static_cast<double>(s[a].i); });
+          bool fromI1 = c.getIn().getType().isInteger(1);
+          interp.steps.push_back([=](Slots &s) {
+            s[r].f = static_cast<double>(fromI1 ? -s[a].i : s[a].i);
+          });
         })
         .Case([&](arith::UIToFPOp c) {
           unsigned a = slot(c.getIn()), r = slot(c.getResult());

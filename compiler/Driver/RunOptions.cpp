@@ -11,13 +11,14 @@ namespace kiln::driver {
 
 const char *runUsage() {
   return R"(usage: kiln run <variant.mlir> [options]
-  --backend cpu             where to run (cpu; cuda comes with the GPU backend)
+  --backend cpu|cuda        where to run (default cpu)
   --variant NAME            which attn.attention to run when the file has several
   --batch B --heads H       problem sizes (default 1, 1)
   --seqlen N                query length (default 128)
   --seqlen-kv M             key/value length (default: N)
-  --head-dim D              qk head dim (default: the variant's); also v's unless
-  --head-dim-v DV           is given
+  --head-dim D              qk head dim (default: the variant's); also v's when
+                            the variant's two dims are equal
+  --head-dim-v DV           v head dim
   --dtype bf16|fp16         element type (default: the variant's)
   --pad P                   P extra elements after each row (non-contiguous layout)
   --check                   compare with the float64 reference, exit 1 on mismatch
@@ -25,7 +26,10 @@ const char *runUsage() {
   --seed S                  random inputs' seed (default 0)
   --block-m BM --block-n BN tile sizes (default 64, 64)
   --no-split                keep one masked KV loop (ablation of the block split)
+  --repeats R               cuda: time R launches after the run (TFLOP/s)
+  --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
   -emit=attn|tile|llvm      print the IR of a stage instead of running
+  -emit=tgpu|cuda           print the GPU schedule or the CUDA C++ (no GPU needed)
 )";
 }
 
@@ -75,7 +79,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"seqlen", {&o.seqQ, 1}},       {"seqlen-kv", {&o.seqKV, 1}},
       {"head-dim", {&o.headDim, 1}},  {"head-dim-v", {&o.headDimV, 1}},
       {"pad", {&o.pad, 0}},           {"block-m", {&o.blockM, 1}},
-      {"block-n", {&o.blockN, 1}}};
+      {"block-n", {&o.blockN, 1}},    {"repeats", {&o.repeats, 0}}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
@@ -105,7 +109,11 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       return true;
     };
 
-    if (name == "help" || name == "h") {
+    bool isSwitch = name == "help" || name == "h" || name == "check" ||
+                    name == "no-split";
+    if (isSwitch && hasValue) {
+      fail("--" + name + " takes no value, got '" + value + "'");
+    } else if (name == "help" || name == "h") {
       result.help = true;
     } else if (name == "check") {
       o.check = true;
@@ -136,9 +144,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     } else if (name == "backend") {
       if (!takeValue())
         break;
-      if (value != "cpu")
-        fail("--backend must be 'cpu' (the only backend built so far), got '" +
-             value + "'");
+      if (value != "cpu" && value != "cuda")
+        fail("--backend must be cpu or cuda, got '" + value + "'");
       o.backend = value;
     } else if (name == "dtype") {
       if (!takeValue())
@@ -146,6 +153,16 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       if (value != "bf16" && value != "fp16")
         fail("--dtype must be bf16 or fp16, got '" + value + "'");
       o.dtype = value;
+    } else if (name == "o") {
+      if (!takeValue())
+        break;
+      o.output = value;
+    } else if (name == "arch") {
+      if (!takeValue())
+        break;
+      if (value != "sm_80" && value != "sm_90a")
+        fail("--arch must be sm_80 or sm_90a, got '" + value + "'");
+      o.arch = value;
     } else if (name == "variant") {
       if (!takeValue())
         break;
@@ -159,8 +176,13 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         o.emit = EmitStage::Tile;
       else if (value == "llvm")
         o.emit = EmitStage::LLVM;
+      else if (value == "tgpu")
+        o.emit = EmitStage::TGPU;
+      else if (value == "cuda")
+        o.emit = EmitStage::CUDA;
       else
-        fail("-emit must be attn, tile or llvm, got '" + value + "'");
+        fail("-emit must be attn, tile, llvm, tgpu or cuda, got '" + value +
+             "'");
     } else {
       fail("unknown option '" + arg + "' (see kiln run --help)");
     }

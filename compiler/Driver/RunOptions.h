@@ -15,12 +15,12 @@
 
 namespace kiln::driver {
 
-enum class EmitStage { None, Attn, Tile, LLVM };
+enum class EmitStage { None, Attn, Tile, LLVM, TGPU, CUDA };
 
 struct RunOptions {
   std::string input;           ///< the variant's .mlir file
   std::string variant;         ///< attn.attention symbol; empty: the only one
-  std::string backend = "cpu"; ///< cpu (cuda arrives with the GPU issue)
+  std::string backend = "cpu"; ///< cpu or cuda
   EmitStage emit = EmitStage::None;
   int64_t batch = 1, heads = 1;
   int64_t seqQ = 128;
@@ -34,6 +34,9 @@ struct RunOptions {
   double tolerance = 1e-2;
   int64_t blockM = 64, blockN = 64;
   bool splitMaskedBlocks = true;
+  int64_t warmup = 0, repeats = 0; ///< cuda: timed launches after the check
+  std::string arch;                ///< cuda -emit: sm_80 or sm_90a (default)
+  std::string output;              ///< kiln compile: -o file
 };
 
 struct ParsedRunOptions {

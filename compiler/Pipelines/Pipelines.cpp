@@ -33,8 +33,9 @@ void buildForwardTilePipeline(OpPassManager &pm,
   // hoist what does not change across KV steps (iotas, splats, capture reads
   // indexed by head) out of the KV loops.
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   pm.addPass(createLoopInvariantCodeMotionPass());
+  // After hoisting, the KV loops' copies of the same splats sit side by side.
+  pm.addPass(createCSEPass());
 }
 
 void buildCPULoweringPipeline(OpPassManager &pm) {
@@ -63,7 +64,7 @@ void buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  // exp2/log2 become LLVM intrinsics; what has none (tanh, erf) calls libm.
+  // exp2/log2/tanh become LLVM intrinsics; what has none (erf) calls libm.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -81,7 +82,76 @@ void buildCPUForwardPipeline(OpPassManager &pm,
   buildCPULoweringPipeline(pm);
 }
 
+int64_t defaultSharedMemoryBytes(StringRef arch) {
+  // Opt-in shared memory per block: 227 KiB on sm_90, 163 KiB on sm_80.
+  return arch == "sm_80" ? 166912 : 232448;
+}
+
+ForwardTiles chooseForwardTiles(StringRef arch, int64_t sharedBytes,
+                                int64_t headDimQK, int64_t headDimV,
+                                int64_t elementBytes) {
+  // 4 warps x 16 rows: the accumulator (BLOCK_M x D_v f32 over 128 threads)
+  // stays within registers up to D_v = 256.
+  ForwardTiles tiles{64, 64, 4};
+  auto sharedFor = [&](int64_t blockN) {
+    // Q, K and V tiles, each row padded by 16 bytes.
+    int64_t padQK = headDimQK + 16 / elementBytes;
+    int64_t padV = headDimV + 16 / elementBytes;
+    return (tiles.blockM * padQK + blockN * padQK + blockN * padV) *
+           elementBytes;
+  };
+  // Larger KV blocks amortise the per-step barriers and row reductions, but
+  // S (BLOCK_M x BLOCK_N f32) shares the register file with the
+  // accumulator: keep their sum per thread near 128 floats.
+  for (int64_t blockN : {128, 64, 32, 16}) {
+    bool registersFit = (tiles.blockM * (blockN + headDimV)) /
+                            (32 * tiles.numWarps) <=
+                        160;
+    if (registersFit && sharedFor(blockN) <= sharedBytes) {
+      tiles.blockN = blockN;
+      return tiles;
+    }
+  }
+  tiles.blockN = 16;
+  return tiles;
+}
+
+void buildCUDAForwardPipeline(OpPassManager &pm,
+                              const CUDAPipelineOptions &options,
+                              int64_t headDimQK, int64_t headDimV,
+                              int64_t elementBytes) {
+  int64_t shared = options.sharedMemoryBytes > 0
+                       ? int64_t(options.sharedMemoryBytes)
+                       : defaultSharedMemoryBytes(options.arch);
+  ForwardTiles tiles = chooseForwardTiles(options.arch, shared, headDimQK,
+                                          headDimV, elementBytes);
+  ForwardPipelineOptions forward;
+  forward.blockM = tiles.blockM;
+  forward.blockN = tiles.blockN;
+  // The tile program is the same one the CPU backend runs.
+  buildForwardTilePipeline(pm, forward);
+  // Layouts, shared-memory staging with cp.async, mma.sync.
+  ConvertTileToTileGPUOptions schedule;
+  schedule.arch = options.arch;
+  schedule.numWarps = tiles.numWarps;
+  schedule.sharedMemoryBytes = shared;
+  pm.addPass(createConvertTileToTileGPU(schedule));
+  pm.addPass(createCSEPass());
+}
+
+/// kiln-opt entry: reads the head dims from the first attn.attention.
+static void buildCUDAForwardPipelineFromIR(OpPassManager &pm,
+                                           const CUDAPipelineOptions &options) {
+  int64_t d = options.headDim > 0 ? int64_t(options.headDim) : 128;
+  buildCUDAForwardPipeline(pm, options, d, d, 2);
+}
+
 void registerPipelines() {
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "kiln-cuda-fwd-pipeline",
+      "Lower attn.attention to a scheduled tgpu kernel for CUDA emission "
+      "(tiles sized for head-dim, default 128)",
+      buildCUDAForwardPipelineFromIR);
   PassPipelineRegistration<ForwardPipelineOptions>(
       "kiln-fwd-tile-pipeline",
       "Lower attn.attention to the forward tile program",

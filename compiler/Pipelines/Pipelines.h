@@ -31,8 +31,43 @@ void buildCPULoweringPipeline(mlir::OpPassManager &pm);
 void buildCPUForwardPipeline(mlir::OpPassManager &pm,
                              const ForwardPipelineOptions &options);
 
+struct CUDAPipelineOptions
+    : public mlir::PassPipelineOptions<CUDAPipelineOptions> {
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("Target: sm_80 or sm_90a"),
+                           llvm::cl::init("sm_90a")};
+  Option<int64_t> sharedMemoryBytes{
+      *this, "shared-memory-bytes",
+      llvm::cl::desc("Shared memory per CTA on the device (0: the arch's)"),
+      llvm::cl::init(0)};
+  Option<int64_t> headDim{
+      *this, "head-dim",
+      llvm::cl::desc("Largest head dim of the kernels (0: read from the IR)"),
+      llvm::cl::init(0)};
+};
+
+/// Tile sizes of the forward GPU schedule for a head dim and shared-memory
+/// budget: the largest KV block that keeps Q, K and V in shared memory and
+/// the accumulator in registers.
+struct ForwardTiles {
+  int64_t blockM, blockN, numWarps;
+};
+ForwardTiles chooseForwardTiles(llvm::StringRef arch, int64_t sharedBytes,
+                                int64_t headDimQK, int64_t headDimV,
+                                int64_t elementBytes);
+
+/// Shared memory a CTA may use on `arch` (opt-in maximum).
+int64_t defaultSharedMemoryBytes(llvm::StringRef arch);
+
+/// attn -> tgpu: the forward tile program with the sm_80 schedule (also run
+/// on sm_90a), ready for CUDA emission.
+void buildCUDAForwardPipeline(mlir::OpPassManager &pm,
+                              const CUDAPipelineOptions &options,
+                              int64_t headDimQK, int64_t headDimV,
+                              int64_t elementBytes);
+
 /// Registers `kiln-fwd-tile-pipeline`, `kiln-cpu-lowering-pipeline` and
-/// `kiln-cpu-fwd-pipeline` for kiln-opt.
+/// `kiln-cpu-fwd-pipeline`, `kiln-cuda-fwd-pipeline` for kiln-opt.
 void registerPipelines();
 
 } // namespace kiln

@@ -36,7 +36,8 @@ namespace kiln {
 
 void registerKilnDialects(mlir::DialectRegistry &registry) {
   using namespace mlir;
-  registry.insert<attn::AttnDialect, tile::TileDialect, arith::ArithDialect,
+  registry.insert<attn::AttnDialect, tile::TileDialect, tgpu::TileGPUDialect,
+                  arith::ArithDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect, linalg::LinalgDialect,
                   bufferization::BufferizationDialect, func::FuncDialect,

@@ -173,7 +173,7 @@ TEST(RunOptions, EveryMalformedFlagIsAnErrorNamingIt) {
       {{"v.mlir", "--seed", "-1"}, "--seed"},
       {{"v.mlir", "--seed", "x"}, "--seed"},
       {{"v.mlir", "--dtype", "fp32"}, "--dtype"},
-      {{"v.mlir", "--backend", "cuda"}, "--backend"},
+      {{"v.mlir", "--backend", "tpu"}, "--backend"},
       {{"v.mlir", "--tolerance", "0"}, "--tolerance"},
       {{"v.mlir", "--tolerance", "-0.1"}, "--tolerance"},
       {{"v.mlir", "--tolerance", "nan"}, "--tolerance"},

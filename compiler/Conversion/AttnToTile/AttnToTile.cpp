@@ -96,6 +96,8 @@ struct ForwardContext {
   Type elementType;
   Value q;          // BLOCK_M x D_qk tile of queries
   Value qIdx;       // BLOCK_M x BLOCK_N query positions
+  Value modQIdx;    // qIdx as the mods see it (clamped when they read captures)
+  Value lenQ;       // Lq
   Value batch, head;
   Value kDesc, vDesc;
   Value lenK;       // Lk
@@ -124,9 +126,15 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
                                 ctx.q, k, /*acc=*/Value(),
                                 /*transpose_rhs=*/true);
 
-  Value kvIdx;
+  Value kvIdx, modKvIdx;
   if (masked || ctx.spec.hasScoreMod() || ctx.spec.hasMaskMod())
-    kvIdx = pb.add(pb.iota(1, sShape), pb.splat(kvStart, sShape));
+    modKvIdx = kvIdx = pb.add(pb.iota(1, sShape), pb.splat(kvStart, sShape));
+  // Mods also run on the padding rows and keys of edge blocks, whose results
+  // are masked or never stored; a mod indexing a captured tensor must still
+  // not read past it there, so it sees positions clamped to the last one.
+  if (kvIdx && !ctx.captures.empty())
+    modKvIdx = pb.minIndex(
+        kvIdx, pb.splat(pb.sub(ctx.lenK, pb.index(1)), sShape));
 
   // Base-2 softmax: exp(x) = exp2(x * log2(e)). Without a score_mod the scale
   // and log2(e) fold into one multiply; a score_mod must see the natural
@@ -134,7 +142,7 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   double scale = ctx.spec.getEffectiveScale();
   if (ctx.spec.hasScoreMod()) {
     s = pb.mul(s, pb.splatF32(scale, sShape));
-    SmallVector<Value> args{s, ctx.batch, ctx.head, ctx.qIdx, kvIdx};
+    SmallVector<Value> args{s, ctx.batch, ctx.head, ctx.modQIdx, modKvIdx};
     args.append(ctx.captures);
     s = inlineModOverTile(b, loc, ctx.spec.getScoreMod(), args, sShape);
     s = pb.mul(s, pb.splatF32(M_LOG2E, sShape));
@@ -156,7 +164,7 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
       keep = arith::AndIOp::create(b, loc, keep, causal);
     }
     if (ctx.spec.hasMaskMod()) {
-      SmallVector<Value> args{ctx.batch, ctx.head, ctx.qIdx, kvIdx};
+      SmallVector<Value> args{ctx.batch, ctx.head, ctx.modQIdx, modKvIdx};
       args.append(ctx.captures);
       Value mod =
           inlineModOverTile(b, loc, ctx.spec.getMaskMod(), args, sShape);
@@ -327,6 +335,11 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
       ValueRange{qStart, pb.index(0)}, b.getFloatAttr(elt, 0.0));
   SmallVector<int64_t> sShape{blockM, blockN};
   ctx.qIdx = pb.add(pb.iota(0, sShape), pb.splat(qStart, sShape));
+  ctx.lenQ = lenQ;
+  ctx.modQIdx = ctx.qIdx;
+  if (!ctx.captures.empty())
+    ctx.modQIdx = pb.minIndex(
+        ctx.qIdx, pb.splat(pb.sub(lenQ, pb.index(1)), sShape));
 
   double negInf = -std::numeric_limits<double>::infinity();
   SoftmaxState state{pb.splatF32(negInf, {blockM}), pb.splatF32(0.0, {blockM}),

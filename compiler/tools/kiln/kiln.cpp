@@ -18,7 +18,9 @@
 static const char *kUsage =
     "usage: kiln <command> [options]\n"
     "commands:\n"
-    "  run <variant.mlir>   lower, JIT and run a variant (kiln run --help)\n";
+    "  run <variant.mlir>      lower, JIT and run a variant (kiln run --help)\n"
+    "  compile <variant.mlir>  emit and compile its CUDA kernel:\n"
+    "                          --arch sm_80|sm_90a -o file.cubin (no GPU needed)\n";
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -31,7 +33,7 @@ int main(int argc, char **argv) {
     llvm::outs() << kUsage;
     return 0;
   }
-  if (command != "run") {
+  if (command != "run" && command != "compile") {
     llvm::errs() << "kiln: error: unknown command '" << command << "'\n"
                  << kUsage;
     return 2;
@@ -46,5 +48,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln: error: " << parsed.error << "\n";
     return 2;
   }
+  if (command == "compile")
+    return kiln::driver::compileVariant(parsed.options, llvm::outs(),
+                                        llvm::errs());
   return kiln::driver::runForward(parsed.options, llvm::outs(), llvm::errs());
 }

@@ -82,6 +82,7 @@ def Attn_BandAttr : AttrDef<Attn_Dialect, "Band"> {
   let parameters = (ins "::mlir::ArrayAttr":$lower, "::mlir::ArrayAttr":$upper,
                         "bool":$exact);
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>

@@ -54,7 +54,7 @@ CaptureAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       continue;
     }
     auto size = dyn_cast<IntegerAttr>(dim);
-    if (!size || size.getInt() <= 0)
+    if (!size || !size.getType().isSignlessInteger() || size.getInt() <= 0)
       return emitError() << "capture '" << name.getValue() << "' dimension "
                          << i << " must be a problem symbol or a positive "
                             "integer";
@@ -63,5 +63,21 @@ CaptureAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << i << " is " << size.getInt()
                          << " but its type says " << type.getDimSize(i);
   }
+  return success();
+}
+
+LogicalResult BandAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayAttr lower, ArrayAttr upper, bool exact) {
+  for (ArrayAttr bounds : {lower, upper})
+    for (Attribute attr : bounds) {
+      auto bound = dyn_cast<KVBoundAttr>(attr);
+      if (!bound)
+        return emitError() << "band bounds must be #attn.kv_bound, got "
+                           << attr;
+      // The loop-bound math relies on bounds non-decreasing in q.
+      if (bound.getQCoeff() != 0 && bound.getQCoeff() != 1)
+        return emitError() << "kv_bound q_coeff must be 0 or 1, got "
+                           << bound.getQCoeff();
+    }
   return success();
 }

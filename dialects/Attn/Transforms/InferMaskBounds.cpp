@@ -50,6 +50,13 @@ public:
     Operation *def = v.getDefiningOp();
     if (!def)
       return std::nullopt;
+    // Narrow integers wrap (an i8 q - kv is not q - kv): only index and
+    // integers of 32 bits or more, which hold any sequence position, count
+    // as affine.
+    Type type = v.getType();
+    if (!type.isIndex() &&
+        !(type.isSignlessInteger() && type.getIntOrFloatBitWidth() >= 32))
+      return std::nullopt;
     if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
       if (auto attr = dyn_cast<IntegerAttr>(cst.getValue()))
         return Linear{0, 0, attr.getInt()};

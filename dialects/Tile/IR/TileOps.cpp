@@ -46,8 +46,9 @@ LogicalResult ViewOp::verify() {
 }
 
 LogicalResult DimOp::verify() {
-  if (getDim() < 0 || getDim() >= getDesc().getType().getRank())
-    return emitOpError() << "dimension " << getDim()
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= getDesc().getType().getRank())
+    return emitOpError() << "dimension " << dim
                          << " is out of range for rank "
                          << getDesc().getType().getRank();
   return success();
@@ -108,6 +109,10 @@ LogicalResult DotOp::verify() {
       !isa<FloatType>(lhs.getElementType()) ||
       !isa<FloatType>(rhs.getElementType()))
     return emitOpError() << "operates on floating-point tiles";
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError() << "lhs and rhs element types differ: "
+                         << lhs.getElementType() << " vs "
+                         << rhs.getElementType();
   if (lhs.getElementType().getIntOrFloatBitWidth() >
       result.getElementType().getIntOrFloatBitWidth())
     return emitOpError() << "accumulator " << result.getElementType()
@@ -123,13 +128,15 @@ LogicalResult ReduceOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (source.getRank() != 2 || result.getRank() != 1)
     return emitOpError() << "reduces a 2-D tile to a 1-D tile";
-  if (getDim() < 0 || getDim() > 1)
-    return emitOpError() << "dimension must be 0 or 1, got " << getDim();
-  int64_t kept = source.getDimSize(1 - getDim());
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim > 1)
+    return emitOpError() << "dimension must be 0 or 1, got " << dim;
+  int64_t kept = source.getDimSize(1 - dim);
   if (result.getDimSize(0) != kept ||
       result.getElementType() != source.getElementType())
-    return emitOpError() << "result must be tensor<" << kept << "x"
-                         << source.getElementType() << ">";
+    return emitOpError() << "result must be "
+                         << RankedTensorType::get({kept},
+                                                  source.getElementType());
   if (!isa<FloatType>(source.getElementType()))
     return emitOpError() << "reduces floating-point tiles";
   return success();
@@ -140,12 +147,13 @@ LogicalResult BroadcastOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (source.getRank() != 1 || result.getRank() != 2)
     return emitOpError() << "broadcasts a 1-D tile to a 2-D tile";
-  if (getDim() < 0 || getDim() > 1)
-    return emitOpError() << "dimension must be 0 or 1, got " << getDim();
-  if (result.getDimSize(1 - getDim()) != source.getDimSize(0) ||
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim > 1)
+    return emitOpError() << "dimension must be 0 or 1, got " << dim;
+  if (result.getDimSize(1 - dim) != source.getDimSize(0) ||
       result.getElementType() != source.getElementType())
     return emitOpError() << "source " << source << " does not fit result "
-                         << result << " along dimension " << 1 - getDim();
+                         << result << " along dimension " << 1 - dim;
   return success();
 }
 
@@ -160,8 +168,9 @@ LogicalResult IotaOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (!result.getElementType().isIndex())
     return emitOpError() << "produces an index tile";
-  if (getDim() < 0 || getDim() >= result.getRank())
-    return emitOpError() << "dimension " << getDim()
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= result.getRank())
+    return emitOpError() << "dimension " << dim
                          << " is out of range for rank " << result.getRank();
   return success();
 }
@@ -169,6 +178,8 @@ LogicalResult IotaOp::verify() {
 LogicalResult GatherOp::verify() {
   auto source = cast<MemRefType>(getSource().getType());
   auto result = cast<RankedTensorType>(getResult().getType());
+  if (source.getRank() == 0)
+    return emitOpError() << "gathers from a memref of rank >= 1";
   if (getIndices().size() != static_cast<size_t>(source.getRank()))
     return emitOpError() << "needs " << source.getRank()
                          << " index tiles, got " << getIndices().size();

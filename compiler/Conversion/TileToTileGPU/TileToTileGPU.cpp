@@ -1,0 +1,219 @@
+//===- TileToTileGPU.cpp - the sm_80 schedule of a tile program -----------===//
+//
+// FlashAttention-2's schedule on Ampere-class tensor cores: one CTA of W
+// warps per program, each warp owning BLOCK_M / W query rows; operand tiles
+// staged in shared memory with cp.async and read with ldmatrix; S, P and the
+// accumulator kept in registers in the mma accumulator layout, so the
+// softmax never leaves registers and P feeds P*V without a shuffle.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTTILETOTILEGPU
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// Padding of each shared-memory row: 16 bytes shift consecutive rows by
+/// four banks, so the eight row addresses of an ldmatrix hit distinct banks.
+constexpr int64_t kRowPadBytes = 16;
+
+class Scheduler {
+public:
+  Scheduler(func::FuncOp func, int64_t numWarps)
+      : func(func), numWarps(numWarps), builder(func.getContext()) {}
+
+  LogicalResult run(int64_t sharedLimit) {
+    SmallVector<tile::DotOp> dots;
+    func.walk([&](tile::DotOp dot) { dots.push_back(dot); });
+    for (tile::DotOp dot : dots)
+      if (failed(scheduleDot(dot)))
+        return failure();
+    for (tile::LoadOp load : staged)
+      if (load->use_empty())
+        load.erase();
+    if (sharedBytes > sharedLimit)
+      return func.emitError() << "the schedule needs " << sharedBytes
+                              << " bytes of shared memory but the target "
+                                 "allows "
+                              << sharedLimit
+                              << "; use smaller tiles for this head dim";
+    if (failed(assignLayouts()))
+      return failure();
+    func->setAttr(attrs::kNumWarps, builder.getI64IntegerAttr(numWarps));
+    func->setAttr(attrs::kSharedBytes, builder.getI64IntegerAttr(sharedBytes));
+    return success();
+  }
+
+private:
+  /// The shared buffer a load is staged into; loads of one descriptor with
+  /// one tile shape (K in every KV loop) share it.
+  Value bufferFor(tile::LoadOp load) {
+    auto type = cast<RankedTensorType>(load.getResult().getType());
+    auto key = std::make_pair(load.getDesc(), Type(type));
+    if (auto it = buffers.find(key); it != buffers.end())
+      return it->second;
+    Type elt = type.getElementType();
+    int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    int64_t pitch = cols + kRowPadBytes / eltBytes;
+    MLIRContext *ctx = func.getContext();
+    auto memref = MemRefType::get(
+        {rows, cols}, elt, StridedLayoutAttr::get(ctx, 0, {pitch, 1}),
+        builder.getI64IntegerAttr(tgpu::kSharedMemorySpace));
+    builder.setInsertionPointToStart(&func.front());
+    Value buffer = tgpu::SharedAllocOp::create(builder, func.getLoc(), memref,
+                                               sharedBytes);
+    sharedBytes += (rows * pitch * eltBytes + 127) / 128 * 128;
+    buffers[key] = buffer;
+    return buffer;
+  }
+
+  /// Replaces a register load by a staged copy into shared memory.
+  FailureOr<Value> stage(Value operand, tile::DotOp dot) {
+    auto load = operand.getDefiningOp<tile::LoadOp>();
+    if (!load)
+      return failure();
+    if (auto fill = dyn_cast<FloatAttr>(load.getFill());
+        !fill || !fill.getValue().isZero())
+      return dot.emitError()
+             << "operands staged through shared memory are zero-filled; "
+                "this load fills with "
+             << load.getFill();
+    if (cast<RankedTensorType>(load.getType()).getRank() != 2)
+      return dot.emitError() << "mma operands must be 2-D tiles";
+    Value buffer = bufferFor(load);
+    if (!llvm::is_contained(staged, load)) {
+      builder.setInsertionPoint(load);
+      Location loc = load.getLoc();
+      // Wait for every warp to finish reading the buffer's old contents.
+      tgpu::BarrierOp::create(builder, loc);
+      tgpu::CopyAsyncOp::create(builder, loc, load.getDesc(),
+                                load.getOffsets(), buffer);
+      tgpu::AsyncWaitOp::create(builder, loc, 0);
+      // Publish this thread's copies to the whole CTA.
+      tgpu::BarrierOp::create(builder, loc);
+      staged.push_back(load);
+    }
+    return buffer;
+  }
+
+  LogicalResult scheduleDot(tile::DotOp dot) {
+    Value lhs = dot.getLhs();
+    if (lhs.getDefiningOp<tile::LoadOp>()) {
+      auto staged = stage(lhs, dot);
+      if (failed(staged))
+        return failure();
+      lhs = *staged;
+    }
+    auto rhs = stage(dot.getRhs(), dot);
+    if (failed(rhs))
+      return dot.emitError()
+             << "the rhs of a tile.dot must be loaded from a descriptor to "
+                "be staged in shared memory";
+    builder.setInsertionPoint(dot);
+    Value acc = dot.getAcc();
+    auto resultType = cast<RankedTensorType>(dot.getResult().getType());
+    if (!acc) {
+      Value zero = arith::ConstantOp::create(
+          builder, dot.getLoc(), builder.getF32FloatAttr(0.0));
+      acc = tile::SplatOp::create(builder, dot.getLoc(), resultType, zero);
+    }
+    Value mma = tgpu::MmaOp::create(builder, dot.getLoc(), resultType, lhs,
+                                    *rhs, acc, dot.getTransposeRhs());
+    dot.replaceAllUsesWith(mma);
+    dot.erase();
+    return success();
+  }
+
+  /// Every register tile gets the mma layout (2-D) or its row slice (1-D).
+  LogicalResult assignLayouts() {
+    auto blockM = func->getAttrOfType<IntegerAttr>(attrs::kBlockM);
+    if (!blockM)
+      return func.emitError() << "a tile kernel needs " << attrs::kBlockM;
+    int64_t m = blockM.getInt();
+    if (m % (16 * numWarps) != 0)
+      return func.emitError()
+             << "block_m " << m << " must be a multiple of 16 * num_warps ("
+             << 16 * numWarps << ") for the mma layout";
+    MLIRContext *ctx = func.getContext();
+    Attribute mmaLayout = tgpu::MmaLayoutAttr::get(ctx, numWarps);
+    Attribute rowsLayout = tgpu::RowsLayoutAttr::get(ctx, numWarps);
+    auto encode = [&](Value v, Operation *where) -> LogicalResult {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type)
+        return success();
+      if (type.getRank() == 2 && type.getDimSize(0) == m &&
+          type.getDimSize(1) % 16 == 0) {
+        v.setType(RankedTensorType::get(type.getShape(),
+                                        type.getElementType(), mmaLayout));
+        return success();
+      }
+      if (type.getRank() == 1 && type.getDimSize(0) == m) {
+        v.setType(RankedTensorType::get(type.getShape(),
+                                        type.getElementType(), rowsLayout));
+        return success();
+      }
+      return where->emitError()
+             << "no GPU register layout for " << type << ": tiles must be "
+             << m << "xN (N a multiple of 16) or " << m;
+    };
+    WalkResult result = func.walk([&](Operation *op) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            if (failed(encode(arg, op)))
+              return WalkResult::interrupt();
+      for (Value v : op->getResults())
+        if (failed(encode(v, op)))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  func::FuncOp func;
+  int64_t numWarps;
+  OpBuilder builder;
+  int64_t sharedBytes = 0;
+  DenseMap<std::pair<Value, Type>, Value> buffers;
+  SmallVector<tile::LoadOp> staged;
+};
+
+struct ConvertTileToTileGPU
+    : public kiln::impl::ConvertTileToTileGPUBase<ConvertTileToTileGPU> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (arch != "sm_80" && arch != "sm_90a") {
+      getOperation().emitError()
+          << "unsupported arch '" << arch << "'; expected sm_80 or sm_90a";
+      return signalPassFailure();
+    }
+    if (numWarps < 1 || numWarps > 16) {
+      getOperation().emitError() << "num-warps must be in [1, 16]";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> kernels;
+    getOperation().walk([&](func::FuncOp f) {
+      if (f->hasAttr(attrs::kKernel))
+        kernels.push_back(f);
+    });
+    for (func::FuncOp kernel : kernels) {
+      Scheduler scheduler(kernel, numWarps);
+      if (failed(scheduler.run(sharedMemoryBytes)))
+        return signalPassFailure();
+      kernel->setAttr(attrs::kArch, StringAttr::get(&getContext(), arch));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,23 @@
+//===- CUDACompile.h - attn variant -> CUDA kernel spec ---------*- C++ -*-===//
+
+#ifndef KILN_COMPILER_DRIVER_CUDACOMPILE_H
+#define KILN_COMPILER_DRIVER_CUDACOMPILE_H
+
+#include "kiln/Runtime.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace kiln::driver {
+
+/// Lowers the single attn.attention of `module` (consumed) through the CUDA
+/// pipeline for `arch` and emits its kernel. `tgpuIR` / `cudaSource`, when
+/// given, receive the scheduled IR and the CUDA C++.
+Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
+                          ForwardKernelSpec &spec,
+                          std::string *tgpuIR = nullptr);
+
+} // namespace kiln::driver
+
+#endif // KILN_COMPILER_DRIVER_CUDACOMPILE_H

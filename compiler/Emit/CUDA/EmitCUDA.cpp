@@ -1,0 +1,634 @@
+//===- EmitCUDA.cpp - print CUDA C++ from tgpu-level IR -------------------===//
+//
+// A direct printer: every SSA value becomes a C++ local named after its
+// number, every op one statement (elementwise ops on register tiles a short
+// unrolled loop over the thread's elements), scf.for a C++ loop whose carried
+// values are variables assigned at the end of the body. Each statement is
+// preceded by a comment naming the op and its source location, so the
+// kernel can be read against the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Emit/CUDA/EmitCUDA.h"
+
+#include "dialects/Attn/IR/AttnDialect.h"
+#include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/TileGPU/IR/TileGPUDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+class CUDAPrinter {
+public:
+  CUDAPrinter(llvm::raw_ostream &os) : os(os) {}
+
+  LogicalResult emitKernel(func::FuncOp func, EmittedKernel &info);
+
+private:
+  // ---- names and types --------------------------------------------------
+  std::string name(Value v) {
+    auto it = names.find(v);
+    if (it != names.end())
+      return it->second;
+    std::string n = "v" + std::to_string(nextId++);
+    names[v] = n;
+    return n;
+  }
+
+  FailureOr<std::string> scalarType(Type t, Location loc) {
+    if (t.isF32())
+      return std::string("float");
+    if (t.isF64())
+      return std::string("double");
+    if (t.isBF16())
+      return std::string("kiln::bf16");
+    if (t.isF16())
+      return std::string("kiln::f16");
+    if (t.isInteger(1))
+      return std::string("bool");
+    if (t.isIndex() || t.isInteger(32))
+      return std::string("int");
+    if (t.isInteger(64))
+      return std::string("long long");
+    if (t.isInteger(8))
+      return std::string("signed char");
+    if (t.isInteger(16))
+      return std::string("short");
+    emitError(loc) << "the CUDA emitter has no C++ type for " << t;
+    return failure();
+  }
+
+  FailureOr<std::string> cppType(Type t, Location loc) {
+    if (auto tensor = dyn_cast<RankedTensorType>(t)) {
+      auto elt = scalarType(tensor.getElementType(), loc);
+      if (failed(elt))
+        return failure();
+      if (auto mma = dyn_cast_or_null<tgpu::MmaLayoutAttr>(tensor.getEncoding()))
+        return llvm::formatv("kiln::Frag<{0}, {1}, {2}, {3}>", *elt,
+                             tensor.getDimSize(0), tensor.getDimSize(1),
+                             mma.getWarps())
+            .str();
+      if (auto rows =
+              dyn_cast_or_null<tgpu::RowsLayoutAttr>(tensor.getEncoding()))
+        return llvm::formatv("kiln::RowFrag<{0}, {1}, {2}>", *elt,
+                             tensor.getDimSize(0), rows.getWarps())
+            .str();
+      emitError(loc) << "register tile " << t
+                     << " has no GPU layout; run convert-tile-to-tgpu first";
+      return failure();
+    }
+    if (auto desc = dyn_cast<tile::DescType>(t)) {
+      auto elt = scalarType(desc.getElementType(), loc);
+      if (failed(elt))
+        return failure();
+      return "kiln::Desc<" + *elt + ">";
+    }
+    if (auto memref = dyn_cast<MemRefType>(t)) {
+      auto elt = scalarType(memref.getElementType(), loc);
+      if (failed(elt))
+        return failure();
+      if (tgpu::isSharedMemRef(memref)) {
+        SmallVector<int64_t> strides;
+        int64_t offset;
+        if (memref.getRank() != 2 ||
+            failed(memref.getStridesAndOffset(strides, offset)))
+          return emitError(loc) << "shared buffers are 2-D strided memrefs",
+                 failure();
+        return llvm::formatv("kiln::SmemTile<{0}, {1}, {2}, {3}>", *elt,
+                             memref.getDimSize(0), memref.getDimSize(1),
+                             strides[0])
+            .str();
+      }
+      return llvm::formatv("kiln::Tensor<{0}, {1}>", *elt,
+                           std::max<int64_t>(memref.getRank(), 1))
+          .str();
+    }
+    return scalarType(t, loc);
+  }
+
+  /// The operand as it appears inside an elementwise loop over `e`.
+  std::string element(Value v) {
+    return isa<RankedTensorType>(v.getType()) ? name(v) + ".x[e]" : name(v);
+  }
+
+  // ---- printing helpers ---------------------------------------------------
+  llvm::raw_ostream &line() {
+    os.indent(indent);
+    return os;
+  }
+
+  void comment(Operation *op) {
+    std::string loc;
+    llvm::raw_string_ostream ls(loc);
+    op->getLoc().print(ls);
+    line() << "// " << op->getName().getStringRef() << " " << loc << "\n";
+  }
+
+  static std::string floatLiteral(double v) {
+    if (std::isnan(v))
+      return "kiln::nan_f32()";
+    if (std::isinf(v))
+      return v > 0 ? "kiln::pos_inf()" : "kiln::neg_inf()";
+    return llvm::formatv("{0:e9}f", v).str();
+  }
+
+  // ---- scalar expressions ---------------------------------------------------
+  FailureOr<std::string> expression(Operation *op, ArrayRef<std::string> a);
+
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitElementwise(Operation *op);
+  LogicalResult emitFor(scf::ForOp loop);
+  LogicalResult emitBlock(Block &block);
+
+  llvm::raw_ostream &os;
+  unsigned indent = 2;
+  unsigned nextId = 0;
+  int64_t numThreads = 0;
+  llvm::DenseMap<Value, std::string> names;
+};
+
+FailureOr<std::string> CUDAPrinter::expression(Operation *op,
+                                               ArrayRef<std::string> a) {
+  auto bin = [&](const char *sym) {
+    return "(" + a[0] + " " + sym + " " + a[1] + ")";
+  };
+  auto call = [&](const char *fn) {
+    std::string s = std::string(fn) + "(";
+    for (size_t i = 0; i < a.size(); ++i)
+      s += (i ? ", " : "") + a[i];
+    return s + ")";
+  };
+  auto resultType = getElementTypeOrSelf(op->getResult(0).getType());
+  auto cast = [&](Type to, const std::string &x) -> FailureOr<std::string> {
+    auto t = scalarType(to, op->getLoc());
+    if (failed(t))
+      return failure();
+    return "static_cast<" + *t + ">(" + x + ")";
+  };
+  return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
+      .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return bin("+"); })
+      .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return bin("-"); })
+      .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return bin("*"); })
+      .Case<arith::DivFOp, arith::DivSIOp>([&](auto) { return bin("/"); })
+      .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
+      .Case<arith::DivUIOp>([&](auto) {
+        return "static_cast<int>(static_cast<unsigned>(" + a[0] +
+               ") / static_cast<unsigned>(" + a[1] + "))";
+      })
+      .Case<arith::RemUIOp>([&](auto) {
+        return "static_cast<int>(static_cast<unsigned>(" + a[0] +
+               ") % static_cast<unsigned>(" + a[1] + "))";
+      })
+      .Case<arith::RemFOp>([&](auto) { return call("fmodf"); })
+      .Case<arith::FloorDivSIOp>([&](auto) { return call("kiln::floordiv"); })
+      .Case<arith::CeilDivSIOp>([&](auto) { return call("kiln::ceildiv"); })
+      .Case<arith::MaxSIOp>([&](auto) { return call("kiln::imax"); })
+      .Case<arith::MinSIOp>([&](auto) { return call("kiln::imin"); })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp>(
+          [&](auto) { return call("fmaxf"); })
+      .Case<arith::MinimumFOp, arith::MinNumFOp>(
+          [&](auto) { return call("fminf"); })
+      .Case<arith::NegFOp>([&](auto) { return "(-" + a[0] + ")"; })
+      .Case<arith::AndIOp>([&](auto) { return bin("&"); })
+      .Case<arith::OrIOp>([&](auto) { return bin("|"); })
+      .Case<arith::XOrIOp>([&](auto) { return bin("^"); })
+      .Case<arith::ShLIOp>([&](auto) { return bin("<<"); })
+      .Case<arith::ShRSIOp>([&](auto) { return bin(">>"); })
+      .Case<arith::ShRUIOp>([&](auto) {
+        return "static_cast<int>(static_cast<unsigned>(" + a[0] + ") >> " +
+               a[1] + ")";
+      })
+      .Case<arith::CmpIOp>([&](arith::CmpIOp c) -> FailureOr<std::string> {
+        using P = arith::CmpIPredicate;
+        auto u = [&](const char *sym) {
+          return "(static_cast<unsigned>(" + a[0] + ") " + sym +
+                 " static_cast<unsigned>(" + a[1] + "))";
+        };
+        switch (c.getPredicate()) {
+        case P::eq: return bin("==");
+        case P::ne: return bin("!=");
+        case P::slt: return bin("<");
+        case P::sle: return bin("<=");
+        case P::sgt: return bin(">");
+        case P::sge: return bin(">=");
+        case P::ult: return u("<");
+        case P::ule: return u("<=");
+        case P::ugt: return u(">");
+        case P::uge: return u(">=");
+        }
+        return failure();
+      })
+      .Case<arith::CmpFOp>([&](arith::CmpFOp c) -> FailureOr<std::string> {
+        using P = arith::CmpFPredicate;
+        // NaN is the only value unequal to itself (no math header needed).
+        std::string unord = "(" + a[0] + " != " + a[0] + " || " + a[1] +
+                            " != " + a[1] + ")";
+        switch (c.getPredicate()) {
+        case P::AlwaysFalse: return std::string("false");
+        case P::AlwaysTrue: return std::string("true");
+        case P::OEQ: return bin("==");
+        case P::OGT: return bin(">");
+        case P::OGE: return bin(">=");
+        case P::OLT: return bin("<");
+        case P::OLE: return bin("<=");
+        case P::ONE: return "(!" + unord + " && " + bin("!=") + ")";
+        case P::ORD: return "(!" + unord + ")";
+        case P::UNO: return unord;
+        case P::UEQ: return "(" + unord + " || " + bin("==") + ")";
+        case P::UGT: return "(!" + bin("<=") + ")";
+        case P::UGE: return "(!" + bin("<") + ")";
+        case P::ULT: return "(!" + bin(">=") + ")";
+        case P::ULE: return "(!" + bin(">") + ")";
+        case P::UNE: return "(!" + bin("==") + ")";
+        }
+        return failure();
+      })
+      .Case<arith::SelectOp>([&](auto) {
+        return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+      })
+      .Case<arith::ExtFOp>([&](arith::ExtFOp) -> FailureOr<std::string> {
+        if (resultType.isF32())
+          return call("kiln::to_float");
+        return cast(resultType, call("kiln::to_float"));
+      })
+      .Case<arith::TruncFOp>([&](auto) -> FailureOr<std::string> {
+        if (resultType.isBF16())
+          return call("kiln::to_bf16");
+        if (resultType.isF16())
+          return call("kiln::to_f16");
+        return cast(resultType, a[0]);
+      })
+      .Case<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp,
+            arith::SIToFPOp, arith::FPToSIOp>(
+          [&](Operation *) { return cast(resultType, a[0]); })
+      .Case<arith::ExtUIOp, arith::UIToFPOp>([&](Operation *o) {
+        unsigned width = getElementTypeOrSelf(o->getOperand(0).getType())
+                             .getIntOrFloatBitWidth();
+        std::string u = width == 1 ? "static_cast<unsigned>(" + a[0] + ")"
+                        : width <= 32
+                            ? "static_cast<unsigned>(" + a[0] + ")"
+                            : "static_cast<unsigned long long>(" + a[0] + ")";
+        return cast(resultType, u);
+      })
+      .Case<math::ExpOp>([&](auto) { return call("expf"); })
+      .Case<math::Exp2Op>([&](auto) { return call("kiln::exp2_fast"); })
+      .Case<math::LogOp>([&](auto) { return call("logf"); })
+      .Case<math::Log2Op>([&](auto) { return call("log2f"); })
+      .Case<math::TanhOp>([&](auto) { return call("tanhf"); })
+      .Case<math::SqrtOp>([&](auto) { return call("sqrtf"); })
+      .Case<math::RsqrtOp>([&](auto) { return call("rsqrtf"); })
+      .Case<math::AbsFOp>([&](auto) { return call("fabsf"); })
+      .Case<math::AbsIOp>([&](auto) { return call("abs"); })
+      .Case<math::SinOp>([&](auto) { return call("sinf"); })
+      .Case<math::CosOp>([&](auto) { return call("cosf"); })
+      .Case<math::ErfOp>([&](auto) { return call("erff"); })
+      .Case<math::PowFOp>([&](auto) { return call("powf"); })
+      .Case<math::FloorOp>([&](auto) { return call("floorf"); })
+      .Case<math::CeilOp>([&](auto) { return call("ceilf"); })
+      .Default([&](Operation *o) -> FailureOr<std::string> {
+        o->emitError() << "the CUDA emitter cannot print this op";
+        return failure();
+      });
+}
+
+LogicalResult CUDAPrinter::emitElementwise(Operation *op) {
+  Value result = op->getResult(0);
+  auto type = cppType(result.getType(), op->getLoc());
+  if (failed(type))
+    return failure();
+  SmallVector<std::string> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(element(v));
+  auto expr = expression(op, operands);
+  if (failed(expr))
+    return failure();
+  if (!isa<RankedTensorType>(result.getType())) {
+    line() << "const " << *type << " " << name(result) << " = " << *expr
+           << ";\n";
+    return success();
+  }
+  line() << *type << " " << name(result) << ";\n";
+  line() << "#pragma unroll\n";
+  line() << "for (int e = 0; e < " << *type << "::kSize; ++e) " << name(result)
+         << ".x[e] = " << *expr << ";\n";
+  return success();
+}
+
+LogicalResult CUDAPrinter::emitFor(scf::ForOp loop) {
+  // Carried values live in variables named after the loop's results; the
+  // body reads them through the region arguments (same names).
+  for (auto [result, init, arg] :
+       llvm::zip(loop.getResults(), loop.getInitArgs(),
+                 loop.getRegionIterArgs())) {
+    auto type = cppType(result.getType(), loop.getLoc());
+    if (failed(type))
+      return failure();
+    line() << *type << " " << name(result) << " = " << name(init) << ";\n";
+    names[arg] = name(result);
+  }
+  std::string iv = name(loop.getInductionVar());
+  if (auto role = loop->getAttrOfType<StringAttr>("kiln.kv_loop"))
+    line() << "// KV loop: " << role.getValue() << "\n";
+  line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; "
+         << iv << " < " << name(loop.getUpperBound()) << "; " << iv
+         << " += " << name(loop.getStep()) << ") {\n";
+  indent += 2;
+  Block &body = *loop.getBody();
+  for (Operation &op : body.without_terminator())
+    if (failed(emitOp(&op)))
+      return failure();
+  auto yield = cast<scf::YieldOp>(body.getTerminator());
+  // If a yielded value is another carried variable, assigning in order could
+  // read an already updated one: go through temporaries then.
+  bool needsTemps = llvm::any_of(yield.getOperands(), [&](Value v) {
+    return llvm::is_contained(loop.getRegionIterArgs(), v);
+  });
+  for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+    if (needsTemps)
+      line() << "auto carried" << i << " = " << name(v) << ";\n";
+    else if (name(v) != name(loop.getResult(i)))
+      line() << name(loop.getResult(i)) << " = " << name(v) << ";\n";
+  }
+  if (needsTemps)
+    for (size_t i = 0; i < yield.getNumOperands(); ++i)
+      line() << name(loop.getResult(i)) << " = carried" << i << ";\n";
+  indent -= 2;
+  line() << "}\n";
+  return success();
+}
+
+LogicalResult CUDAPrinter::emitOp(Operation *op) {
+  if (isa<func::ReturnOp>(op)) {
+    line() << "return;\n";
+    return success();
+  }
+  comment(op);
+  Location loc = op->getLoc();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](scf::ForOp loop) { return emitFor(loop); })
+      .Case([&](arith::ConstantOp c) -> LogicalResult {
+        auto type = cppType(c.getType(), loc);
+        if (failed(type))
+          return failure();
+        std::string value;
+        if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+          value = floatLiteral(f.getValueAsDouble());
+        else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+          value = c.getType().isInteger(1)
+                      ? (i.getValue().isZero() ? "false" : "true")
+                      : std::to_string(i.getValue().getSExtValue());
+        else
+          return c.emitError() << "the CUDA emitter prints scalar constants "
+                                  "only";
+        line() << "const " << *type << " " << name(c) << " = " << value
+               << ";\n";
+        return success();
+      })
+      .Case([&](tile::ProgramIdOp p) {
+        static const char *axes[] = {"x", "y", "z"};
+        line() << "const int " << name(p) << " = blockIdx."
+               << axes[p.getAxis()] << ";\n";
+        return success();
+      })
+      .Case([&](tile::ViewOp v) -> LogicalResult {
+        auto type = cppType(v.getType(), loc);
+        if (failed(type))
+          return failure();
+        std::string base = name(v.getBase());
+        std::string ptr = base + ".ptr";
+        auto keep = v.getKeep();
+        int64_t rank = cast<MemRefType>(v.getBase().getType()).getRank();
+        auto index = v.getIndices().begin();
+        for (int64_t d = 0; d < rank; ++d)
+          if (!llvm::is_contained(keep, d))
+            ptr += " + static_cast<long long>(" + name(*index++) + ") * " +
+                   base + ".stride[" + std::to_string(d) + "]";
+        std::string rows = base + ".size[" + std::to_string(keep[0]) + "]";
+        std::string rowStride =
+            base + ".stride[" + std::to_string(keep[0]) + "]";
+        std::string cols = "1", colStride = "0";
+        if (keep.size() == 2) {
+          cols = base + ".size[" + std::to_string(keep[1]) + "]";
+          colStride = base + ".stride[" + std::to_string(keep[1]) + "]";
+        }
+        line() << "const " << *type << " " << name(v) << " = {" << ptr
+               << ", static_cast<int>(" << rows << "), static_cast<int>("
+               << cols << "), " << rowStride << ", " << colStride << "};\n";
+        return success();
+      })
+      .Case([&](tile::DimOp d) {
+        line() << "const int " << name(d) << " = " << name(d.getDesc())
+               << (d.getDim() == 0 ? ".rows" : ".cols") << ";\n";
+        return success();
+      })
+      .Case([&](tile::SplatOp s) -> LogicalResult {
+        auto type = cppType(s.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << *type << " " << name(s) << ";\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) "
+               << name(s) << ".x[e] = " << name(s.getValue()) << ";\n";
+        return success();
+      })
+      .Case([&](tile::IotaOp i) -> LogicalResult {
+        auto type = cppType(i.getType(), loc);
+        if (failed(type))
+          return failure();
+        bool rows = cast<RankedTensorType>(i.getType()).getRank() == 1 ||
+                    i.getDim() == 0;
+        line() << *type << " " << name(i) << ";\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) "
+               << name(i) << ".x[e] = " << *type
+               << (rows ? "::row(e);\n" : "::col(e);\n");
+        return success();
+      })
+      .Case([&](tile::ReduceOp r) -> LogicalResult {
+        if (r.getDim() != 1)
+          return r.emitError() << "the GPU schedule reduces rows (dim 1)";
+        line() << "const auto " << name(r) << " = kiln::reduce_rows<"
+               << (r.getKind() == tile::ReduceKind::max ? "true" : "false")
+               << ">(" << name(r.getSource()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::BroadcastOp b) -> LogicalResult {
+        if (b.getDim() != 1)
+          return b.emitError() << "the GPU schedule broadcasts rows (dim 1)";
+        auto type = cppType(b.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << "const " << *type << " " << name(b)
+               << " = kiln::broadcast_rows<" << *type << ">("
+               << name(b.getSource()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::GatherOp g) -> LogicalResult {
+        auto type = cppType(g.getType(), loc);
+        if (failed(type))
+          return failure();
+        std::string src = name(g.getSource());
+        std::string offset;
+        for (auto [d, idx] : llvm::enumerate(g.getIndices()))
+          offset += (d ? " + " : "") + std::string("static_cast<long long>(") +
+                    name(idx) + ".x[e]) * " + src + ".stride[" +
+                    std::to_string(d) + "]";
+        line() << *type << " " << name(g) << ";\n";
+        line() << "#pragma unroll\n";
+        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) "
+               << name(g) << ".x[e] = " << src << ".ptr[" << offset << "];\n";
+        return success();
+      })
+      .Case([&](memref::LoadOp l) -> LogicalResult {
+        auto type = cppType(l.getType(), loc);
+        if (failed(type))
+          return failure();
+        std::string src = name(l.getMemRef());
+        std::string offset = "0";
+        for (auto [d, idx] : llvm::enumerate(l.getIndices()))
+          offset += " + static_cast<long long>(" + name(idx) + ") * " + src +
+                    ".stride[" + std::to_string(d) + "]";
+        line() << "const " << *type << " " << name(l) << " = " << src
+               << ".ptr[" << offset << "];\n";
+        return success();
+      })
+      .Case([&](tile::StoreOp s) {
+        line() << "kiln::store(" << name(s.getDesc());
+        for (Value o : s.getOffsets())
+          os << ", " << name(o);
+        os << ", " << name(s.getValue()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::SharedAllocOp a) -> LogicalResult {
+        auto type = cppType(a.getType(), loc);
+        if (failed(type))
+          return failure();
+        auto elt = scalarType(a.getType().getElementType(), loc);
+        line() << "const " << *type << " " << name(a) << "{reinterpret_cast<"
+               << *elt << " *>(kiln_smem + " << a.getOffset() << ")};\n";
+        return success();
+      })
+      .Case([&](tgpu::CopyAsyncOp c) {
+        line() << "kiln::copy_async<" << numThreads << ">("
+               << name(c.getDest()) << ", " << name(c.getSource());
+        for (Value o : c.getOffsets())
+          os << ", " << name(o);
+        os << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::AsyncWaitOp w) {
+        line() << "kiln::cp_async_wait<" << w.getPending() << ">();\n";
+        return success();
+      })
+      .Case([&](tgpu::BarrierOp) {
+        line() << "__syncthreads();\n";
+        return success();
+      })
+      .Case([&](tgpu::MmaOp m) -> LogicalResult {
+        auto type = cppType(m.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << *type << " " << name(m) << " = " << name(m.getAcc())
+               << ";\n";
+        line() << "kiln::mma<" << (m.getTransposeRhs() ? "true" : "false")
+               << ">(" << name(m) << ", " << name(m.getLhs()) << ", "
+               << name(m.getRhs()) << ");\n";
+        return success();
+      })
+      .Default([&](Operation *o) -> LogicalResult {
+        if (o->getNumResults() == 1 &&
+            isa<arith::ArithDialect, math::MathDialect>(o->getDialect()))
+          return emitElementwise(o);
+        return o->emitError() << "the CUDA emitter cannot print this op";
+      });
+}
+
+LogicalResult CUDAPrinter::emitKernel(func::FuncOp func, EmittedKernel &info) {
+  auto warps = func->getAttrOfType<IntegerAttr>("tgpu.num_warps");
+  auto shared = func->getAttrOfType<IntegerAttr>("tgpu.shared_bytes");
+  auto blockM = func->getAttrOfType<IntegerAttr>("tile.block_m");
+  if (!warps || !shared || !blockM)
+    return func.emitError() << "only scheduled kernels (convert-tile-to-tgpu) "
+                               "can be emitted";
+  numThreads = warps.getInt() * 32;
+  info.name = func.getName().str();
+  info.numThreads = numThreads;
+  info.sharedBytes = shared.getInt();
+  info.blockM = blockM.getInt();
+  if (auto arch = func->getAttrOfType<StringAttr>("tgpu.arch"))
+    info.arch = arch.getValue().str();
+
+  os << "// Kernel " << func.getName() << ": " << warps.getInt()
+     << " warps, " << shared.getInt() << " bytes of shared memory, one "
+     << blockM.getInt() << "-row query block per CTA.\n";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << numThreads
+     << ")\n" << func.getName() << "(";
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    auto type = cppType(arg.getType(), func.getLoc());
+    if (failed(type))
+      return failure();
+    os << (i ? ",\n    " : "") << *type << " " << name(arg);
+  }
+  os << ") {\n";
+  line() << "extern __shared__ __align__(128) unsigned char kiln_smem[];\n";
+  for (Operation &op : func.front())
+    if (failed(emitOp(&op)))
+      return failure();
+  os << "}\n\n";
+  return success();
+}
+
+} // namespace
+
+LogicalResult emitCUDA(ModuleOp module, llvm::raw_ostream &os,
+                       std::vector<EmittedKernel> *kernels) {
+  os << "// Generated by Kiln from MLIR; do not edit.\n"
+     << "#include \"kiln/kiln.cuh\"\n\n";
+  bool any = false;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func->hasAttr("tgpu.num_warps"))
+      continue;
+    any = true;
+    EmittedKernel info;
+    CUDAPrinter printer(os);
+    if (failed(printer.emitKernel(func, info)))
+      return failure();
+    if (kernels)
+      kernels->push_back(info);
+  }
+  if (!any)
+    return module.emitError()
+           << "no scheduled kernel to emit (run kiln-cuda-fwd-pipeline)";
+  return success();
+}
+
+void registerEmitCUDATranslation() {
+  TranslateFromMLIRRegistration registration(
+      "emit-cuda", "Print scheduled tile kernels as CUDA C++",
+      [](Operation *op, llvm::raw_ostream &os) {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expected a module"), failure();
+        return emitCUDA(module, os);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<attn::AttnDialect, tile::TileDialect,
+                        tgpu::TileGPUDialect, func::FuncDialect,
+                        scf::SCFDialect, arith::ArithDialect,
+                        math::MathDialect, memref::MemRefDialect>();
+      });
+}
+
+} // namespace kiln

@@ -1,0 +1,34 @@
+//===- EmitCUDA.h - print CUDA C++ from tgpu-level IR -----------*- C++ -*-===//
+
+#ifndef KILN_COMPILER_EMIT_CUDA_EMITCUDA_H
+#define KILN_COMPILER_EMIT_CUDA_EMITCUDA_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// What a launcher needs to know of an emitted kernel.
+struct EmittedKernel {
+  std::string name;
+  int64_t numThreads = 0;
+  int64_t sharedBytes = 0;
+  int64_t blockM = 0;
+  std::string arch;
+};
+
+/// Prints every scheduled kernel (a func.func with tgpu.num_warps) of
+/// `module` as CUDA C++ that includes the device library "kiln/kiln.cuh".
+/// Fails with a diagnostic on an op the emitter cannot print.
+mlir::LogicalResult emitCUDA(mlir::ModuleOp module, llvm::raw_ostream &os,
+                             std::vector<EmittedKernel> *kernels = nullptr);
+
+/// Registers `--emit-cuda` for kiln-translate.
+void registerEmitCUDATranslation();
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_EMIT_CUDA_EMITCUDA_H

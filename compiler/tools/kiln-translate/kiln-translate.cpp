@@ -1,0 +1,15 @@
+//===- kiln-translate.cpp - MLIR -> CUDA C++ ------------------------------===//
+//
+//   kiln-opt v.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Emit/CUDA/EmitCUDA.h"
+
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+
+int main(int argc, char **argv) {
+  kiln::registerEmitCUDATranslation();
+  return mlir::failed(
+      mlir::mlirTranslateMain(argc, argv, "Kiln translation driver\n"));
+}

@@ -1,0 +1,66 @@
+//===- TileGPUDialect.cpp - tgpu dialect ----------------------------------===//
+
+#include "dialects/TileGPU/IR/TileGPUDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kiln::tgpu;
+
+#include "dialects/TileGPU/IR/TileGPUDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/TileGPU/IR/TileGPUAttrs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/TileGPU/IR/TileGPUOps.cpp.inc"
+
+void TileGPUDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/TileGPU/IR/TileGPUAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/TileGPU/IR/TileGPUOps.cpp.inc"
+      >();
+}
+
+bool kiln::tgpu::isSharedMemRef(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return false;
+  auto space = dyn_cast_or_null<IntegerAttr>(memref.getMemorySpace());
+  return space && space.getInt() == kSharedMemorySpace;
+}
+
+LogicalResult SharedAllocOp::verify() {
+  if (!isSharedMemRef(getBuffer().getType()))
+    return emitOpError() << "allocates in shared memory: the memref needs "
+                            "memory space 3";
+  if (getOffset() < 0 || getOffset() % 16 != 0)
+    return emitOpError() << "offset must be a non-negative multiple of 16 "
+                            "bytes (cp.async and ldmatrix alignment), got "
+                         << getOffset();
+  return success();
+}
+
+LogicalResult MmaOp::verify() {
+  auto acc = cast<RankedTensorType>(getAcc().getType());
+  if (getResult().getType() != acc)
+    return emitOpError() << "result type must equal the accumulator type";
+  if (!isa<MmaLayoutAttr>(acc.getEncoding()) || !acc.getElementType().isF32())
+    return emitOpError() << "accumulates in f32 #tgpu.mma register tiles";
+  if (!isSharedMemRef(getRhs().getType()))
+    return emitOpError() << "reads rhs from shared memory";
+  Type lhs = getLhs().getType();
+  if (auto regs = dyn_cast<RankedTensorType>(lhs)) {
+    if (!isa<MmaLayoutAttr>(regs.getEncoding()))
+      return emitOpError() << "a register lhs must be in #tgpu.mma layout";
+  } else if (!isSharedMemRef(lhs)) {
+    return emitOpError() << "lhs must be a shared buffer or a register tile";
+  }
+  return success();
+}

@@ -1,0 +1,28 @@
+//===- TileGPUDialect.h - tgpu dialect ---------------------------*- C++ -*-===//
+
+#ifndef KILN_DIALECTS_TILEGPU_IR_TILEGPUDIALECT_H
+#define KILN_DIALECTS_TILEGPU_IR_TILEGPUDIALECT_H
+
+#include "dialects/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/TileGPU/IR/TileGPUDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/TileGPU/IR/TileGPUAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/TileGPU/IR/TileGPUOps.h.inc"
+
+namespace kiln::tgpu {
+/// Shared memory is memref memory space 3 (as in NVVM).
+inline constexpr unsigned kSharedMemorySpace = 3;
+bool isSharedMemRef(mlir::Type type);
+} // namespace kiln::tgpu
+
+#endif // KILN_DIALECTS_TILEGPU_IR_TILEGPUDIALECT_H

@@ -1,0 +1,43 @@
+// kiln/copy.cuh - global -> shared copies with cp.async, and their waits.
+#pragma once
+#include "kiln/layout.cuh"
+
+namespace kiln {
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// Starts copying the ROWS x COLS tile at (row0, col0) of `src` into `dst`,
+/// 16 bytes per cp.async, spread over THREADS threads. Rows past src.rows are
+/// zero-filled by the copy (src-size 0), so the tile needs no later masking
+/// to be finite. Needs unit column stride and 16-byte aligned rows (the
+/// launcher checks both).
+template <int THREADS, typename T, int ROWS, int COLS, int PITCH>
+__device__ __forceinline__ void copy_async(SmemTile<T, ROWS, COLS, PITCH> dst,
+                                           const Desc<T> &src, int row0,
+                                           int col0) {
+  constexpr int kChunk = 16 / sizeof(T);
+  static_assert(COLS % kChunk == 0, "rows must be whole 16-byte chunks");
+  constexpr int kChunksPerRow = COLS / kChunk;
+  constexpr int kChunks = ROWS * kChunksPerRow;
+#pragma unroll
+  for (int c = threadIdx.x; c < kChunks; c += THREADS) {
+    int r = c / kChunksPerRow;
+    int cc = (c % kChunksPerRow) * kChunk;
+    int gr = row0 + r;
+    bool inside = gr >= 0 && gr < src.rows;
+    const T *g = inside ? src.ptr + gr * src.row_stride + (col0 + cc) : src.ptr;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                     smem_addr(dst.ptr + r * PITCH + cc)),
+                 "l"(g), "r"(inside ? 16 : 0));
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
+/// Waits until at most N of this thread's copy groups are still in flight.
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+} // namespace kiln

@@ -1,0 +1,43 @@
+// kiln/reduce.cuh - row reductions and row broadcasts of register tiles.
+#pragma once
+#include "kiln/layout.cuh"
+
+namespace kiln {
+
+/// Row max / sum of an mma-layout tile: each lane reduces its own columns,
+/// then the four lanes of a quad (which hold one row's columns) exchange.
+template <bool MAX, int M, int N, int W>
+__device__ __forceinline__ RowFrag<float, M, W>
+reduce_rows(const Frag<float, M, N, W> &f) {
+  using F = Frag<float, M, N, W>;
+  RowFrag<float, M, W> r;
+#pragma unroll
+  for (int s = 0; s < RowFrag<float, M, W>::kSize; ++s)
+    r.x[s] = MAX ? neg_inf() : 0.0f;
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e) {
+    int s = F::row_slot(e);
+    r.x[s] = MAX ? fmaxf(r.x[s], f.x[e]) : r.x[s] + f.x[e];
+  }
+#pragma unroll
+  for (int s = 0; s < RowFrag<float, M, W>::kSize; ++s) {
+#pragma unroll
+    for (int offset = 1; offset < 4; offset <<= 1) {
+      float other = __shfl_xor_sync(0xffffffffu, r.x[s], offset);
+      r.x[s] = MAX ? fmaxf(r.x[s], other) : r.x[s] + other;
+    }
+  }
+  return r;
+}
+
+/// Repeats per-row values across the columns of an mma-layout tile.
+template <typename F, typename T, int M, int W>
+__device__ __forceinline__ F broadcast_rows(const RowFrag<T, M, W> &r) {
+  F f;
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e)
+    f.x[e] = r.x[F::row_slot(e)];
+  return f;
+}
+
+} // namespace kiln

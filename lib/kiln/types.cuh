@@ -1,0 +1,80 @@
+// kiln/types.cuh - scalar types, tensor arguments and descriptors.
+//
+// NVRTC-safe: no standard or CUDA headers, so a kernel compiles in tens of
+// milliseconds. bf16/f16 are plain 16-bit storage types converted with PTX.
+#pragma once
+
+namespace kiln {
+
+struct bf16 {
+  unsigned short bits;
+};
+struct f16 {
+  unsigned short bits;
+};
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(bf16 x) {
+  return __int_as_float(static_cast<int>(x.bits) << 16);
+}
+__device__ __forceinline__ float to_float(f16 x) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
+  return f;
+}
+// Round to nearest even, as the CPU reference and tensor-core inputs do.
+__device__ __forceinline__ bf16 to_bf16(float x) {
+  bf16 r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ f16 to_f16(float x) {
+  f16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(x));
+  return r;
+}
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+__device__ __forceinline__ float pos_inf() { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ float nan_f32() { return __int_as_float(0x7fc00000); }
+
+/// exp2 on the SFU (ex2.approx, max rel. error 2^-22): the softmax's only
+/// transcendental, called BLOCK_M * BLOCK_N times per KV step.
+__device__ __forceinline__ float exp2_fast(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Integer division rounding toward -inf / +inf (arith.floordivsi/ceildivsi).
+__device__ __forceinline__ int floordiv(int a, int b) {
+  int q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__device__ __forceinline__ int ceildiv(int a, int b) {
+  int q = a / b;
+  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
+}
+__device__ __forceinline__ int imax(int a, int b) { return a > b ? a : b; }
+__device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
+
+/// A kernel argument: a strided N-d array in global memory (sizes and
+/// strides in elements), passed by value.
+template <typename T, int R> struct Tensor {
+  T *ptr;
+  long long size[R];
+  long long stride[R];
+};
+
+/// A 1-D or 2-D window of a global array (tile.view); loads and stores
+/// through it check `rows` / `cols`.
+template <typename T> struct Desc {
+  T *ptr;
+  int rows, cols;
+  long long row_stride, col_stride;
+};
+
+__device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }
+__device__ __forceinline__ int warp_id() { return threadIdx.x >> 5; }
+
+} // namespace kiln

@@ -1,0 +1,100 @@
+//===- CudaApi.h - NVRTC and CUDA driver entry points via dlopen -*- C++ -*-===//
+//
+// The few declarations Kiln needs, written out so the runtime builds without
+// CUDA headers and starts on machines without CUDA.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_LIB_CUDAAPI_H
+#define KILN_RUNTIME_LIB_CUDAAPI_H
+
+#include "kiln/Runtime.h"
+
+#include <cstddef>
+
+namespace kiln::api {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUevent = void *;
+using CUdeviceptr = unsigned long long;
+
+enum : int {
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+  CU_MEMORYTYPE_DEVICE = 2,
+};
+
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemGetInfo)(size_t *, size_t *);
+  CUresult (*cuPointerGetAttribute)(void *, int, CUdeviceptr);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+};
+
+using nvrtcResult = int;
+using nvrtcProgram = void *;
+
+struct Nvrtc {
+  const char *(*nvrtcGetErrorString)(nvrtcResult);
+  nvrtcResult (*nvrtcVersion)(int *, int *);
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram *, const char *,
+                                    const char *, int, const char *const *,
+                                    const char *const *);
+  nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char *const *);
+  nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t *);
+  nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char *);
+  nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t *);
+  nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char *);
+  nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram *);
+};
+
+/// The driver, loaded and initialised once; an error says why not (no
+/// libcuda.so.1, no device, ...).
+Status driver(const Driver *&out);
+/// NVRTC, loaded once.
+Status nvrtc(const Nvrtc *&out);
+/// "cuFoo failed: <driver's message>".
+Status check(CUresult result, const char *what);
+
+/// The device library headers, embedded at build time: include names and
+/// contents, in the same order.
+extern const char *const kDeviceLibraryNames[];
+extern const char *const kDeviceLibrarySources[];
+extern const int kDeviceLibraryCount;
+
+} // namespace kiln::api
+
+#endif // KILN_RUNTIME_LIB_CUDAAPI_H

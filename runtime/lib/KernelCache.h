@@ -1,0 +1,29 @@
+//===- KernelCache.h - cubins cached in memory and on disk ------*- C++ -*-===//
+
+#ifndef KILN_RUNTIME_LIB_KERNELCACHE_H
+#define KILN_RUNTIME_LIB_KERNELCACHE_H
+
+#include <string>
+
+namespace kiln {
+
+/// A 128-bit hex digest of everything that determines a cubin: source, arch,
+/// compile options, Kiln's and NVRTC's versions.
+std::string cacheKey(const std::string &source, const std::string &arch,
+                     const std::string &options);
+
+/// The cache folder: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else
+/// $HOME/.cache/kiln; empty when none can be created (memory only).
+std::string cacheDirectory();
+
+/// Looks a cubin up in memory, then on disk.
+bool lookupCubin(const std::string &key, std::string &cubin);
+
+/// Stores a cubin in memory and on disk. The file appears atomically (written
+/// under a unique temporary name, then renamed), so concurrent processes
+/// never read a partial cubin.
+void storeCubin(const std::string &key, const std::string &cubin);
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LIB_KERNELCACHE_H

@@ -1,0 +1,519 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+// Every diagnostic of the tile ops' verifiers (TileOps.cpp), the ODS
+// constraints they rely on, and DescType::verify (TileDialect.cpp).
+
+//===----------------------------------------------------------------------===//
+// !tile.desc
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{descriptors are 1-D or 2-D, got rank 0}}
+func.func private @desc_rank_0(!tile.desc<f32>)
+
+// -----
+
+// expected-error @+1 {{descriptors are 1-D or 2-D, got rank 3}}
+func.func private @desc_rank_3(!tile.desc<?x64x64xbf16>)
+
+// -----
+
+// expected-error @+1 {{descriptor dimensions must be positive or ?}}
+func.func private @desc_zero_dim(!tile.desc<?x0xbf16>)
+
+// -----
+
+// expected-error @+1 {{descriptor elements must be scalars, got 'vector<4xf32>'}}
+func.func private @desc_vector_elements(!tile.desc<?xvector<4xf32>>)
+
+// -----
+
+// expected-error @+1 {{descriptor elements must be scalars, got 'tensor<4xf32>'}}
+func.func private @desc_tensor_elements(!tile.desc<?x4xtensor<4xf32>>)
+
+//===----------------------------------------------------------------------===//
+// tile.program_id
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @program_id_axis_3() -> index {
+  // expected-error @+1 {{'tile.program_id' op attribute 'axis' failed to satisfy constraint: 32-bit signless integer attribute whose minimum value is 0 whose maximum value is 2}}
+  %0 = tile.program_id 3
+  return %0 : index
+}
+
+// -----
+
+func.func @program_id_negative_axis() -> index {
+  // expected-error @+1 {{'tile.program_id' op attribute 'axis' failed to satisfy constraint: 32-bit signless integer attribute whose minimum value is 0 whose maximum value is 2}}
+  %0 = tile.program_id -1
+  return %0 : index
+}
+
+//===----------------------------------------------------------------------===//
+// tile.view
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @view_keep_vs_rank(%m: memref<?x?x?x64xbf16>, %b: index, %h: index, %x: index) {
+  // expected-error @+1 {{'tile.view' op keeps 1 dimensions but the descriptor has rank 2}}
+  %v = tile.view %m[%b, %h, %x] keep [3] : memref<?x?x?x64xbf16> -> !tile.desc<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @view_too_few_indices(%m: memref<?x?x?x64xbf16>, %b: index) {
+  // expected-error @+1 {{'tile.view' op needs one index per dimension not kept: base has rank 4, keeps 2, got 1 indices}}
+  %v = tile.view %m[%b] keep [1, 3] : memref<?x?x?x64xbf16> -> !tile.desc<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @view_too_many_indices(%m: memref<?x64xf32>, %b: index) {
+  // expected-error @+1 {{'tile.view' op needs one index per dimension not kept: base has rank 2, keeps 2, got 1 indices}}
+  %v = tile.view %m[%b] keep [0, 1] : memref<?x64xf32> -> !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @view_keep_decreasing(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op keep must list increasing dimensions of the base, got 1 at position 1}}
+  %v = tile.view %m[%b, %h] keep [3, 1] : memref<?x?x?x64xbf16> -> !tile.desc<?x?xbf16>
+  return
+}
+
+// -----
+
+func.func @view_keep_repeated(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op keep must list increasing dimensions of the base, got 1 at position 1}}
+  %v = tile.view %m[%b, %h] keep [1, 1] : memref<?x?x?x64xbf16> -> !tile.desc<?x?xbf16>
+  return
+}
+
+// -----
+
+func.func @view_keep_out_of_range(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op keep must list increasing dimensions of the base, got 4 at position 1}}
+  %v = tile.view %m[%b, %h] keep [1, 4] : memref<?x?x?x64xbf16> -> !tile.desc<?x?xbf16>
+  return
+}
+
+// -----
+
+func.func @view_keep_negative(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op keep must list increasing dimensions of the base, got -1 at position 0}}
+  %v = tile.view %m[%b, %h] keep [-1, 3] : memref<?x?x?x64xbf16> -> !tile.desc<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @view_static_size_mismatch(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op descriptor dimension 1 is 128 but base dimension 3 is 64}}
+  %v = tile.view %m[%b, %h] keep [1, 3] : memref<?x?x?x64xbf16> -> !tile.desc<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @view_element_type(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op element type 'f16' differs from the base's 'bf16'}}
+  %v = tile.view %m[%b, %h] keep [1, 3] : memref<?x?x?x64xbf16> -> !tile.desc<?x64xf16>
+  return
+}
+
+// -----
+
+func.func @view_non_strided(%m: memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>>) {
+  // expected-error @+1 {{'tile.view' op operand #0 must be strided memref of any type values}}
+  %v = tile.view %m[] keep [0, 1] : memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>> -> !tile.desc<4x4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.dim
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @dim_out_of_range(%d: !tile.desc<?x64xbf16>) -> index {
+  // expected-error @+1 {{'tile.dim' op dimension 2 is out of range for rank 2}}
+  %n = tile.dim %d, 2 : !tile.desc<?x64xbf16>
+  return %n : index
+}
+
+// -----
+
+func.func @dim_out_of_range_1d(%d: !tile.desc<?xf32>) -> index {
+  // expected-error @+1 {{'tile.dim' op dimension 1 is out of range for rank 1}}
+  %n = tile.dim %d, 1 : !tile.desc<?xf32>
+  return %n : index
+}
+
+//===----------------------------------------------------------------------===//
+// tile.load
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @load_rank_mismatch(%d: !tile.desc<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.load' op tile rank 1 differs from descriptor rank 2}}
+  %t = tile.load %d[%i, %i] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_offset_count(%d: !tile.desc<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.load' op needs 2 offsets, got 1}}
+  %t = tile.load %d[%i] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_element_type(%d: !tile.desc<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.load' op tile element type 'f32' differs from descriptor element type 'bf16'}}
+  %t = tile.load %d[%i, %i] fill 0.0 : f32 : !tile.desc<?x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @load_fill_type(%d: !tile.desc<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.load' op fill value type 'f32' differs from the tile element type 'bf16'}}
+  %t = tile.load %d[%i, %i] fill 0.0 : f32 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_dynamic_tile(%d: !tile.desc<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.load' op result #0 must be ranked tensor of any type values, but got 'tensor<?x64xbf16>'}}
+  %t = tile.load %d[%i, %i] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<?x64xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.store
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @store_rank_mismatch(%t: tensor<64x64xf32>, %d: !tile.desc<?xf32>, %i: index) {
+  // expected-error @+1 {{'tile.store' op tile rank 2 differs from descriptor rank 1}}
+  tile.store %t, %d[%i] : tensor<64x64xf32>, !tile.desc<?xf32>
+  return
+}
+
+// -----
+
+func.func @store_offset_count(%t: tensor<64xf32>, %d: !tile.desc<?xf32>, %i: index) {
+  // expected-error @+1 {{'tile.store' op needs 1 offsets, got 2}}
+  tile.store %t, %d[%i, %i] : tensor<64xf32>, !tile.desc<?xf32>
+  return
+}
+
+// -----
+
+func.func @store_element_type(%t: tensor<64x64xf32>, %d: !tile.desc<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.store' op tile element type 'f32' differs from descriptor element type 'bf16'}}
+  tile.store %t, %d[%i, %i] : tensor<64x64xf32>, !tile.desc<?x64xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.dot
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @dot_not_2d(%a: tensor<64xbf16>, %b: tensor<64x64xbf16>) {
+  // expected-error @+1 {{'tile.dot' op operands and result must be 2-D tiles}}
+  %r = tile.dot %a, %b : tensor<64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_result_not_2d(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) {
+  // expected-error @+1 {{'tile.dot' op operands and result must be 2-D tiles}}
+  %r = tile.dot %a, %b : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<1x64x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_contraction(%a: tensor<64x32xbf16>, %b: tensor<64x64xbf16>) {
+  // expected-error @+1 {{'tile.dot' op contraction sizes differ: lhs has 32, rhs has 64}}
+  %r = tile.dot %a, %b : tensor<64x32xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+// With transpose_rhs the contraction runs over the rhs' columns.
+func.func @dot_contraction_transposed(%a: tensor<64x32xbf16>, %b: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'tile.dot' op contraction sizes differ: lhs has 32, rhs has 64 (transposed)}}
+  %r = tile.dot %a, %b {transpose_rhs} : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @dot_result_shape(%a: tensor<64x32xbf16>, %b: tensor<32x16xbf16>) {
+  // expected-error @+1 {{'tile.dot' op result must be 64x16, got 'tensor<64x32xf32>'}}
+  %r = tile.dot %a, %b : tensor<64x32xbf16>, tensor<32x16xbf16> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @dot_result_shape_transposed(%a: tensor<64x32xbf16>, %b: tensor<16x32xbf16>) {
+  // expected-error @+1 {{'tile.dot' op result must be 64x16, got 'tensor<16x64xf32>'}}
+  %r = tile.dot %a, %b {transpose_rhs} : tensor<64x32xbf16>, tensor<16x32xbf16> -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_integers(%a: tensor<16x16xi8>, %b: tensor<16x16xi8>) {
+  // expected-error @+1 {{'tile.dot' op operates on floating-point tiles}}
+  %r = tile.dot %a, %b : tensor<16x16xi8>, tensor<16x16xi8> -> tensor<16x16xi32>
+  return
+}
+
+// -----
+
+func.func @dot_integer_result(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>) {
+  // expected-error @+1 {{'tile.dot' op operates on floating-point tiles}}
+  %r = tile.dot %a, %b : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xi32>
+  return
+}
+
+// -----
+
+func.func @dot_narrow_accumulator(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>) {
+  // expected-error @+1 {{'tile.dot' op accumulator 'f16' is narrower than the inputs}}
+  %r = tile.dot %a, %b : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf16>
+  return
+}
+
+// -----
+
+func.func @dot_acc_type(%a: tensor<16x8xbf16>, %b: tensor<8x16xbf16>, %acc: tensor<16x16xf64>) {
+  // expected-error @+1 {{'tile.dot' op accumulator type 'tensor<16x16xf64>' differs from the result type 'tensor<16x16xf32>'}}
+  %r = tile.dot %a, %b, %acc : tensor<16x8xbf16>, tensor<8x16xbf16>, tensor<16x16xf64> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @dot_acc_shape(%a: tensor<16x8xbf16>, %b: tensor<8x16xbf16>, %acc: tensor<16x8xf32>) {
+  // expected-error @+1 {{'tile.dot' op accumulator type 'tensor<16x8xf32>' differs from the result type 'tensor<16x16xf32>'}}
+  %r = tile.dot %a, %b, %acc : tensor<16x8xbf16>, tensor<8x16xbf16>, tensor<16x8xf32> -> tensor<16x16xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.reduce
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @reduce_1d_source(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.reduce' op reduces a 2-D tile to a 1-D tile}}
+  %r = tile.reduce max %x dim 0 : tensor<64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_2d_result(%x: tensor<64x32xf32>) {
+  // expected-error @+1 {{'tile.reduce' op reduces a 2-D tile to a 1-D tile}}
+  %r = tile.reduce sum %x dim 1 : tensor<64x32xf32> -> tensor<64x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_dim_out_of_range(%x: tensor<64x32xf32>) {
+  // expected-error @+1 {{'tile.reduce' op dimension must be 0 or 1, got 2}}
+  %r = tile.reduce max %x dim 2 : tensor<64x32xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+// Reducing dim 1 keeps dim 0 (64), not dim 1 (32).
+func.func @reduce_result_size(%x: tensor<64x32xf32>) {
+  // expected-error @+1 {{'tile.reduce' op result must be tensor<64x}}
+  %r = tile.reduce max %x dim 1 : tensor<64x32xf32> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_result_element_type(%x: tensor<64x32xf16>) {
+  // expected-error @+1 {{'tile.reduce' op result must be tensor<32x}}
+  %r = tile.reduce sum %x dim 0 : tensor<64x32xf16> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_integers(%x: tensor<64x32xi32>) {
+  // expected-error @+1 {{'tile.reduce' op reduces floating-point tiles}}
+  %r = tile.reduce sum %x dim 1 : tensor<64x32xi32> -> tensor<64xi32>
+  return
+}
+
+// -----
+
+func.func @reduce_unknown_kind(%x: tensor<64x32xf32>) {
+  // expected-error @+2 {{expected ::kiln::tile::ReduceKind to be one of: max, sum}}
+  // expected-error @+1 {{failed to parse Tile_ReduceKindAttr parameter 'value'}}
+  %r = tile.reduce min %x dim 1 : tensor<64x32xf32> -> tensor<64xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.broadcast
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @broadcast_2d_source(%x: tensor<64x1xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op broadcasts a 1-D tile to a 2-D tile}}
+  %r = tile.broadcast %x dim 1 : tensor<64x1xf32> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_1d_result(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op broadcasts a 1-D tile to a 2-D tile}}
+  %r = tile.broadcast %x dim 0 : tensor<64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_dim_out_of_range(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op dimension must be 0 or 1, got 2}}
+  %r = tile.broadcast %x dim 2 : tensor<64xf32> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+// Broadcasting along dim 1 keeps the source as dim 0.
+func.func @broadcast_size(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op source 'tensor<64xf32>' does not fit result 'tensor<32x64xf32>' along dimension 0}}
+  %r = tile.broadcast %x dim 1 : tensor<64xf32> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_element_type(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op source 'tensor<64xf32>' does not fit result 'tensor<32x64xf16>' along dimension 1}}
+  %r = tile.broadcast %x dim 0 : tensor<64xf32> -> tensor<32x64xf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.splat
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @splat_element_type(%x: f32) {
+  // expected-error @+1 {{'tile.splat' op result elements must be 'f32'}}
+  %r = tile.splat %x : f32 -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @splat_index_into_i64(%x: index) {
+  // expected-error @+1 {{'tile.splat' op result elements must be 'index'}}
+  %r = tile.splat %x : index -> tensor<64xi64>
+  return
+}
+
+// -----
+
+func.func @splat_vector(%x: vector<4xf32>) {
+  // expected-error @+1 {{'tile.splat' op operand #0 must be integer or index or floating-point, but got 'vector<4xf32>'}}
+  %r = tile.splat %x : vector<4xf32> -> tensor<4xvector<4xf32>>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.iota
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @iota_not_index() {
+  // expected-error @+1 {{'tile.iota' op produces an index tile}}
+  %r = tile.iota dim 0 : tensor<64x64xi32>
+  return
+}
+
+// -----
+
+func.func @iota_dim_out_of_range() {
+  // expected-error @+1 {{'tile.iota' op dimension 2 is out of range for rank 2}}
+  %r = tile.iota dim 2 : tensor<64x64xindex>
+  return
+}
+
+// -----
+
+func.func @iota_dim_out_of_range_1d() {
+  // expected-error @+1 {{'tile.iota' op dimension 1 is out of range for rank 1}}
+  %r = tile.iota dim 1 : tensor<64xindex>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tile.gather
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @gather_index_count(%m: memref<?x?xi32>, %i: tensor<64x64xindex>) {
+  // expected-error @+1 {{'tile.gather' op needs 2 index tiles, got 1}}
+  %g = tile.gather %m[%i] : memref<?x?xi32>, tensor<64x64xindex> -> tensor<64x64xi32>
+  return
+}
+
+// -----
+
+func.func @gather_index_shape(%m: memref<?xf32>, %i: tensor<64xindex>) {
+  // expected-error @+1 {{'tile.gather' op index tiles must be index tiles shaped like the result}}
+  %g = tile.gather %m[%i] : memref<?xf32>, tensor<64xindex> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @gather_index_element_type(%m: memref<?xf32>, %i: tensor<64x64xi64>) {
+  // expected-error @+1 {{'tile.gather' op index tiles must be index tiles shaped like the result}}
+  %g = tile.gather %m[%i] : memref<?xf32>, tensor<64x64xi64> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @gather_result_element_type(%m: memref<?xf32>, %i: tensor<64x64xindex>) {
+  // expected-error @+1 {{'tile.gather' op result elements must be 'f32'}}
+  %g = tile.gather %m[%i] : memref<?xf32>, tensor<64x64xindex> -> tensor<64x64xbf16>
+  return
+}
