@@ -3,8 +3,10 @@
 #include "reference/ReferenceAttention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <vector>
 
 namespace kiln::ref {
@@ -34,62 +36,84 @@ static bool causalKeeps(CausalAlignment causal, int64_t q, int64_t kv,
   return true;
 }
 
+/// One query row of one (batch, head): O(Lk) memory.
+static void attentionRow(const ProblemShape &s, const AttentionSpec &spec,
+                         const double *q, const double *k, const double *v,
+                         double *out, double *lse, int64_t b, int64_t h,
+                         int64_t i, std::vector<double> &scores,
+                         std::vector<double> &row) {
+  const double negInf = -std::numeric_limits<double>::infinity();
+  const int64_t hk = h / (s.heads / s.kvHeads);
+  const double *qi = q + ((b * s.seqQ + i) * s.heads + h) * s.headDimQK;
+  double rowMax = negInf;
+  for (int64_t j = 0; j < s.seqKV; ++j) {
+    bool keep = causalKeeps(spec.causal, i, j, s.seqQ, s.seqKV) &&
+                (!spec.maskMod || spec.maskMod(b, h, i, j));
+    if (!keep) {
+      scores[j] = negInf;
+      continue;
+    }
+    const double *kj = k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
+    double dot = 0.0;
+    for (int64_t d = 0; d < s.headDimQK; ++d)
+      dot += qi[d] * kj[d];
+    double score = dot * spec.scale;
+    if (spec.scoreMod)
+      score = spec.scoreMod(score, b, h, i, j);
+    scores[j] = score;
+    rowMax = std::max(rowMax, score);
+  }
+  double *oi = out + ((b * s.seqQ + i) * s.heads + h) * s.headDimV;
+  double *lsei = lse + (b * s.heads + h) * s.seqQ + i;
+  if (rowMax == negInf) { // no visible key: the defined result
+    std::fill(oi, oi + s.headDimV, 0.0);
+    *lsei = negInf;
+    return;
+  }
+  std::fill(row.begin(), row.end(), 0.0);
+  double sum = 0.0;
+  for (int64_t j = 0; j < s.seqKV; ++j) {
+    if (scores[j] == negInf)
+      continue;
+    double p = std::exp(scores[j] - rowMax);
+    sum += p;
+    const double *vj = v + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
+    for (int64_t d = 0; d < s.headDimV; ++d)
+      row[d] += p * vj[d];
+  }
+  for (int64_t d = 0; d < s.headDimV; ++d)
+    oi[d] = row[d] / sum;
+  *lsei = rowMax + std::log(sum);
+}
+
 void attentionForward(const ProblemShape &s, const AttentionSpec &spec,
                       const double *q, const double *k, const double *v,
                       double *out, double *lse) {
-  const double negInf = -std::numeric_limits<double>::infinity();
-  const int64_t group = s.heads / s.kvHeads;
-  std::vector<double> scores(s.seqKV);
-  std::vector<double> row(s.headDimV);
-  for (int64_t b = 0; b < s.batch; ++b) {
-    for (int64_t h = 0; h < s.heads; ++h) {
-      const int64_t hk = h / group;
-      for (int64_t i = 0; i < s.seqQ; ++i) {
-        const double *qi = q + ((b * s.seqQ + i) * s.heads + h) * s.headDimQK;
-        double rowMax = negInf;
-        for (int64_t j = 0; j < s.seqKV; ++j) {
-          bool keep = causalKeeps(spec.causal, i, j, s.seqQ, s.seqKV) &&
-                      (!spec.maskMod || spec.maskMod(b, h, i, j));
-          if (!keep) {
-            scores[j] = negInf;
-            continue;
-          }
-          const double *kj =
-              k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
-          double dot = 0.0;
-          for (int64_t d = 0; d < s.headDimQK; ++d)
-            dot += qi[d] * kj[d];
-          double score = dot * spec.scale;
-          if (spec.scoreMod)
-            score = spec.scoreMod(score, b, h, i, j);
-          scores[j] = score;
-          rowMax = std::max(rowMax, score);
-        }
-        double *oi = out + ((b * s.seqQ + i) * s.heads + h) * s.headDimV;
-        double *lsei = lse + (b * s.heads + h) * s.seqQ + i;
-        if (rowMax == negInf) { // no visible key: the defined result
-          std::fill(oi, oi + s.headDimV, 0.0);
-          *lsei = negInf;
-          continue;
-        }
-        std::fill(row.begin(), row.end(), 0.0);
-        double sum = 0.0;
-        for (int64_t j = 0; j < s.seqKV; ++j) {
-          if (scores[j] == negInf)
-            continue;
-          double p = std::exp(scores[j] - rowMax);
-          sum += p;
-          const double *vj =
-              v + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
-          for (int64_t d = 0; d < s.headDimV; ++d)
-            row[d] += p * vj[d];
-        }
-        for (int64_t d = 0; d < s.headDimV; ++d)
-          oi[d] = row[d] / sum;
-        *lsei = rowMax + std::log(sum);
+  // Rows are independent: spread them over the cores (long sequences make
+  // the O(N^2 d) float64 reference the slowest part of a check). The mods
+  // must be safe to call concurrently.
+  const int64_t rows = s.batch * s.heads * s.seqQ;
+  int64_t threads = std::max<int64_t>(
+      1, std::min<int64_t>(std::thread::hardware_concurrency(),
+                           rows * s.seqKV / (1 << 16)));
+  std::atomic<int64_t> next{0};
+  auto worker = [&] {
+    std::vector<double> scores(s.seqKV), row(s.headDimV);
+    constexpr int64_t kChunk = 16;
+    for (int64_t start = next.fetch_add(kChunk); start < rows;
+         start = next.fetch_add(kChunk))
+      for (int64_t r = start; r < std::min(rows, start + kChunk); ++r) {
+        int64_t b = r / (s.heads * s.seqQ), h = (r / s.seqQ) % s.heads,
+                i = r % s.seqQ;
+        attentionRow(s, spec, q, k, v, out, lse, b, h, i, scores, row);
       }
-    }
-  }
+  };
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
 }
 
 } // namespace kiln::ref

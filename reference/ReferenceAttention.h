@@ -47,7 +47,8 @@ std::string validateShape(const ProblemShape &shape);
 
 /// out = softmax(mask(score_mod(scale * Q K^T))) V and the natural-log
 /// log-sum-exp per row. A row with no visible key gets out = 0 and
-/// lse = -inf. `shape` must be valid.
+/// lse = -inf. `shape` must be valid. Rows run on several threads: the
+/// mods must be safe to call concurrently.
 void attentionForward(const ProblemShape &shape, const AttentionSpec &spec,
                       const double *q, const double *k, const double *v,
                       double *out, double *lse);

@@ -644,6 +644,38 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
     return kBadInput;
   }
   file.write(cubin.data(), cubin.size());
+  // Next to the cubin: the kernel spec with its source, for runtimes that
+  // load it without MLIR (bench/ through the C API).
+  llvm::raw_fd_ostream specFile(o.output + ".json", ec);
+  if (ec) {
+    err << "kiln: error: cannot write '" << o.output << ".json': "
+        << ec.message() << "\n";
+    return kBadInput;
+  }
+  auto quote = [](const std::string &text) {
+    std::string q = "\"";
+    for (char c : text) {
+      if (c == '"' || c == '\\')
+        q += '\\', q += c;
+      else if (c == '\n')
+        q += "\\n";
+      else
+        q += c;
+    }
+    return q + "\"";
+  };
+  specFile << "{\"variant\": " << quote(kernelSpec.variant)
+           << ", \"kernel\": " << quote(kernelSpec.kernelName)
+           << ", \"arch\": " << quote(arch)
+           << ", \"threads\": " << kernelSpec.numThreads
+           << ", \"shared_bytes\": " << kernelSpec.sharedBytes
+           << ", \"block_m\": " << kernelSpec.blockM
+           << ", \"head_dim_qk\": " << kernelSpec.headDimQK
+           << ", \"head_dim_v\": " << kernelSpec.headDimV
+           << ", \"gqa_group\": " << kernelSpec.gqaGroup
+           << ", \"dtype\": " << (kernelSpec.dtype == DType::BF16 ? 0 : 1)
+           << ", \"captures\": " << kernelSpec.captures.size()
+           << ", \"source\": " << quote(kernelSpec.source) << "}\n";
   out << "kiln compile: " << kernelSpec.kernelName << " for " << arch << ", "
       << cubin.size() << " bytes of cubin in " << llvm::format("%.1f", ms)
       << " ms (NVRTC), " << kernelSpec.numThreads << " threads, "

@@ -111,7 +111,7 @@ public:
       }
     auto yield = cast<attn::YieldOp>(block.getTerminator());
     interp.resultSlot = slot(yield.getValues().front());
-    interp.slots.assign(slots.size(), ModValue{});
+    interp.numSlots = slots.size();
     return success();
   }
 
@@ -326,12 +326,16 @@ ModInterpreter::create(Region &region, std::vector<const HostBuffer *> captures,
   return interp;
 }
 
-ModValue ModInterpreter::run(llvm::ArrayRef<ModValue> leadingArgs) {
+ModValue ModInterpreter::run(llvm::ArrayRef<ModValue> leadingArgs) const {
+  // Each thread evaluates in its own slots, so the reference can run rows
+  // in parallel.
+  thread_local std::vector<ModValue> local;
+  local.assign(numSlots, ModValue{});
   for (size_t i = 0; i < leadingArgs.size(); ++i)
-    slots[i] = leadingArgs[i];
-  for (Step &step : steps)
-    step(slots);
-  return slots[resultSlot];
+    local[i] = leadingArgs[i];
+  for (const Step &step : steps)
+    step(local);
+  return local[resultSlot];
 }
 
 } // namespace kiln::driver

@@ -37,13 +37,13 @@ public:
          std::string &error);
 
   /// Runs the region on leading arguments (score as .f, indices as .i) and
-  /// returns the yielded value.
-  ModValue run(llvm::ArrayRef<ModValue> leadingArgs);
+  /// returns the yielded value. Safe to call from several threads.
+  ModValue run(llvm::ArrayRef<ModValue> leadingArgs) const;
 
 private:
   using Step = std::function<void(std::vector<ModValue> &)>;
   std::vector<Step> steps;
-  std::vector<ModValue> slots;
+  size_t numSlots = 0;
   unsigned numLeading = 0;
   unsigned resultSlot = 0;
   std::vector<const HostBuffer *> captures;

@@ -1,0 +1,129 @@
+"""Forward attention: Kiln next to PyTorch SDPA (flash = FlashAttention-2, cuDNN)
+in one process on one GPU.
+
+Kiln kernels come as specs written by `kiln compile` (no MLIR needed here) and
+run through the runtime's C API (libkiln_runtime.so) on torch tensors, on
+torch's current stream, timed with the same do_bench as the peers.
+
+  python3 bench/bench_forward.py --lib build/lib/libkiln_runtime.so --specs DIR
+
+DIR holds <variant>_hd<D>.cubin.json for variant in {plain, causal}. Shapes
+follow ../shared/bench/peers.py: 16384 tokens per batch, hidden 2048.
+FLOPs: 4*B*H*N*N*D, halved for causal.
+"""
+import argparse, ctypes, json, os, sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import sdpa_kernel, SDPBackend
+import triton
+
+p = argparse.ArgumentParser()
+p.add_argument("--lib", required=True)
+p.add_argument("--specs", required=True)
+p.add_argument("--hdims", default="64,128,256")
+p.add_argument("--seqlens", default="1024,4096,16384")
+args = p.parse_args()
+
+dev, dt = "cuda", torch.bfloat16
+lib = ctypes.CDLL(args.lib)
+LL = ctypes.POINTER(ctypes.c_longlong)
+lib.kiln_forward_load.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_int] * 8 + [
+    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_int]
+lib.kiln_forward_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p, LL, LL] * 5 + [
+    ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+
+
+def load(variant, hd):
+    spec = json.load(open(os.path.join(args.specs, f"{variant}_hd{hd}.cubin.json")))
+    handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
+    if lib.kiln_forward_load(spec["source"].encode(), spec["kernel"].encode(), spec["arch"].encode(),
+                             spec["threads"], spec["shared_bytes"], spec["block_m"], spec["head_dim_qk"],
+                             spec["head_dim_v"], spec["gqa_group"], spec["dtype"], 0,
+                             ctypes.byref(handle), err, len(err)):
+        raise RuntimeError(err.value.decode())
+    return handle
+
+
+def arr(values):
+    return (ctypes.c_longlong * len(values))(*values)
+
+
+def kiln_call(handle, q, k, v, o, lse):
+    err = ctypes.create_string_buffer(4096)
+    parts = []
+    for t in (q, k, v, o, lse):
+        parts += [ctypes.c_void_p(t.data_ptr()), arr(t.shape), arr(t.stride())]
+    if lib.kiln_forward_run(handle, *parts, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
+                            err, len(err)):
+        raise RuntimeError(err.value.decode())
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+rows = []
+print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
+for hd in [int(x) for x in args.hdims.split(",")]:
+    handles = {c: load("causal" if c else "plain", hd) for c in (False, True)}
+    for N in [int(x) for x in args.seqlens.split(",")]:
+        B, H = max(1, 16384 // N), 2048 // hd
+        # Kiln's layout [B, N, H, D]; SDPA gets the [B, H, N, D] view of it.
+        q = torch.randn(B, N, H, hd, device=dev, dtype=dt)
+        k, v = torch.randn_like(q), torch.randn_like(q)
+        o = torch.empty_like(q)
+        lse = torch.empty(B, H, N, device=dev, dtype=torch.float32)
+        for causal in (False, True):
+            flops = 4 * B * H * N * N * hd / (2 if causal else 1)
+            row = dict(hdim=hd, N=N, B=B, H=H, causal=causal)
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                ref = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                     is_causal=causal).transpose(1, 2).float()
+            o.fill_(float("nan"))
+            kiln_call(handles[causal], q, k, v, o, lse)
+            torch.cuda.synchronize()
+            row["kiln_vs_flash_relerr"] = ((o.float() - ref).norm() / ref.norm()).item()
+            row["kiln_ms"] = bench(lambda: kiln_call(handles[causal], q, k, v, o, lse))
+            for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+                try:
+                    with sdpa_kernel([be]):
+                        fn = lambda: F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
+                                                                    v.transpose(1, 2), is_causal=causal)
+                        fn()
+                        row[f"{name}_ms"] = bench(fn)
+                except Exception as e:  # a peer that does not support the shape
+                    row[f"{name}_error"] = str(e)[:80]
+            for name in ("kiln", "flash", "cudnn"):
+                if f"{name}_ms" in row:
+                    row[f"{name}_tflops"] = flops / row[f"{name}_ms"] / 1e9
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        del q, k, v, o, lse
+        torch.cuda.empty_cache()
+
+# Memory: the kernel allocates nothing; the only device memory is q, k, v, o,
+# lse, so the peak grows linearly in N (no N x N buffer anywhere).
+mem = []
+handle = load("plain", 64)
+for N in (2048, 4096, 8192, 16384):
+    torch.cuda.synchronize(); torch.cuda.empty_cache(); torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    q = torch.randn(1, N, 8, 64, device=dev, dtype=dt); k, v = torch.randn_like(q), torch.randn_like(q)
+    o = torch.empty_like(q); lse = torch.empty(1, 8, N, device=dev, dtype=torch.float32)
+    kiln_call(handle, q, k, v, o, lse); torch.cuda.synchronize()
+    mem.append((N, torch.cuda.max_memory_allocated() - base))
+    del q, k, v, o, lse
+per_token = [m / n for n, m in mem]
+linear = max(per_token) / min(per_token) < 1.01
+print(json.dumps(dict(memory=[dict(N=n, peak_bytes=m) for n, m in mem], linear_in_N=linear)), flush=True)
+
+out = os.environ.get("OUT", "/tmp")
+json.dump(dict(device=torch.cuda.get_device_name(), rows=rows, memory=mem), open(os.path.join(out, "bench.json"), "w"), indent=1)
+print(f"\n{'hdim':>4} {'N':>6} {'causal':>6} {'kiln':>7} {'flash':>7} {'cudnn':>7} {'k/flash':>8} {'k/cudnn':>8} {'relerr':>8}")
+for r in rows:
+    f = lambda key: f"{r[key]:7.1f}" if key in r else "    n/a"
+    ratio = lambda peer: f"{r['kiln_tflops'] / r[peer + '_tflops']:8.2f}" if peer + "_tflops" in r else "     n/a"
+    print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} {f('kiln_tflops')} {f('flash_tflops')} {f('cudnn_tflops')} "
+          f"{ratio('flash')} {ratio('cudnn')} {r['kiln_vs_flash_relerr']:8.1e}")
+print(f"memory linear in N: {linear}")

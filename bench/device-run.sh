@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One device call: unpack the carried build, run the GPU suite, run the
+# benchmark next to the peers. Details go to $OUT; a short table prints last.
+#   bash bench/device-run.sh [quick|full] [bench-hdims] [bench-seqlens]
+set -u
+MODE=${1:-quick}
+HDIMS=${2:-64,128}
+SEQS=${3:-4096,16384}
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT" /tmp/kiln-bin
+gunzip -c .device/kiln.gz > /tmp/kiln-bin/kiln && chmod +x /tmp/kiln-bin/kiln
+KILN=/tmp/kiln-bin/kiln
+export KILN_CACHE_DIR=/tmp/kiln-cache
+nvidia-smi -L
+$KILN run examples/plain.mlir --backend cuda --seqlen 200 --heads 2 --check 2>&1 | tee "$OUT/smoke.txt"
+# Cold and warm (cached) compile + load of one kernel.
+rm -rf /tmp/kiln-cache
+$KILN run examples/causal.mlir --backend cuda --seqlen 128 --head-dim 128 2>&1 | grep kernel | sed 's/^/cold: /'
+$KILN run examples/causal.mlir --backend cuda --seqlen 128 --head-dim 128 2>&1 | grep kernel | sed 's/^/warm: /'
+if [ "$MODE" != none ]; then
+  suite=quick; [ "$MODE" = full ] && suite=""
+  timeout 330 bash test/Runtime/run-gpu-suite.sh $KILN ${suite:+--$suite} > "$OUT/suite.txt" 2>&1
+  echo "suite rc=$?"; grep -E "^FAIL" -A8 "$OUT/suite.txt" | head -60; tail -4 "$OUT/suite.txt"
+fi
+timeout 240 python3 bench/bench_forward.py --lib .device/libkiln_runtime.so --specs .device/specs \
+  --hdims "$HDIMS" --seqlens "$SEQS" > "$OUT/bench.txt" 2>&1
+echo "bench rc=$?"
+tail -n 20 "$OUT/bench.txt"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The GPU test suite: every case runs `kiln run --backend cuda --check`
+# against the float64 reference (outputs poisoned first, fresh random inputs,
+# fully masked rows must be exactly 0 / -inf, no NaN). Needs only the NVIDIA
+# driver and CUDA 13's NVRTC on the host: no LLVM, no lit.
+#
+#   test/Runtime/run-gpu-suite.sh <path/to/kiln> [--quick]
+#
+# Prints one line per case and a summary; exits 1 if any case fails.
+set -u
+KILN=${1:?usage: run-gpu-suite.sh <kiln> [--quick]}
+QUICK=${2:-}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+EX=$ROOT/examples
+TL=$ROOT/test/Runtime/Inputs/causal_top_left.mlir
+pass=0; fail=0; failed=()
+
+run() { # description, then kiln run arguments
+  local what=$1; shift
+  local out rc err
+  out=$("$KILN" run "$@" --backend cuda --check 2>&1); rc=$?
+  err=$(printf '%s\n' "$out" | sed -n 's/.*output: .*rel L2 err \([0-9.e+-]*\).*/\1/p')
+  if [ $rc -eq 0 ]; then
+    pass=$((pass + 1)); printf 'PASS  rel_err=%-10s %s\n' "${err:-?}" "$what"
+  else
+    fail=$((fail + 1)); failed+=("$what")
+    printf 'FAIL  rc=%d rel_err=%-10s %s\n' $rc "${err:-?}" "$what"
+    printf '%s\n' "$out" | tail -n 8 | sed 's/^/      /'
+  fi
+}
+
+seqs="1 17 128 1000 4096"
+[ "$QUICK" = "--quick" ] && seqs="1 17 1000"
+for dtype in bf16 fp16; do
+  for hd in 64 128 256; do
+    for n in $seqs; do
+      b=2; h=3
+      [ "$n" -ge 4096 ] && { b=1; h=2; }
+      run "plain $dtype hd=$hd N=$n B=$b H=$h" "$EX/plain.mlir" --dtype $dtype --head-dim $hd --batch $b --heads $h --seqlen $n --seed $n
+      run "causal-bottom-right $dtype hd=$hd N=$n" "$EX/causal.mlir" --dtype $dtype --head-dim $hd --batch $b --heads $h --seqlen $n --seed $((n + 1))
+      run "causal-top-left $dtype hd=$hd N=$n" "$TL" --dtype $dtype --head-dim $hd --batch $b --heads $h --seqlen $n --seed $((n + 2))
+    done
+  done
+done
+if [ "$QUICK" != "--quick" ]; then
+  for hd in 64 128; do
+    run "plain bf16 hd=$hd N=16384" "$EX/plain.mlir" --head-dim $hd --seqlen 16384
+    run "causal bf16 hd=$hd N=16384" "$EX/causal.mlir" --head-dim $hd --seqlen 16384
+  done
+fi
+# Lq != Lk, both ways, with both alignments.
+for pair in "100 1000" "1000 100" "1 4096" "4096 17"; do
+  set -- $pair
+  run "plain Lq=$1 Lk=$2" "$EX/plain.mlir" --seqlen $1 --seqlen-kv $2 --heads 2
+  run "causal-bottom-right Lq=$1 Lk=$2" "$EX/causal.mlir" --seqlen $1 --seqlen-kv $2 --heads 2
+  run "causal-top-left Lq=$1 Lk=$2" "$TL" --seqlen $1 --seqlen-kv $2 --heads 2
+done
+# B*H from 1 to 64.
+run "plain B*H=1" "$EX/plain.mlir" --seqlen 300
+run "plain B*H=64" "$EX/plain.mlir" --batch 4 --heads 16 --seqlen 256 --head-dim 128
+run "causal B*H=64 fp16" "$EX/causal.mlir" --batch 8 --heads 8 --seqlen 200 --dtype fp16
+# Non-contiguous layouts (rows padded by 8 elements).
+run "plain padded rows" "$EX/plain.mlir" --seqlen 777 --heads 3 --pad 8 --head-dim 128
+run "causal padded rows fp16" "$EX/causal.mlir" --seqlen 333 --seqlen-kv 500 --pad 8 --dtype fp16
+# The DSL examples.
+for ex in softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+  heads=3; [ $ex = gqa_causal ] && heads=8
+  for n in 17 1000; do
+    run "$ex N=$n" "$EX/$ex.mlir" --seqlen $n --heads $heads --batch 2
+  done
+  run "$ex Lq=500 Lk=900 fp16" "$EX/$ex.mlir" --seqlen 500 --seqlen-kv 900 --heads $heads --dtype fp16
+done
+echo "summary: $pass passed, $fail failed"
+for f in "${failed[@]}"; do echo "  failed: $f"; done
+[ $fail -eq 0 ]
