@@ -4,6 +4,7 @@
 
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Attn/Transforms/Passes.h"
+#include "dialects/TileGPU/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -136,6 +137,9 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   schedule.numWarps = tiles.numWarps;
   schedule.sharedMemoryBytes = shared;
   pm.addPass(createConvertTileToTileGPU(schedule));
+  // Overlap V's load with Q K^T and the softmax.
+  if (options.overlapCopies)
+    pm.addPass(tgpu::createTileGPUOverlapCopies());
   pm.addPass(createCSEPass());
 }
 

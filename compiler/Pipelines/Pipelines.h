@@ -40,6 +40,10 @@ struct CUDAPipelineOptions
       *this, "shared-memory-bytes",
       llvm::cl::desc("Shared memory per CTA on the device (0: the arch's)"),
       llvm::cl::init(0)};
+  Option<bool> overlapCopies{
+      *this, "overlap-copies",
+      llvm::cl::desc("Issue V's copy with K's (tgpu-overlap-copies)"),
+      llvm::cl::init(true)};
   Option<int64_t> headDim{
       *this, "head-dim",
       llvm::cl::desc("Largest head dim of the kernels (0: read from the IR)"),

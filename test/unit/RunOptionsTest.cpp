@@ -119,6 +119,8 @@ TEST(RunOptions, EmitSelectsTheStage) {
   EXPECT_EQ(parseOk({"v.mlir", "-emit=attn"}).emit, EmitStage::Attn);
   EXPECT_EQ(parseOk({"v.mlir", "-emit=tile"}).emit, EmitStage::Tile);
   EXPECT_EQ(parseOk({"v.mlir", "-emit=llvm"}).emit, EmitStage::LLVM);
+  EXPECT_EQ(parseOk({"v.mlir", "-emit=tgpu"}).emit, EmitStage::TGPU);
+  EXPECT_EQ(parseOk({"v.mlir", "-emit=cuda"}).emit, EmitStage::CUDA);
   // The other spellings of a flag work for -emit too.
   EXPECT_EQ(parseOk({"v.mlir", "--emit=tile"}).emit, EmitStage::Tile);
   EXPECT_EQ(parseOk({"v.mlir", "-emit", "llvm"}).emit, EmitStage::LLVM);
@@ -256,7 +258,22 @@ TEST(RunOptions, UsageMentionsEveryFlag) {
        {"--backend", "--variant", "--batch", "--heads", "--seqlen",
         "--seqlen-kv", "--head-dim", "--head-dim-v", "--dtype", "--pad",
         "--check", "--tolerance", "--seed", "--block-m", "--block-n",
-        "--no-split", "-emit"}) {
+        "--no-split", "--repeats", "--arch", "-emit"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
+}
+
+TEST(RunOptions, GpuFlags) {
+  RunOptions o = parseOk({"v.mlir", "--backend", "cuda", "--arch", "sm_80",
+                          "--repeats", "20", "-o", "k.cubin"});
+  EXPECT_EQ(o.backend, "cuda");
+  EXPECT_EQ(o.arch, "sm_80");
+  EXPECT_EQ(o.repeats, 20);
+  EXPECT_EQ(o.output, "k.cubin");
+  // Only the two targets the device library is written for.
+  ParsedRunOptions bad = parse({"v.mlir", "--arch", "sm_75"});
+  EXPECT_NE(bad.error.find("--arch must be sm_80 or sm_90a"), std::string::npos)
+      << bad.error;
+  bad = parse({"v.mlir", "--repeats", "-1"});
+  EXPECT_NE(bad.error.find("--repeats"), std::string::npos) << bad.error;
 }

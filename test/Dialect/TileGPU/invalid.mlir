@@ -1,0 +1,233 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+// Every diagnostic of the tgpu op verifiers (TileGPUDialect.cpp), and a few
+// ODS constraints and attribute parse errors they rely on.
+
+//===----------------------------------------------------------------------===//
+// tgpu.shared_alloc
+//===----------------------------------------------------------------------===//
+
+func.func @shared_alloc_default_space() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op allocates in shared memory: the memref needs memory space 3}}
+  %b = tgpu.shared_alloc offset 0 : memref<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @shared_alloc_global_space() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op allocates in shared memory: the memref needs memory space 3}}
+  %b = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 1>
+  return
+}
+
+// -----
+
+func.func @shared_alloc_string_space() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op allocates in shared memory: the memref needs memory space 3}}
+  %b = tgpu.shared_alloc offset 0 : memref<64xf32, "shared">
+  return
+}
+
+// -----
+
+func.func @shared_alloc_misaligned() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op offset must be a non-negative multiple of 16 bytes (cp.async and ldmatrix alignment), got 8}}
+  %b = tgpu.shared_alloc offset 8 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  return
+}
+
+// -----
+
+func.func @shared_alloc_negative() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op offset must be a non-negative multiple of 16 bytes (cp.async and ldmatrix alignment), got -16}}
+  %b = tgpu.shared_alloc offset -16 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  return
+}
+
+// -----
+
+func.func @shared_alloc_dynamic() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op result #0 must be statically shaped memref of any type values, but got 'memref<?x64xbf16, 3>'}}
+  %b = tgpu.shared_alloc offset 0 : memref<?x64xbf16, 3>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tgpu.mma
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @mma_result_not_acc(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op result type must equal the accumulator type}}
+  %s = tgpu.mma %q, %q, %acc {transpose_rhs}
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_result_other_warps(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op result type must equal the accumulator type}}
+  %s = tgpu.mma %q, %q, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 2>>
+  return
+}
+
+// -----
+
+func.func @mma_acc_no_layout(%acc: tensor<64x64xf32>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op accumulates in f32 #tgpu.mma register tiles}}
+  %s = tgpu.mma %q, %q, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_acc_rows_layout(%acc: tensor<64x64xf32, #tgpu.rows<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op accumulates in f32 #tgpu.mma register tiles}}
+  %s = tgpu.mma %q, %q, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.rows<warps = 4>> -> tensor<64x64xf32, #tgpu.rows<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_acc_f16(%acc: tensor<64x64xf16, #tgpu.mma<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op accumulates in f32 #tgpu.mma register tiles}}
+  %s = tgpu.mma %q, %q, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf16, #tgpu.mma<warps = 4>> -> tensor<64x64xf16, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_rhs_not_shared(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>,
+                              %k: memref<64x64xbf16>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op reads rhs from shared memory}}
+  %s = tgpu.mma %q, %k, %acc {transpose_rhs}
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_rhs_tensor(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>,
+                          %k: tensor<64x64xbf16, #tgpu.mma<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op operand #1 must be statically shaped memref of any type values, but got 'tensor<64x64xbf16, #tgpu.mma<warps = 4>>'}}
+  %s = tgpu.mma %q, %k, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_register_lhs_no_layout(%p: tensor<64x64xbf16>,
+                                      %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %v = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op a register lhs must be in #tgpu.mma layout}}
+  %o = tgpu.mma %p, %v, %acc
+      : tensor<64x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_register_lhs_rows_layout(%p: tensor<64x64xbf16, #tgpu.rows<warps = 4>>,
+                                        %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %v = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op a register lhs must be in #tgpu.mma layout}}
+  %o = tgpu.mma %p, %v, %acc
+      : tensor<64x64xbf16, #tgpu.rows<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_lhs_global_memref(%q: memref<64x64xbf16>,
+                                 %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %k = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op lhs must be a shared buffer or a register tile}}
+  %s = tgpu.mma %q, %k, %acc {transpose_rhs}
+      : memref<64x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_lhs_descriptor(%q: !tile.desc<?x64xbf16>,
+                              %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %k = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op lhs must be a shared buffer or a register tile}}
+  %s = tgpu.mma %q, %k, %acc {transpose_rhs}
+      : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_lhs_vector(%q: vector<64x64xbf16>,
+                          %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %k = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op lhs must be a shared buffer or a register tile}}
+  %s = tgpu.mma %q, %k, %acc
+      : vector<64x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tgpu.copy_async, tgpu.async_wait
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @copy_async_dynamic_dest(%d: !tile.desc<?x64xbf16>, %i: index,
+                                   %b: memref<?x64xbf16, 3>) {
+  // expected-error @+1 {{'tgpu.copy_async' op operand #3 must be statically shaped memref of any type values, but got 'memref<?x64xbf16, 3>'}}
+  tgpu.copy_async %d[%i, %i], %b : !tile.desc<?x64xbf16>, memref<?x64xbf16, 3>
+  return
+}
+
+// -----
+
+func.func @async_wait_not_integer() {
+  // expected-error @+1 {{'tgpu.async_wait' op attribute 'pending' failed to satisfy constraint: 64-bit signless integer attribute}}
+  "tgpu.async_wait"() {pending = 1.0 : f32} : () -> ()
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Layout attributes
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+2 {{struct is missing required parameter: warps}}
+// expected-error @+1 {{failed to parse TileGPU_MmaLayoutAttr parameter 'warps'}}
+func.func private @mma_layout_no_warps(tensor<64x64xf32, #tgpu.mma<>>)
+
+// -----
+
+// expected-error @+1 {{expected 'warps'}}
+func.func private @rows_layout_bad_key(tensor<64xf32, #tgpu.rows<lanes = 4>>)

@@ -1,0 +1,177 @@
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s --enable-var-scope
+
+// Round trips of the tgpu layout attributes and of every tgpu op.
+
+// The layouts as tensor encodings: #tgpu.mma on 2-D tiles of any element
+// type, #tgpu.rows on 1-D row vectors, with various warp counts.
+// CHECK-LABEL: func.func private @layouts
+// CHECK-SAME: (tensor<64x64xf32, #tgpu.mma<warps = 4>>, tensor<64x128xbf16, #tgpu.mma<warps = 4>>, tensor<64x128xi1, #tgpu.mma<warps = 4>>, tensor<128x64xindex, #tgpu.mma<warps = 8>>)
+// CHECK-SAME: -> (tensor<64xf32, #tgpu.rows<warps = 4>>, tensor<32xf32, #tgpu.rows<warps = 2>>, tensor<64xi1, #tgpu.rows<warps = 4>>)
+func.func private @layouts(tensor<64x64xf32, #tgpu.mma<warps = 4>>,
+                           tensor<64x128xbf16, #tgpu.mma<warps = 4>>,
+                           tensor<64x128xi1, #tgpu.mma<warps = 4>>,
+                           tensor<128x64xindex, #tgpu.mma<warps = 8>>)
+    -> (tensor<64xf32, #tgpu.rows<warps = 4>>,
+        tensor<32xf32, #tgpu.rows<warps = 2>>,
+        tensor<64xi1, #tgpu.rows<warps = 4>>)
+
+// -----
+
+// Layout-encoded tensors flow through arith and tile ops unchanged.
+// CHECK-LABEL: func.func @layouts_in_ops
+// CHECK-SAME: ([[S:%[^:]+]]: tensor<64x64xf32, #tgpu.mma<warps = 4>>, [[M:%[^:]+]]: tensor<64xf32, #tgpu.rows<warps = 4>>)
+// CHECK-NEXT: [[R:%.+]] = tile.reduce max [[S]] dim 1 : tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64xf32, #tgpu.rows<warps = 4>>
+// CHECK-NEXT: [[X:%.+]] = arith.maximumf [[M]], [[R]] : tensor<64xf32, #tgpu.rows<warps = 4>>
+// CHECK-NEXT: [[B:%.+]] = tile.broadcast [[X]] dim 1 : tensor<64xf32, #tgpu.rows<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[D:%.+]] = arith.subf [[S]], [[B]] : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[P:%.+]] = arith.truncf [[D]] : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: return [[X]], [[P]] : tensor<64xf32, #tgpu.rows<warps = 4>>, tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+func.func @layouts_in_ops(%s: tensor<64x64xf32, #tgpu.mma<warps = 4>>,
+                          %m: tensor<64xf32, #tgpu.rows<warps = 4>>)
+    -> (tensor<64xf32, #tgpu.rows<warps = 4>>, tensor<64x64xbf16, #tgpu.mma<warps = 4>>) {
+  %r = tile.reduce max %s dim 1 : tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64xf32, #tgpu.rows<warps = 4>>
+  %x = arith.maximumf %m, %r : tensor<64xf32, #tgpu.rows<warps = 4>>
+  %b = tile.broadcast %x dim 1 : tensor<64xf32, #tgpu.rows<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  %d = arith.subf %s, %b : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  %p = arith.truncf %d : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+  return %x, %p : tensor<64xf32, #tgpu.rows<warps = 4>>, tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
+// tgpu.shared_alloc: padded strided buffers, an identity-layout buffer, and
+// a 1-D buffer, at offset 0 and at other multiples of 16 bytes.
+// CHECK-LABEL: func.func @shared_alloc
+// CHECK-NEXT: [[A:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: [[B:%.+]] = tgpu.shared_alloc offset 9216 : memref<128x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: [[C:%.+]] = tgpu.shared_alloc offset 27648 : memref<64x128xf16, 3>
+// CHECK-NEXT: [[D:%.+]] = tgpu.shared_alloc offset 16 : memref<4xf32, 3>
+// CHECK-NEXT: return [[A]], [[B]], [[C]], [[D]] : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<128x64xbf16, strided<[72, 1]>, 3>, memref<64x128xf16, 3>, memref<4xf32, 3>
+func.func @shared_alloc()
+    -> (memref<64x64xbf16, strided<[72, 1]>, 3>,
+        memref<128x64xbf16, strided<[72, 1]>, 3>,
+        memref<64x128xf16, 3>, memref<4xf32, 3>) {
+  %a = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %b = tgpu.shared_alloc offset 9216 : memref<128x64xbf16, strided<[72, 1]>, 3>
+  %c = tgpu.shared_alloc offset 27648 : memref<64x128xf16, 3>
+  %d = tgpu.shared_alloc offset 16 : memref<4xf32, 3>
+  return %a, %b, %c, %d
+      : memref<64x64xbf16, strided<[72, 1]>, 3>,
+        memref<128x64xbf16, strided<[72, 1]>, 3>,
+        memref<64x128xf16, 3>, memref<4xf32, 3>
+}
+
+// -----
+
+// The staged copy: barrier, copy_async from a descriptor, async_wait with
+// the default (elided) and an explicit pending count, barrier.
+// CHECK-LABEL: func.func @staged_copies
+// CHECK-SAME: ([[KD:%[^:]+]]: !tile.desc<?x64xbf16>, [[VD:%[^:]+]]: !tile.desc<?x64xbf16>, [[J:%[^:]+]]: index)
+// CHECK-NEXT: [[C0:%.+]] = arith.constant 0 : index
+// CHECK-NEXT: [[KB:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: [[VB:%.+]] = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[KD]]{{\[}}[[J]], [[C0]]{{\]}}, [[KB]] : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.copy_async [[VD]]{{\[}}[[J]], [[C0]]{{\]}}, [[VB]] : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.async_wait {pending = 1 : i64}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: return
+func.func @staged_copies(%kd: !tile.desc<?x64xbf16>, %vd: !tile.desc<?x64xbf16>, %j: index) {
+  %c0 = arith.constant 0 : index
+  %kb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %vb = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  tgpu.copy_async %kd[%j, %c0], %kb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.copy_async %vd[%j, %c0], %vb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait {pending = 1 : i64}
+  tgpu.barrier
+  tgpu.async_wait
+  // An explicit pending = 0 is the default and prints as the bare op.
+  tgpu.async_wait {pending = 0 : i64}
+  tgpu.barrier
+  return
+}
+
+// -----
+
+// copy_async of a 1-D descriptor into a 1-D buffer.
+// CHECK-LABEL: func.func @copy_async_1d
+// CHECK-SAME: ([[D:%[^:]+]]: !tile.desc<?xf32>, [[I:%[^:]+]]: index)
+// CHECK-NEXT: [[B:%.+]] = tgpu.shared_alloc offset 0 : memref<64xf32, 3>
+// CHECK-NEXT: tgpu.copy_async [[D]]{{\[}}[[I]]{{\]}}, [[B]] : !tile.desc<?xf32>, memref<64xf32, 3>
+func.func @copy_async_1d(%d: !tile.desc<?xf32>, %i: index) {
+  %b = tgpu.shared_alloc offset 0 : memref<64xf32, 3>
+  tgpu.copy_async %d[%i], %b : !tile.desc<?xf32>, memref<64xf32, 3>
+  tgpu.async_wait
+  return
+}
+
+// -----
+
+// tgpu.mma with a shared lhs and a transposed shared rhs (Q K^T).
+// CHECK-LABEL: func.func @mma_shared_lhs
+// CHECK-SAME: ([[ACC:%[^:]+]]: tensor<64x128xf32, #tgpu.mma<warps = 4>>)
+// CHECK-NEXT: [[Q:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: [[K:%.+]] = tgpu.shared_alloc offset 9216 : memref<128x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: [[S:%.+]] = tgpu.mma [[Q]], [[K]], [[ACC]] {transpose_rhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<128x64xbf16, strided<[72, 1]>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[S2:%.+]] = tgpu.mma [[Q]], [[K]], [[S]] {transpose_rhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<128x64xbf16, strided<[72, 1]>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: return [[S2]] : tensor<64x128xf32, #tgpu.mma<warps = 4>>
+func.func @mma_shared_lhs(%acc: tensor<64x128xf32, #tgpu.mma<warps = 4>>)
+    -> tensor<64x128xf32, #tgpu.mma<warps = 4>> {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %k = tgpu.shared_alloc offset 9216 : memref<128x64xbf16, strided<[72, 1]>, 3>
+  %s = tgpu.mma %q, %k, %acc {transpose_rhs}
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<128x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+  // The unit attribute's long spelling parses to the same thing.
+  %s2 = tgpu.mma %q, %k, %s {transpose_rhs = unit}
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<128x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+  return %s2 : tensor<64x128xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
+// tgpu.mma with a register lhs in #tgpu.mma layout (P in P * V), bf16
+// elements, rhs read untransposed; no transpose_rhs attribute is printed.
+// CHECK-LABEL: func.func @mma_register_lhs
+// CHECK-SAME: ([[P:%[^:]+]]: tensor<64x128xbf16, #tgpu.mma<warps = 4>>, [[ACC:%[^:]+]]: tensor<64x64xf32, #tgpu.mma<warps = 4>>)
+// CHECK-NEXT: [[V:%.+]] = tgpu.shared_alloc offset 0 : memref<128x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: [[O:%.+]] = tgpu.mma [[P]], [[V]], [[ACC]] : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<128x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: return [[O]] : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+func.func @mma_register_lhs(%p: tensor<64x128xbf16, #tgpu.mma<warps = 4>>,
+                            %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>)
+    -> tensor<64x64xf32, #tgpu.mma<warps = 4>> {
+  %v = tgpu.shared_alloc offset 0 : memref<128x64xbf16, strided<[72, 1]>, 3>
+  %o = tgpu.mma %p, %v, %acc
+      : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<128x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return %o : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
+// A whole staged KV step in generic form parses to the custom form.
+// CHECK-LABEL: func.func @generic_form
+// CHECK-SAME: ([[KD:%[^:]+]]: !tile.desc<?x64xbf16>, [[J:%[^:]+]]: index, [[ACC:%[^:]+]]: tensor<64x64xf32, #tgpu.mma<warps = 2>>)
+// CHECK-NEXT: [[B:%.+]] = tgpu.shared_alloc offset 32 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[KD]]{{\[}}[[J]], [[J]]{{\]}}, [[B]] : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.async_wait {pending = 2 : i64}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: [[R:%.+]] = tgpu.mma [[B]], [[B]], [[ACC]] {transpose_rhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 2>> -> tensor<64x64xf32, #tgpu.mma<warps = 2>>
+// CHECK-NEXT: return [[R]]
+func.func @generic_form(%kd: !tile.desc<?x64xbf16>, %j: index,
+                        %acc: tensor<64x64xf32, #tgpu.mma<warps = 2>>)
+    -> tensor<64x64xf32, #tgpu.mma<warps = 2>> {
+  %b = "tgpu.shared_alloc"() {offset = 32 : i64} : () -> memref<64x64xbf16, strided<[72, 1]>, 3>
+  "tgpu.barrier"() : () -> ()
+  "tgpu.copy_async"(%kd, %j, %j, %b) : (!tile.desc<?x64xbf16>, index, index, memref<64x64xbf16, strided<[72, 1]>, 3>) -> ()
+  "tgpu.async_wait"() {pending = 2 : i64} : () -> ()
+  "tgpu.barrier"() : () -> ()
+  %r = "tgpu.mma"(%b, %b, %acc) {transpose_rhs} : (memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 2>>) -> tensor<64x64xf32, #tgpu.mma<warps = 2>>
+  return %r : tensor<64x64xf32, #tgpu.mma<warps = 2>>
+}

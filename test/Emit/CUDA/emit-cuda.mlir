@@ -1,0 +1,52 @@
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="head-dim=64" | kiln-translate --emit-cuda | FileCheck %s
+// RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="head-dim=64 overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
+// RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
+
+// The kernel is named after the variant, includes only the device library,
+// and every statement is preceded by the op it comes from.
+// CHECK: #include "kiln/kiln.cuh"
+// CHECK: // Kernel causal_softcap_fwd: 4 warps, {{[0-9]+}} bytes of shared memory
+// CHECK: extern "C" __global__ void __launch_bounds__(128)
+// CHECK-NEXT: causal_softcap_fwd(kiln::Tensor<kiln::bf16, 4> [[Q:v[0-9]+]],
+// CHECK: kiln::Tensor<float, 3> [[LSE:v[0-9]+]]) {
+// CHECK: extern __shared__ __align__(128) unsigned char kiln_smem[];
+// CHECK: // tgpu.shared_alloc loc(
+// CHECK: const kiln::SmemTile<kiln::bf16, 64, 64, 72> [[QS:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 0)};
+// CHECK: const int [[BH:v[0-9]+]] = blockIdx.y;
+// CHECK: const int [[BB:v[0-9]+]] = blockIdx.z;
+// CHECK: const kiln::Desc<kiln::bf16> [[QD:v[0-9]+]] = {[[Q]].ptr + static_cast<long long>([[BB]]) * [[Q]].stride[0] + static_cast<long long>([[BH]]) * [[Q]].stride[2], static_cast<int>([[Q]].size[1]), static_cast<int>([[Q]].size[3]), [[Q]].stride[1], [[Q]].stride[3]};
+// CHECK: kiln::copy_async<128>([[QS]], [[QD]],
+// CHECK: kiln::cp_async_wait<0>();
+// CHECK: __syncthreads();
+// The three KV loops of the causal split; K and V copies issued together.
+// CHECK: // KV loop: leading_partial
+// CHECK-NEXT: for (int [[J:v[0-9]+]] = {{v[0-9]+}}; [[J]] < {{v[0-9]+}}; [[J]] += {{v[0-9]+}}) {
+// CHECK: kiln::copy_async<128>([[KS:v[0-9]+]], {{v[0-9]+}}, [[J]],
+// CHECK: kiln::copy_async<128>([[VS:v[0-9]+]], {{v[0-9]+}}, [[J]],
+// CHECK: kiln::cp_async_wait<1>();
+// CHECK: kiln::mma<true>([[S:v[0-9]+]], [[QS]], [[KS]]);
+// The score_mod, inlined elementwise over the thread's fragment.
+// CHECK: // math.tanh loc(
+// CHECK: for (int e = 0; e < kiln::Frag<float, 64, {{[0-9]+}}, 4>::kSize; ++e) {{v[0-9]+}}.x[e] = tanhf({{v[0-9]+}}.x[e]);
+// CHECK: kiln::reduce_rows<true>(
+// CHECK: kiln::exp2_fast(
+// CHECK: kiln::reduce_rows<false>(
+// CHECK: kiln::to_bf16(
+// CHECK: kiln::cp_async_wait<0>();
+// CHECK: kiln::mma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[VS]]);
+// CHECK: // KV loop: full
+// CHECK: // KV loop: trailing_partial
+// Epilogue: stores check the descriptor's bounds.
+// CHECK: kiln::store(
+// CHECK: kiln::store(
+// CHECK: return;
+
+// ALIBI: alibi_fwd(
+// ALIBI: kiln::Tensor<float, 1> [[SLOPES:v[0-9]+]])
+// The slope read at the head index is one scalar load per program.
+// ALIBI: const float {{v[0-9]+}} = [[SLOPES]].ptr[0 + static_cast<long long>({{v[0-9]+}}) * [[SLOPES]].stride[0]];
+// Without overlap-copies, each copy waits alone.
+// ALIBI-NOT: cp_async_wait<1>
+// ALIBI: kiln::mma<true>(
+
+// UNSCHEDULED: error: no scheduled kernel to emit (run kiln-cuda-fwd-pipeline)

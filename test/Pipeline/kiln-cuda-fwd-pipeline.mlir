@@ -1,0 +1,29 @@
+// RUN: kiln-opt %s -kiln-cuda-fwd-pipeline | FileCheck %s
+// RUN: kiln-opt %s -kiln-cuda-fwd-pipeline="arch=sm_80 head-dim=256" | FileCheck %s --check-prefix=HD256
+
+// attn -> scheduled tgpu kernel: no attn op, no unscheduled tile.load or
+// tile.dot, every register tile has a layout; tiles sized from the head dim
+// and the target's shared memory (head dim 128: 64 x 128 blocks).
+// CHECK-NOT: attn.attention
+// CHECK-LABEL: func.func @window_fwd
+// CHECK-SAME: tgpu.arch = "sm_90a"
+// CHECK-SAME: tile.block_m = 64 : i64, tile.block_n = 128 : i64
+// CHECK-NOT: tile.load
+// CHECK-NOT: tile.dot
+// CHECK-NOT: tensor<{{[0-9x]+}}x{{[a-z0-9]+}}>
+// CHECK: tgpu.mma
+// CHECK: return
+
+// Head dim 256 keeps S and the accumulator in registers with 64-key blocks.
+// HD256-LABEL: func.func @window_fwd
+// HD256-SAME: tgpu.arch = "sm_80"
+// HD256-SAME: tile.block_n = 64 : i64
+attn.attention @window {qk_head_dim = 128, v_head_dim = 128, element_type = bf16}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %w = arith.constant 512 : index
+    %d = arith.subi %q, %kv : index
+    %near = arith.cmpi sle, %d, %w : index
+    %causal = arith.cmpi sle, %kv, %q : index
+    %keep = arith.andi %near, %causal : i1
+    attn.yield %keep : i1
+  }
