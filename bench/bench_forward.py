@@ -34,8 +34,11 @@ lib.kiln_forward_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p, LL, LL] * 
     ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
 
 
-def load(variant, hd):
-    spec = json.load(open(os.path.join(args.specs, f"{variant}_hd{hd}.cubin.json")))
+def load(variant, hd, suffix=""):
+    path = os.path.join(args.specs, f"{variant}_hd{hd}{suffix}.cubin.json")
+    if suffix and not os.path.exists(path):
+        return None
+    spec = json.load(open(path))
     handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
     if lib.kiln_forward_load(spec["source"].encode(), spec["kernel"].encode(), spec["arch"].encode(),
                              spec["threads"], spec["shared_bytes"], spec["block_m"], spec["head_dim_qk"],
@@ -67,6 +70,8 @@ rows = []
 print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
 for hd in [int(x) for x in args.hdims.split(",")]:
     handles = {c: load("causal" if c else "plain", hd) for c in (False, True)}
+    # Ablation: the same kernels without tgpu-overlap-copies, when given.
+    ablated = {c: load("causal" if c else "plain", hd, "_nooverlap") for c in (False, True)}
     for N in [int(x) for x in args.seqlens.split(",")]:
         B, H = max(1, 16384 // N), 2048 // hd
         # Kiln's layout [B, N, H, D]; SDPA gets the [B, H, N, D] view of it.
@@ -85,6 +90,8 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             torch.cuda.synchronize()
             row["kiln_vs_flash_relerr"] = ((o.float() - ref).norm() / ref.norm()).item()
             row["kiln_ms"] = bench(lambda: kiln_call(handles[causal], q, k, v, o, lse))
+            if ablated[causal] is not None:
+                row["kiln_nooverlap_ms"] = bench(lambda: kiln_call(ablated[causal], q, k, v, o, lse))
             for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
                 try:
                     with sdpa_kernel([be]):
@@ -94,7 +101,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                         row[f"{name}_ms"] = bench(fn)
                 except Exception as e:  # a peer that does not support the shape
                     row[f"{name}_error"] = str(e)[:80]
-            for name in ("kiln", "flash", "cudnn"):
+            for name in ("kiln", "kiln_nooverlap", "flash", "cudnn"):
                 if f"{name}_ms" in row:
                     row[f"{name}_tflops"] = flops / row[f"{name}_ms"] / 1e9
             rows.append(row)
@@ -120,10 +127,10 @@ print(json.dumps(dict(memory=[dict(N=n, peak_bytes=m) for n, m in mem], linear_i
 
 out = os.environ.get("OUT", "/tmp")
 json.dump(dict(device=torch.cuda.get_device_name(), rows=rows, memory=mem), open(os.path.join(out, "bench.json"), "w"), indent=1)
-print(f"\n{'hdim':>4} {'N':>6} {'causal':>6} {'kiln':>7} {'flash':>7} {'cudnn':>7} {'k/flash':>8} {'k/cudnn':>8} {'relerr':>8}")
+print(f"\n{'hdim':>4} {'N':>6} {'causal':>6} {'kiln':>7} {'no-ovl':>7} {'flash':>7} {'cudnn':>7} {'k/flash':>8} {'k/cudnn':>8} {'relerr':>8}")
 for r in rows:
     f = lambda key: f"{r[key]:7.1f}" if key in r else "    n/a"
     ratio = lambda peer: f"{r['kiln_tflops'] / r[peer + '_tflops']:8.2f}" if peer + "_tflops" in r else "     n/a"
-    print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} {f('kiln_tflops')} {f('flash_tflops')} {f('cudnn_tflops')} "
+    print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} {f('kiln_tflops')} {f('kiln_nooverlap_tflops')} {f('flash_tflops')} {f('cudnn_tflops')} "
           f"{ratio('flash')} {ratio('cudnn')} {r['kiln_vs_flash_relerr']:8.1e}")
 print(f"memory linear in N: {linear}")

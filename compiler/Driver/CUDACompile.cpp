@@ -28,7 +28,8 @@ static DType dtypeOf(Type t) {
 }
 
 Status compileForwardCUDA(ModuleOp module, const std::string &arch,
-                          ForwardKernelSpec &spec, std::string *tgpuIR) {
+                          ForwardKernelSpec &spec, std::string *tgpuIR,
+                          bool overlapCopies) {
   auto specs = module.getOps<attn::AttentionOp>();
   if (std::distance(specs.begin(), specs.end()) != 1)
     return Status::error("compile exactly one attn.attention at a time");
@@ -76,6 +77,7 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
   });
   CUDAPipelineOptions options;
   options.arch = arch;
+  options.overlapCopies = overlapCopies;
   PassManager pm(module.getContext());
   int64_t elementBytes = 2;
   buildCUDAForwardPipeline(pm, options, spec.headDimQK, spec.headDimV,

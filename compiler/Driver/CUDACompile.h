@@ -16,7 +16,8 @@ namespace kiln::driver {
 /// given, receive the scheduled IR and the CUDA C++.
 Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
                           ForwardKernelSpec &spec,
-                          std::string *tgpuIR = nullptr);
+                          std::string *tgpuIR = nullptr,
+                          bool overlapCopies = true);
 
 } // namespace kiln::driver
 

@@ -498,7 +498,8 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
       arch = "sm_90a";
     std::string tgpuIR;
     auto start = std::chrono::steady_clock::now();
-    if (Status s = compileForwardCUDA(*module, arch, cudaSpec, &tgpuIR);
+    if (Status s = compileForwardCUDA(*module, arch, cudaSpec, &tgpuIR,
+                                          o.overlapCopies);
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;
@@ -623,7 +624,9 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
   }
   std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
   ForwardKernelSpec kernelSpec;
-  if (Status s = compileForwardCUDA(*module, arch, kernelSpec); !s.ok()) {
+  if (Status s = compileForwardCUDA(*module, arch, kernelSpec, nullptr,
+                                          o.overlapCopies);
+      !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;
   }

@@ -26,6 +26,7 @@ const char *runUsage() {
   --seed S                  random inputs' seed (default 0)
   --block-m BM --block-n BN tile sizes (default 64, 64)
   --no-split                keep one masked KV loop (ablation of the block split)
+  --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
   --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
   -emit=attn|tile|llvm      print the IR of a stage instead of running
@@ -110,7 +111,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     };
 
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
-                    name == "no-split";
+                    name == "no-split" || name == "no-overlap-copies";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -119,6 +120,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.check = true;
     } else if (name == "no-split") {
       o.splitMaskedBlocks = false;
+    } else if (name == "no-overlap-copies") {
+      o.overlapCopies = false;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

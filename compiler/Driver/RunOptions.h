@@ -34,6 +34,7 @@ struct RunOptions {
   double tolerance = 1e-2;
   int64_t blockM = 64, blockN = 64;
   bool splitMaskedBlocks = true;
+  bool overlapCopies = true; ///< cuda: tgpu-overlap-copies (ablation switch)
   int64_t warmup = 0, repeats = 0; ///< cuda: timed launches after the check
   std::string arch;                ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;              ///< kiln compile: -o file

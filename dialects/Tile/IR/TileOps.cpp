@@ -134,9 +134,12 @@ LogicalResult ReduceOp::verify() {
   int64_t kept = source.getDimSize(1 - dim);
   if (result.getDimSize(0) != kept ||
       result.getElementType() != source.getElementType())
-    return emitOpError() << "result must be "
-                         << RankedTensorType::get({kept},
-                                                  source.getElementType());
+  {
+    std::string expected;
+    llvm::raw_string_ostream os(expected);
+    os << RankedTensorType::get({kept}, source.getElementType());
+    return emitOpError() << "result must be " << expected;
+  }
   if (!isa<FloatType>(source.getElementType()))
     return emitOpError() << "reduces floating-point tiles";
   return success();

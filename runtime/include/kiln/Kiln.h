@@ -1,0 +1,50 @@
+//===- Kiln.h - Kiln's C++ JIT API ------------------------------*- C++ -*-===//
+//
+//   #include "kiln/Kiln.h"
+//   kiln::Variant v;
+//   kiln::loadVariantFile("examples/causal_softcap.mlir", v);
+//   std::unique_ptr<kiln::ForwardKernel> kernel;
+//   kiln::compile(v, {}, kernel);          // MLIR -> CUDA -> NVRTC, cached
+//   kernel->forward(q, k, v, out, lse, {}, stream);
+//
+// The declarations need no MLIR; the definitions live in the compiler
+// (link KilnDriver). Runtime-only programs use kiln/Runtime.h alone with
+// specs written by `kiln compile`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include "kiln/Runtime.h"
+
+namespace kiln {
+
+/// An attention variant as MLIR text (one or more attn.attention ops).
+struct Variant {
+  std::string mlir;
+  std::string name; ///< which attn.attention; empty: the only one
+};
+
+Status loadVariantFile(const std::string &path, Variant &variant);
+
+struct CompileOptions {
+  int device = 0;
+  std::string arch;        ///< empty: the device's (sm_80 / sm_90a)
+  int64_t headDim = 0;     ///< 0: the variant's head dims
+  std::string dtype;       ///< "", "bf16" or "fp16"
+};
+
+/// Lowers `variant` to a CUDA kernel spec for `options.arch` (required when
+/// no device is to be asked). Needs no GPU.
+Status compileSpec(const Variant &variant, const CompileOptions &options,
+                   ForwardKernelSpec &spec);
+
+/// compileSpec for the device's arch, then compile (or fetch from the cache)
+/// and load on the device.
+Status compile(const Variant &variant, const CompileOptions &options,
+               std::unique_ptr<ForwardKernel> &kernel);
+
+} // namespace kiln
+
+#endif // KILN_KILN_H
