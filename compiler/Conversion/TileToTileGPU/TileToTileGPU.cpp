@@ -56,12 +56,15 @@ public:
 
 private:
   /// The shared buffer a load is staged into; loads of one descriptor with
-  /// one tile shape (K in every KV loop) share it.
-  Value bufferFor(tile::LoadOp load) {
+  /// one tile shape (K in every KV loop) share it, unless that buffer is
+  /// `busy` (the other operand of the same dot).
+  Value bufferFor(tile::LoadOp load, Value busy) {
+    if (Value staged = stagedBuffers.lookup(load.getOperation()))
+      return staged;
     auto type = cast<RankedTensorType>(load.getResult().getType());
     auto key = std::make_pair(load.getDesc(), Type(type));
-    if (auto it = buffers.find(key); it != buffers.end())
-      return it->second;
+    if (auto it = buffers.find(key); it != buffers.end() && it->second != busy)
+      return stagedBuffers[load.getOperation()] = it->second;
     Type elt = type.getElementType();
     int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
     int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
@@ -74,15 +77,17 @@ private:
     Value buffer = tgpu::SharedAllocOp::create(builder, func.getLoc(), memref,
                                                sharedBytes);
     sharedBytes += (rows * pitch * eltBytes + 127) / 128 * 128;
-    buffers[key] = buffer;
-    return buffer;
+    if (!buffers.count(key))
+      buffers[key] = buffer;
+    return stagedBuffers[load.getOperation()] = buffer;
   }
 
-  /// Replaces a register load by a staged copy into shared memory.
-  FailureOr<Value> stage(Value operand, tile::DotOp dot) {
+  /// Replaces a register load by a staged copy into shared memory. Returns a
+  /// null value when `operand` is not a load, failure after a diagnostic.
+  FailureOr<Value> stage(Value operand, tile::DotOp dot, Value busy) {
     auto load = operand.getDefiningOp<tile::LoadOp>();
     if (!load)
-      return failure();
+      return Value();
     if (auto fill = dyn_cast<FloatAttr>(load.getFill());
         !fill || !fill.getValue().isZero())
       return dot.emitError()
@@ -91,7 +96,7 @@ private:
              << load.getFill();
     if (cast<RankedTensorType>(load.getType()).getRank() != 2)
       return dot.emitError() << "mma operands must be 2-D tiles";
-    Value buffer = bufferFor(load);
+    Value buffer = bufferFor(load, busy);
     if (!llvm::is_contained(staged, load)) {
       builder.setInsertionPoint(load);
       Location loc = load.getLoc();
@@ -108,21 +113,25 @@ private:
   }
 
   LogicalResult scheduleDot(tile::DotOp dot) {
+    auto resultType = cast<RankedTensorType>(dot.getResult().getType());
+    if (!resultType.getElementType().isF32())
+      return dot.emitError() << "the GPU schedule accumulates in f32, not "
+                             << resultType.getElementType();
     Value lhs = dot.getLhs();
-    if (lhs.getDefiningOp<tile::LoadOp>()) {
-      auto staged = stage(lhs, dot);
-      if (failed(staged))
-        return failure();
-      lhs = *staged;
-    }
-    auto rhs = stage(dot.getRhs(), dot);
+    auto stagedLhs = stage(lhs, dot, Value());
+    if (failed(stagedLhs))
+      return failure();
+    if (*stagedLhs)
+      lhs = *stagedLhs;
+    auto rhs = stage(dot.getRhs(), dot, *stagedLhs);
     if (failed(rhs))
+      return failure();
+    if (!*rhs)
       return dot.emitError()
              << "the rhs of a tile.dot must be loaded from a descriptor to "
                 "be staged in shared memory";
     builder.setInsertionPoint(dot);
     Value acc = dot.getAcc();
-    auto resultType = cast<RankedTensorType>(dot.getResult().getType());
     if (!acc) {
       Value zero = arith::ConstantOp::create(
           builder, dot.getLoc(), builder.getF32FloatAttr(0.0));
@@ -186,6 +195,7 @@ private:
   OpBuilder builder;
   int64_t sharedBytes = 0;
   DenseMap<std::pair<Value, Type>, Value> buffers;
+  DenseMap<Operation *, Value> stagedBuffers;
   SmallVector<tile::LoadOp> staged;
 };
 

@@ -40,10 +40,11 @@ LogicalResult SharedAllocOp::verify() {
   if (!isSharedMemRef(getBuffer().getType()))
     return emitOpError() << "allocates in shared memory: the memref needs "
                             "memory space 3";
-  if (getOffset() < 0 || getOffset() % 16 != 0)
+  int64_t offset = static_cast<int64_t>(getOffset());
+  if (offset < 0 || offset % 16 != 0)
     return emitOpError() << "offset must be a non-negative multiple of 16 "
                             "bytes (cp.async and ldmatrix alignment), got "
-                         << getOffset();
+                         << offset;
   return success();
 }
 
@@ -51,13 +52,14 @@ LogicalResult MmaOp::verify() {
   auto acc = cast<RankedTensorType>(getAcc().getType());
   if (getResult().getType() != acc)
     return emitOpError() << "result type must equal the accumulator type";
-  if (!isa<MmaLayoutAttr>(acc.getEncoding()) || !acc.getElementType().isF32())
+  if (!isa_and_nonnull<MmaLayoutAttr>(acc.getEncoding()) ||
+      !acc.getElementType().isF32())
     return emitOpError() << "accumulates in f32 #tgpu.mma register tiles";
   if (!isSharedMemRef(getRhs().getType()))
     return emitOpError() << "reads rhs from shared memory";
   Type lhs = getLhs().getType();
   if (auto regs = dyn_cast<RankedTensorType>(lhs)) {
-    if (!isa<MmaLayoutAttr>(regs.getEncoding()))
+    if (!isa_and_nonnull<MmaLayoutAttr>(regs.getEncoding()))
       return emitOpError() << "a register lhs must be in #tgpu.mma layout";
   } else if (!isSharedMemRef(lhs)) {
     return emitOpError() << "lhs must be a shared buffer or a register tile";

@@ -263,7 +263,8 @@ func.func @padding(%ad: !tile.desc<?x4xf32>, %bd: !tile.desc<?x16xf32>,
 // CHECK-NEXT: [[M:%.+]] = tile.reduce max [[T]] dim 1 : tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64xf32, #tgpu.rows<warps = 4>>
 // CHECK-NEXT: [[M2:%.+]] = arith.addf [[M]], [[LSE]] : tensor<64xf32, #tgpu.rows<warps = 4>>
 // The layouts reach scf.if results and the values yielded in its regions.
-// CHECK-NEXT: [[SEL:%.+]] = scf.if %{{.+}} -> (tensor<64xf32, #tgpu.rows<warps = 4>>) {
+// CHECK-NEXT: [[COND:%.+]] = arith.cmpi eq, [[ROW]], [[C0]] : index
+// CHECK-NEXT: [[SEL:%.+]] = scf.if [[COND]] -> (tensor<64xf32, #tgpu.rows<warps = 4>>) {
 // CHECK-NEXT: scf.yield [[M2]] : tensor<64xf32, #tgpu.rows<warps = 4>>
 // CHECK-NEXT: } else {
 // CHECK-NEXT: scf.yield [[LSE]] : tensor<64xf32, #tgpu.rows<warps = 4>>
@@ -308,7 +309,7 @@ func.func @register_loads(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>
 // CHECK: tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.mma
 // CHECK-LABEL: func.func @second_kernel
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 27648 : i64, tile.block_m = 128 : i64, tile.kernel
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 36864 : i64, tile.block_m = 128 : i64, tile.kernel
 // CHECK: tgpu.shared_alloc offset 18432 : memref<128x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.shared_alloc offset 0 : memref<128x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.mma %{{.+}} {transpose_rhs} : {{.*}} -> tensor<128x128xf32, #tgpu.mma<warps = 4>>
@@ -318,14 +319,13 @@ func.func @register_loads(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>
 // CHECK-NEXT: return [[D]] : tensor<64x64xf32>
 // PLAIN-LABEL: func.func @not_a_kernel
 // PLAIN: tile.dot
-// PLAIN-LABEL: func.func @missing_block_m
-func.func @first_kernel(%ad: !tile.desc<?x64xbf16>, %od: !tile.desc<?x64xf32>)
+func.func @first_kernel(%ad: !tile.desc<?x64xbf16>, %bd: !tile.desc<?x64xbf16>,
+                        %od: !tile.desc<?x64xf32>)
     attributes {tile.kernel, tile.block_m = 64 : i64} {
   %c0 = arith.constant 0 : index
   %a = tile.load %ad[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
-  %b = tile.load %od[%c0, %c0] fill 0.0 : f32 : !tile.desc<?x64xf32> -> tensor<64x64xf32>
-  %bb = arith.truncf %b : tensor<64x64xf32> to tensor<64x64xbf16>
-  %s = tile.dot %a, %bb : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  %b = tile.load %bd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %s = tile.dot %a, %b : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
   tile.store %s, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
   return
 }
@@ -411,17 +411,15 @@ func.func @no_layout_vector(%ld: !tile.desc<?xf32>)
 // -----
 
 // A loop-carried tile without a layout is reported at the loop.
-func.func @no_layout_iter_arg(%ld: !tile.desc<?xf32>, %n: index)
+func.func @no_layout_iter_arg(%init: tensor<32xf32>, %ld: !tile.desc<?xf32>, %n: index)
     attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %z = arith.constant 0.0 : f32
-  %init = tile.splat %z : f32 -> tensor<64xf32>
-  // expected-error @+1 {{no GPU register layout for 'tensor<64x4xf32>': tiles must be 64xN (N a multiple of 16) or 64}}
-  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init, %b = %init) -> (tensor<64xf32>, tensor<64xf32>) {
-    scf.yield %a, %b : tensor<64xf32>, tensor<64xf32>
-  } {carried = tensor<64x4xf32>}
-  tile.store %r#0, %ld[%c0] : tensor<64xf32>, !tile.desc<?xf32>
+  // expected-error @+1 {{no GPU register layout for 'tensor<32xf32>': tiles must be 64xN (N a multiple of 16) or 64}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (tensor<32xf32>) {
+    scf.yield %a : tensor<32xf32>
+  }
+  tile.store %r, %ld[%c0] : tensor<32xf32>, !tile.desc<?xf32>
   return
 }
 
