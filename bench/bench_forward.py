@@ -23,6 +23,8 @@ p.add_argument("--lib", required=True)
 p.add_argument("--specs", required=True)
 p.add_argument("--hdims", default="64,128,256")
 p.add_argument("--seqlens", default="1024,4096,16384")
+p.add_argument("--variants", default="_nooverlap",
+               help="spec suffixes timed next to the default kernels (ablations), when present")
 args = p.parse_args()
 
 dev, dt = "cuda", torch.bfloat16
@@ -70,8 +72,9 @@ rows = []
 print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
 for hd in [int(x) for x in args.hdims.split(",")]:
     handles = {c: load("causal" if c else "plain", hd) for c in (False, True)}
-    # Ablation: the same kernels without tgpu-overlap-copies, when given.
-    ablated = {c: load("causal" if c else "plain", hd, "_nooverlap") for c in (False, True)}
+    # Ablations: the same variants compiled with other schedule choices.
+    suffixes = [x for x in args.variants.split(",") if x]
+    ablated = {(c, sfx): load("causal" if c else "plain", hd, sfx) for c in (False, True) for sfx in suffixes}
     for N in [int(x) for x in args.seqlens.split(",")]:
         B, H = max(1, 16384 // N), 2048 // hd
         # Kiln's layout [B, N, H, D]; SDPA gets the [B, H, N, D] view of it.
@@ -90,8 +93,10 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             torch.cuda.synchronize()
             row["kiln_vs_flash_relerr"] = ((o.float() - ref).norm() / ref.norm()).item()
             row["kiln_ms"] = bench(lambda: kiln_call(handles[causal], q, k, v, o, lse))
-            if ablated[causal] is not None:
-                row["kiln_nooverlap_ms"] = bench(lambda: kiln_call(ablated[causal], q, k, v, o, lse))
+            for sfx in suffixes:
+                if ablated[(causal, sfx)] is not None:
+                    h = ablated[(causal, sfx)]
+                    row[f"kiln{sfx}_ms"] = bench(lambda: kiln_call(h, q, k, v, o, lse))
             for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
                 try:
                     with sdpa_kernel([be]):
@@ -101,7 +106,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                         row[f"{name}_ms"] = bench(fn)
                 except Exception as e:  # a peer that does not support the shape
                     row[f"{name}_error"] = str(e)[:80]
-            for name in ("kiln", "kiln_nooverlap", "flash", "cudnn"):
+            for name in ["kiln", "flash", "cudnn"] + [f"kiln{sfx}" for sfx in suffixes]:
                 if f"{name}_ms" in row:
                     row[f"{name}_tflops"] = flops / row[f"{name}_ms"] / 1e9
             rows.append(row)
@@ -127,10 +132,13 @@ print(json.dumps(dict(memory=[dict(N=n, peak_bytes=m) for n, m in mem], linear_i
 
 out = os.environ.get("OUT", "/tmp")
 json.dump(dict(device=torch.cuda.get_device_name(), rows=rows, memory=mem), open(os.path.join(out, "bench.json"), "w"), indent=1)
-print(f"\n{'hdim':>4} {'N':>6} {'causal':>6} {'kiln':>7} {'no-ovl':>7} {'flash':>7} {'cudnn':>7} {'k/flash':>8} {'k/cudnn':>8} {'relerr':>8}")
+extra = [f"kiln{sfx}" for sfx in [x for x in args.variants.split(",") if x]]
+print(f"\n{'hdim':>4} {'N':>6} {'causal':>6} {'kiln':>7} " + " ".join(f"{e[4:][:7]:>7}" for e in extra) +
+      f" {'flash':>7} {'cudnn':>7} {'k/flash':>8} {'k/cudnn':>8} {'relerr':>8}")
 for r in rows:
     f = lambda key: f"{r[key]:7.1f}" if key in r else "    n/a"
     ratio = lambda peer: f"{r['kiln_tflops'] / r[peer + '_tflops']:8.2f}" if peer + "_tflops" in r else "     n/a"
-    print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} {f('kiln_tflops')} {f('kiln_nooverlap_tflops')} {f('flash_tflops')} {f('cudnn_tflops')} "
+    print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} {f('kiln_tflops')} " + " ".join(f(e + "_tflops") for e in extra) +
+          f" {f('flash_tflops')} {f('cudnn_tflops')} "
           f"{ratio('flash')} {ratio('cudnn')} {r['kiln_vs_flash_relerr']:8.1e}")
 print(f"memory linear in N: {linear}")

@@ -41,6 +41,6 @@ if [ "$MODE" != none ]; then
   echo "suite rc=$?"; grep -E "^FAIL" -A8 "$OUT/suite.txt" | head -60; tail -4 "$OUT/suite.txt"
 fi
 timeout 200 python3 bench/bench_forward.py --lib .device/libkiln_runtime.so --specs .device/specs \
-  --hdims "$HDIMS" --seqlens "$SEQS" > "$OUT/bench.txt" 2>&1
+  --hdims "$HDIMS" --seqlens "$SEQS" --variants "${VARIANTS:-_nooverlap}" > "$OUT/bench.txt" 2>&1
 echo "bench rc=$?"
 tail -n 20 "$OUT/bench.txt"

@@ -29,7 +29,8 @@ static DType dtypeOf(Type t) {
 
 Status compileForwardCUDA(ModuleOp module, const std::string &arch,
                           ForwardKernelSpec &spec, std::string *tgpuIR,
-                          bool overlapCopies) {
+                          bool overlapCopies, int64_t blockM,
+                          int64_t blockN) {
   auto specs = module.getOps<attn::AttentionOp>();
   if (std::distance(specs.begin(), specs.end()) != 1)
     return Status::error("compile exactly one attn.attention at a time");
@@ -78,6 +79,8 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
   CUDAPipelineOptions options;
   options.arch = arch;
   options.overlapCopies = overlapCopies;
+  options.blockM = blockM;
+  options.blockN = blockN;
   PassManager pm(module.getContext());
   int64_t elementBytes = 2;
   buildCUDAForwardPipeline(pm, options, spec.headDimQK, spec.headDimV,

@@ -17,7 +17,8 @@ namespace kiln::driver {
 Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
                           ForwardKernelSpec &spec,
                           std::string *tgpuIR = nullptr,
-                          bool overlapCopies = true);
+                          bool overlapCopies = true, int64_t blockM = 0,
+                          int64_t blockN = 0);
 
 } // namespace kiln::driver
 

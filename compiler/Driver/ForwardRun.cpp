@@ -498,8 +498,9 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
       arch = "sm_90a";
     std::string tgpuIR;
     auto start = std::chrono::steady_clock::now();
-    if (Status s = compileForwardCUDA(*module, arch, cudaSpec, &tgpuIR,
-                                          o.overlapCopies);
+    if (Status s = compileForwardCUDA(
+            *module, arch, cudaSpec, &tgpuIR, o.overlapCopies,
+            o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0);
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;
@@ -624,8 +625,9 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
   }
   std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
   ForwardKernelSpec kernelSpec;
-  if (Status s = compileForwardCUDA(*module, arch, kernelSpec, nullptr,
-                                          o.overlapCopies);
+  if (Status s = compileForwardCUDA(
+          *module, arch, kernelSpec, nullptr, o.overlapCopies,
+          o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0);
       !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;

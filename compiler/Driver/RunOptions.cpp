@@ -24,7 +24,8 @@ const char *runUsage() {
   --check                   compare with the float64 reference, exit 1 on mismatch
   --tolerance T             relative L2 error allowed (default 1e-2)
   --seed S                  random inputs' seed (default 0)
-  --block-m BM --block-n BN tile sizes (default 64, 64)
+  --block-m BM --block-n BN tile sizes (cpu default 64, 64; cuda: chosen for the
+                            head dim and shared memory, 16 query rows per warp)
   --no-split                keep one masked KV loop (ablation of the block split)
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
@@ -131,6 +132,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
              std::to_string(it->second.min) + ", got '" + value + "'");
       else
         *it->second.target = v;
+      o.blockMGiven |= name == "block-m";
+      o.blockNGiven |= name == "block-n";
     } else if (name == "seed") {
       if (!takeValue())
         break;

@@ -33,6 +33,7 @@ struct RunOptions {
   uint64_t seed = 0;
   double tolerance = 1e-2;
   int64_t blockM = 64, blockN = 64;
+  bool blockMGiven = false, blockNGiven = false; ///< cuda: else chosen
   bool splitMaskedBlocks = true;
   bool overlapCopies = true; ///< cuda: tgpu-overlap-copies (ablation switch)
   int64_t warmup = 0, repeats = 0; ///< cuda: timed launches after the check

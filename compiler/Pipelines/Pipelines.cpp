@@ -2,6 +2,8 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 
+#include <algorithm>
+
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Attn/Transforms/Passes.h"
 #include "dialects/TileGPU/Transforms/Passes.h"
@@ -90,10 +92,16 @@ int64_t defaultSharedMemoryBytes(StringRef arch) {
 
 ForwardTiles chooseForwardTiles(StringRef arch, int64_t sharedBytes,
                                 int64_t headDimQK, int64_t headDimV,
-                                int64_t elementBytes) {
-  // 4 warps x 16 rows: the accumulator (BLOCK_M x D_v f32 over 128 threads)
-  // stays within registers up to D_v = 256.
+                                int64_t elementBytes, int64_t blockM,
+                                int64_t blockN) {
+  // Each warp owns 16 query rows, so a thread holds (BLOCK_N + D_v) / 2
+  // floats of S and the accumulator whatever BLOCK_M is; BLOCK_M sets how
+  // many warps share each K/V tile loaded into shared memory.
   ForwardTiles tiles{64, 64, 4};
+  if (blockM > 0) {
+    tiles.blockM = blockM;
+    tiles.numWarps = std::max<int64_t>(1, blockM / 16);
+  }
   auto sharedFor = [&](int64_t blockN) {
     // Q, K and V tiles, each row padded by 16 bytes.
     int64_t padQK = headDimQK + 16 / elementBytes;
@@ -104,12 +112,14 @@ ForwardTiles chooseForwardTiles(StringRef arch, int64_t sharedBytes,
   // Larger KV blocks amortise the per-step barriers and row reductions, but
   // S (BLOCK_M x BLOCK_N f32) shares the register file with the
   // accumulator: keep their sum per thread near 128 floats.
-  for (int64_t blockN : {128, 64, 32, 16}) {
-    bool registersFit = (tiles.blockM * (blockN + headDimV)) /
-                            (32 * tiles.numWarps) <=
-                        160;
-    if (registersFit && sharedFor(blockN) <= sharedBytes) {
-      tiles.blockN = blockN;
+  if (blockN > 0) {
+    tiles.blockN = blockN;
+    return tiles;
+  }
+  for (int64_t candidate : {128, 64, 32, 16}) {
+    bool registersFit = (candidate + headDimV) / 2 <= 160;
+    if (registersFit && sharedFor(candidate) <= sharedBytes) {
+      tiles.blockN = candidate;
       return tiles;
     }
   }
@@ -124,8 +134,9 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   int64_t shared = options.sharedMemoryBytes > 0
                        ? int64_t(options.sharedMemoryBytes)
                        : defaultSharedMemoryBytes(options.arch);
-  ForwardTiles tiles = chooseForwardTiles(options.arch, shared, headDimQK,
-                                          headDimV, elementBytes);
+  ForwardTiles tiles =
+      chooseForwardTiles(options.arch, shared, headDimQK, headDimV,
+                         elementBytes, options.blockM, options.blockN);
   ForwardPipelineOptions forward;
   forward.blockM = tiles.blockM;
   forward.blockN = tiles.blockN;

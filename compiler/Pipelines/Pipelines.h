@@ -40,6 +40,13 @@ struct CUDAPipelineOptions
       *this, "shared-memory-bytes",
       llvm::cl::desc("Shared memory per CTA on the device (0: the arch's)"),
       llvm::cl::init(0)};
+  Option<int64_t> blockM{
+      *this, "block-m",
+      llvm::cl::desc("Query rows per CTA, 16 per warp (0: chosen)"),
+      llvm::cl::init(0)};
+  Option<int64_t> blockN{*this, "block-n",
+                         llvm::cl::desc("Keys per KV step (0: chosen)"),
+                         llvm::cl::init(0)};
   Option<bool> overlapCopies{
       *this, "overlap-copies",
       llvm::cl::desc("Issue V's copy with K's (tgpu-overlap-copies)"),
@@ -58,7 +65,8 @@ struct ForwardTiles {
 };
 ForwardTiles chooseForwardTiles(llvm::StringRef arch, int64_t sharedBytes,
                                 int64_t headDimQK, int64_t headDimV,
-                                int64_t elementBytes);
+                                int64_t elementBytes, int64_t blockM = 0,
+                                int64_t blockN = 0);
 
 /// Shared memory a CTA may use on `arch` (opt-in maximum).
 int64_t defaultSharedMemoryBytes(llvm::StringRef arch);

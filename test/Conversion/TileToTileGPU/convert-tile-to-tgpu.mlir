@@ -202,6 +202,31 @@ func.func @shared_buffers(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>
 
 // -----
 
+// Two loads of one descriptor with one shape that feed the same dot (lhs and
+// rhs) are live together, so they get two buffers at different offsets.
+// CHECK-LABEL: func.func @same_desc_both_operands
+// CHECK-SAME: ([[AD:%[^:]+]]: !tile.desc<?x64xbf16>, [[OD:%[^:]+]]: !tile.desc<?x64xf32>, [[I:%[^:]+]]: index)
+// CHECK-SAME: tgpu.shared_bytes = 18432 : i64
+// CHECK-DAG: [[RB:%.+]] = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[LB:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NOT: tgpu.shared_alloc
+// CHECK: tgpu.copy_async [[AD]]{{\[}}[[C0:%[^ ]+]], [[C0]]{{\]}}, [[LB]] :
+// CHECK: tgpu.copy_async [[AD]]{{\[}}[[I]], [[C0]]{{\]}}, [[RB]] :
+// CHECK: tgpu.mma [[LB]], [[RB]], %{{.+}} {transpose_rhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NOT: tgpu.shared_alloc
+// CHECK: return
+func.func @same_desc_both_operands(%ad: !tile.desc<?x64xbf16>, %od: !tile.desc<?x64xf32>, %i: index)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %ad[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %b = tile.load %ad[%i, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %s = tile.dot %a, %b {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  tile.store %s, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
 // Row padding is 16 bytes whatever the element type (4 f32 or 8 f16
 // elements), and each buffer starts on a 128-byte boundary: the 4x16xf32
 // buffer takes 4 * 20 * 4 = 320 bytes, rounded up to 384.
@@ -501,5 +526,36 @@ func.func @lhs_neg_inf_fill(%ad: !tile.desc<?x64xf16>, %bd: !tile.desc<?x64xf16>
   // expected-error @+1 {{operands staged through shared memory are zero-filled; this load fills with 0xFC00 : f16}}
   %s = tile.dot %a, %b {transpose_rhs} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
   tile.store %s, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+// The rhs is checked the same way, and a bad fill is reported once (not also
+// as "must be loaded from a descriptor").
+func.func @rhs_nonzero_fill(%ad: !tile.desc<?x64xbf16>, %bd: !tile.desc<?x64xbf16>,
+                            %od: !tile.desc<?x64xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %ad[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %b = tile.load %bd[%c0, %c0] fill 1.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  // expected-error @+1 {{operands staged through shared memory are zero-filled; this load fills with 1.000000e+00 : bf16}}
+  %s = tile.dot %a, %b {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  tile.store %s, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+// mma.sync accumulates in f32: a dot producing f16 is rejected.
+func.func @dot_f16_result(%ad: !tile.desc<?x64xf16>, %bd: !tile.desc<?x64xf16>,
+                          %od: !tile.desc<?x64xf16>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %ad[%c0, %c0] fill 0.0 : f16 : !tile.desc<?x64xf16> -> tensor<64x64xf16>
+  %b = tile.load %bd[%c0, %c0] fill 0.0 : f16 : !tile.desc<?x64xf16> -> tensor<64x64xf16>
+  // expected-error @+1 {{the GPU schedule accumulates in f32, not 'f16'}}
+  %s = tile.dot %a, %b {transpose_rhs} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  tile.store %s, %od[%c0, %c0] : tensor<64x64xf16>, !tile.desc<?x64xf16>
   return
 }

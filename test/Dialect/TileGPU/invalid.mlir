@@ -39,6 +39,15 @@ func.func @shared_alloc_misaligned() {
 
 // -----
 
+// A negative offset is rejected too (it used to be compared as unsigned).
+func.func @shared_alloc_negative() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op offset must be a non-negative multiple of 16 bytes (cp.async and ldmatrix alignment), got -16}}
+  %b = tgpu.shared_alloc offset -16 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  return
+}
+
+// -----
+
 func.func @shared_alloc_dynamic() {
   // expected-error @+1 {{'tgpu.shared_alloc' op result #0 must be statically shaped memref of any type values, but got 'memref<?x64xbf16, 3>'}}
   %b = tgpu.shared_alloc offset 0 : memref<?x64xbf16, 3>
@@ -79,6 +88,18 @@ func.func @mma_acc_rows_layout(%acc: tensor<64x64xf32, #tgpu.rows<warps = 4>>) {
   %s = tgpu.mma %q, %q, %acc
       : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
         tensor<64x64xf32, #tgpu.rows<warps = 4>> -> tensor<64x64xf32, #tgpu.rows<warps = 4>>
+  return
+}
+
+// -----
+
+// An accumulator without encoding is diagnosed (it used to crash).
+func.func @mma_acc_no_encoding(%acc: tensor<64x64xf32>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op accumulates in f32 #tgpu.mma register tiles}}
+  %s = tgpu.mma %q, %q, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }
 
@@ -125,6 +146,19 @@ func.func @mma_register_lhs_rows_layout(%p: tensor<64x64xbf16, #tgpu.rows<warps 
   // expected-error @+1 {{'tgpu.mma' op a register lhs must be in #tgpu.mma layout}}
   %o = tgpu.mma %p, %v, %acc
       : tensor<64x64xbf16, #tgpu.rows<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+// So is a register lhs without encoding (it used to crash).
+func.func @mma_register_lhs_no_encoding(%p: tensor<64x64xbf16>,
+                                        %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %v = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op a register lhs must be in #tgpu.mma layout}}
+  %o = tgpu.mma %p, %v, %acc
+      : tensor<64x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>,
         tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
   return
 }

@@ -482,3 +482,204 @@ func.func @different_blocks(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf1
   }
   return %r : tensor<64x64xf32, #tgpu.mma<warps = 4>>
 }
+
+// -----
+
+// A write to memory between the copies (here a tile.store to global memory,
+// which V's descriptor may alias) keeps V's copy after it.
+// CHECK-LABEL: func.func @store_between
+// CHECK-SAME: ([[KD:%[^:]+]]: !tile.desc<?x64xbf16>, [[VD:%[^:]+]]: !tile.desc<?x64xbf16>, [[OD:%[^:]+]]: !tile.desc<?x64xf32>, [[J:%[^:]+]]: index, [[T:%[^:]+]]: tensor<64x64xf32, #tgpu.mma<warps = 4>>)
+// CHECK: [[KB:%.+]] = tgpu.shared_alloc offset 0
+// CHECK-NEXT: [[VB:%.+]] = tgpu.shared_alloc offset 9216
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[KD]]{{\[}}[[J]], [[C0:%[^ ]+]]{{\]}}, [[KB]]
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tile.store [[T]], [[OD]]{{\[}}[[J]], [[C0]]{{\]}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[VD]]{{\[}}[[J]], [[C0]]{{\]}}, [[VB]]
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: return
+func.func @store_between(%kd: !tile.desc<?x64xbf16>, %vd: !tile.desc<?x64xbf16>, %od: !tile.desc<?x64xf32>,
+                         %j: index, %t: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %c0 = arith.constant 0 : index
+  %kb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %vb = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  tgpu.copy_async %kd[%j, %c0], %kb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  tile.store %t, %od[%j, %c0] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, !tile.desc<?x64xf32>
+  tgpu.barrier
+  tgpu.copy_async %vd[%j, %c0], %vb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  return
+}
+
+// -----
+
+// A write nested in a region counts too.
+// CHECK-LABEL: func.func @store_between_in_region
+// CHECK: tgpu.copy_async %{{.+}}, [[KB:%[^ ]+]] :
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: tile.store
+// CHECK-NEXT: }
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async %{{.+}}, [[VB:%[^ ]+]] :
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NOT: pending
+func.func @store_between_in_region(%kd: !tile.desc<?x64xbf16>, %vd: !tile.desc<?x64xbf16>, %od: !tile.desc<?x64xf32>,
+                                   %j: index, %cond: i1, %t: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %c0 = arith.constant 0 : index
+  %kb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %vb = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  tgpu.copy_async %kd[%j, %c0], %kb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  scf.if %cond {
+    tile.store %t, %od[%j, %c0] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, !tile.desc<?x64xf32>
+  }
+  tgpu.barrier
+  tgpu.copy_async %vd[%j, %c0], %vb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  return
+}
+
+// -----
+
+// A read of global memory in the same place is no obstacle: the copies pair.
+// CHECK-LABEL: func.func @load_between
+// CHECK-SAME: ([[KD:%[^:]+]]: !tile.desc<?x64xbf16>, [[VD:%[^:]+]]: !tile.desc<?x64xbf16>, [[OD:%[^:]+]]: !tile.desc<?x64xf32>, [[J:%[^:]+]]: index)
+// CHECK: [[KB:%.+]] = tgpu.shared_alloc offset 0
+// CHECK-NEXT: [[VB:%.+]] = tgpu.shared_alloc offset 9216
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[KD]]{{\[}}[[J]], [[C0:%[^ ]+]]{{\]}}, [[KB]]
+// CHECK-NEXT: tgpu.copy_async [[VD]]{{\[}}[[J]], [[C0]]{{\]}}, [[VB]]
+// CHECK-NEXT: tgpu.async_wait {pending = 1 : i64}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: [[T:%.+]] = tile.load [[OD]]
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: return [[T]]
+func.func @load_between(%kd: !tile.desc<?x64xbf16>, %vd: !tile.desc<?x64xbf16>, %od: !tile.desc<?x64xf32>,
+                        %j: index) -> tensor<64x64xf32, #tgpu.mma<warps = 4>> {
+  %c0 = arith.constant 0 : index
+  %kb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %vb = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  tgpu.copy_async %kd[%j, %c0], %kb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  %t = tile.load %od[%j, %c0] fill 0.0 : f32 : !tile.desc<?x64xf32> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  tgpu.barrier
+  tgpu.copy_async %vd[%j, %c0], %vb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  return %t : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
+// V's buffer has a view (a memref.subview) besides its copy and mma: reads
+// through the view are not uses of the buffer itself, so the pass leaves such
+// buffers alone.
+// CHECK-LABEL: func.func @second_buffer_viewed
+// CHECK-SAME: ([[KD:%[^:]+]]: !tile.desc<?x64xbf16>, [[VD:%[^:]+]]: !tile.desc<?x64xbf16>, [[J:%[^:]+]]: index)
+// CHECK: [[KB:%.+]] = tgpu.shared_alloc offset 0
+// CHECK-NEXT: [[VB:%.+]] = tgpu.shared_alloc offset 9216
+// CHECK-NEXT: [[VS:%.+]] = memref.subview [[VB]]
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[KD]]{{\[}}[[J]], [[C0:%[^ ]+]]{{\]}}, [[KB]]
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: [[X:%.+]] = memref.load [[VS]]
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[VD]]{{\[}}[[J]], [[C0]]{{\]}}, [[VB]]
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: return [[X]]
+func.func @second_buffer_viewed(%kd: !tile.desc<?x64xbf16>, %vd: !tile.desc<?x64xbf16>, %j: index) -> bf16 {
+  %c0 = arith.constant 0 : index
+  %kb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %vb = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %vs = memref.subview %vb[0, 0] [16, 64] [1, 1] : memref<64x64xbf16, strided<[72, 1]>, 3> to memref<16x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  tgpu.copy_async %kd[%j, %c0], %kb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  %x = memref.load %vs[%c0, %c0] : memref<16x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  tgpu.copy_async %vd[%j, %c0], %vb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  return %x : bf16
+}
+
+// -----
+
+// Two shared_allocs at the same offset are one piece of shared memory: V's
+// copy would overwrite K's tile while it is still in flight.
+// CHECK-LABEL: func.func @buffers_same_offset
+// CHECK-SAME: ([[KD:%[^:]+]]: !tile.desc<?x64xbf16>, [[VD:%[^:]+]]: !tile.desc<?x64xbf16>, [[J:%[^:]+]]: index)
+// CHECK: [[KB:%.+]] = tgpu.shared_alloc offset 0
+// CHECK-NEXT: [[VB:%.+]] = tgpu.shared_alloc offset 0
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[KD]]{{\[}}[[J]], [[C0:%[^ ]+]]{{\]}}, [[KB]]
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[VD]]{{\[}}[[J]], [[C0]]{{\]}}, [[VB]]
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: return
+func.func @buffers_same_offset(%kd: !tile.desc<?x64xbf16>, %vd: !tile.desc<?x64xbf16>, %j: index) {
+  %c0 = arith.constant 0 : index
+  %kb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %vb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  tgpu.copy_async %kd[%j, %c0], %kb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  tgpu.barrier
+  tgpu.copy_async %vd[%j, %c0], %vb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  return
+}
+
+// -----
+
+// A 16-byte overlap is enough: K's buffer takes 64 * 72 * 2 = 9216 bytes, V's
+// starts at 9200. (At 9216, as in @kv_step, the copies pair.)
+// CHECK-LABEL: func.func @buffers_partial_overlap
+// CHECK: [[KB:%.+]] = tgpu.shared_alloc offset 0
+// CHECK-NEXT: [[VB:%.+]] = tgpu.shared_alloc offset 9200
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async %{{.+}}, [[KB]] :
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async %{{.+}}, [[VB]] :
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: return
+func.func @buffers_partial_overlap(%kd: !tile.desc<?x64xbf16>, %vd: !tile.desc<?x64xbf16>, %j: index) {
+  %c0 = arith.constant 0 : index
+  %kb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %vb = tgpu.shared_alloc offset 9200 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  tgpu.copy_async %kd[%j, %c0], %kb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  tgpu.barrier
+  tgpu.copy_async %vd[%j, %c0], %vb : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.async_wait
+  tgpu.barrier
+  return
+}
