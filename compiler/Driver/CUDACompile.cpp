@@ -30,7 +30,7 @@ static DType dtypeOf(Type t) {
 Status compileForwardCUDA(ModuleOp module, const std::string &arch,
                           ForwardKernelSpec &spec, std::string *tgpuIR,
                           bool overlapCopies, int64_t blockM,
-                          int64_t blockN) {
+                          int64_t blockN, bool prefetchNextStep) {
   auto specs = module.getOps<attn::AttentionOp>();
   if (std::distance(specs.begin(), specs.end()) != 1)
     return Status::error("compile exactly one attn.attention at a time");
@@ -81,6 +81,7 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
   options.overlapCopies = overlapCopies;
   options.blockM = blockM;
   options.blockN = blockN;
+  options.prefetchNextStep = prefetchNextStep;
   PassManager pm(module.getContext());
   int64_t elementBytes = 2;
   buildCUDAForwardPipeline(pm, options, spec.headDimQK, spec.headDimV,

@@ -18,7 +18,7 @@ Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
                           ForwardKernelSpec &spec,
                           std::string *tgpuIR = nullptr,
                           bool overlapCopies = true, int64_t blockM = 0,
-                          int64_t blockN = 0);
+                          int64_t blockN = 0, bool prefetchNextStep = true);
 
 } // namespace kiln::driver
 

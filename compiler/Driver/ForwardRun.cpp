@@ -500,7 +500,8 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
     auto start = std::chrono::steady_clock::now();
     if (Status s = compileForwardCUDA(
             *module, arch, cudaSpec, &tgpuIR, o.overlapCopies,
-            o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0);
+            o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0,
+            o.prefetchNextStep);
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;
@@ -627,7 +628,8 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
   ForwardKernelSpec kernelSpec;
   if (Status s = compileForwardCUDA(
           *module, arch, kernelSpec, nullptr, o.overlapCopies,
-          o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0);
+          o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0,
+            o.prefetchNextStep);
       !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;

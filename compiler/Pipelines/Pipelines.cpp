@@ -151,6 +151,9 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   // Overlap V's load with Q K^T and the softmax.
   if (options.overlapCopies)
     pm.addPass(tgpu::createTileGPUOverlapCopies());
+  // ... and the next step's K with this step's P*V.
+  if (options.overlapCopies && options.prefetchNextStep)
+    pm.addPass(tgpu::createTileGPUPrefetchNextStep());
   pm.addPass(createCSEPass());
 }
 

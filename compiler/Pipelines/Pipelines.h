@@ -51,6 +51,11 @@ struct CUDAPipelineOptions
       *this, "overlap-copies",
       llvm::cl::desc("Issue V's copy with K's (tgpu-overlap-copies)"),
       llvm::cl::init(true)};
+  Option<bool> prefetchNextStep{
+      *this, "prefetch-next-step",
+      llvm::cl::desc("Load step j+1's K under step j's P*V "
+                     "(tgpu-prefetch-next-step)"),
+      llvm::cl::init(true)};
   Option<int64_t> headDim{
       *this, "head-dim",
       llvm::cl::desc("Largest head dim of the kernels (0: read from the IR)"),

@@ -51,4 +51,33 @@ def TileGPUOverlapCopies : Pass<"tgpu-overlap-copies"> {
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }
 
+def TileGPUPrefetchNextStep : Pass<"tgpu-prefetch-next-step"> {
+  let summary = "Loads the next KV step's first operand while this step finishes";
+  let description = [{
+    Software pipelining of a KV loop across iterations. After
+    `tgpu-overlap-copies` a step begins by issuing K and V and waiting for K;
+    K's latency is still exposed. This pass issues K for step j+1 as soon as
+    every warp is done reading K for step j (after the barrier that
+    publishes V, before P*V), so it lands under P*V:
+
+    * a prologue before the loop issues K for the first step (after a
+      barrier: an earlier loop may still read the buffer);
+    * in the body, K's copy moves after the barrier that follows the wait for
+      V, with the induction variable advanced by one step; the wait at the top
+      (`pending = 1`) now means "K of this step done, V still in flight";
+    * an epilogue waits for the last, unused prefetch, so that nothing is in
+      flight when the loop exits.
+
+    The last step prefetches rows past the loop's bound: they lie inside the
+    array (read for nothing) or past it (zero-filled by the copy, no read).
+    The pass applies to loops whose body starts with
+    `barrier; copy_async A; copy_async B; async_wait {pending = 1}; barrier`,
+    whose copy of A depends on the loop only through the induction variable,
+    and whose body reads A only before the next `async_wait; barrier` pair.
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // KILN_TILEGPU_PASSES

@@ -18,10 +18,12 @@
 // CHECK: kiln::copy_async<128>([[QS]], [[QD]],
 // CHECK: kiln::cp_async_wait<0>();
 // CHECK: __syncthreads();
-// The three KV loops of the causal split; K and V copies issued together.
+// The three KV loops of the causal split. K for the first step is issued
+// before the loop; each step issues V, waits for K only, and prefetches the
+// next step's K once every warp is done with this one's.
+// CHECK: kiln::copy_async<128>([[KS:v[0-9]+]], [[KD:v[0-9]+]], {{v[0-9]+}}, {{v[0-9]+}});
 // CHECK: // KV loop: leading_partial
-// CHECK-NEXT: for (int [[J:v[0-9]+]] = {{v[0-9]+}}; [[J]] < {{v[0-9]+}}; [[J]] += {{v[0-9]+}}) {
-// CHECK: kiln::copy_async<128>([[KS:v[0-9]+]], {{v[0-9]+}}, [[J]],
+// CHECK-NEXT: for (int [[J:v[0-9]+]] = {{v[0-9]+}}; [[J]] < {{v[0-9]+}}; [[J]] += [[STEP:v[0-9]+]]) {
 // CHECK: kiln::copy_async<128>([[VS:v[0-9]+]], {{v[0-9]+}}, [[J]],
 // CHECK: kiln::cp_async_wait<1>();
 // CHECK: kiln::mma<true>([[S:v[0-9]+]], [[QS]], [[KS]]);
@@ -33,7 +35,12 @@
 // CHECK: kiln::reduce_rows<false>(
 // CHECK: kiln::to_bf16(
 // CHECK: kiln::cp_async_wait<0>();
+// CHECK: __syncthreads();
+// CHECK: const int [[NEXT:v[0-9]+]] = ([[J]] + [[STEP]]);
+// CHECK: kiln::copy_async<128>([[KS]], [[KD]], [[NEXT]],
 // CHECK: kiln::mma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[VS]]);
+// The last prefetch is drained before the next loop reuses the buffer.
+// CHECK: kiln::cp_async_wait<0>();
 // CHECK: // KV loop: full
 // CHECK: // KV loop: trailing_partial
 // Epilogue: stores check the descriptor's bounds.
