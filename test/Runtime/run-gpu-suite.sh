@@ -70,6 +70,13 @@ for ex in softcap causal_softcap sliding_window alibi document_mask gqa_causal; 
   done
   run "$ex Lq=500 Lk=900 fp16" "$EX/$ex.mlir" --seqlen 500 --seqlen-kv 900 --heads $heads --dtype fp16
 done
+# Other schedules the pipeline can pick or ablate must be right too.
+run "plain block-m 128 hd=256" "$EX/plain.mlir" --block-m 128 --head-dim 256 --seqlen 1000 --heads 2
+run "causal block-m 128 Lq=700 Lk=1300" "$EX/causal.mlir" --block-m 128 --head-dim 128 --seqlen 700 --seqlen-kv 1300 --heads 2
+run "sliding_window block-m 128 fp16" "$EX/sliding_window.mlir" --block-m 128 --seqlen 1500 --dtype fp16
+run "alibi block-n 32" "$EX/alibi.mlir" --block-n 32 --seqlen 500 --heads 3
+run "causal no-prefetch" "$EX/causal.mlir" --no-prefetch --seqlen 900 --heads 2
+run "causal no-overlap-copies" "$EX/causal.mlir" --no-overlap-copies --seqlen 900 --heads 2
 echo "summary: $pass passed, $fail failed"
 for f in "${failed[@]}"; do echo "  failed: $f"; done
 [ $fail -eq 0 ]
