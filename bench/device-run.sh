@@ -37,7 +37,7 @@ if [ "$MODE" = full ]; then
 fi
 if [ "$MODE" != none ]; then
   suite=quick; [ "$MODE" = full ] && suite=""
-  timeout 300 bash test/Runtime/run-gpu-suite.sh $KILN ${suite:+--$suite} > "$OUT/suite.txt" 2>&1
+  timeout 300 bash test/Runtime/run-gpu-suite.sh $KILN "${suite:+--$suite}" "$PWD/.device/libkiln_runtime.so" > "$OUT/suite.txt" 2>&1
   echo "suite rc=$?"; grep -E "^FAIL" -A8 "$OUT/suite.txt" | head -60; tail -4 "$OUT/suite.txt"
 fi
 timeout 200 python3 bench/bench_forward.py --lib .device/libkiln_runtime.so --specs .device/specs \

@@ -4,12 +4,15 @@
 # fully masked rows must be exactly 0 / -inf, no NaN). Needs only the NVIDIA
 # driver and CUDA 13's NVRTC on the host: no LLVM, no lit.
 #
-#   test/Runtime/run-gpu-suite.sh <path/to/kiln> [--quick]
+#   test/Runtime/run-gpu-suite.sh <path/to/kiln> [--quick] [libkiln_runtime.so]
 #
+# With the runtime library (and python3 with torch), it also checks that peak
+# device memory grows linearly in N (test/Runtime/check_memory.py).
 # Prints one line per case and a summary; exits 1 if any case fails.
 set -u
 KILN=${1:?usage: run-gpu-suite.sh <kiln> [--quick]}
 QUICK=${2:-}
+RUNTIME_LIB=${3:-}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 EX=$ROOT/examples
 TL=$ROOT/test/Runtime/Inputs/causal_top_left.mlir
@@ -77,6 +80,15 @@ run "sliding_window block-m 128 fp16" "$EX/sliding_window.mlir" --block-m 128 --
 run "alibi block-n 32" "$EX/alibi.mlir" --block-n 32 --seqlen 500 --heads 3
 run "causal no-prefetch" "$EX/causal.mlir" --no-prefetch --seqlen 900 --heads 2
 run "causal no-overlap-copies" "$EX/causal.mlir" --no-overlap-copies --seqlen 900 --heads 2
+if [ -n "$RUNTIME_LIB" ]; then
+  spec=$(mktemp -d)/plain.cubin
+  if "$KILN" compile "$EX/plain.mlir" --head-dim 128 -o "$spec" > /dev/null &&
+     out=$(python3 "$ROOT/test/Runtime/check_memory.py" "$RUNTIME_LIB" "$spec.json" 2>&1); then
+    pass=$((pass + 1)); printf 'PASS  %s\n' "$out"
+  else
+    fail=$((fail + 1)); failed+=("memory linear in N"); printf 'FAIL  memory: %s\n' "$out"
+  fi
+fi
 echo "summary: $pass passed, $fail failed"
 for f in "${failed[@]}"; do echo "  failed: $f"; done
 [ $fail -eq 0 ]
