@@ -30,7 +30,7 @@ args = p.parse_args()
 dev, dt = "cuda", torch.bfloat16
 lib = ctypes.CDLL(args.lib)
 LL = ctypes.POINTER(ctypes.c_longlong)
-lib.kiln_forward_load.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_int] * 8 + [
+lib.kiln_forward_load.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_int] * 9 + [
     ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_int]
 lib.kiln_forward_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p, LL, LL] * 5 + [
     ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
@@ -44,7 +44,7 @@ def load(variant, hd, suffix=""):
     handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
     if lib.kiln_forward_load(spec["source"].encode(), spec["kernel"].encode(), spec["arch"].encode(),
                              spec["threads"], spec["shared_bytes"], spec["block_m"], spec["head_dim_qk"],
-                             spec["head_dim_v"], spec["gqa_group"], spec["dtype"], 0,
+                             spec["head_dim_v"], spec["gqa_group"], spec["dtype"], spec["captures"], 0,
                              ctypes.byref(handle), err, len(err)):
         raise RuntimeError(err.value.decode())
     return handle

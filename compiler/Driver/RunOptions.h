@@ -37,7 +37,7 @@ struct RunOptions {
   bool splitMaskedBlocks = true;
   bool overlapCopies = true; ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
-  int64_t warmup = 0, repeats = 0; ///< cuda: timed launches after the check
+  int64_t repeats = 0; ///< cuda: timed launches after the check
   std::string arch;                ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;              ///< kiln compile: -o file
 };

@@ -58,8 +58,9 @@ struct CUDAPipelineOptions
       llvm::cl::init(true)};
   Option<int64_t> headDim{
       *this, "head-dim",
-      llvm::cl::desc("Largest head dim of the kernels (0: read from the IR)"),
-      llvm::cl::init(0)};
+      llvm::cl::desc("Head dim the tiles are sized for (kiln-opt only; the "
+                     "driver and API use the variant's)"),
+      llvm::cl::init(128)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory

@@ -1,7 +1,8 @@
 // kiln/types.cuh - scalar types, tensor arguments and descriptors.
 //
-// NVRTC-safe: no standard or CUDA headers, so a kernel compiles in tens of
-// milliseconds. bf16/f16 are plain 16-bit storage types converted with PTX.
+// NVRTC-safe: no standard or CUDA headers (NVRTC parses nothing but the
+// kernel and these files). bf16/f16 are plain 16-bit storage types converted
+// with PTX.
 #pragma once
 
 namespace kiln {
@@ -56,6 +57,13 @@ __device__ __forceinline__ int ceildiv(int a, int b) {
   return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
 }
 __device__ __forceinline__ int imax(int a, int b) { return a > b ? a : b; }
+// arith.maximumf / minimumf: NaN in, NaN out (fmaxf would drop it).
+__device__ __forceinline__ float maximumf(float a, float b) {
+  return (a != a || b != b) ? nan_f32() : fmaxf(a, b);
+}
+__device__ __forceinline__ float minimumf(float a, float b) {
+  return (a != a || b != b) ? nan_f32() : fminf(a, b);
+}
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
 
 /// A kernel argument: a strided N-d array in global memory (sizes and

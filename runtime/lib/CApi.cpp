@@ -38,8 +38,16 @@ extern "C" int kiln_forward_load(const char *source, const char *kernelName,
                                  const char *arch, int numThreads,
                                  int sharedBytes, int blockM, int headDimQK,
                                  int headDimV, int gqaGroup, int dtype,
-                                 int device, kiln_forward_kernel **kernel,
-                                 char *error, int errorSize) {
+                                 int numCaptures, int device,
+                                 kiln_forward_kernel **kernel, char *error,
+                                 int errorSize) {
+  if (numCaptures != 0)
+    return report(kiln::Status::error(
+                      std::string("kernel '") + kernelName + "' reads " +
+                      std::to_string(numCaptures) +
+                      " captured tensors; the C API does not pass captures "
+                      "yet (use the C++ API)"),
+                  error, errorSize);
   kiln::ForwardKernelSpec spec;
   spec.variant = kernelName;
   spec.kernelName = kernelName;

@@ -260,6 +260,8 @@ Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
                             "cuModuleLoadData");
       !s.ok())
     return s;
+  // From here on the module belongs to `result` (unloaded on every path).
+  result->module_ = module;
   api::CUfunction function;
   if (Status s = api::check(d->cuModuleGetFunction(&function, module,
                                                    spec.kernelName.c_str()),
@@ -284,7 +286,6 @@ Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
           "cuFuncSetAttribute(max dynamic shared memory)");
       !s.ok())
     return s;
-  result->module_ = module;
   result->function_ = function;
   result->maxShared_ = maxShared;
   result->loadMs_ = msSince(start);

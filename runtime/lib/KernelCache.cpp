@@ -2,6 +2,7 @@
 
 #include "KernelCache.h"
 
+#include "CudaApi.h"
 #include "kiln/Runtime.h"
 
 #include <cstdio>
@@ -56,8 +57,17 @@ bool makeDirectories(const std::string &path) {
 
 std::string cacheKey(const std::string &source, const std::string &arch,
                      const std::string &options) {
+  // The emitted source includes the device library by name only, so its
+  // text is part of the key too; so is NVRTC's version.
   std::string all = source + '\0' + arch + '\0' + options + '\0' +
                     runtimeVersion();
+  for (int i = 0; i < api::kDeviceLibraryCount; ++i)
+    all += std::string("\0", 1) + api::kDeviceLibrarySources[i];
+  const api::Nvrtc *nv = nullptr;
+  int major = 0, minor = 0;
+  if (api::nvrtc(nv).ok())
+    nv->nvrtcVersion(&major, &minor);
+  all += "\0nvrtc " + std::to_string(major) + "." + std::to_string(minor);
   char hex[33];
   std::snprintf(hex, sizeof(hex), "%016llx%016llx",
                 static_cast<unsigned long long>(fnv1a(all, 0xcbf29ce484222325ull)),

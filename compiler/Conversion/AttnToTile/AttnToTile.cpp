@@ -124,6 +124,7 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
       ctx.kDesc, ValueRange{kvStart, pb.index(0)}, elementZero);
   Value s = tile::DotOp::create(b, loc, RankedTensorType::get(sShape, f32),
                                 ctx.q, k, /*acc=*/Value(),
+                                /*transpose_lhs=*/false,
                                 /*transpose_rhs=*/true);
 
   Value kvIdx, modKvIdx;
@@ -199,7 +200,8 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   Value accScaled =
       pb.mul(state.acc, pb.rowBroadcast(alpha, ctx.headDimV));
   Value acc = tile::DotOp::create(b, loc, state.acc.getType(), pLow, v,
-                                  accScaled, /*transpose_rhs=*/false);
+                                  accScaled, /*transpose_lhs=*/false,
+                                  /*transpose_rhs=*/false);
   return {mNew, l, acc};
 }
 

@@ -6,6 +6,9 @@
 #include "dialects/Tile/IR/TileDialect.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -75,6 +78,180 @@ Value inlineModOverTile(OpBuilder &builder, Location loc, Region &region,
 
   auto yield = cast<attn::YieldOp>(block.getTerminator());
   return asTile(mapping.lookup(yield.getValues().front()));
+}
+
+namespace {
+
+/// Forward-mode derivative rules on tiles. A null derivative means zero.
+class TangentBuilder {
+public:
+  TangentBuilder(OpBuilder &b, Location loc, ArrayRef<int64_t> shape)
+      : b(b), loc(loc), shape(shape) {}
+
+  Value constant(double v, Type elt) {
+    Value c = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, v));
+    return splatToTile(b, loc, c, shape);
+  }
+  Value add(Value x, Value y) {
+    if (!x)
+      return y;
+    if (!y)
+      return x;
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  Value mul(Value x, Value y) {
+    if (!x || !y)
+      return Value();
+    return arith::MulFOp::create(b, loc, x, y);
+  }
+  Value neg(Value x) { return x ? Value(arith::NegFOp::create(b, loc, x)) : x; }
+  Value div(Value x, Value y) {
+    return x ? Value(arith::DivFOp::create(b, loc, x, y)) : x;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  ArrayRef<int64_t> shape;
+};
+
+} // namespace
+
+FailureOr<std::pair<Value, Value>>
+inlineScoreModWithGradient(OpBuilder &builder, Location loc, Region &region,
+                           ArrayRef<Value> args, ArrayRef<int64_t> shape) {
+  Block &block = region.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  // d(value)/d(score) per original value; absent means zero.
+  DenseMap<Value, Value> tangent;
+  TangentBuilder t(builder, loc, shape);
+  Type f32 = builder.getF32Type();
+  tangent[block.getArgument(0)] = t.constant(1.0, f32);
+  auto tan = [&](Value v) { return tangent.lookup(v); };
+  auto asTile = [&](Value v) {
+    return isTile(v) ? v : splatToTile(builder, loc, v, shape);
+  };
+
+  for (Operation &op : block.without_terminator()) {
+    bool dependsOnScore =
+        llvm::any_of(op.getOperands(), [&](Value v) { return tan(v); });
+    // The value itself, exactly as inlineModOverTile builds it.
+    SmallVector<Value> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(mapping.lookup(operand));
+    Operation *built;
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && llvm::any_of(load.getIndices(),
+                             [&](Value i) { return isTile(mapping.lookup(i)); })) {
+      SmallVector<Value> indices;
+      for (Value index : load.getIndices())
+        indices.push_back(asTile(mapping.lookup(index)));
+      built = tile::GatherOp::create(
+          builder, op.getLoc(), RankedTensorType::get(shape, load.getType()),
+          mapping.lookup(load.getMemRef()), indices);
+    } else if (llvm::none_of(operands, isTile) || isa<memref::LoadOp>(op)) {
+      built = builder.clone(op, mapping);
+    } else {
+      SmallVector<Value> tileOperands;
+      for (Value operand : operands)
+        tileOperands.push_back(asTile(operand));
+      SmallVector<Type> resultTypes;
+      for (Type rt : op.getResultTypes())
+        resultTypes.push_back(RankedTensorType::get(shape, rt));
+      OperationState state(op.getLoc(), op.getName(), tileOperands,
+                           resultTypes, op.getAttrs());
+      built = builder.create(state);
+    }
+    mapping.map(op.getResults(), built->getResults());
+    if (!dependsOnScore || !isa<FloatType>(op.getResult(0).getType()))
+      continue; // integer/i1 results carry no derivative
+
+    Value r = built->getResult(0);
+    auto a = [&](unsigned i) { return asTile(mapping.lookup(op.getOperand(i))); };
+    auto da = [&](unsigned i) { return tan(op.getOperand(i)); };
+    Type elt = op.getResult(0).getType();
+    Value d = llvm::TypeSwitch<Operation *, Value>(&op)
+        .Case([&](arith::AddFOp) { return t.add(da(0), da(1)); })
+        .Case([&](arith::SubFOp) { return t.add(da(0), t.neg(da(1))); })
+        .Case([&](arith::NegFOp) { return t.neg(da(0)); })
+        .Case([&](arith::MulFOp) {
+          return t.add(t.mul(da(0), a(1)), t.mul(a(0), da(1)));
+        })
+        .Case([&](arith::DivFOp) {
+          // (a/b)' = a'/b - (a/b) b'/b
+          return t.add(t.div(da(0), a(1)), t.neg(t.div(t.mul(r, da(1)), a(1))));
+        })
+        .Case([&](math::TanhOp) {
+          // 1 - tanh^2
+          Value one = t.constant(1.0, elt);
+          return t.mul(da(0), arith::SubFOp::create(
+                                  builder, loc, one,
+                                  arith::MulFOp::create(builder, loc, r, r)));
+        })
+        .Case([&](math::ExpOp) { return t.mul(da(0), r); })
+        .Case([&](math::Exp2Op) {
+          return t.mul(da(0), t.mul(r, t.constant(M_LN2, elt)));
+        })
+        .Case([&](math::LogOp) { return t.div(da(0), a(0)); })
+        .Case([&](math::Log2Op) {
+          return t.div(da(0), t.mul(a(0), t.constant(M_LN2, elt)));
+        })
+        .Case([&](math::SqrtOp) {
+          return t.div(da(0), t.mul(r, t.constant(2.0, elt)));
+        })
+        .Case([&](math::AbsFOp) {
+          Value negative = arith::CmpFOp::create(
+              builder, loc, arith::CmpFPredicate::OLT, a(0),
+              t.constant(0.0, elt));
+          Value d0 = da(0) ? da(0) : t.constant(0.0, elt);
+          return Value(arith::SelectOp::create(builder, loc, negative,
+                                               t.neg(d0), d0));
+        })
+        .Case<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+              arith::MinNumFOp>([&](Operation *o) {
+          // The derivative of the operand that was picked.
+          bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(o);
+          Value firstWins = arith::CmpFOp::create(
+              builder, loc,
+              isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE,
+              a(0), a(1));
+          Value d0 = da(0) ? da(0) : t.constant(0.0, elt);
+          Value d1 = da(1) ? da(1) : t.constant(0.0, elt);
+          return Value(arith::SelectOp::create(builder, loc, firstWins, d0, d1));
+        })
+        .Case([&](arith::SelectOp sel) {
+          Value d1 = da(1) ? da(1) : t.constant(0.0, elt);
+          Value d2 = da(2) ? da(2) : t.constant(0.0, elt);
+          return Value(arith::SelectOp::create(
+              builder, loc, asTile(mapping.lookup(sel.getCondition())), d1, d2));
+        })
+        .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *o) -> Value {
+          if (!da(0))
+            return Value();
+          OperationState state(loc, o->getName(), ValueRange{da(0)},
+                               TypeRange{r.getType()}, o->getAttrs());
+          return builder.create(state)->getResult(0);
+        })
+        .Default([&](Operation *) { return Value(); });
+    if (!d && !isa<arith::ConstantOp>(op) &&
+        !isa<arith::AddFOp, arith::SubFOp, arith::NegFOp, arith::MulFOp,
+             arith::DivFOp, arith::SelectOp, arith::ExtFOp, arith::TruncFOp>(
+            op)) {
+      op.emitError() << "cannot differentiate '" << op.getName()
+                     << "' in score_mod for the backward pass; supported: "
+                        "add, sub, mul, div, neg, tanh, exp, exp2, log, "
+                        "log2, sqrt, abs, max/min, select, float casts";
+      return failure();
+    }
+    if (d)
+      tangent[op.getResult(0)] = d;
+  }
+  auto yield = cast<attn::YieldOp>(block.getTerminator());
+  Value result = yield.getValues().front();
+  Value grad = tan(result);
+  if (!grad)
+    grad = t.constant(0.0, f32);
+  return std::make_pair(asTile(mapping.lookup(result)), grad);
 }
 
 } // namespace kiln

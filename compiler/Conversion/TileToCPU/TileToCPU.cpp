@@ -194,7 +194,8 @@ struct DotLowering : OpConversionPattern<tile::DotOp> {
     AffineExpr m, n, k;
     bindDims(ctx, m, n, k);
     SmallVector<AffineMap> maps{
-        AffineMap::get(3, 0, {m, k}, ctx),
+        op.getTransposeLhs() ? AffineMap::get(3, 0, {k, m}, ctx)
+                             : AffineMap::get(3, 0, {m, k}, ctx),
         op.getTransposeRhs() ? AffineMap::get(3, 0, {n, k}, ctx)
                              : AffineMap::get(3, 0, {k, n}, ctx),
         AffineMap::get(3, 0, {m, n}, ctx)};

@@ -114,6 +114,9 @@ private:
 
   LogicalResult scheduleDot(tile::DotOp dot) {
     auto resultType = cast<RankedTensorType>(dot.getResult().getType());
+    if (dot.getTransposeLhs())
+      return dot.emitError() << "the sm_80 schedule has no transposed-lhs "
+                                "mma yet (the backward pass's P^T dO)";
     if (!resultType.getElementType().isF32())
       return dot.emitError() << "the GPU schedule accumulates in f32, not "
                              << resultType.getElementType();

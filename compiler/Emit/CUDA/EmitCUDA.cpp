@@ -196,10 +196,11 @@ FailureOr<std::string> CUDAPrinter::expression(Operation *op,
       .Case<arith::CeilDivSIOp>([&](auto) { return call("kiln::ceildiv"); })
       .Case<arith::MaxSIOp>([&](auto) { return call("kiln::imax"); })
       .Case<arith::MinSIOp>([&](auto) { return call("kiln::imin"); })
-      .Case<arith::MaximumFOp, arith::MaxNumFOp>(
-          [&](auto) { return call("fmaxf"); })
-      .Case<arith::MinimumFOp, arith::MinNumFOp>(
-          [&](auto) { return call("fminf"); })
+      // maximumf/minimumf propagate NaN; maxnumf/minnumf ignore it (fmaxf).
+      .Case<arith::MaximumFOp>([&](auto) { return call("kiln::maximumf"); })
+      .Case<arith::MinimumFOp>([&](auto) { return call("kiln::minimumf"); })
+      .Case<arith::MaxNumFOp>([&](auto) { return call("fmaxf"); })
+      .Case<arith::MinNumFOp>([&](auto) { return call("fminf"); })
       .Case<arith::NegFOp>([&](auto) { return "(-" + a[0] + ")"; })
       .Case<arith::AndIOp>([&](auto) { return bin("&"); })
       .Case<arith::OrIOp>([&](auto) { return bin("|"); })
@@ -272,7 +273,13 @@ FailureOr<std::string> CUDAPrinter::expression(Operation *op,
       })
       .Case<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp,
             arith::SIToFPOp, arith::FPToSIOp>(
-          [&](Operation *) { return cast(resultType, a[0]); })
+          [&](Operation *o) -> FailureOr<std::string> {
+            // A signed i1 is 0 or -1 (true), not C++'s 0 or 1.
+            if (getElementTypeOrSelf(o->getOperand(0).getType()).isInteger(1) &&
+                !isa<arith::TruncIOp>(o))
+              return cast(resultType, "(" + a[0] + " ? -1 : 0)");
+            return cast(resultType, a[0]);
+          })
       .Case<arith::ExtUIOp, arith::UIToFPOp>([&](Operation *o) {
         unsigned width = getElementTypeOrSelf(o->getOperand(0).getType())
                              .getIntOrFloatBitWidth();

@@ -95,7 +95,8 @@ LogicalResult DotOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
     return emitOpError() << "operands and result must be 2-D tiles";
-  int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1);
+  int64_t m = getTransposeLhs() ? lhs.getDimSize(1) : lhs.getDimSize(0);
+  int64_t k = getTransposeLhs() ? lhs.getDimSize(0) : lhs.getDimSize(1);
   int64_t rhsK = getTransposeRhs() ? rhs.getDimSize(1) : rhs.getDimSize(0);
   int64_t n = getTransposeRhs() ? rhs.getDimSize(0) : rhs.getDimSize(1);
   if (k != rhsK)

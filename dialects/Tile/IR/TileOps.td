@@ -64,14 +64,15 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
 }
 
 def Tile_DotOp : Tile_Op<"dot", [Pure]> {
-  let summary = "tile matrix product with f32 accumulation: acc + lhs * rhs(^T)";
+  let summary = "tile matrix product with f32 accumulation: acc + lhs(^T) * rhs(^T)";
   let description = [{
-    `lhs` is `MxK`, `rhs` is `KxN` (or `NxK` with `transpose_rhs`, the
-    layout of a K tile in `Q K^T`); inputs are widened to the accumulator's
-    element type before multiplying, as tensor cores do.
+    `lhs` is `MxK` (or `KxM` with `transpose_lhs`, the layout of P in
+    `P^T dO` of the backward pass), `rhs` is `KxN` (or `NxK` with
+    `transpose_rhs`, the layout of a K tile in `Q K^T`); inputs are widened
+    to the accumulator's element type before multiplying, as tensor cores do.
   }];
   let arguments = (ins Tile_Tile:$lhs, Tile_Tile:$rhs, Optional<Tile_Tile>:$acc,
-                       UnitAttr:$transpose_rhs);
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs (`,` $acc^)? attr-dict `:` type($lhs) `,` type($rhs) (`,` type($acc)^)? `->` type($result)

@@ -1,10 +1,10 @@
 //===- Kiln.h - Kiln's C++ JIT API ------------------------------*- C++ -*-===//
 //
 //   #include "kiln/Kiln.h"
-//   kiln::Variant v;
-//   kiln::loadVariantFile("examples/causal_softcap.mlir", v);
+//   kiln::Variant variant;
+//   kiln::loadVariantFile("examples/causal_softcap.mlir", variant);
 //   std::unique_ptr<kiln::ForwardKernel> kernel;
-//   kiln::compile(v, {}, kernel);          // MLIR -> CUDA -> NVRTC, cached
+//   kiln::compile(variant, {}, kernel);    // MLIR -> CUDA -> NVRTC, cached
 //   kernel->forward(q, k, v, out, lse, {}, stream);
 //
 // The declarations need no MLIR; the definitions live in the compiler

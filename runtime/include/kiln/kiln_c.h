@@ -15,11 +15,12 @@ extern "C" {
 
 typedef struct kiln_forward_kernel kiln_forward_kernel;
 
-/* dtype: 0 bf16, 1 fp16. */
+/* dtype: 0 bf16, 1 fp16. num_captures: the spec's "captures"; the C API
+ * does not pass captured tensors yet and refuses variants that have any. */
 int kiln_forward_load(const char *source, const char *kernel_name,
                       const char *arch, int num_threads, int shared_bytes,
                       int block_m, int head_dim_qk, int head_dim_v,
-                      int gqa_group, int dtype, int device,
+                      int gqa_group, int dtype, int num_captures, int device,
                       kiln_forward_kernel **kernel, char *error,
                       int error_size);
 
