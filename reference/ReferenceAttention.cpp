@@ -116,4 +116,99 @@ void attentionForward(const ProblemShape &s, const AttentionSpec &spec,
     t.join();
 }
 
+void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
+                       const double *q, const double *k, const double *v,
+                       const double *dout, double *dq, double *dk,
+                       double *dv) {
+  const double negInf = -std::numeric_limits<double>::infinity();
+  const int64_t group = s.heads / s.kvHeads;
+  std::fill(dq, dq + s.batch * s.seqQ * s.heads * s.headDimQK, 0.0);
+  std::fill(dk, dk + s.batch * s.seqKV * s.kvHeads * s.headDimQK, 0.0);
+  std::fill(dv, dv + s.batch * s.seqKV * s.kvHeads * s.headDimV, 0.0);
+  // One task per (batch, KV head): it owns that head's dk/dv and the dq rows
+  // of its query heads, so tasks never write the same element.
+  const int64_t tasks = s.batch * s.kvHeads;
+  std::atomic<int64_t> next{0};
+  auto worker = [&] {
+    std::vector<double> x(s.seqKV), p(s.seqKV), dmod(s.seqKV), dp(s.seqKV);
+    for (int64_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) {
+      int64_t b = t / s.kvHeads, hk = t % s.kvHeads;
+      for (int64_t h = hk * group; h < (hk + 1) * group; ++h)
+        for (int64_t i = 0; i < s.seqQ; ++i) {
+          const double *qi = q + ((b * s.seqQ + i) * s.heads + h) * s.headDimQK;
+          const double *doi = dout + ((b * s.seqQ + i) * s.heads + h) * s.headDimV;
+          double rowMax = negInf;
+          for (int64_t j = 0; j < s.seqKV; ++j) {
+            bool keep = causalKeeps(spec.causal, i, j, s.seqQ, s.seqKV) &&
+                        (!spec.maskMod || spec.maskMod(b, h, i, j));
+            if (!keep) {
+              x[j] = negInf;
+              continue;
+            }
+            const double *kj = k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
+            double dot = 0.0;
+            for (int64_t d = 0; d < s.headDimQK; ++d)
+              dot += qi[d] * kj[d];
+            double arg = dot * spec.scale;
+            double score = arg;
+            dmod[j] = 1.0;
+            if (spec.scoreMod) {
+              score = spec.scoreMod(arg, b, h, i, j);
+              double step = 1e-6 * std::max(1.0, std::fabs(arg));
+              dmod[j] = (spec.scoreMod(arg + step, b, h, i, j) -
+                         spec.scoreMod(arg - step, b, h, i, j)) /
+                        (2 * step);
+            }
+            x[j] = score;
+            rowMax = std::max(rowMax, score);
+          }
+          if (rowMax == negInf)
+            continue; // no visible key: out = 0 does not depend on anything
+          double sum = 0.0;
+          for (int64_t j = 0; j < s.seqKV; ++j) {
+            p[j] = x[j] == negInf ? 0.0 : std::exp(x[j] - rowMax);
+            sum += p[j];
+          }
+          double rowD = 0.0; // D = sum_j P_ij dP_ij = dO_i . O_i
+          for (int64_t j = 0; j < s.seqKV; ++j) {
+            p[j] /= sum;
+            if (p[j] == 0.0) {
+              dp[j] = 0.0;
+              continue;
+            }
+            const double *vj = v + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
+            double acc = 0.0;
+            for (int64_t d = 0; d < s.headDimV; ++d)
+              acc += doi[d] * vj[d];
+            dp[j] = acc;
+            rowD += p[j] * acc;
+          }
+          double *dqi = dq + ((b * s.seqQ + i) * s.heads + h) * s.headDimQK;
+          for (int64_t j = 0; j < s.seqKV; ++j) {
+            if (p[j] == 0.0)
+              continue;
+            double ds = p[j] * (dp[j] - rowD) * dmod[j] * spec.scale;
+            const double *kj = k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
+            double *dkj = dk + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
+            double *dvj = dv + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
+            for (int64_t d = 0; d < s.headDimQK; ++d) {
+              dqi[d] += ds * kj[d];
+              dkj[d] += ds * qi[d];
+            }
+            for (int64_t d = 0; d < s.headDimV; ++d)
+              dvj[d] += p[j] * doi[d];
+          }
+        }
+    }
+  };
+  int64_t threads = std::max<int64_t>(
+      1, std::min<int64_t>(std::thread::hardware_concurrency(), tasks));
+  std::vector<std::thread> pool;
+  for (int64_t i = 1; i < threads; ++i)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
+}
+
 } // namespace kiln::ref

@@ -53,6 +53,16 @@ void attentionForward(const ProblemShape &shape, const AttentionSpec &spec,
                       const double *q, const double *k, const double *v,
                       double *out, double *lse);
 
+/// Gradients of L = sum(dout ∘ out) with respect to q, k and v (same
+/// layouts as the inputs; dk and dv summed over the query heads of each KV
+/// head). The softmax is recomputed in float64; a score_mod's derivative is
+/// taken by central differences (step 1e-6 relative), accurate to ~1e-9,
+/// far below the 1e-2 the kernels are held to.
+void attentionBackward(const ProblemShape &shape, const AttentionSpec &spec,
+                       const double *q, const double *k, const double *v,
+                       const double *dout, double *dq, double *dk,
+                       double *dv);
+
 } // namespace kiln::ref
 
 #endif // KILN_REFERENCE_REFERENCEATTENTION_H

@@ -27,6 +27,8 @@ inline constexpr llvm::StringLiteral kBlockM = "tile.block_m";
 inline constexpr llvm::StringLiteral kBlockN = "tile.block_n";
 inline constexpr llvm::StringLiteral kGqaGroup = "kiln.gqa_group";
 inline constexpr llvm::StringLiteral kCaptures = "kiln.captures";
+/// Backward kernels: "preprocess", "dq" or "dkdv".
+inline constexpr llvm::StringLiteral kBackwardStage = "kiln.bwd_stage";
 inline constexpr llvm::StringLiteral kNumWarps = "tgpu.num_warps";
 inline constexpr llvm::StringLiteral kArch = "tgpu.arch";
 inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";

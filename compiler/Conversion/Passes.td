@@ -41,6 +41,40 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::ModuleOp"> {
+  let summary = "Derives the backward tile programs (dQ, dK, dV) of each attn.attention";
+  let description = [{
+    Adds three tile kernels next to each `attn.attention @v` (which it keeps,
+    so `convert-attn-to-tile` can lower the forward afterwards), the
+    deterministic two-kernel schedule of FlashAttention-2 (no atomics,
+    12·N²d FLOPs):
+
+    * `@v_bwd_preprocess(O, dO, D)`: `D = rowsum(dO ∘ O)` per query row;
+    * `@v_bwd_dq(Q, K, V, dO, LSE, D, dQ, captures...)`: one Q block per
+      program looping over KV blocks: P is recomputed from Q, K and the
+      saved LSE (base 2 inside), `dP = dO Vᵀ`, `dS = P ∘ (dP − D)`, and
+      `dQ = scale · dS K`;
+    * `@v_bwd_dkdv(Q, K, V, dO, LSE, D, dK, dV, captures...)`: one KV block
+      per program looping over the query heads of its KV head (GQA sums
+      there) and over Q blocks: `dV += Pᵀ dO`, `dK += scale · dSᵀ Q`.
+
+    A score_mod is differentiated with respect to the score (forward mode,
+    op by op); `dS` is multiplied by that derivative. Masking is the
+    forward's (keys past Lk, causal, mask_mod) and masked entries get
+    `P = 0`, `dS = 0`; rows with LSE = −inf (no visible key) and padded query
+    rows (LSE read as +inf) recompute `P = 0`, never NaN. Gradients are
+    written in f32. Every KV block is visited with the per-element mask (the
+    band-based skipping of the forward is not applied yet).
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", "64", "Query rows per step">,
+    Option<"blockN", "block-n", "int64_t", "64", "Keys per step">,
+  ];
+  let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def ConvertTileToCPU : Pass<"convert-tile-to-cpu", "::mlir::ModuleOp"> {
   let summary = "Lowers tile programs to linalg/tensor/memref/scf for the CPU JIT";
   let description = [{

@@ -74,6 +74,12 @@ std::unique_ptr<CPUKernel> CPUKernel::compile(mlir::ModuleOp module,
 
 bool CPUKernel::launch(llvm::ArrayRef<HostBuffer *> memrefs,
                        std::array<int64_t, 3> grid, std::string &error) {
+  return launch(launcher, memrefs, grid, error);
+}
+
+bool CPUKernel::launch(llvm::StringRef launcher,
+                       llvm::ArrayRef<HostBuffer *> memrefs,
+                       std::array<int64_t, 3> grid, std::string &error) {
   // A ranked memref descriptor: allocated and aligned pointers, offset, then
   // sizes and strides (MLIR's C interface).
   std::vector<std::vector<int64_t>> descriptors;
@@ -97,8 +103,9 @@ bool CPUKernel::launch(llvm::ArrayRef<HostBuffer *> memrefs,
   for (int64_t &g : gridArgs)
     args.push_back(&g);
   if (llvm::Error err =
-          engine->invokePacked("_mlir_ciface_" + launcher, args)) {
-    error = "could not call " + launcher + ": " + llvm::toString(std::move(err));
+          engine->invokePacked(("_mlir_ciface_" + launcher).str(), args)) {
+    error = "could not call " + launcher.str() + ": " +
+            llvm::toString(std::move(err));
     return false;
   }
   return true;

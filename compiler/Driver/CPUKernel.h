@@ -25,6 +25,9 @@ public:
   /// Runs the whole grid: memref arguments in order, then the grid size.
   bool launch(llvm::ArrayRef<HostBuffer *> memrefs,
               std::array<int64_t, 3> grid, std::string &error);
+  /// The same for another launcher of the module (`<kernel>_grid`).
+  bool launch(llvm::StringRef launcher, llvm::ArrayRef<HostBuffer *> memrefs,
+              std::array<int64_t, 3> grid, std::string &error);
 
 private:
   std::unique_ptr<mlir::ExecutionEngine> engine;

@@ -312,6 +312,160 @@ int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
   return 0;
 }
 
+/// The reference's view of a variant: scale, causality and the mods as
+/// callbacks into the float64 interpreter of the variant's own regions.
+struct ReferenceVariant {
+  ref::AttentionSpec spec;
+  std::unique_ptr<ModInterpreter> scoreMod, maskMod;
+};
+
+int makeReferenceVariant(attn::AttentionOp refSpec,
+                         const std::vector<const HostBuffer *> &captureViews,
+                         ReferenceVariant &out, llvm::raw_ostream &err) {
+  out.spec.scale = refSpec.getEffectiveScale();
+  switch (refSpec.getCausal()) {
+  case attn::CausalAlignment::none:
+    out.spec.causal = ref::CausalAlignment::None;
+    break;
+  case attn::CausalAlignment::top_left:
+    out.spec.causal = ref::CausalAlignment::TopLeft;
+    break;
+  case attn::CausalAlignment::bottom_right:
+    out.spec.causal = ref::CausalAlignment::BottomRight;
+    break;
+  }
+  std::string error;
+  if (refSpec.hasScoreMod()) {
+    out.scoreMod =
+        ModInterpreter::create(refSpec.getScoreMod(), captureViews, error);
+    if (!out.scoreMod) {
+      err << "kiln: error: " << error << "\n";
+      return kBadInput;
+    }
+    ModInterpreter *mod = out.scoreMod.get();
+    out.spec.scoreMod = [mod](double s, int64_t b, int64_t h, int64_t qi,
+                              int64_t kv) {
+      ModValue args[5];
+      args[0].f = s;
+      args[1].i = b;
+      args[2].i = h;
+      args[3].i = qi;
+      args[4].i = kv;
+      return mod->run(args).f;
+    };
+  }
+  if (refSpec.hasMaskMod()) {
+    out.maskMod =
+        ModInterpreter::create(refSpec.getMaskMod(), captureViews, error);
+    if (!out.maskMod) {
+      err << "kiln: error: " << error << "\n";
+      return kBadInput;
+    }
+    ModInterpreter *mod = out.maskMod.get();
+    out.spec.maskMod = [mod](int64_t b, int64_t h, int64_t qi, int64_t kv) {
+      ModValue args[4];
+      args[0].i = b;
+      args[1].i = h;
+      args[2].i = qi;
+      args[3].i = kv;
+      return mod->run(args).i != 0;
+    };
+  }
+  return 0;
+}
+
+/// Backward buffers: a random dO, D, and f32 gradients.
+struct Gradients {
+  HostBuffer dO, d, dq, dk, dv;
+};
+
+/// Runs the three backward kernels on the CPU after the forward.
+int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
+                   const Problem &p, int64_t blockM, int64_t blockN,
+                   Inputs &in, std::vector<HostBuffer> &captures,
+                   uint64_t seed, Gradients &g, llvm::raw_ostream &err) {
+  std::mt19937_64 rng(seed ^ 0x5eedull);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  g.dO = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
+  for (int64_t i = 0, n = g.dO.numElements(); i < n; ++i)
+    g.dO.set(i, normal(rng));
+  g.d = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
+  g.dq = HostBuffer::allocate(ElementKind::F32,
+                              {p.batch, p.seqQ, p.heads, p.dqk});
+  g.dk = HostBuffer::allocate(ElementKind::F32,
+                              {p.batch, p.seqKV, p.kvHeads, p.dqk});
+  g.dv = HostBuffer::allocate(ElementKind::F32,
+                              {p.batch, p.seqKV, p.kvHeads, p.dv});
+  for (HostBuffer *t : {&g.d, &g.dq, &g.dk, &g.dv})
+    t->poison();
+  std::array<int64_t, 3> qGrid{(p.seqQ + blockM - 1) / blockM, p.heads,
+                               p.batch};
+  std::array<int64_t, 3> kvGrid{(p.seqKV + blockN - 1) / blockN, p.kvHeads,
+                                p.batch};
+  std::vector<HostBuffer *> common{&in.q, &in.k, &in.v, &g.dO, &in.lse, &g.d};
+  std::vector<HostBuffer *> dqArgs(common), dkdvArgs(common);
+  dqArgs.push_back(&g.dq);
+  dkdvArgs.push_back(&g.dk);
+  dkdvArgs.push_back(&g.dv);
+  for (HostBuffer &c : captures) {
+    dqArgs.push_back(&c);
+    dkdvArgs.push_back(&c);
+  }
+  std::string error;
+  if (!kernel.launch(variant + "_bwd_preprocess_grid", {&in.o, &g.dO, &g.d},
+                     qGrid, error) ||
+      !kernel.launch(variant + "_bwd_dq_grid", dqArgs, qGrid, error) ||
+      !kernel.launch(variant + "_bwd_dkdv_grid", dkdvArgs, kvGrid, error)) {
+    err << "kiln: error: " << error << "\n";
+    return kInternalError;
+  }
+  return 0;
+}
+
+/// Compares dQ, dK, dV with the float64 reference gradients.
+int checkBackward(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
+                  std::vector<HostBuffer> &captures, Gradients &g,
+                  double tolerance, llvm::raw_ostream &out,
+                  llvm::raw_ostream &err) {
+  auto toDoubles = [](const HostBuffer &t) {
+    std::vector<double> values(t.numElements());
+    for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+      values[i] = t.get(i);
+    return values;
+  };
+  std::vector<const HostBuffer *> captureViews;
+  for (HostBuffer &c : captures)
+    captureViews.push_back(&c);
+  ReferenceVariant refVariant;
+  if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
+    return rc;
+  ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
+                          p.seqKV, p.dqk,   p.dv};
+  std::vector<double> q = toDoubles(in.q), k = toDoubles(in.k),
+                      v = toDoubles(in.v), dO = toDoubles(g.dO);
+  std::vector<double> dqRef(g.dq.numElements()), dkRef(g.dk.numElements()),
+      dvRef(g.dv.numElements());
+  ref::attentionBackward(shape, refVariant.spec, q.data(), k.data(), v.data(),
+                         dO.data(), dqRef.data(), dkRef.data(), dvRef.data());
+  bool pass = true;
+  for (auto [name, got, want] :
+       {std::tuple<const char *, HostBuffer *, std::vector<double> *>{
+            "dq:", &g.dq, &dqRef},
+        {"dk:", &g.dk, &dkRef},
+        {"dv:", &g.dv, &dvRef}}) {
+    std::vector<double> values = toDoubles(*got);
+    ref::ErrorStats stats =
+        ref::compare(values.data(), want->data(), values.size());
+    printErrorLine(out, name, stats);
+    out << llvm::format(" (tolerance %.1e), non-finite %zu\n", tolerance,
+                        stats.nonFinite);
+    pass &= stats.relL2 <= tolerance && stats.nonFinite == 0 &&
+            stats.infMismatch == 0;
+  }
+  out << (pass ? "PASS" : "FAIL") << " (backward)\n";
+  return pass ? 0 : kMismatch;
+}
+
 /// Compares O and LSE with the float64 reference evaluating the variant's
 /// own regions; prints the errors and PASS/FAIL.
 int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
@@ -332,53 +486,10 @@ int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
 
   ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
                           p.seqKV, p.dqk,   p.dv};
-  ref::AttentionSpec refAttention;
-  refAttention.scale = refSpec.getEffectiveScale();
-  switch (refSpec.getCausal()) {
-  case attn::CausalAlignment::none:
-    refAttention.causal = ref::CausalAlignment::None;
-    break;
-  case attn::CausalAlignment::top_left:
-    refAttention.causal = ref::CausalAlignment::TopLeft;
-    break;
-  case attn::CausalAlignment::bottom_right:
-    refAttention.causal = ref::CausalAlignment::BottomRight;
-    break;
-  }
-  std::string error;
-  std::unique_ptr<ModInterpreter> scoreMod, maskMod;
-  if (refSpec.hasScoreMod()) {
-    scoreMod = ModInterpreter::create(refSpec.getScoreMod(), captureViews, error);
-    if (!scoreMod) {
-      err << "kiln: error: " << error << "\n";
-      return kBadInput;
-    }
-    refAttention.scoreMod = [&](double s, int64_t b, int64_t h, int64_t qi,
-                                int64_t kv) {
-      ModValue args[5];
-      args[0].f = s;
-      args[1].i = b;
-      args[2].i = h;
-      args[3].i = qi;
-      args[4].i = kv;
-      return scoreMod->run(args).f;
-    };
-  }
-  if (refSpec.hasMaskMod()) {
-    maskMod = ModInterpreter::create(refSpec.getMaskMod(), captureViews, error);
-    if (!maskMod) {
-      err << "kiln: error: " << error << "\n";
-      return kBadInput;
-    }
-    refAttention.maskMod = [&](int64_t b, int64_t h, int64_t qi, int64_t kv) {
-      ModValue args[4];
-      args[0].i = b;
-      args[1].i = h;
-      args[2].i = qi;
-      args[3].i = kv;
-      return maskMod->run(args).i != 0;
-    };
-  }
+  ReferenceVariant refVariant;
+  if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
+    return rc;
+  ref::AttentionSpec &refAttention = refVariant.spec;
   std::vector<double> outRef(in.o.numElements()), lseRef(in.lse.numElements());
   ref::attentionForward(shape, refAttention, qd.data(), kd.data(), vd.data(),
                         outRef.data(), lseRef.data());
@@ -533,6 +644,7 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
     pipelineOptions.blockM = o.blockM;
     pipelineOptions.blockN = o.blockN;
     pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
+    pipelineOptions.backward = o.backward;
     auto start = std::chrono::steady_clock::now();
     PassManager tilePM(&context);
     buildForwardTilePipeline(tilePM, pipelineOptions);
@@ -566,6 +678,12 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
   if (int rc = makeInputs(p, refSpec, o.seed, inputs, captures, err))
     return rc;
 
+  if (o.backward && o.backend != "cpu") {
+    err << "kiln: error: --backward runs on the cpu backend only so far (the "
+           "GPU schedule has no backward kernels yet)\n";
+    return kBadInput;
+  }
+  Gradients gradients;
   std::string backendName = o.backend;
   double compileMs = 0, runMs = 0;
   std::string timingNote;
@@ -590,6 +708,10 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
       return kInternalError;
     }
     runMs = millisecondsSince(runStart);
+    if (o.backward)
+      if (int rc = runBackwardCPU(*kernel, variantName, p, o.blockM, o.blockN,
+                                  inputs, captures, o.seed, gradients, err))
+        return rc;
   } else {
     if (int rc = runOnCUDA(cudaSpec, p, inputs, captures, o, compileMs, runMs,
                            timingNote, out, err))
@@ -607,8 +729,12 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
     out << timingNote;
   if (!o.check)
     return 0;
-  return checkAgainstReference(p, refSpec, inputs, captures, o.tolerance, out,
-                               err);
+  int rc = checkAgainstReference(p, refSpec, inputs, captures, o.tolerance,
+                                 out, err);
+  if (rc != 0 || !o.backward)
+    return rc;
+  return checkBackward(p, refSpec, inputs, captures, gradients, o.tolerance,
+                       out, err);
 }
 
 int compileVariant(const RunOptions &o, llvm::raw_ostream &out,

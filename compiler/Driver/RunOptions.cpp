@@ -22,6 +22,8 @@ const char *runUsage() {
   --dtype bf16|fp16         element type (default: the variant's)
   --pad P                   P extra elements after each row (non-contiguous layout)
   --check                   compare with the float64 reference, exit 1 on mismatch
+  --backward                also run the backward kernels on a random dO and, with
+                            --check, compare dQ, dK, dV (cpu backend)
   --tolerance T             relative L2 error allowed (default 1e-2)
   --seed S                  random inputs' seed (default 0)
   --block-m BM --block-n BN tile sizes (cpu default 64, 64; cuda: chosen for the
@@ -114,13 +116,15 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
 
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
                     name == "no-split" || name == "no-overlap-copies" ||
-                    name == "no-prefetch";
+                    name == "no-prefetch" || name == "backward";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
       result.help = true;
     } else if (name == "check") {
       o.check = true;
+    } else if (name == "backward") {
+      o.backward = true;
     } else if (name == "no-split") {
       o.splitMaskedBlocks = false;
     } else if (name == "no-overlap-copies") {

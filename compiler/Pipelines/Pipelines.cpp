@@ -26,6 +26,13 @@ void buildForwardTilePipeline(OpPassManager &pm,
   // Prove which KV blocks are empty / full before lowering, so the lowering
   // can bound and split the KV loop.
   pm.addPass(attn::createAttnInferMaskBounds());
+  // The backward kernels first: the forward lowering consumes the spec.
+  if (options.backward) {
+    ConvertAttnToTileBackwardOptions backward;
+    backward.blockM = options.blockM;
+    backward.blockN = options.blockN;
+    pm.addPass(createConvertAttnToTileBackward(backward));
+  }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
   ConvertAttnToTileOptions lowering;
   lowering.blockM = options.blockM;

@@ -18,6 +18,10 @@ struct ForwardPipelineOptions
       *this, "split-masked-blocks",
       llvm::cl::desc("Skip the per-element mask on fully visible KV blocks"),
       llvm::cl::init(true)};
+  Option<bool> backward{
+      *this, "backward",
+      llvm::cl::desc("Also derive the backward kernels (dQ, dK, dV)"),
+      llvm::cl::init(false)};
 };
 
 /// attn -> tile: the forward tile program of every attn.attention.

@@ -8,6 +8,7 @@
 
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
+#include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -24,70 +25,6 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-/// A builder with the few constructors the forward program repeats.
-struct ProgramBuilder {
-  OpBuilder &b;
-  Location loc;
-
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value splat(Value scalar, ArrayRef<int64_t> shape) {
-    return splatToTile(b, loc, scalar, shape);
-  }
-  Value splatF32(double v, ArrayRef<int64_t> shape) {
-    return splat(f32(v), shape);
-  }
-  Value add(Value x, Value y) {
-    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
-               ? Value(arith::AddFOp::create(b, loc, x, y))
-               : Value(arith::AddIOp::create(b, loc, x, y));
-  }
-  Value sub(Value x, Value y) {
-    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
-               ? Value(arith::SubFOp::create(b, loc, x, y))
-               : Value(arith::SubIOp::create(b, loc, x, y));
-  }
-  Value mul(Value x, Value y) {
-    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
-               ? Value(arith::MulFOp::create(b, loc, x, y))
-               : Value(arith::MulIOp::create(b, loc, x, y));
-  }
-  Value maxIndex(Value x, Value y) {
-    return arith::MaxSIOp::create(b, loc, x, y);
-  }
-  Value minIndex(Value x, Value y) {
-    return arith::MinSIOp::create(b, loc, x, y);
-  }
-  /// Rounds a signed index down / up to a multiple of `multiple`.
-  Value floorTo(Value x, int64_t multiple) {
-    Value m = index(multiple);
-    return mul(arith::FloorDivSIOp::create(b, loc, x, m), m);
-  }
-  Value ceilTo(Value x, int64_t multiple) {
-    Value m = index(multiple);
-    return mul(arith::CeilDivSIOp::create(b, loc, x, m), m);
-  }
-  Value iota(int64_t dim, ArrayRef<int64_t> shape) {
-    return tile::IotaOp::create(
-        b, loc, RankedTensorType::get(shape, b.getIndexType()), dim);
-  }
-  Value reduce(tile::ReduceKind kind, Value t) {
-    auto type = cast<RankedTensorType>(t.getType());
-    auto result = RankedTensorType::get({type.getDimSize(0)},
-                                        type.getElementType());
-    return tile::ReduceOp::create(b, loc, result, kind, t, /*dim=*/1);
-  }
-  /// Repeats a per-row vector across `cols` columns.
-  Value rowBroadcast(Value rows, int64_t cols) {
-    auto type = cast<RankedTensorType>(rows.getType());
-    auto result = RankedTensorType::get({type.getDimSize(0), cols},
-                                        type.getElementType());
-    return tile::BroadcastOp::create(b, loc, result, rows, /*dim=*/1);
-  }
-};
 
 /// Everything one KV-block step needs that does not change across steps.
 struct ForwardContext {
@@ -152,25 +89,9 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   }
 
   if (masked) {
-    // Keys past Lk must be -inf before the row max: a zero-padded key would
-    // score 0 and contribute exp2(0) = 1 to every row sum.
-    Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                       kvIdx, pb.splat(ctx.lenK, sShape));
-    if (ctx.spec.getCausal() != attn::CausalAlignment::none) {
-      Value limit = ctx.qIdx;
-      if (ctx.spec.getCausal() == attn::CausalAlignment::bottom_right)
-        limit = pb.add(limit, pb.splat(ctx.diagOffset, sShape));
-      Value causal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                           kvIdx, limit);
-      keep = arith::AndIOp::create(b, loc, keep, causal);
-    }
-    if (ctx.spec.hasMaskMod()) {
-      SmallVector<Value> args{ctx.batch, ctx.head, ctx.modQIdx, modKvIdx};
-      args.append(ctx.captures);
-      Value mod =
-          inlineModOverTile(b, loc, ctx.spec.getMaskMod(), args, sShape);
-      keep = arith::AndIOp::create(b, loc, keep, mod);
-    }
+    Value keep = buildKeepMask(pb, ctx.spec, ctx.qIdx, kvIdx, ctx.lenK,
+                               ctx.diagOffset, ctx.batch, ctx.head,
+                               ctx.modQIdx, modKvIdx, ctx.captures);
     double negInf = -std::numeric_limits<double>::infinity();
     s = arith::SelectOp::create(b, loc, keep, s, pb.splatF32(negInf, sShape));
   }
@@ -253,13 +174,6 @@ SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
   // Names the loop's role for readers of the IR and for later schedules.
   loop->setAttr("kiln.kv_loop", pb.b.getStringAttr(role));
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
-}
-
-MemRefType stridedMemRef(MLIRContext *ctx, ArrayRef<int64_t> shape, Type elt) {
-  SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
-  return MemRefType::get(
-      shape, elt,
-      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
 }
 
 LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,

@@ -1,0 +1,375 @@
+//===- AttnToTileBackward.cpp - attn.attention -> backward tile programs --===//
+//
+// The gradients of O = softmax(S) V with S = score_mod(scale · Q Kᵀ):
+//   dV = Pᵀ dO,   dP = dO Vᵀ,   dS = P ∘ (dP − D) with D = rowsum(dO ∘ O),
+//   dQ = scale · (dS ∘ m') K,   dK = scale · (dS ∘ m')ᵀ Q,
+// where m' is the score_mod's derivative. P is recomputed block by block
+// from the saved log-sum-exp, so nothing N x N is stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/AttnToTile/ModVectorizer.h"
+#include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTATTNTOTILEBACKWARD
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// One backward kernel being built: its function and the usual views.
+struct Kernel {
+  func::FuncOp func;
+  Block *entry;
+};
+
+Kernel makeKernel(OpBuilder &b, attn::AttentionOp spec, StringRef suffix,
+                  ArrayRef<Type> argTypes, StringRef stage, int64_t blockM,
+                  int64_t blockN, bool withCaptures) {
+  SmallVector<Type> types(argTypes);
+  if (withCaptures)
+    llvm::append_range(types, spec.getCaptureTypes());
+  auto func = func::FuncOp::create(b, spec.getLoc(),
+                                   (spec.getSymName() + suffix).str(),
+                                   b.getFunctionType(types, {}));
+  func->setAttr(attrs::kKernel, b.getUnitAttr());
+  func->setAttr(attrs::kBlockM, b.getI64IntegerAttr(blockM));
+  func->setAttr(attrs::kBlockN, b.getI64IntegerAttr(blockN));
+  func->setAttr(attrs::kGqaGroup, b.getI64IntegerAttr(spec.getGqaGroup()));
+  func->setAttr(attrs::kBackwardStage, b.getStringAttr(stage));
+  if (withCaptures)
+    if (auto captures = spec.getCapturesAttr())
+      func->setAttr(attrs::kCaptures, captures);
+  return {func, func.addEntryBlock()};
+}
+
+Value view(ProgramBuilder &pb, Value base, Value batch, Value head,
+           int64_t cols, Type elt) {
+  return tile::ViewOp::create(
+      pb.b, pb.loc,
+      tile::DescType::get(pb.b.getContext(), {ShapedType::kDynamic, cols}, elt),
+      base, ValueRange{batch, head}, pb.b.getDenseI64ArrayAttr({1, 3}));
+}
+
+Value rowView(ProgramBuilder &pb, Value base, Value batch, Value head) {
+  return tile::ViewOp::create(
+      pb.b, pb.loc,
+      tile::DescType::get(pb.b.getContext(), {ShapedType::kDynamic},
+                          pb.b.getF32Type()),
+      base, ValueRange{batch, head}, pb.b.getDenseI64ArrayAttr({2}));
+}
+
+Value load(ProgramBuilder &pb, Value desc, ArrayRef<int64_t> shape, Type elt,
+           ValueRange offsets, double fill) {
+  return tile::LoadOp::create(pb.b, pb.loc, RankedTensorType::get(shape, elt),
+                              desc, offsets, pb.b.getFloatAttr(elt, fill));
+}
+
+Value toF32(ProgramBuilder &pb, Value t) {
+  auto type = cast<RankedTensorType>(t.getType());
+  if (type.getElementType().isF32())
+    return t;
+  return arith::ExtFOp::create(
+      pb.b, pb.loc, RankedTensorType::get(type.getShape(), pb.b.getF32Type()),
+      t);
+}
+
+Value dot(ProgramBuilder &pb, ArrayRef<int64_t> shape, Value lhs, Value rhs,
+          Value acc, bool transposeLhs, bool transposeRhs) {
+  return tile::DotOp::create(pb.b, pb.loc,
+                             RankedTensorType::get(shape, pb.b.getF32Type()),
+                             lhs, rhs, acc, transposeLhs, transposeRhs);
+}
+
+/// The base-2 LSE of a block of rows as P's reference: +inf where the row saw
+/// no key (LSE = -inf) or lies past Lq (read as +inf), so P = exp2(s - ref)
+/// is 0 there instead of exp2(-inf - -inf) = NaN.
+Value lseReference(ProgramBuilder &pb, Value lseDesc, Value rowStart,
+                   int64_t rows) {
+  Value lse = load(pb, lseDesc, {rows}, pb.b.getF32Type(), {rowStart}, kInf);
+  Value lse2 = pb.mul(lse, pb.splatF32(M_LOG2E, {rows}));
+  Value empty = arith::CmpFOp::create(pb.b, pb.loc, arith::CmpFPredicate::OEQ,
+                                      lse2, pb.splatF32(-kInf, {rows}));
+  return arith::SelectOp::create(pb.b, pb.loc, empty,
+                                 pb.splatF32(kInf, {rows}), lse2);
+}
+
+/// Inputs of one (Q block, KV block) pair of the backward.
+struct BlockInputs {
+  Value q, k, v, dO; // tiles in the input element type
+  Value lseRef, d;   // per-row base-2 LSE reference and D
+  Value qIdx, kvIdx; // BLOCK_M x BLOCK_N positions
+  Value batch, head, lenQ, lenK;
+  SmallVector<Value> captures;
+};
+
+/// P and dS (already multiplied by the score_mod's derivative) of a block.
+FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
+                                             attn::AttentionOp spec,
+                                             const BlockInputs &in,
+                                             int64_t m, int64_t n) {
+  SmallVector<int64_t> shape{m, n};
+  Value s = dot(pb, shape, in.q, in.k, Value(), false, true);
+  s = pb.mul(s, pb.splatF32(spec.getEffectiveScale(), shape));
+  Value modDerivative;
+  // Mods that read captures see positions clamped into the arrays.
+  Value modQ = in.qIdx, modKv = in.kvIdx;
+  if (!in.captures.empty()) {
+    modQ = pb.minIndex(in.qIdx,
+                       pb.splat(pb.sub(in.lenQ, pb.index(1)), shape));
+    modKv = pb.minIndex(in.kvIdx,
+                        pb.splat(pb.sub(in.lenK, pb.index(1)), shape));
+  }
+  if (spec.hasScoreMod()) {
+    SmallVector<Value> args{s, in.batch, in.head, modQ, modKv};
+    args.append(in.captures);
+    auto modded = inlineScoreModWithGradient(pb.b, pb.loc, spec.getScoreMod(),
+                                             args, shape);
+    if (failed(modded))
+      return failure();
+    s = modded->first;
+    modDerivative = modded->second;
+  }
+  s = pb.mul(s, pb.splatF32(M_LOG2E, shape));
+  Value keep = buildKeepMask(pb, spec, in.qIdx, in.kvIdx, in.lenK,
+                             pb.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
+                             modKv, in.captures);
+  s = arith::SelectOp::create(pb.b, pb.loc, keep, s,
+                              pb.splatF32(-kInf, shape));
+  Value p = math::Exp2Op::create(pb.b, pb.loc,
+                                 pb.sub(s, pb.rowBroadcast(in.lseRef, n)));
+  Value dp = dot(pb, shape, toF32(pb, in.dO), toF32(pb, in.v), Value(), false,
+                 true);
+  Value ds = pb.mul(p, pb.sub(dp, pb.rowBroadcast(in.d, n)));
+  if (modDerivative)
+    ds = pb.mul(ds, modDerivative);
+  // A masked entry contributes nothing, whatever the mod's derivative there.
+  ds = arith::SelectOp::create(pb.b, pb.loc, keep, ds,
+                               pb.splatF32(0.0, shape));
+  return std::make_pair(p, ds);
+}
+
+MemRefType global(MLIRContext *ctx, int64_t rank, int64_t last, Type elt) {
+  SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
+  if (last > 0)
+    shape.back() = last;
+  return stridedMemRef(ctx, shape, elt);
+}
+
+LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
+  MLIRContext *ctx = spec.getContext();
+  OpBuilder b(spec);
+  b.setInsertionPointAfter(spec);
+  Location loc = spec.getLoc();
+  Type elt = spec.getElementType(), f32 = b.getF32Type();
+  int64_t dqk = spec.getQkHeadDim(), dv = spec.getVHeadDim();
+  int64_t group = spec.getGqaGroup();
+  MemRefType tQK = global(ctx, 4, dqk, elt), tV = global(ctx, 4, dv, elt);
+  MemRefType rows = global(ctx, 3, -1, f32);
+  MemRefType gQK = global(ctx, 4, dqk, f32), gV = global(ctx, 4, dv, f32);
+
+  // --- D = rowsum(dO ∘ O) ------------------------------------------------
+  {
+    Kernel k = makeKernel(b, spec, "_bwd_preprocess", {tV, tV, rows},
+                          "preprocess", bm, bn, false);
+    OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
+    ProgramBuilder pb{kb, loc};
+    Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
+    Value h = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
+    Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
+    Value q0 = pb.mul(qb, pb.index(bm));
+    Value o = load(pb, view(pb, k.entry->getArgument(0), bt, h, dv, elt),
+                   {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
+    Value dO = load(pb, view(pb, k.entry->getArgument(1), bt, h, dv, elt),
+                    {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
+    Value d = pb.reduce(tile::ReduceKind::sum,
+                        pb.mul(toF32(pb, o), toF32(pb, dO)));
+    tile::StoreOp::create(kb, loc, d,
+                          rowView(pb, k.entry->getArgument(2), bt, h),
+                          ValueRange{q0});
+    func::ReturnOp::create(kb, loc);
+    b.setInsertionPointAfter(k.func);
+  }
+
+  // --- dQ: one Q block, all KV blocks ----------------------------------
+  {
+    Kernel k = makeKernel(b, spec, "_bwd_dq",
+                          {tQK, tQK, tV, tV, rows, rows, gQK}, "dq", bm, bn,
+                          true);
+    OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
+    ProgramBuilder pb{kb, loc};
+    Block *e = k.entry;
+    Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
+    Value h = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
+    Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
+    Value hkv = group > 1 ? Value(arith::DivUIOp::create(kb, loc, h,
+                                                          pb.index(group)))
+                          : h;
+    Value qd = view(pb, e->getArgument(0), bt, h, dqk, elt);
+    Value kd = view(pb, e->getArgument(1), bt, hkv, dqk, elt);
+    Value vd = view(pb, e->getArgument(2), bt, hkv, dv, elt);
+    Value dOd = view(pb, e->getArgument(3), bt, h, dv, elt);
+    Value lenQ = tile::DimOp::create(kb, loc, kb.getIndexType(), qd, 0);
+    Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
+    Value q0 = pb.mul(qb, pb.index(bm));
+    BlockInputs in;
+    in.q = load(pb, qd, {bm, dqk}, elt, {q0, pb.index(0)}, 0.0);
+    in.dO = load(pb, dOd, {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
+    in.lseRef = lseReference(pb, rowView(pb, e->getArgument(4), bt, h), q0, bm);
+    in.d = load(pb, rowView(pb, e->getArgument(5), bt, h), {bm}, f32, {q0},
+                0.0);
+    in.batch = bt;
+    in.head = h;
+    in.lenQ = lenQ;
+    in.lenK = lenK;
+    for (unsigned i = 7; i < e->getNumArguments(); ++i)
+      in.captures.push_back(e->getArgument(i));
+    SmallVector<int64_t> sShape{bm, bn};
+    in.qIdx = pb.add(pb.iota(0, sShape), pb.splat(q0, sShape));
+    Value init = pb.splatF32(0.0, {bm, dqk});
+    bool failedMod = false;
+    auto loop = scf::ForOp::create(
+        kb, loc, pb.index(0), lenK, pb.index(bn), ValueRange{init},
+        [&](OpBuilder &lb, Location l, Value j, ValueRange iter) {
+          ProgramBuilder ib{lb, l};
+          BlockInputs step = in;
+          step.k = load(ib, kd, {bn, dqk}, elt, {j, ib.index(0)}, 0.0);
+          step.v = load(ib, vd, {bn, dv}, elt, {j, ib.index(0)}, 0.0);
+          step.kvIdx = ib.add(ib.iota(1, sShape), ib.splat(j, sShape));
+          auto pds = recompute(ib, spec, step, bm, bn);
+          Value acc = iter[0];
+          if (failed(pds))
+            failedMod = true;
+          else
+            acc = dot(ib, {bm, dqk}, pds->second, toF32(ib, step.k), acc,
+                      false, false);
+          scf::YieldOp::create(lb, l, acc);
+        });
+    if (failedMod)
+      return failure();
+    loop->setAttr("kiln.kv_loop", kb.getStringAttr("masked"));
+    Value dq = pb.mul(loop.getResult(0),
+                      pb.splatF32(spec.getEffectiveScale(), {bm, dqk}));
+    tile::StoreOp::create(kb, loc, dq,
+                          view(pb, e->getArgument(6), bt, h, dqk, f32),
+                          ValueRange{q0, pb.index(0)});
+    func::ReturnOp::create(kb, loc);
+    b.setInsertionPointAfter(k.func);
+  }
+
+  // --- dK, dV: one KV block, every query head of its group, all Q blocks --
+  {
+    Kernel k = makeKernel(b, spec, "_bwd_dkdv",
+                          {tQK, tQK, tV, tV, rows, rows, gQK, gV}, "dkdv", bm,
+                          bn, true);
+    OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
+    ProgramBuilder pb{kb, loc};
+    Block *e = k.entry;
+    Value kvb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
+    Value hkv = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
+    Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
+    Value kd = view(pb, e->getArgument(1), bt, hkv, dqk, elt);
+    Value vd = view(pb, e->getArgument(2), bt, hkv, dv, elt);
+    Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
+    Value kv0 = pb.mul(kvb, pb.index(bn));
+    Value kTile = load(pb, kd, {bn, dqk}, elt, {kv0, pb.index(0)}, 0.0);
+    Value vTile = load(pb, vd, {bn, dv}, elt, {kv0, pb.index(0)}, 0.0);
+    SmallVector<int64_t> sShape{bm, bn};
+    Value kvIdx = pb.add(pb.iota(1, sShape), pb.splat(kv0, sShape));
+    SmallVector<Value> captures;
+    for (unsigned i = 8; i < e->getNumArguments(); ++i)
+      captures.push_back(e->getArgument(i));
+    Value dkInit = pb.splatF32(0.0, {bn, dqk});
+    Value dvInit = pb.splatF32(0.0, {bn, dv});
+    bool failedMod = false;
+    // GQA: the query heads hkv*G .. hkv*G+G-1 all read this KV head, so
+    // their contributions are summed here (no atomics).
+    auto heads = scf::ForOp::create(
+        kb, loc, pb.index(0), pb.index(group), pb.index(1),
+        ValueRange{dkInit, dvInit},
+        [&](OpBuilder &hb, Location l, Value g, ValueRange outer) {
+          ProgramBuilder hp{hb, l};
+          Value h = hp.add(hp.mul(hkv, hp.index(group)), g);
+          Value qd = view(hp, e->getArgument(0), bt, h, dqk, elt);
+          Value dOd = view(hp, e->getArgument(3), bt, h, dv, elt);
+          Value lseD = rowView(hp, e->getArgument(4), bt, h);
+          Value dD = rowView(hp, e->getArgument(5), bt, h);
+          Value lenQ = tile::DimOp::create(hb, l, hb.getIndexType(), qd, 0);
+          auto qs = scf::ForOp::create(
+              hb, l, hp.index(0), lenQ, hp.index(bm), outer,
+              [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
+                ProgramBuilder ip{qb, l2};
+                BlockInputs in;
+                in.q = load(ip, qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
+                in.dO = load(ip, dOd, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
+                in.k = kTile;
+                in.v = vTile;
+                in.lseRef = lseReference(ip, lseD, i, bm);
+                in.d = load(ip, dD, {bm}, ip.b.getF32Type(), {i}, 0.0);
+                in.qIdx = ip.add(ip.iota(0, sShape), ip.splat(i, sShape));
+                in.kvIdx = kvIdx;
+                in.batch = bt;
+                in.head = h;
+                in.lenQ = lenQ;
+                in.lenK = lenK;
+                in.captures = captures;
+                auto pds = recompute(ip, spec, in, bm, bn);
+                Value dk = inner[0], dvAcc = inner[1];
+                if (failed(pds)) {
+                  failedMod = true;
+                } else {
+                  dvAcc = dot(ip, {bn, dv}, pds->first, toF32(ip, in.dO),
+                              dvAcc, true, false);
+                  dk = dot(ip, {bn, dqk}, pds->second, toF32(ip, in.q), dk,
+                           true, false);
+                }
+                scf::YieldOp::create(qb, l2, ValueRange{dk, dvAcc});
+              });
+          qs->setAttr("kiln.q_loop", hb.getStringAttr("masked"));
+          scf::YieldOp::create(hb, l, qs.getResults());
+        });
+    if (failedMod)
+      return failure();
+    Value dk = pb.mul(heads.getResult(0),
+                      pb.splatF32(spec.getEffectiveScale(), {bn, dqk}));
+    tile::StoreOp::create(kb, loc, dk,
+                          view(pb, e->getArgument(6), bt, hkv, dqk, f32),
+                          ValueRange{kv0, pb.index(0)});
+    tile::StoreOp::create(kb, loc, heads.getResult(1),
+                          view(pb, e->getArgument(7), bt, hkv, dv, f32),
+                          ValueRange{kv0, pb.index(0)});
+    func::ReturnOp::create(kb, loc);
+  }
+  return success();
+}
+
+struct ConvertAttnToTileBackward
+    : public kiln::impl::ConvertAttnToTileBackwardBase<
+          ConvertAttnToTileBackward> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (blockM <= 0 || blockN <= 0) {
+      getOperation().emitError("block-m and block-n must be positive");
+      return signalPassFailure();
+    }
+    SmallVector<attn::AttentionOp> specs;
+    getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
+    for (attn::AttentionOp spec : specs)
+      if (failed(lowerBackward(spec, blockM, blockN)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

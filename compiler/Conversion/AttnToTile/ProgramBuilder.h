@@ -1,0 +1,128 @@
+//===- ProgramBuilder.h - helpers shared by the attn -> tile lowerings -*- C++ -*-===//
+//
+// The forward and backward tile programs are built from the same pieces: a
+// builder with the constants and tile ops they repeat, global array types,
+// and the keep-mask of a score tile (keys past Lk, causal, mask_mod).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_CONVERSION_ATTNTOTILE_PROGRAMBUILDER_H
+#define KILN_COMPILER_CONVERSION_ATTNTOTILE_PROGRAMBUILDER_H
+
+#include "compiler/Conversion/AttnToTile/ModVectorizer.h"
+#include "dialects/Attn/IR/AttnDialect.h"
+#include "dialects/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+namespace kiln {
+
+using namespace mlir;
+
+/// A builder with the few constructors the tile programs repeat.
+struct ProgramBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value splat(Value scalar, ArrayRef<int64_t> shape) {
+    return splatToTile(b, loc, scalar, shape);
+  }
+  Value splatF32(double v, ArrayRef<int64_t> shape) {
+    return splat(f32(v), shape);
+  }
+  Value add(Value x, Value y) {
+    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
+               ? Value(arith::AddFOp::create(b, loc, x, y))
+               : Value(arith::AddIOp::create(b, loc, x, y));
+  }
+  Value sub(Value x, Value y) {
+    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
+               ? Value(arith::SubFOp::create(b, loc, x, y))
+               : Value(arith::SubIOp::create(b, loc, x, y));
+  }
+  Value mul(Value x, Value y) {
+    return isa<FloatType>(getElementTypeOrSelf(x.getType()))
+               ? Value(arith::MulFOp::create(b, loc, x, y))
+               : Value(arith::MulIOp::create(b, loc, x, y));
+  }
+  Value maxIndex(Value x, Value y) {
+    return arith::MaxSIOp::create(b, loc, x, y);
+  }
+  Value minIndex(Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y);
+  }
+  /// Rounds a signed index down / up to a multiple of `multiple`.
+  Value floorTo(Value x, int64_t multiple) {
+    Value m = index(multiple);
+    return mul(arith::FloorDivSIOp::create(b, loc, x, m), m);
+  }
+  Value ceilTo(Value x, int64_t multiple) {
+    Value m = index(multiple);
+    return mul(arith::CeilDivSIOp::create(b, loc, x, m), m);
+  }
+  Value iota(int64_t dim, ArrayRef<int64_t> shape) {
+    return tile::IotaOp::create(
+        b, loc, RankedTensorType::get(shape, b.getIndexType()), dim);
+  }
+  Value reduce(tile::ReduceKind kind, Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    auto result = RankedTensorType::get({type.getDimSize(0)},
+                                        type.getElementType());
+    return tile::ReduceOp::create(b, loc, result, kind, t, /*dim=*/1);
+  }
+  /// Repeats a per-row vector across `cols` columns.
+  Value rowBroadcast(Value rows, int64_t cols) {
+    auto type = cast<RankedTensorType>(rows.getType());
+    auto result = RankedTensorType::get({type.getDimSize(0), cols},
+                                        type.getElementType());
+    return tile::BroadcastOp::create(b, loc, result, rows, /*dim=*/1);
+  }
+};
+
+/// A dynamically shaped global array with arbitrary strides.
+inline MemRefType stridedMemRef(MLIRContext *ctx, ArrayRef<int64_t> shape, Type elt) {
+  SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
+  return MemRefType::get(
+      shape, elt,
+      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
+}
+
+/// True where key `kvIdx` is visible from query `qIdx`: inside the sequence
+/// (a zero-padded key would otherwise score 0 and add exp2(0) = 1 to the row
+/// sum), on the kept side of the causal diagonal, and kept by the mask_mod
+/// (which sees `modQIdx` / `modKvIdx`, clamped when it reads captures).
+inline Value buildKeepMask(ProgramBuilder &pb, attn::AttentionOp spec,
+                           Value qIdx, Value kvIdx, Value lenK,
+                           Value diagOffset, Value batch, Value head,
+                           Value modQIdx, Value modKvIdx,
+                           ArrayRef<Value> captures) {
+  auto shape = cast<RankedTensorType>(qIdx.getType()).getShape();
+  OpBuilder &b = pb.b;
+  Location loc = pb.loc;
+  Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kvIdx,
+                                     pb.splat(lenK, shape));
+  if (spec.getCausal() != attn::CausalAlignment::none) {
+    Value limit = qIdx;
+    if (spec.getCausal() == attn::CausalAlignment::bottom_right)
+      limit = pb.add(limit, pb.splat(diagOffset, shape));
+    Value causal =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, kvIdx, limit);
+    keep = arith::AndIOp::create(b, loc, keep, causal);
+  }
+  if (spec.hasMaskMod()) {
+    SmallVector<Value> args{batch, head, modQIdx, modKvIdx};
+    args.append(captures.begin(), captures.end());
+    Value mod = inlineModOverTile(b, loc, spec.getMaskMod(), args, shape);
+    keep = arith::AndIOp::create(b, loc, keep, mod);
+  }
+  return keep;
+}
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_CONVERSION_ATTNTOTILE_PROGRAMBUILDER_H
