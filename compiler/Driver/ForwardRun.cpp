@@ -534,6 +534,11 @@ int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
 
 int runForward(const RunOptions &o, llvm::raw_ostream &out,
                llvm::raw_ostream &err) {
+  if (o.backward && o.backend != "cpu") {
+    err << "kiln: error: --backward runs on the cpu backend only so far (the "
+           "GPU schedule has no backward kernels yet)\n";
+    return kBadInput;
+  }
   DialectRegistry registry;
   registerKilnDialects(registry);
   MLIRContext context(registry);
@@ -678,11 +683,6 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
   if (int rc = makeInputs(p, refSpec, o.seed, inputs, captures, err))
     return rc;
 
-  if (o.backward && o.backend != "cpu") {
-    err << "kiln: error: --backward runs on the cpu backend only so far (the "
-           "GPU schedule has no backward kernels yet)\n";
-    return kBadInput;
-  }
   Gradients gradients;
   std::string backendName = o.backend;
   double compileMs = 0, runMs = 0;

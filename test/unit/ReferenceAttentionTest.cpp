@@ -373,3 +373,76 @@ TEST(ValidateShape, RejectsHeadsNotAMultipleOfKVHeadsNamingBoth) {
   s.kvHeads = 3;
   EXPECT_NE(validateShape(s), "");
 }
+
+// The reference backward against central differences of the reference
+// forward: L = sum(dO * O) is perturbed one input at a time.
+TEST(ReferenceBackward, MatchesFiniteDifferencesOfTheForward) {
+  ProblemShape shape;
+  shape.batch = 1;
+  shape.heads = 2;
+  shape.kvHeads = 1; // GQA: both query heads read KV head 0
+  shape.seqQ = 3;
+  shape.seqKV = 4;
+  shape.headDimQK = 3;
+  shape.headDimV = 2;
+  AttentionSpec spec;
+  spec.scale = 0.7;
+  spec.causal = CausalAlignment::BottomRight;
+  spec.scoreMod = [](double s, int64_t, int64_t h, int64_t q, int64_t kv) {
+    return 2.0 * std::tanh(s / 2.0) + 0.1 * h - 0.05 * (kv - q);
+  };
+  std::vector<double> q(shape.seqQ * shape.heads * shape.headDimQK),
+      k(shape.seqKV * shape.headDimQK), v(shape.seqKV * shape.headDimV),
+      dO(shape.seqQ * shape.heads * shape.headDimV);
+  double x = 0.3;
+  for (auto *vec : {&q, &k, &v, &dO})
+    for (double &e : *vec)
+      e = (x = std::fmod(x * 7.31 + 0.17, 2.0)) - 1.0;
+  auto loss = [&] {
+    std::vector<double> out(dO.size()), lse(shape.heads * shape.seqQ);
+    attentionForward(shape, spec, q.data(), k.data(), v.data(), out.data(),
+                     lse.data());
+    double l = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+      l += out[i] * dO[i];
+    return l;
+  };
+  std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
+  attentionBackward(shape, spec, q.data(), k.data(), v.data(), dO.data(),
+                    dq.data(), dk.data(), dv.data());
+  for (auto [input, grad] :
+       {std::pair<std::vector<double> *, std::vector<double> *>{&q, &dq},
+        {&k, &dk},
+        {&v, &dv}}) {
+    for (size_t i = 0; i < input->size(); ++i) {
+      double saved = (*input)[i], h = 1e-6;
+      (*input)[i] = saved + h;
+      double up = loss();
+      (*input)[i] = saved - h;
+      double down = loss();
+      (*input)[i] = saved;
+      EXPECT_NEAR((*grad)[i], (up - down) / (2 * h), 1e-6) << "element " << i;
+    }
+  }
+}
+
+// A row with no visible key contributes no gradient (its output is the
+// constant 0), and nothing becomes NaN.
+TEST(ReferenceBackward, FullyMaskedRowsContributeNothing) {
+  ProblemShape shape;
+  shape.seqQ = 2;
+  shape.seqKV = 2;
+  shape.headDimQK = shape.headDimV = 2;
+  AttentionSpec spec;
+  spec.maskMod = [](int64_t, int64_t, int64_t q, int64_t) { return q == 1; };
+  std::vector<double> q{1, 2, 3, 4}, k{1, 0, 0, 1}, v{1, 2, 3, 4},
+      dO{1, 1, 1, 1}, dq(4), dk(4), dv(4);
+  attentionBackward(shape, spec, q.data(), k.data(), v.data(), dO.data(),
+                    dq.data(), dk.data(), dv.data());
+  EXPECT_EQ(dq[0], 0.0);
+  EXPECT_EQ(dq[1], 0.0);
+  for (double g : {dq[2], dq[3], dk[0], dk[1], dk[2], dk[3], dv[0], dv[3]})
+    EXPECT_TRUE(std::isfinite(g));
+  // Row 1 sees both keys: dV sums its softmax weights times dO (= 1).
+  EXPECT_NEAR(dv[0] + dv[2], 1.0, 1e-12);
+}

@@ -127,10 +127,10 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   // Mods that read captures see positions clamped into the arrays.
   Value modQ = in.qIdx, modKv = in.kvIdx;
   if (!in.captures.empty()) {
-    modQ = pb.minIndex(in.qIdx,
-                       pb.splat(pb.sub(in.lenQ, pb.index(1)), shape));
-    modKv = pb.minIndex(in.kvIdx,
-                        pb.splat(pb.sub(in.lenK, pb.index(1)), shape));
+    Value lastQ = pb.splat(pb.sub(in.lenQ, pb.index(1)), shape);
+    modQ = pb.minIndex(in.qIdx, lastQ);
+    Value lastKv = pb.splat(pb.sub(in.lenK, pb.index(1)), shape);
+    modKv = pb.minIndex(in.kvIdx, lastKv);
   }
   if (spec.hasScoreMod()) {
     SmallVector<Value> args{s, in.batch, in.head, modQ, modKv};
@@ -148,11 +148,13 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
                              modKv, in.captures);
   s = arith::SelectOp::create(pb.b, pb.loc, keep, s,
                               pb.splatF32(-kInf, shape));
-  Value p = math::Exp2Op::create(pb.b, pb.loc,
-                                 pb.sub(s, pb.rowBroadcast(in.lseRef, n)));
-  Value dp = dot(pb, shape, toF32(pb, in.dO), toF32(pb, in.v), Value(), false,
-                 true);
-  Value ds = pb.mul(p, pb.sub(dp, pb.rowBroadcast(in.d, n)));
+  Value lseRow = pb.rowBroadcast(in.lseRef, n);
+  Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lseRow));
+  Value dO32 = toF32(pb, in.dO);
+  Value v32 = toF32(pb, in.v);
+  Value dp = dot(pb, shape, dO32, v32, Value(), false, true);
+  Value dRow = pb.rowBroadcast(in.d, n);
+  Value ds = pb.mul(p, pb.sub(dp, dRow));
   if (modDerivative)
     ds = pb.mul(ds, modDerivative);
   // A masked entry contributes nothing, whatever the mod's derivative there.
@@ -194,8 +196,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
                    {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
     Value dO = load(pb, view(pb, k.entry->getArgument(1), bt, h, dv, elt),
                     {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
-    Value d = pb.reduce(tile::ReduceKind::sum,
-                        pb.mul(toF32(pb, o), toF32(pb, dO)));
+    // Operands built one statement at a time: C++ leaves the order of
+    // argument evaluation open, and the IR should not depend on it.
+    Value o32 = toF32(pb, o);
+    Value dO32 = toF32(pb, dO);
+    Value d = pb.reduce(tile::ReduceKind::sum, pb.mul(o32, dO32));
     tile::StoreOp::create(kb, loc, d,
                           rowView(pb, k.entry->getArgument(2), bt, h),
                           ValueRange{q0});
@@ -237,7 +242,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
     for (unsigned i = 7; i < e->getNumArguments(); ++i)
       in.captures.push_back(e->getArgument(i));
     SmallVector<int64_t> sShape{bm, bn};
-    in.qIdx = pb.add(pb.iota(0, sShape), pb.splat(q0, sShape));
+    Value rowIota = pb.iota(0, sShape);
+    in.qIdx = pb.add(rowIota, pb.splat(q0, sShape));
     Value init = pb.splatF32(0.0, {bm, dqk});
     bool failedMod = false;
     auto loop = scf::ForOp::create(
@@ -247,14 +253,16 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
           BlockInputs step = in;
           step.k = load(ib, kd, {bn, dqk}, elt, {j, ib.index(0)}, 0.0);
           step.v = load(ib, vd, {bn, dv}, elt, {j, ib.index(0)}, 0.0);
-          step.kvIdx = ib.add(ib.iota(1, sShape), ib.splat(j, sShape));
+          Value colIota = ib.iota(1, sShape);
+          step.kvIdx = ib.add(colIota, ib.splat(j, sShape));
           auto pds = recompute(ib, spec, step, bm, bn);
           Value acc = iter[0];
           if (failed(pds))
             failedMod = true;
-          else
-            acc = dot(ib, {bm, dqk}, pds->second, toF32(ib, step.k), acc,
-                      false, false);
+          else {
+            Value k32 = toF32(ib, step.k);
+            acc = dot(ib, {bm, dqk}, pds->second, k32, acc, false, false);
+          }
           scf::YieldOp::create(lb, l, acc);
         });
     if (failedMod)
@@ -287,7 +295,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
     Value kTile = load(pb, kd, {bn, dqk}, elt, {kv0, pb.index(0)}, 0.0);
     Value vTile = load(pb, vd, {bn, dv}, elt, {kv0, pb.index(0)}, 0.0);
     SmallVector<int64_t> sShape{bm, bn};
-    Value kvIdx = pb.add(pb.iota(1, sShape), pb.splat(kv0, sShape));
+    Value colIota = pb.iota(1, sShape);
+    Value kvIdx = pb.add(colIota, pb.splat(kv0, sShape));
     SmallVector<Value> captures;
     for (unsigned i = 8; i < e->getNumArguments(); ++i)
       captures.push_back(e->getArgument(i));
@@ -301,7 +310,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
         ValueRange{dkInit, dvInit},
         [&](OpBuilder &hb, Location l, Value g, ValueRange outer) {
           ProgramBuilder hp{hb, l};
-          Value h = hp.add(hp.mul(hkv, hp.index(group)), g);
+          Value first = hp.mul(hkv, hp.index(group));
+          Value h = hp.add(first, g);
           Value qd = view(hp, e->getArgument(0), bt, h, dqk, elt);
           Value dOd = view(hp, e->getArgument(3), bt, h, dv, elt);
           Value lseD = rowView(hp, e->getArgument(4), bt, h);
@@ -318,7 +328,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
                 in.v = vTile;
                 in.lseRef = lseReference(ip, lseD, i, bm);
                 in.d = load(ip, dD, {bm}, ip.b.getF32Type(), {i}, 0.0);
-                in.qIdx = ip.add(ip.iota(0, sShape), ip.splat(i, sShape));
+                Value rowIota = ip.iota(0, sShape);
+                in.qIdx = ip.add(rowIota, ip.splat(i, sShape));
                 in.kvIdx = kvIdx;
                 in.batch = bt;
                 in.head = h;
@@ -330,10 +341,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
                 if (failed(pds)) {
                   failedMod = true;
                 } else {
-                  dvAcc = dot(ip, {bn, dv}, pds->first, toF32(ip, in.dO),
-                              dvAcc, true, false);
-                  dk = dot(ip, {bn, dqk}, pds->second, toF32(ip, in.q), dk,
-                           true, false);
+                  Value dO32 = toF32(ip, in.dO);
+                  dvAcc = dot(ip, {bn, dv}, pds->first, dO32, dvAcc, true,
+                              false);
+                  Value q32 = toF32(ip, in.q);
+                  dk = dot(ip, {bn, dqk}, pds->second, q32, dk, true, false);
                 }
                 scf::YieldOp::create(qb, l2, ValueRange{dk, dvAcc});
               });

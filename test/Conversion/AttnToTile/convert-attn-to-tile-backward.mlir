@@ -1,0 +1,71 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward | FileCheck %s --enable-var-scope
+
+// Three kernels next to the (kept) spec: D = rowsum(dO * O); dQ over KV
+// blocks; dK/dV over the query heads of a KV head and their Q blocks.
+// CHECK-LABEL: attn.attention @softcap
+// CHECK-LABEL: func.func @softcap_bwd_preprocess(
+// CHECK-SAME: kiln.bwd_stage = "preprocess"
+// CHECK: %[[O:.*]] = arith.extf %{{.*}} : tensor<64x64xbf16> to tensor<64x64xf32>
+// CHECK: %[[DO:.*]] = arith.extf %{{.*}} : tensor<64x64xbf16> to tensor<64x64xf32>
+// CHECK: %[[PROD:.*]] = arith.mulf %[[O]], %[[DO]] : tensor<64x64xf32>
+// CHECK: tile.reduce sum %[[PROD]] dim 1
+// CHECK-LABEL: func.func @softcap_bwd_dq(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>)
+// CHECK-SAME: kiln.bwd_stage = "dq"
+// Padded rows read LSE = +inf and rows that saw no key (-inf) use +inf: P = 0.
+// CHECK: %[[LSE:.*]] = tile.load %{{.*}} fill 0x7F800000 : f32
+// CHECK: arith.cmpf oeq
+// CHECK: scf.for
+// CHECK:   %[[S:.*]] = tile.dot %{{.*}}, %{{.*}} {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+// The softcap and its derivative 1 - tanh^2, built side by side.
+// CHECK:   %[[T:.*]] = math.tanh %{{.*}} : tensor<64x64xf32>
+// CHECK:   %[[T2:.*]] = arith.mulf %[[T]], %[[T]] : tensor<64x64xf32>
+// CHECK:   arith.subf %{{.*}}, %[[T2]] : tensor<64x64xf32>
+// CHECK:   %[[P:.*]] = math.exp2
+// dP = dO V^T, then dS; dQ accumulates dS K.
+// CHECK:   tile.dot %{{.*}}, %{{.*}} {transpose_rhs} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK:   tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK: } {kiln.kv_loop = "masked"}
+// CHECK: tile.store %{{.*}} : tensor<64x64xf32>, <?x64xf32>
+// CHECK-LABEL: func.func @softcap_bwd_dkdv(
+// CHECK-SAME: kiln.bwd_stage = "dkdv"
+// CHECK: scf.for
+// CHECK:   scf.for
+// dV += P^T dO and dK += dS^T Q: the transposed-lhs products.
+// CHECK:     tile.dot %{{.*}}, %{{.*}}, %{{.*}} {transpose_lhs}
+// CHECK:     tile.dot %{{.*}}, %{{.*}}, %{{.*}} {transpose_lhs}
+// CHECK:   } {kiln.q_loop = "masked"}
+attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
+    %cap = arith.constant 20.0 : f32
+    %x = arith.divf %score, %cap : f32
+    %t = math.tanh %x : f32
+    %capped = arith.mulf %t, %cap : f32
+    attn.yield %capped : f32
+  }
+
+// -----
+
+// GQA: dK/dV of a KV head sum over its 4 query heads.
+// CHECK-LABEL: func.func @gqa_bwd_dq(
+// CHECK: %[[H:.*]] = tile.program_id 1
+// CHECK: arith.divui %[[H]], %{{.*}} : index
+// CHECK-LABEL: func.func @gqa_bwd_dkdv(
+// CHECK-SAME: kiln.gqa_group = 4 : i64
+// CHECK: %[[HKV:.*]] = tile.program_id 1
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: scf.for %[[G:.*]] = %{{.*}} to %[[C4]] step
+// CHECK:   %[[SCALED:.*]] = arith.muli %[[HKV]], %{{.*}} : index
+// CHECK:   arith.addi %[[SCALED]], %[[G]] : index
+attn.attention @gqa {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, gqa_group = 4,
+                     causal = #attn.causal<top_left>}
+
+// -----
+
+// An op with no derivative rule that depends on the score is refused.
+attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
+    // expected-error @+1 {{cannot differentiate 'math.floor' in score_mod for the backward pass}}
+    %f = math.floor %score : f32
+    attn.yield %f : f32
+  }
