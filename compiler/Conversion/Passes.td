@@ -65,10 +65,19 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     rows (LSE read as +inf) recompute `P = 0`, never NaN. Gradients are
     written in f32. Every KV block is visited with the per-element mask (the
     band-based skipping of the forward is not applied yet).
+
+    `schedule=atomic` selects the other schedule: no dQ kernel; the
+    preprocess also zeroes dQ, and the dK/dV kernel adds each block's
+    `scale · dS K` into dQ with `tile.atomic_add` — 10·N²d FLOPs instead of
+    12 (S and dP are computed once, not twice), at the price of atomics and
+    a summation order that varies between runs on a GPU.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "64", "Query rows per step">,
     Option<"blockN", "block-n", "int64_t", "64", "Keys per step">,
+    Option<"schedule", "schedule", "std::string", "\"two-kernel\"",
+           "two-kernel (deterministic, 12 N^2 d FLOPs) or atomic (one kernel "
+           "with atomic dQ, 10 N^2 d FLOPs)">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

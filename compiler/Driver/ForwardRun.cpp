@@ -382,7 +382,7 @@ struct Gradients {
 /// Runs the three backward kernels on the CPU after the forward.
 int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
                    const Problem &p, int64_t blockM, int64_t blockN,
-                   Inputs &in, std::vector<HostBuffer> &captures,
+                   bool atomic, Inputs &in, std::vector<HostBuffer> &captures,
                    uint64_t seed, Gradients &g, llvm::raw_ostream &err) {
   std::mt19937_64 rng(seed ^ 0x5eedull);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -404,17 +404,23 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
                                 p.batch};
   std::vector<HostBuffer *> common{&in.q, &in.k, &in.v, &g.dO, &in.lse, &g.d};
   std::vector<HostBuffer *> dqArgs(common), dkdvArgs(common);
+  std::vector<HostBuffer *> preprocessArgs{&in.o, &g.dO, &g.d};
   dqArgs.push_back(&g.dq);
   dkdvArgs.push_back(&g.dk);
   dkdvArgs.push_back(&g.dv);
+  if (atomic) {
+    preprocessArgs.push_back(&g.dq); // zeroed there, then accumulated
+    dkdvArgs.push_back(&g.dq);
+  }
   for (HostBuffer &c : captures) {
     dqArgs.push_back(&c);
     dkdvArgs.push_back(&c);
   }
   std::string error;
-  if (!kernel.launch(variant + "_bwd_preprocess_grid", {&in.o, &g.dO, &g.d},
-                     qGrid, error) ||
-      !kernel.launch(variant + "_bwd_dq_grid", dqArgs, qGrid, error) ||
+  if (!kernel.launch(variant + "_bwd_preprocess_grid", preprocessArgs, qGrid,
+                     error) ||
+      (!atomic &&
+       !kernel.launch(variant + "_bwd_dq_grid", dqArgs, qGrid, error)) ||
       !kernel.launch(variant + "_bwd_dkdv_grid", dkdvArgs, kvGrid, error)) {
     err << "kiln: error: " << error << "\n";
     return kInternalError;
@@ -650,6 +656,7 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
     pipelineOptions.blockN = o.blockN;
     pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
     pipelineOptions.backward = o.backward;
+    pipelineOptions.backwardSchedule = o.backwardSchedule;
     auto start = std::chrono::steady_clock::now();
     PassManager tilePM(&context);
     buildForwardTilePipeline(tilePM, pipelineOptions);
@@ -710,7 +717,8 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
     runMs = millisecondsSince(runStart);
     if (o.backward)
       if (int rc = runBackwardCPU(*kernel, variantName, p, o.blockM, o.blockN,
-                                  inputs, captures, o.seed, gradients, err))
+                                  o.backwardSchedule == "atomic", inputs,
+                                  captures, o.seed, gradients, err))
         return rc;
   } else {
     if (int rc = runOnCUDA(cudaSpec, p, inputs, captures, o, compileMs, runMs,

@@ -24,6 +24,8 @@ const char *runUsage() {
   --check                   compare with the float64 reference, exit 1 on mismatch
   --backward                also run the backward kernels on a random dO and, with
                             --check, compare dQ, dK, dV (cpu backend)
+  --bwd-schedule S          two-kernel (deterministic, default) or atomic (one
+                            kernel, atomic dQ)
   --tolerance T             relative L2 error allowed (default 1e-2)
   --seed S                  random inputs' seed (default 0)
   --block-m BM --block-n BN tile sizes (cpu default 64, 64; cuda: chosen for the
@@ -167,6 +169,13 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       if (value != "bf16" && value != "fp16")
         fail("--dtype must be bf16 or fp16, got '" + value + "'");
       o.dtype = value;
+    } else if (name == "bwd-schedule") {
+      if (!takeValue())
+        break;
+      if (value != "two-kernel" && value != "atomic")
+        fail("--bwd-schedule must be two-kernel or atomic, got '" + value +
+             "'");
+      o.backwardSchedule = value;
     } else if (name == "o") {
       if (!takeValue())
         break;

@@ -31,6 +31,7 @@ struct RunOptions {
   int64_t pad = 0;       ///< extra elements after each row: non-contiguous
   bool check = false;
   bool backward = false; ///< also run and check dQ, dK, dV (cpu)
+  std::string backwardSchedule = "two-kernel"; ///< or "atomic"
   uint64_t seed = 0;
   double tolerance = 1e-2;
   int64_t blockM = 64, blockN = 64;

@@ -31,6 +31,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     ConvertAttnToTileBackwardOptions backward;
     backward.blockM = options.blockM;
     backward.blockN = options.blockN;
+    backward.schedule = options.backwardSchedule;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.

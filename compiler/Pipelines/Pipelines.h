@@ -22,6 +22,10 @@ struct ForwardPipelineOptions
       *this, "backward",
       llvm::cl::desc("Also derive the backward kernels (dQ, dK, dV)"),
       llvm::cl::init(false)};
+  Option<std::string> backwardSchedule{
+      *this, "backward-schedule",
+      llvm::cl::desc("two-kernel (deterministic) or atomic (atomic dQ)"),
+      llvm::cl::init("two-kernel")};
 };
 
 /// attn -> tile: the forward tile program of every attn.attention.

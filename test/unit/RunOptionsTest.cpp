@@ -258,7 +258,8 @@ TEST(RunOptions, UsageMentionsEveryFlag) {
        {"--backend", "--variant", "--batch", "--heads", "--seqlen",
         "--seqlen-kv", "--head-dim", "--head-dim-v", "--dtype", "--pad",
         "--check", "--tolerance", "--seed", "--block-m", "--block-n",
-        "--no-split", "--repeats", "--arch", "-emit"}) {
+        "--no-split", "--repeats", "--arch", "--backward", "--bwd-schedule",
+        "-emit"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }
@@ -276,4 +277,16 @@ TEST(RunOptions, GpuFlags) {
       << bad.error;
   bad = parse({"v.mlir", "--repeats", "-1"});
   EXPECT_NE(bad.error.find("--repeats"), std::string::npos) << bad.error;
+}
+
+TEST(RunOptions, BackwardFlags) {
+  RunOptions o = parseOk({"v.mlir", "--backward", "--bwd-schedule", "atomic"});
+  EXPECT_TRUE(o.backward);
+  EXPECT_EQ(o.backwardSchedule, "atomic");
+  EXPECT_EQ(parseOk({"v.mlir"}).backwardSchedule, "two-kernel");
+  ParsedRunOptions bad = parse({"v.mlir", "--bwd-schedule", "fast"});
+  EXPECT_NE(bad.error.find("--bwd-schedule must be two-kernel or atomic"),
+            std::string::npos)
+      << bad.error;
+  EXPECT_NE(parse({"v.mlir", "--backward=yes"}).error, "");
 }

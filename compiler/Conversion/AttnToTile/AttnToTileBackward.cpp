@@ -170,7 +170,8 @@ MemRefType global(MLIRContext *ctx, int64_t rank, int64_t last, Type elt) {
   return stridedMemRef(ctx, shape, elt);
 }
 
-LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
+LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
+                            bool atomic) {
   MLIRContext *ctx = spec.getContext();
   OpBuilder b(spec);
   b.setInsertionPointAfter(spec);
@@ -184,8 +185,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
 
   // --- D = rowsum(dO ∘ O) ------------------------------------------------
   {
-    Kernel k = makeKernel(b, spec, "_bwd_preprocess", {tV, tV, rows},
-                          "preprocess", bm, bn, false);
+    SmallVector<Type> types{tV, tV, rows};
+    if (atomic)
+      types.push_back(gQK); // dQ, zeroed here for the atomic accumulation
+    Kernel k = makeKernel(b, spec, "_bwd_preprocess", types, "preprocess", bm,
+                          bn, false);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
@@ -204,12 +208,16 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
     tile::StoreOp::create(kb, loc, d,
                           rowView(pb, k.entry->getArgument(2), bt, h),
                           ValueRange{q0});
+    if (atomic)
+      tile::StoreOp::create(kb, loc, pb.splatF32(0.0, {bm, dqk}),
+                            view(pb, k.entry->getArgument(3), bt, h, dqk, f32),
+                            ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
   }
 
   // --- dQ: one Q block, all KV blocks ----------------------------------
-  {
+  if (!atomic) {
     Kernel k = makeKernel(b, spec, "_bwd_dq",
                           {tQK, tQK, tV, tV, rows, rows, gQK}, "dq", bm, bn,
                           true);
@@ -279,9 +287,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
 
   // --- dK, dV: one KV block, every query head of its group, all Q blocks --
   {
-    Kernel k = makeKernel(b, spec, "_bwd_dkdv",
-                          {tQK, tQK, tV, tV, rows, rows, gQK, gV}, "dkdv", bm,
-                          bn, true);
+    SmallVector<Type> types{tQK, tQK, tV, tV, rows, rows, gQK, gV};
+    if (atomic)
+      types.push_back(gQK); // dQ, accumulated atomically
+    Kernel k = makeKernel(b, spec, "_bwd_dkdv", types, "dkdv", bm, bn, true);
+    unsigned firstCapture = atomic ? 9 : 8;
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Block *e = k.entry;
@@ -298,7 +308,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
     Value colIota = pb.iota(1, sShape);
     Value kvIdx = pb.add(colIota, pb.splat(kv0, sShape));
     SmallVector<Value> captures;
-    for (unsigned i = 8; i < e->getNumArguments(); ++i)
+    for (unsigned i = firstCapture; i < e->getNumArguments(); ++i)
       captures.push_back(e->getArgument(i));
     Value dkInit = pb.splatF32(0.0, {bn, dqk});
     Value dvInit = pb.splatF32(0.0, {bn, dv});
@@ -346,6 +356,19 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn) {
                               false);
                   Value q32 = toF32(ip, in.q);
                   dk = dot(ip, {bn, dqk}, pds->second, q32, dk, true, false);
+                  if (atomic) {
+                    // This KV block's share of dQ for these query rows.
+                    Value k32 = toF32(ip, kTile);
+                    Value part = dot(ip, {bm, dqk}, pds->second, k32, Value(),
+                                     false, false);
+                    Value scale =
+                        ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
+                    tile::AtomicAddOp::create(
+                        qb, l2, ip.mul(part, scale),
+                        view(ip, e->getArgument(8), bt, h, dqk,
+                             ip.b.getF32Type()),
+                        ValueRange{i, ip.index(0)});
+                  }
                 }
                 scf::YieldOp::create(qb, l2, ValueRange{dk, dvAcc});
               });
@@ -378,8 +401,14 @@ struct ConvertAttnToTileBackward
     }
     SmallVector<attn::AttentionOp> specs;
     getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
+    if (schedule != "two-kernel" && schedule != "atomic") {
+      getOperation().emitError() << "schedule must be two-kernel or atomic, "
+                                    "got '"
+                                 << schedule << "'";
+      return signalPassFailure();
+    }
     for (attn::AttentionOp spec : specs)
-      if (failed(lowerBackward(spec, blockM, blockN)))
+      if (failed(lowerBackward(spec, blockM, blockN, schedule == "atomic")))
         return signalPassFailure();
   }
 };

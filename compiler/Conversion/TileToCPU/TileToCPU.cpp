@@ -170,6 +170,36 @@ struct StoreLowering : OpConversionPattern<tile::StoreOp> {
   }
 };
 
+/// Programs run one after another on the CPU, so an atomic add is a plain
+/// read-add-write.
+struct AtomicAddLowering : OpConversionPattern<tile::AtomicAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::AtomicAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value memref = adaptor.getDesc();
+    Value value = adaptor.getValue();
+    SmallVector<Value> offsets(adaptor.getOffsets());
+    auto type = cast<RankedTensorType>(value.getType());
+    tileLoopNest(rewriter, op.getLoc(), type.getShape(),
+                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                   SmallVector<Value> positions;
+                   Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
+                   scf::IfOp::create(b, loc, ok, [&](OpBuilder &then,
+                                                     Location l) {
+                     Value v = tensor::ExtractOp::create(then, l, value, ivs);
+                     Value old = memref::LoadOp::create(then, l, memref,
+                                                        positions);
+                     Value sum = arith::AddFOp::create(then, l, old, v);
+                     memref::StoreOp::create(then, l, sum, memref, positions);
+                     scf::YieldOp::create(then, l);
+                   });
+                 });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Widens `v` to `type` when it is narrower.
 Value widen(OpBuilder &b, Location loc, Value v, Type type) {
   if (v.getType() == type)
@@ -388,6 +418,7 @@ struct ConvertTileToCPU
                            func::FuncDialect>();
     RewritePatternSet patterns(&getContext());
     patterns.add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
+                 AtomicAddLowering,
                  DotLowering, ReduceLowering, BroadcastLowering, SplatLowering,
                  IotaLowering, GatherLowering>(converter, &getContext());
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -89,6 +89,18 @@ LogicalResult StoreOp::verify() {
                           getDesc().getType(), getOffsets().size());
 }
 
+LogicalResult AtomicAddOp::verify() {
+  auto tile = cast<RankedTensorType>(getValue().getType());
+  if (failed(verifyTileAccess(*this, tile, getDesc().getType(),
+                              getOffsets().size())))
+    return failure();
+  if (!tile.getElementType().isF32())
+    return emitOpError() << "adds f32 tiles (the accumulation precision), "
+                            "got "
+                         << tile.getElementType();
+  return success();
+}
+
 LogicalResult DotOp::verify() {
   auto lhs = cast<RankedTensorType>(getLhs().getType());
   auto rhs = cast<RankedTensorType>(getRhs().getType());

@@ -63,6 +63,23 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_AtomicAddOp : Tile_Op<"atomic_add", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "adds a tile into global memory atomically; elements outside are dropped";
+  let description = [{
+    Programs that share an output (dQ in the one-kernel backward, where every
+    KV block adds its part of every query row) accumulate with this instead
+    of `tile.store`. The sum is exact up to the order of the additions, which
+    makes it non-deterministic on a GPU; the CPU backend runs programs one
+    after the other and is deterministic.
+  }];
+  let arguments = (ins Tile_Tile:$value, Tile_DescType:$desc,
+                       Variadic<Index>:$offsets);
+  let assemblyFormat = [{
+    $value `,` $desc `[` $offsets `]` attr-dict `:` type($value) `,` type($desc)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_DotOp : Tile_Op<"dot", [Pure]> {
   let summary = "tile matrix product with f32 accumulation: acc + lhs(^T) * rhs(^T)";
   let description = [{

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward="schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
 
 // Three kernels next to the (kept) spec: D = rowsum(dO * O); dQ over KV
 // blocks; dK/dV over the query heads of a KV head and their Q blocks.
@@ -69,3 +70,20 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
     %f = math.floor %score : f32
     attn.yield %f : f32
   }
+
+// -----
+
+// The atomic schedule: no dQ kernel; the preprocess zeroes dQ and the dK/dV
+// kernel adds scale * dS K into it.
+
+// ATOMIC-LABEL: func.func @softcap_atomic_bwd_preprocess(
+// ATOMIC-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>)
+// ATOMIC: tile.store %{{.*}} : tensor<64x64xf32>, <?x64xf32>
+// ATOMIC-NOT: func.func @softcap_atomic_bwd_dq(
+// ATOMIC-LABEL: func.func @softcap_atomic_bwd_dkdv(
+// ATOMIC: scf.for
+// ATOMIC:   scf.for %[[I:[a-z0-9]+]] =
+// ATOMIC:     %[[PART:[0-9]+]] = tile.dot %{{[0-9]+}}, %{{[0-9]+}} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+// ATOMIC:     %[[SCALED:.*]] = arith.mulf %[[PART]], %{{.*}} : tensor<64x64xf32>
+// ATOMIC:     tile.atomic_add %[[SCALED]], %{{.*}}[%[[I]], %{{.*}}] : tensor<64x64xf32>, <?x64xf32>
+attn.attention @softcap_atomic {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}

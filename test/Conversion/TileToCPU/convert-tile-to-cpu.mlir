@@ -100,3 +100,23 @@ func.func @gather(%table: memref<?x?xf32>, %rows: tensor<2x2xindex>, %cols: tens
   %g = tile.gather %table[%rows, %cols] : memref<?x?xf32>, tensor<2x2xindex>, tensor<2x2xindex> -> tensor<2x2xf32>
   return %g : tensor<2x2xf32>
 }
+
+// -----
+
+// Programs run one at a time on the CPU: an atomic add is read-add-write,
+// guarded like a store.
+// CHECK-LABEL: func.func @accumulate(
+// CHECK-SAME: %[[T:[a-z0-9]+]]: tensor<4x8xf32>, %[[M:[a-z0-9]+]]: memref<?x8xf32, strided<[?, ?], offset: ?>>, %[[R:[a-z0-9]+]]: index)
+// CHECK: scf.for %[[I:.*]] =
+// CHECK:   scf.for %[[J:.*]] =
+// CHECK:     scf.if
+// CHECK:       %[[V:.*]] = tensor.extract %[[T]][%[[I]], %[[J]]]
+// CHECK:       %[[OLD:.*]] = memref.load %{{.*}}
+// CHECK:       %[[SUM:.*]] = arith.addf %[[OLD]], %[[V]] : f32
+// CHECK:       memref.store %[[SUM]], %{{.*}}
+func.func @accumulate(%t: tensor<4x8xf32>, %m: memref<?x8xf32, strided<[?, ?], offset: ?>>, %r: index) {
+  %c0 = arith.constant 0 : index
+  %d = tile.view %m[] keep [0, 1] : memref<?x8xf32, strided<[?, ?], offset: ?>> -> !tile.desc<?x8xf32>
+  tile.atomic_add %t, %d[%r, %c0] : tensor<4x8xf32>, !tile.desc<?x8xf32>
+  return
+}

@@ -517,3 +517,11 @@ func.func @gather_result_element_type(%m: memref<?xf32>, %i: tensor<64x64xindex>
   %g = tile.gather %m[%i] : memref<?xf32>, tensor<64x64xindex> -> tensor<64x64xbf16>
   return
 }
+
+// -----
+
+func.func @atomic_add_bf16(%t: tensor<64x32xbf16>, %d: !tile.desc<?x32xbf16>, %r: index) {
+  // expected-error @+1 {{'tile.atomic_add' op adds f32 tiles (the accumulation precision), got 'bf16'}}
+  tile.atomic_add %t, %d[%r, %r] : tensor<64x32xbf16>, !tile.desc<?x32xbf16>
+  return
+}

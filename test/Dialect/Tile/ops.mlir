@@ -262,3 +262,13 @@ func.func @kernel(%Q: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>,
   tile.store %ot, %od[%q0, %c0] : tensor<64x64xbf16>, !tile.desc<?x64xbf16>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @atomic_add(
+// CHECK-SAME: %[[T:[a-z0-9]+]]: tensor<64x32xf32>, %[[D:[a-z0-9]+]]: !tile.desc<?x32xf32>, %[[R:[a-z0-9]+]]: index
+// CHECK: tile.atomic_add %[[T]], %[[D]][%[[R]], %[[R]]] : tensor<64x32xf32>, <?x32xf32>
+func.func @atomic_add(%t: tensor<64x32xf32>, %d: !tile.desc<?x32xf32>, %r: index) {
+  tile.atomic_add %t, %d[%r, %r] : tensor<64x32xf32>, !tile.desc<?x32xf32>
+  return
+}
