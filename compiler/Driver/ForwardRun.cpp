@@ -161,6 +161,26 @@ int loadVariant(const RunOptions &o, MLIRContext &context,
   return 0;
 }
 
+DialectRegistry kilnRegistry() {
+  DialectRegistry registry;
+  registerKilnDialects(registry);
+  return registry;
+}
+
+/// The context a run works in, the variant it parsed and where parser and
+/// verifier diagnostics go (members are destroyed module first).
+struct Session {
+  explicit Session(llvm::raw_ostream &err)
+      : context(kilnRegistry()), diagnostics(sourceMgr, &context, err) {
+    context.loadAllAvailableDialects();
+  }
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics;
+  OwningOpRef<ModuleOp> module;
+  attn::AttentionOp spec;
+};
+
 struct Inputs {
   HostBuffer q, k, v, o, lse;
 };
@@ -545,16 +565,11 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
            "GPU schedule has no backward kernels yet)\n";
     return kBadInput;
   }
-  DialectRegistry registry;
-  registerKilnDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, err);
-
-  OwningOpRef<ModuleOp> module;
-  attn::AttentionOp spec;
-  if (int rc = loadVariant(o, context, sourceMgr, module, spec, err))
+  Session session(err);
+  MLIRContext &context = session.context;
+  OwningOpRef<ModuleOp> &module = session.module;
+  attn::AttentionOp &spec = session.spec;
+  if (int rc = loadVariant(o, context, session.sourceMgr, module, spec, err))
     return rc;
 
   Problem p;
@@ -747,15 +762,10 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
 
 int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
                    llvm::raw_ostream &err) {
-  DialectRegistry registry;
-  registerKilnDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, err);
-  OwningOpRef<ModuleOp> module;
-  attn::AttentionOp spec;
-  if (int rc = loadVariant(o, context, sourceMgr, module, spec, err))
+  Session session(err);
+  OwningOpRef<ModuleOp> &module = session.module;
+  if (int rc = loadVariant(o, session.context, session.sourceMgr, module,
+                           session.spec, err))
     return rc;
   if (o.output.empty()) {
     err << "kiln: error: kiln compile needs -o <file.cubin>\n";

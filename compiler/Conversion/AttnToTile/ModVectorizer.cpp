@@ -22,62 +22,59 @@ Value splatToTile(OpBuilder &builder, Location loc, Value scalar,
 
 static bool isTile(Value v) { return isa<RankedTensorType>(v.getType()); }
 
-Value inlineModOverTile(OpBuilder &builder, Location loc, Region &region,
-                        ArrayRef<Value> args, ArrayRef<int64_t> shape) {
-  Block &block = region.front();
-  assert(block.getNumArguments() == args.size() && "one value per argument");
-  IRMapping mapping;
-  mapping.map(block.getArguments(), args);
-
+/// Builds `op` at the builder's point on the mapped operands: as is when no
+/// operand is a tile (a uniform value, computed once), as a tile.gather for
+/// a capture read at tile indices, else as the same op on tiles (scalars
+/// splatted). Maps its results and returns the new op.
+static Operation *vectorizeOp(OpBuilder &builder, Operation &op,
+                              IRMapping &mapping, ArrayRef<int64_t> shape) {
+  Location loc = op.getLoc();
   auto asTile = [&](Value v) {
     return isTile(v) ? v : splatToTile(builder, loc, v, shape);
   };
-
-  for (Operation &op : block.without_terminator()) {
-    SmallVector<Value> operands;
-    for (Value operand : op.getOperands())
-      operands.push_back(mapping.lookup(operand));
-
-    // A read of a captured tensor: the memref stays, indices may be tiles.
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      if (llvm::none_of(load.getIndices(), [&](Value i) {
-            return isTile(mapping.lookup(i));
-          })) {
-        builder.clone(op, mapping);
-        continue;
-      }
-      SmallVector<Value> indices;
-      for (Value index : load.getIndices())
-        indices.push_back(asTile(mapping.lookup(index)));
-      auto type = RankedTensorType::get(shape, load.getType());
-      Value gathered = tile::GatherOp::create(
-          builder, op.getLoc(), type, mapping.lookup(load.getMemRef()),
-          indices);
-      mapping.map(load.getResult(), gathered);
-      continue;
-    }
-
-    // Uniform ops (no tile operand) are computed once, as scalars.
-    if (llvm::none_of(operands, isTile)) {
-      builder.clone(op, mapping);
-      continue;
-    }
-
-    // Elementwise arith/math: the same op on tiles, scalars splatted.
+  SmallVector<Value> operands;
+  for (Value operand : op.getOperands())
+    operands.push_back(mapping.lookup(operand));
+  Operation *built;
+  auto load = dyn_cast<memref::LoadOp>(op);
+  if (load && llvm::any_of(load.getIndices(), [&](Value i) {
+        return isTile(mapping.lookup(i));
+      })) {
+    SmallVector<Value> indices;
+    for (Value index : load.getIndices())
+      indices.push_back(asTile(mapping.lookup(index)));
+    built = tile::GatherOp::create(
+        builder, loc, RankedTensorType::get(shape, load.getType()),
+        mapping.lookup(load.getMemRef()), indices);
+  } else if (load || llvm::none_of(operands, isTile)) {
+    built = builder.clone(op, mapping);
+    return built; // clone maps the results itself
+  } else {
     SmallVector<Value> tileOperands;
     for (Value operand : operands)
       tileOperands.push_back(asTile(operand));
     SmallVector<Type> resultTypes;
     for (Type t : op.getResultTypes())
       resultTypes.push_back(RankedTensorType::get(shape, t));
-    OperationState state(op.getLoc(), op.getName(), tileOperands, resultTypes,
+    OperationState state(loc, op.getName(), tileOperands, resultTypes,
                          op.getAttrs());
-    Operation *vectorized = builder.create(state);
-    mapping.map(op.getResults(), vectorized->getResults());
+    built = builder.create(state);
   }
+  mapping.map(op.getResults(), built->getResults());
+  return built;
+}
 
+Value inlineModOverTile(OpBuilder &builder, Location loc, Region &region,
+                        ArrayRef<Value> args, ArrayRef<int64_t> shape) {
+  Block &block = region.front();
+  assert(block.getNumArguments() == args.size() && "one value per argument");
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    vectorizeOp(builder, op, mapping, shape);
   auto yield = cast<attn::YieldOp>(block.getTerminator());
-  return asTile(mapping.lookup(yield.getValues().front()));
+  Value result = mapping.lookup(yield.getValues().front());
+  return isTile(result) ? result : splatToTile(builder, loc, result, shape);
 }
 
 namespace {
@@ -136,33 +133,7 @@ inlineScoreModWithGradient(OpBuilder &builder, Location loc, Region &region,
     bool dependsOnScore =
         llvm::any_of(op.getOperands(), [&](Value v) { return tan(v); });
     // The value itself, exactly as inlineModOverTile builds it.
-    SmallVector<Value> operands;
-    for (Value operand : op.getOperands())
-      operands.push_back(mapping.lookup(operand));
-    Operation *built;
-    if (auto load = dyn_cast<memref::LoadOp>(op);
-        load && llvm::any_of(load.getIndices(),
-                             [&](Value i) { return isTile(mapping.lookup(i)); })) {
-      SmallVector<Value> indices;
-      for (Value index : load.getIndices())
-        indices.push_back(asTile(mapping.lookup(index)));
-      built = tile::GatherOp::create(
-          builder, op.getLoc(), RankedTensorType::get(shape, load.getType()),
-          mapping.lookup(load.getMemRef()), indices);
-    } else if (llvm::none_of(operands, isTile) || isa<memref::LoadOp>(op)) {
-      built = builder.clone(op, mapping);
-    } else {
-      SmallVector<Value> tileOperands;
-      for (Value operand : operands)
-        tileOperands.push_back(asTile(operand));
-      SmallVector<Type> resultTypes;
-      for (Type rt : op.getResultTypes())
-        resultTypes.push_back(RankedTensorType::get(shape, rt));
-      OperationState state(op.getLoc(), op.getName(), tileOperands,
-                           resultTypes, op.getAttrs());
-      built = builder.create(state);
-    }
-    mapping.map(op.getResults(), built->getResults());
+    Operation *built = vectorizeOp(builder, op, mapping, shape);
     if (!dependsOnScore || !isa<FloatType>(op.getResult(0).getType()))
       continue; // integer/i1 results carry no derivative
 

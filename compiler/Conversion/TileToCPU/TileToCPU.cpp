@@ -145,26 +145,38 @@ void tileLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
 }
 
+/// Writes each element of `value` that lands inside `memref` at `offsets`:
+/// `write(builder, loc, element, positions)` does the writing.
+void writeInBounds(
+    OpBuilder &rewriter, Location location, Value memref, Value value,
+    ValueRange offsetRange,
+    function_ref<void(OpBuilder &, Location, Value, ValueRange)> write) {
+  SmallVector<Value> offsets(offsetRange);
+  auto type = cast<RankedTensorType>(value.getType());
+  tileLoopNest(rewriter, location, type.getShape(),
+               [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                 SmallVector<Value> positions;
+                 Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
+                 scf::IfOp::create(b, loc, ok, [&](OpBuilder &then,
+                                                   Location l) {
+                   Value v = tensor::ExtractOp::create(then, l, value, ivs);
+                   write(then, l, v, positions);
+                   scf::YieldOp::create(then, l);
+                 });
+               });
+}
+
 struct StoreLowering : OpConversionPattern<tile::StoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(tile::StoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value memref = adaptor.getDesc();
-    Value value = adaptor.getValue();
-    SmallVector<Value> offsets(adaptor.getOffsets());
-    auto type = cast<RankedTensorType>(value.getType());
-    tileLoopNest(rewriter, op.getLoc(), type.getShape(),
-                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                   SmallVector<Value> positions;
-                   Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
-                   scf::IfOp::create(b, loc, ok, [&](OpBuilder &then,
-                                                     Location l) {
-                     Value v = tensor::ExtractOp::create(then, l, value, ivs);
-                     memref::StoreOp::create(then, l, v, memref, positions);
-                     scf::YieldOp::create(then, l);
-                   });
-                 });
+    writeInBounds(rewriter, op.getLoc(), memref, adaptor.getValue(),
+                  adaptor.getOffsets(),
+                  [&](OpBuilder &b, Location l, Value v, ValueRange at) {
+                    memref::StoreOp::create(b, l, v, memref, at);
+                  });
     rewriter.eraseOp(op);
     return success();
   }
@@ -178,23 +190,13 @@ struct AtomicAddLowering : OpConversionPattern<tile::AtomicAddOp> {
   matchAndRewrite(tile::AtomicAddOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value memref = adaptor.getDesc();
-    Value value = adaptor.getValue();
-    SmallVector<Value> offsets(adaptor.getOffsets());
-    auto type = cast<RankedTensorType>(value.getType());
-    tileLoopNest(rewriter, op.getLoc(), type.getShape(),
-                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                   SmallVector<Value> positions;
-                   Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
-                   scf::IfOp::create(b, loc, ok, [&](OpBuilder &then,
-                                                     Location l) {
-                     Value v = tensor::ExtractOp::create(then, l, value, ivs);
-                     Value old = memref::LoadOp::create(then, l, memref,
-                                                        positions);
-                     Value sum = arith::AddFOp::create(then, l, old, v);
-                     memref::StoreOp::create(then, l, sum, memref, positions);
-                     scf::YieldOp::create(then, l);
-                   });
-                 });
+    writeInBounds(rewriter, op.getLoc(), memref, adaptor.getValue(),
+                  adaptor.getOffsets(),
+                  [&](OpBuilder &b, Location l, Value v, ValueRange at) {
+                    Value old = memref::LoadOp::create(b, l, memref, at);
+                    Value sum = arith::AddFOp::create(b, l, old, v);
+                    memref::StoreOp::create(b, l, sum, memref, at);
+                  });
     rewriter.eraseOp(op);
     return success();
   }
