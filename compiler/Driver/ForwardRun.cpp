@@ -448,17 +448,19 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
   return 0;
 }
 
+/// A buffer's elements in row-major order, as float64.
+std::vector<double> toDoubles(const HostBuffer &t) {
+  std::vector<double> values(t.numElements());
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+    values[i] = t.get(i);
+  return values;
+}
+
 /// Compares dQ, dK, dV with the float64 reference gradients.
 int checkBackward(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
                   std::vector<HostBuffer> &captures, Gradients &g,
                   double tolerance, llvm::raw_ostream &out,
                   llvm::raw_ostream &err) {
-  auto toDoubles = [](const HostBuffer &t) {
-    std::vector<double> values(t.numElements());
-    for (int64_t i = 0, n = t.numElements(); i < n; ++i)
-      values[i] = t.get(i);
-    return values;
-  };
   std::vector<const HostBuffer *> captureViews;
   for (HostBuffer &c : captures)
     captureViews.push_back(&c);
@@ -498,12 +500,6 @@ int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
                           Inputs &in, std::vector<HostBuffer> &captures,
                           double tolerance, llvm::raw_ostream &out,
                           llvm::raw_ostream &err) {
-  auto toDoubles = [](const HostBuffer &t) {
-    std::vector<double> values(t.numElements());
-    for (int64_t i = 0, n = t.numElements(); i < n; ++i)
-      values[i] = t.get(i);
-    return values;
-  };
   std::vector<double> qd = toDoubles(in.q), kd = toDoubles(in.k),
                       vd = toDoubles(in.v);
   std::vector<const HostBuffer *> captureViews;
