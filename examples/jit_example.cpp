@@ -1,4 +1,5 @@
-//===- jit_example.cpp - Kiln's C++ JIT API end to end ---------------------===//
+//===- jit_example.cpp - Kiln's C++ JIT API end to end
+//---------------------===//
 //
 //   kiln-jit-example [variant.mlir]     (default: examples/causal_softcap.mlir)
 //
@@ -56,8 +57,11 @@ int main(int argc, char **argv) {
   }
   void *dq, *dk, *dv, *dout, *dlse;
   size_t bytes = count * 2, lseBytes = B * H * N * 4;
-  for (auto [ptr, size] : {std::pair<void **, size_t>{&dq, bytes}, {&dk, bytes},
-                           {&dv, bytes}, {&dout, bytes}, {&dlse, lseBytes}})
+  for (auto [ptr, size] : {std::pair<void **, size_t>{&dq, bytes},
+                           {&dk, bytes},
+                           {&dv, bytes},
+                           {&dout, bytes},
+                           {&dlse, lseBytes}})
     if (kiln::Status s = kiln::cuda::malloc(ptr, size); !s.ok())
       return fail(s);
   kiln::cuda::copyToDevice(dq, q.data(), bytes);
@@ -85,8 +89,8 @@ int main(int argc, char **argv) {
     return 20.0 * std::tanh(s / 20.0);
   };
   std::vector<double> ref(count), lse(B * H * N), got(count);
-  kiln::ref::attentionForward({B, H, H, N, N, D, D}, spec, qd.data(),
-                              kd.data(), vd.data(), ref.data(), lse.data());
+  kiln::ref::attentionForward({B, H, H, N, N, D, D}, spec, qd.data(), kd.data(),
+                              vd.data(), ref.data(), lse.data());
   for (size_t i = 0; i < count; ++i)
     got[i] = kiln::ref::bf16ToFloat(o[i]);
   kiln::ref::ErrorStats err = kiln::ref::compare(got.data(), ref.data(), count);

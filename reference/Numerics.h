@@ -16,10 +16,10 @@ float f16ToFloat(uint16_t bits);
 
 /// How far a result is from the reference.
 struct ErrorStats {
-  double maxAbs = 0.0; ///< max |got - want| over finite entries
-  double relL2 = 0.0;  ///< ||got - want|| / ||want|| (absolute when want is 0)
-  size_t nonFinite = 0;   ///< entries of `got` that are NaN or +-inf where
-                          ///< `want` is finite
+  double maxAbs = 0.0;  ///< max |got - want| over finite entries
+  double relL2 = 0.0;   ///< ||got - want|| / ||want|| (absolute when want is 0)
+  size_t nonFinite = 0; ///< entries of `got` that are NaN or +-inf where
+                        ///< `want` is finite
   size_t infMismatch = 0; ///< entries where want is +-inf and got differs
 };
 

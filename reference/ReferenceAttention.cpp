@@ -118,8 +118,7 @@ void attentionForward(const ProblemShape &s, const AttentionSpec &spec,
 
 void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
                        const double *q, const double *k, const double *v,
-                       const double *dout, double *dq, double *dk,
-                       double *dv) {
+                       const double *dout, double *dq, double *dk, double *dv) {
   const double negInf = -std::numeric_limits<double>::infinity();
   const int64_t group = s.heads / s.kvHeads;
   std::fill(dq, dq + s.batch * s.seqQ * s.heads * s.headDimQK, 0.0);
@@ -136,7 +135,8 @@ void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
       for (int64_t h = hk * group; h < (hk + 1) * group; ++h)
         for (int64_t i = 0; i < s.seqQ; ++i) {
           const double *qi = q + ((b * s.seqQ + i) * s.heads + h) * s.headDimQK;
-          const double *doi = dout + ((b * s.seqQ + i) * s.heads + h) * s.headDimV;
+          const double *doi =
+              dout + ((b * s.seqQ + i) * s.heads + h) * s.headDimV;
           double rowMax = negInf;
           for (int64_t j = 0; j < s.seqKV; ++j) {
             bool keep = causalKeeps(spec.causal, i, j, s.seqQ, s.seqKV) &&
@@ -145,7 +145,8 @@ void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
               x[j] = negInf;
               continue;
             }
-            const double *kj = k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
+            const double *kj =
+                k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
             double dot = 0.0;
             for (int64_t d = 0; d < s.headDimQK; ++d)
               dot += qi[d] * kj[d];
@@ -176,7 +177,8 @@ void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
               dp[j] = 0.0;
               continue;
             }
-            const double *vj = v + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
+            const double *vj =
+                v + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
             double acc = 0.0;
             for (int64_t d = 0; d < s.headDimV; ++d)
               acc += doi[d] * vj[d];
@@ -188,9 +190,12 @@ void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
             if (p[j] == 0.0)
               continue;
             double ds = p[j] * (dp[j] - rowD) * dmod[j] * spec.scale;
-            const double *kj = k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
-            double *dkj = dk + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
-            double *dvj = dv + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
+            const double *kj =
+                k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
+            double *dkj =
+                dk + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
+            double *dvj =
+                dv + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
             for (int64_t d = 0; d < s.headDimQK; ++d) {
               dqi[d] += ds * kj[d];
               dkj[d] += ds * qi[d];

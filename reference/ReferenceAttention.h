@@ -28,11 +28,11 @@ struct ProblemShape {
 enum class CausalAlignment { None, TopLeft, BottomRight };
 
 /// score_mod: the new score given the scaled score and its position.
-using ScoreMod =
-    std::function<double(double score, int64_t b, int64_t h, int64_t q,
-                         int64_t kv)>;
+using ScoreMod = std::function<double(double score, int64_t b, int64_t h,
+                                      int64_t q, int64_t kv)>;
 /// mask_mod: true keeps the key.
-using MaskMod = std::function<bool(int64_t b, int64_t h, int64_t q, int64_t kv)>;
+using MaskMod =
+    std::function<bool(int64_t b, int64_t h, int64_t q, int64_t kv)>;
 
 struct AttentionSpec {
   double scale = 0.125;
@@ -60,8 +60,7 @@ void attentionForward(const ProblemShape &shape, const AttentionSpec &spec,
 /// far below the 1e-2 the kernels are held to.
 void attentionBackward(const ProblemShape &shape, const AttentionSpec &spec,
                        const double *q, const double *k, const double *v,
-                       const double *dout, double *dq, double *dk,
-                       double *dv);
+                       const double *dout, double *dq, double *dk, double *dv);
 
 } // namespace kiln::ref
 

@@ -18,13 +18,12 @@ namespace kiln::driver {
 /// MLIR's ExecutionEngine; `launch` calls its `<kernel>_grid` launcher.
 class CPUKernel {
 public:
-  static std::unique_ptr<CPUKernel> compile(mlir::ModuleOp module,
-                                            std::string launcher,
-                                            std::string &error);
+  static std::unique_ptr<CPUKernel>
+  compile(mlir::ModuleOp module, std::string launcher, std::string &error);
 
   /// Runs the whole grid: memref arguments in order, then the grid size.
-  bool launch(llvm::ArrayRef<HostBuffer *> memrefs,
-              std::array<int64_t, 3> grid, std::string &error);
+  bool launch(llvm::ArrayRef<HostBuffer *> memrefs, std::array<int64_t, 3> grid,
+              std::string &error);
   /// The same for another launcher of the module (`<kernel>_grid`).
   bool launch(llvm::StringRef launcher, llvm::ArrayRef<HostBuffer *> memrefs,
               std::array<int64_t, 3> grid, std::string &error);

@@ -29,8 +29,8 @@ static DType dtypeOf(Type t) {
 
 Status compileForwardCUDA(ModuleOp module, const std::string &arch,
                           ForwardKernelSpec &spec, std::string *tgpuIR,
-                          bool overlapCopies, int64_t blockM,
-                          int64_t blockN, bool prefetchNextStep) {
+                          bool overlapCopies, int64_t blockM, int64_t blockN,
+                          bool prefetchNextStep) {
   auto specs = module.getOps<attn::AttentionOp>();
   if (std::distance(specs.begin(), specs.end()) != 1)
     return Status::error("compile exactly one attn.attention at a time");
@@ -57,7 +57,8 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
     Type elt = capture.getType().getElementType();
     if (!elt.isF32() && !elt.isF64() && !elt.isInteger(32) &&
         !elt.isInteger(64))
-      return Status::error("capture '" + c.name + "' holds an element type "
+      return Status::error("capture '" + c.name +
+                           "' holds an element type "
                            "the GPU backend does not pass (f32, f64, i32, "
                            "i64)");
     c.dtype = dtypeOf(elt);
@@ -97,8 +98,8 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
   spec.source.clear();
   llvm::raw_string_ostream source(spec.source);
   if (failed(emitCUDA(module, source, &kernels)) || kernels.size() != 1)
-    return Status::error("emitting CUDA for '" + spec.variant +
-                         "' failed:\n" + diagnostics);
+    return Status::error("emitting CUDA for '" + spec.variant + "' failed:\n" +
+                         diagnostics);
   spec.kernelName = kernels[0].name;
   spec.numThreads = kernels[0].numThreads;
   spec.sharedBytes = kernels[0].sharedBytes;

@@ -6,6 +6,7 @@
 #include "compiler/Driver/CUDACompile.h"
 #include "compiler/Driver/HostBuffer.h"
 #include "compiler/Driver/ModInterpreter.h"
+#include "compiler/Driver/ReferenceCheck.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Pipelines/Registration.h"
 #include "dialects/Attn/IR/AttnDialect.h"
@@ -13,6 +14,8 @@
 #include "reference/Numerics.h"
 #include "reference/ReferenceAttention.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -20,10 +23,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/SourceMgr.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <chrono>
 #include <cmath>
@@ -39,10 +40,6 @@ using kiln::Status;
 using kiln::TensorRef;
 namespace cuda = kiln::cuda;
 namespace {
-
-constexpr int kMismatch = 1;
-constexpr int kBadInput = 2;
-constexpr int kInternalError = 3;
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
@@ -64,8 +61,8 @@ attn::AttentionOp selectVariant(ModuleOp module, const std::string &name,
     if (all.size() > 1) {
       err << "kiln: error: the input has " << all.size()
           << " attn.attention ops; pick one with --variant (";
-      llvm::interleaveComma(all, err,
-                            [&](attn::AttentionOp op) { err << op.getSymName(); });
+      llvm::interleaveComma(
+          all, err, [&](attn::AttentionOp op) { err << op.getSymName(); });
       err << ")\n";
       return {};
     }
@@ -98,11 +95,6 @@ std::optional<ElementKind> captureKind(Type t) {
   return std::nullopt;
 }
 
-struct Problem {
-  int64_t batch, heads, kvHeads, seqQ, seqKV, dqk, dv, pad;
-  ElementKind io;
-};
-
 /// Resolves a capture's symbolic dimensions against the problem.
 std::optional<int64_t> resolveDim(Attribute dim, const Problem &p) {
   if (auto size = dyn_cast<IntegerAttr>(dim))
@@ -121,19 +113,12 @@ std::optional<int64_t> resolveDim(Attribute dim, const Problem &p) {
   return std::nullopt;
 }
 
-void printErrorLine(llvm::raw_ostream &out, const char *what,
-                    const ref::ErrorStats &stats) {
-  out << llvm::format("  %-7s max |err| %.3e, rel L2 err %.3e", what,
-                      stats.maxAbs, stats.relL2);
-}
-
 /// Parses the input, keeps the chosen attn.attention and specialises it
 /// with the flags (head dims and element type are the variant's defaults).
 int loadVariant(const RunOptions &o, MLIRContext &context,
                 llvm::SourceMgr &sourceMgr, OwningOpRef<ModuleOp> &module,
                 attn::AttentionOp &spec, llvm::raw_ostream &err) {
-  module = parseSourceFile<ModuleOp>(o.input, sourceMgr,
-                                                           &context);
+  module = parseSourceFile<ModuleOp>(o.input, sourceMgr, &context);
   if (!module) {
     err << "kiln: error: could not read a valid module from '" << o.input
         << "'\n";
@@ -181,10 +166,6 @@ struct Session {
   attn::AttentionOp spec;
 };
 
-struct Inputs {
-  HostBuffer q, k, v, o, lse;
-};
-
 /// Fresh N(0, 1) inputs rounded to the element type; outputs poisoned with
 /// NaN so that anything a kernel leaves unwritten is caught; captures filled
 /// per their declaration.
@@ -194,7 +175,8 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   in.q = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dqk}, p.pad);
-  in.k = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
+  in.k =
+      HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
   in.v = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
   in.o = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
   in.lse = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
@@ -206,8 +188,8 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
   for (attn::CaptureAttr decl : spec.getCaptureDecls()) {
     auto kind = captureKind(decl.getType().getElementType());
     if (!kind) {
-      err << "kiln: error: capture '" << decl.getName().getValue()
-          << "' holds " << decl.getType().getElementType()
+      err << "kiln: error: capture '" << decl.getName().getValue() << "' holds "
+          << decl.getType().getElementType()
           << "; the driver fills f32, f64, i32, i64 and index captures\n";
       return kBadInput;
     }
@@ -229,12 +211,18 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
 
 DType dtypeOf(ElementKind kind) {
   switch (kind) {
-  case ElementKind::BF16: return DType::BF16;
-  case ElementKind::F16: return DType::F16;
-  case ElementKind::F32: return DType::F32;
-  case ElementKind::F64: return DType::F64;
-  case ElementKind::I32: return DType::I32;
-  case ElementKind::I64: return DType::I64;
+  case ElementKind::BF16:
+    return DType::BF16;
+  case ElementKind::F16:
+    return DType::F16;
+  case ElementKind::F32:
+    return DType::F32;
+  case ElementKind::F64:
+    return DType::F64;
+  case ElementKind::I32:
+    return DType::I32;
+  case ElementKind::I64:
+    return DType::I64;
   }
   return DType::F32;
 }
@@ -282,8 +270,8 @@ int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
       cleanup();
       return fail(s, kInternalError);
     }
-    refs.push_back({device[i], dtypeOf(host[i]->kind), host[i]->sizes,
-                    host[i]->strides});
+    refs.push_back(
+        {device[i], dtypeOf(host[i]->kind), host[i]->sizes, host[i]->strides});
   }
   std::vector<TensorRef> captureRefs(refs.begin() + 5, refs.end());
   auto launch = [&] {
@@ -332,73 +320,6 @@ int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
   return 0;
 }
 
-/// The reference's view of a variant: scale, causality and the mods as
-/// callbacks into the float64 interpreter of the variant's own regions.
-struct ReferenceVariant {
-  ref::AttentionSpec spec;
-  std::unique_ptr<ModInterpreter> scoreMod, maskMod;
-};
-
-int makeReferenceVariant(attn::AttentionOp refSpec,
-                         const std::vector<const HostBuffer *> &captureViews,
-                         ReferenceVariant &out, llvm::raw_ostream &err) {
-  out.spec.scale = refSpec.getEffectiveScale();
-  switch (refSpec.getCausal()) {
-  case attn::CausalAlignment::none:
-    out.spec.causal = ref::CausalAlignment::None;
-    break;
-  case attn::CausalAlignment::top_left:
-    out.spec.causal = ref::CausalAlignment::TopLeft;
-    break;
-  case attn::CausalAlignment::bottom_right:
-    out.spec.causal = ref::CausalAlignment::BottomRight;
-    break;
-  }
-  std::string error;
-  if (refSpec.hasScoreMod()) {
-    out.scoreMod =
-        ModInterpreter::create(refSpec.getScoreMod(), captureViews, error);
-    if (!out.scoreMod) {
-      err << "kiln: error: " << error << "\n";
-      return kBadInput;
-    }
-    ModInterpreter *mod = out.scoreMod.get();
-    out.spec.scoreMod = [mod](double s, int64_t b, int64_t h, int64_t qi,
-                              int64_t kv) {
-      ModValue args[5];
-      args[0].f = s;
-      args[1].i = b;
-      args[2].i = h;
-      args[3].i = qi;
-      args[4].i = kv;
-      return mod->run(args).f;
-    };
-  }
-  if (refSpec.hasMaskMod()) {
-    out.maskMod =
-        ModInterpreter::create(refSpec.getMaskMod(), captureViews, error);
-    if (!out.maskMod) {
-      err << "kiln: error: " << error << "\n";
-      return kBadInput;
-    }
-    ModInterpreter *mod = out.maskMod.get();
-    out.spec.maskMod = [mod](int64_t b, int64_t h, int64_t qi, int64_t kv) {
-      ModValue args[4];
-      args[0].i = b;
-      args[1].i = h;
-      args[2].i = qi;
-      args[3].i = kv;
-      return mod->run(args).i != 0;
-    };
-  }
-  return 0;
-}
-
-/// Backward buffers: a random dO, D, and f32 gradients.
-struct Gradients {
-  HostBuffer dO, d, dq, dk, dv;
-};
-
 /// Runs the three backward kernels on the CPU after the forward.
 int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
                    const Problem &p, int64_t blockM, int64_t blockN,
@@ -410,8 +331,8 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
   for (int64_t i = 0, n = g.dO.numElements(); i < n; ++i)
     g.dO.set(i, normal(rng));
   g.d = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
-  g.dq = HostBuffer::allocate(ElementKind::F32,
-                              {p.batch, p.seqQ, p.heads, p.dqk});
+  g.dq =
+      HostBuffer::allocate(ElementKind::F32, {p.batch, p.seqQ, p.heads, p.dqk});
   g.dk = HostBuffer::allocate(ElementKind::F32,
                               {p.batch, p.seqKV, p.kvHeads, p.dqk});
   g.dv = HostBuffer::allocate(ElementKind::F32,
@@ -446,110 +367,6 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
     return kInternalError;
   }
   return 0;
-}
-
-/// A buffer's elements in row-major order, as float64.
-std::vector<double> toDoubles(const HostBuffer &t) {
-  std::vector<double> values(t.numElements());
-  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
-    values[i] = t.get(i);
-  return values;
-}
-
-/// Compares dQ, dK, dV with the float64 reference gradients.
-int checkBackward(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
-                  std::vector<HostBuffer> &captures, Gradients &g,
-                  double tolerance, llvm::raw_ostream &out,
-                  llvm::raw_ostream &err) {
-  std::vector<const HostBuffer *> captureViews;
-  for (HostBuffer &c : captures)
-    captureViews.push_back(&c);
-  ReferenceVariant refVariant;
-  if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
-    return rc;
-  ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
-                          p.seqKV, p.dqk,   p.dv};
-  std::vector<double> q = toDoubles(in.q), k = toDoubles(in.k),
-                      v = toDoubles(in.v), dO = toDoubles(g.dO);
-  std::vector<double> dqRef(g.dq.numElements()), dkRef(g.dk.numElements()),
-      dvRef(g.dv.numElements());
-  ref::attentionBackward(shape, refVariant.spec, q.data(), k.data(), v.data(),
-                         dO.data(), dqRef.data(), dkRef.data(), dvRef.data());
-  bool pass = true;
-  for (auto [name, got, want] :
-       {std::tuple<const char *, HostBuffer *, std::vector<double> *>{
-            "dq:", &g.dq, &dqRef},
-        {"dk:", &g.dk, &dkRef},
-        {"dv:", &g.dv, &dvRef}}) {
-    std::vector<double> values = toDoubles(*got);
-    ref::ErrorStats stats =
-        ref::compare(values.data(), want->data(), values.size());
-    printErrorLine(out, name, stats);
-    out << llvm::format(" (tolerance %.1e), non-finite %zu\n", tolerance,
-                        stats.nonFinite);
-    pass &= stats.relL2 <= tolerance && stats.nonFinite == 0 &&
-            stats.infMismatch == 0;
-  }
-  out << (pass ? "PASS" : "FAIL") << " (backward)\n";
-  return pass ? 0 : kMismatch;
-}
-
-/// Compares O and LSE with the float64 reference evaluating the variant's
-/// own regions; prints the errors and PASS/FAIL.
-int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
-                          Inputs &in, std::vector<HostBuffer> &captures,
-                          double tolerance, llvm::raw_ostream &out,
-                          llvm::raw_ostream &err) {
-  std::vector<double> qd = toDoubles(in.q), kd = toDoubles(in.k),
-                      vd = toDoubles(in.v);
-  std::vector<const HostBuffer *> captureViews;
-  for (HostBuffer &c : captures)
-    captureViews.push_back(&c);
-
-  ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
-                          p.seqKV, p.dqk,   p.dv};
-  ReferenceVariant refVariant;
-  if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
-    return rc;
-  ref::AttentionSpec &refAttention = refVariant.spec;
-  std::vector<double> outRef(in.o.numElements()), lseRef(in.lse.numElements());
-  ref::attentionForward(shape, refAttention, qd.data(), kd.data(), vd.data(),
-                        outRef.data(), lseRef.data());
-
-  std::vector<double> outGot = toDoubles(in.o), lseGot = toDoubles(in.lse);
-  ref::ErrorStats outStats =
-      ref::compare(outGot.data(), outRef.data(), outGot.size());
-  ref::ErrorStats lseStats =
-      ref::compare(lseGot.data(), lseRef.data(), lseGot.size());
-
-  // Rows with no visible key must give exactly 0 and -inf.
-  int64_t emptyRows = 0, badEmptyRows = 0;
-  for (int64_t row = 0; row < p.batch * p.heads * p.seqQ; ++row) {
-    if (!std::isinf(lseRef[row]))
-      continue;
-    ++emptyRows;
-    int64_t bIdx = row / (p.heads * p.seqQ), hIdx = (row / p.seqQ) % p.heads,
-            qIdx = row % p.seqQ;
-    bool zero = lseGot[row] == lseRef[row];
-    for (int64_t d = 0; d < p.dv; ++d)
-      zero &= outGot[((bIdx * p.seqQ + qIdx) * p.heads + hIdx) * p.dv + d] == 0;
-    badEmptyRows += !zero;
-  }
-
-  printErrorLine(out, "output:", outStats);
-  out << llvm::format(" (tolerance %.1e)\n", tolerance);
-  printErrorLine(out, "lse:", lseStats);
-  out << "\n";
-  out << "  rows with no visible key: " << emptyRows << " (" << badEmptyRows
-      << " not exactly O = 0, LSE = -inf)\n";
-  out << "  non-finite values: " << outStats.nonFinite + lseStats.nonFinite
-      << "\n";
-  bool pass = outStats.relL2 <= tolerance && lseStats.relL2 <= tolerance &&
-              outStats.nonFinite == 0 && lseStats.nonFinite == 0 &&
-              outStats.infMismatch == 0 && lseStats.infMismatch == 0 &&
-              badEmptyRows == 0;
-  out << (pass ? "PASS" : "FAIL") << "\n";
-  return pass ? 0 : kMismatch;
 }
 
 } // namespace
@@ -739,17 +556,16 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
 
   out << "kiln run: " << variantName << " on " << backendName
       << ", B=" << p.batch << " H=" << p.heads << " Hkv=" << p.kvHeads
-      << " Lq=" << p.seqQ << " Lk=" << p.seqKV << " D=" << p.dqk << "/"
-      << p.dv << " " << (p.io == ElementKind::BF16 ? "bf16" : "fp16")
-      << ", blocks " << blockM << "x" << blockN
-      << (p.pad ? ", padded rows" : "") << "\n";
+      << " Lq=" << p.seqQ << " Lk=" << p.seqKV << " D=" << p.dqk << "/" << p.dv
+      << " " << (p.io == ElementKind::BF16 ? "bf16" : "fp16") << ", blocks "
+      << blockM << "x" << blockN << (p.pad ? ", padded rows" : "") << "\n";
   out << llvm::format("  compile %.1f ms, run %.3f ms\n", compileMs, runMs);
   if (!timingNote.empty())
     out << timingNote;
   if (!o.check)
     return 0;
-  int rc = checkAgainstReference(p, refSpec, inputs, captures, o.tolerance,
-                                 out, err);
+  int rc = checkAgainstReference(p, refSpec, inputs, captures, o.tolerance, out,
+                                 err);
   if (rc != 0 || !o.backward)
     return rc;
   return checkBackward(p, refSpec, inputs, captures, gradients, o.tolerance,
@@ -769,10 +585,10 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
   }
   std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
   ForwardKernelSpec kernelSpec;
-  if (Status s = compileForwardCUDA(
-          *module, arch, kernelSpec, nullptr, o.overlapCopies,
-          o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0,
-            o.prefetchNextStep);
+  if (Status s =
+          compileForwardCUDA(*module, arch, kernelSpec, nullptr,
+                             o.overlapCopies, o.blockMGiven ? o.blockM : 0,
+                             o.blockNGiven ? o.blockN : 0, o.prefetchNextStep);
       !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;
@@ -798,8 +614,8 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
   // load it without MLIR (bench/ through the C API).
   llvm::raw_fd_ostream specFile(o.output + ".json", ec);
   if (ec) {
-    err << "kiln: error: cannot write '" << o.output << ".json': "
-        << ec.message() << "\n";
+    err << "kiln: error: cannot write '" << o.output
+        << ".json': " << ec.message() << "\n";
     return kBadInput;
   }
   auto quote = [](const std::string &text) {

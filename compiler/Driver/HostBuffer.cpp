@@ -34,7 +34,8 @@ HostBuffer HostBuffer::allocate(ElementKind kind, std::vector<int64_t> sizes,
   int64_t stride = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     buffer.strides[d] = stride;
-    stride *= sizes[d] + (d == static_cast<int64_t>(sizes.size()) - 1 ? pad : 0);
+    stride *=
+        sizes[d] + (d == static_cast<int64_t>(sizes.size()) - 1 ? pad : 0);
   }
   size_t bytes = static_cast<size_t>(stride) * elementBytes(kind);
   buffer.storage.assign((bytes + 7) / 8 + 1, 0);

@@ -50,13 +50,15 @@ Status compileSpec(const Variant &variant, const CompileOptions &options,
   module->walk([&](attn::AttentionOp op) { all.push_back(op); });
   attn::AttentionOp chosen;
   for (attn::AttentionOp op : all)
-    if (variant.name.empty() ? all.size() == 1 : op.getSymName() == variant.name)
+    if (variant.name.empty() ? all.size() == 1
+                             : op.getSymName() == variant.name)
       chosen = op;
   if (!chosen)
     return Status::error(variant.name.empty()
                              ? "the variant text must hold exactly one "
                                "attn.attention (or name one)"
-                             : "no attn.attention named '" + variant.name + "'");
+                             : "no attn.attention named '" + variant.name +
+                                   "'");
   for (attn::AttentionOp op : all)
     if (op != chosen)
       op.erase();

@@ -40,22 +40,38 @@ static bool cmpF(arith::CmpFPredicate p, double a, double b) {
   bool unordered = std::isnan(a) || std::isnan(b);
   using P = arith::CmpFPredicate;
   switch (p) {
-  case P::AlwaysFalse: return false;
-  case P::OEQ: return !unordered && a == b;
-  case P::OGT: return !unordered && a > b;
-  case P::OGE: return !unordered && a >= b;
-  case P::OLT: return !unordered && a < b;
-  case P::OLE: return !unordered && a <= b;
-  case P::ONE: return !unordered && a != b;
-  case P::ORD: return !unordered;
-  case P::UEQ: return unordered || a == b;
-  case P::UGT: return unordered || a > b;
-  case P::UGE: return unordered || a >= b;
-  case P::ULT: return unordered || a < b;
-  case P::ULE: return unordered || a <= b;
-  case P::UNE: return unordered || a != b;
-  case P::UNO: return unordered;
-  case P::AlwaysTrue: return true;
+  case P::AlwaysFalse:
+    return false;
+  case P::OEQ:
+    return !unordered && a == b;
+  case P::OGT:
+    return !unordered && a > b;
+  case P::OGE:
+    return !unordered && a >= b;
+  case P::OLT:
+    return !unordered && a < b;
+  case P::OLE:
+    return !unordered && a <= b;
+  case P::ONE:
+    return !unordered && a != b;
+  case P::ORD:
+    return !unordered;
+  case P::UEQ:
+    return unordered || a == b;
+  case P::UGT:
+    return unordered || a > b;
+  case P::UGE:
+    return unordered || a >= b;
+  case P::ULT:
+    return unordered || a < b;
+  case P::ULE:
+    return unordered || a <= b;
+  case P::UNE:
+    return unordered || a != b;
+  case P::UNO:
+    return unordered;
+  case P::AlwaysTrue:
+    return true;
   }
   return false;
 }
@@ -64,16 +80,26 @@ static bool cmpI(arith::CmpIPredicate p, int64_t a, int64_t b, unsigned w) {
   using P = arith::CmpIPredicate;
   uint64_t ua = asUnsigned(a, w), ub = asUnsigned(b, w);
   switch (p) {
-  case P::eq: return a == b;
-  case P::ne: return a != b;
-  case P::slt: return a < b;
-  case P::sle: return a <= b;
-  case P::sgt: return a > b;
-  case P::sge: return a >= b;
-  case P::ult: return ua < ub;
-  case P::ule: return ua <= ub;
-  case P::ugt: return ua > ub;
-  case P::uge: return ua >= ub;
+  case P::eq:
+    return a == b;
+  case P::ne:
+    return a != b;
+  case P::slt:
+    return a < b;
+  case P::sle:
+    return a <= b;
+  case P::sgt:
+    return a > b;
+  case P::sge:
+    return a >= b;
+  case P::ult:
+    return ua < ub;
+  case P::ule:
+    return ua <= ub;
+  case P::ugt:
+    return ua > ub;
+  case P::uge:
+    return ua >= ub;
   }
   return false;
 }
@@ -145,17 +171,27 @@ private:
             v.f = f.getValueAsDouble();
           else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
             v.i = i.getType().isInteger(1) ? i.getValue().getZExtValue()
-                                          : i.getValue().getSExtValue();
+                                           : i.getValue().getSExtValue();
           else
             handled = false;
           unsigned r = slot(c.getResult());
           interp.steps.push_back([=](Slots &s) { s[r] = v; });
         })
-        .Case([&](arith::AddFOp) { floatBinary(op, [](double a, double b) { return a + b; }); })
-        .Case([&](arith::SubFOp) { floatBinary(op, [](double a, double b) { return a - b; }); })
-        .Case([&](arith::MulFOp) { floatBinary(op, [](double a, double b) { return a * b; }); })
-        .Case([&](arith::DivFOp) { floatBinary(op, [](double a, double b) { return a / b; }); })
-        .Case([&](arith::RemFOp) { floatBinary(op, [](double a, double b) { return std::fmod(a, b); }); })
+        .Case([&](arith::AddFOp) {
+          floatBinary(op, [](double a, double b) { return a + b; });
+        })
+        .Case([&](arith::SubFOp) {
+          floatBinary(op, [](double a, double b) { return a - b; });
+        })
+        .Case([&](arith::MulFOp) {
+          floatBinary(op, [](double a, double b) { return a * b; });
+        })
+        .Case([&](arith::DivFOp) {
+          floatBinary(op, [](double a, double b) { return a / b; });
+        })
+        .Case([&](arith::RemFOp) {
+          floatBinary(op, [](double a, double b) { return std::fmod(a, b); });
+        })
         .Case([&](arith::MaximumFOp) {
           floatBinary(op, [](double a, double b) {
             return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
@@ -166,27 +202,59 @@ private:
             return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
           });
         })
-        .Case([&](arith::MaxNumFOp) { floatBinary(op, [](double a, double b) { return std::fmax(a, b); }); })
-        .Case([&](arith::MinNumFOp) { floatBinary(op, [](double a, double b) { return std::fmin(a, b); }); })
-        .Case([&](arith::NegFOp) { floatUnary(op, [](double a) { return -a; }); })
-        .Case([&](math::ExpOp) { floatUnary(op, [](double a) { return std::exp(a); }); })
-        .Case([&](math::Exp2Op) { floatUnary(op, [](double a) { return std::exp2(a); }); })
-        .Case([&](math::LogOp) { floatUnary(op, [](double a) { return std::log(a); }); })
-        .Case([&](math::Log2Op) { floatUnary(op, [](double a) { return std::log2(a); }); })
-        .Case([&](math::TanhOp) { floatUnary(op, [](double a) { return std::tanh(a); }); })
-        .Case([&](math::SqrtOp) { floatUnary(op, [](double a) { return std::sqrt(a); }); })
-        .Case([&](math::RsqrtOp) { floatUnary(op, [](double a) { return 1.0 / std::sqrt(a); }); })
-        .Case([&](math::AbsFOp) { floatUnary(op, [](double a) { return std::fabs(a); }); })
-        .Case([&](math::SinOp) { floatUnary(op, [](double a) { return std::sin(a); }); })
-        .Case([&](math::CosOp) { floatUnary(op, [](double a) { return std::cos(a); }); })
-        .Case([&](math::ErfOp) { floatUnary(op, [](double a) { return std::erf(a); }); })
-        .Case([&](math::FloorOp) { floatUnary(op, [](double a) { return std::floor(a); }); })
-        .Case([&](math::CeilOp) { floatUnary(op, [](double a) { return std::ceil(a); }); })
-        .Case([&](math::PowFOp) { floatBinary(op, [](double a, double b) { return std::pow(a, b); }); })
-        // Precision casts are exact in float64: the reference is the ideal.
-        .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *o) {
-          floatUnary(*o, [](double a) { return a; });
+        .Case([&](arith::MaxNumFOp) {
+          floatBinary(op, [](double a, double b) { return std::fmax(a, b); });
         })
+        .Case([&](arith::MinNumFOp) {
+          floatBinary(op, [](double a, double b) { return std::fmin(a, b); });
+        })
+        .Case(
+            [&](arith::NegFOp) { floatUnary(op, [](double a) { return -a; }); })
+        .Case([&](math::ExpOp) {
+          floatUnary(op, [](double a) { return std::exp(a); });
+        })
+        .Case([&](math::Exp2Op) {
+          floatUnary(op, [](double a) { return std::exp2(a); });
+        })
+        .Case([&](math::LogOp) {
+          floatUnary(op, [](double a) { return std::log(a); });
+        })
+        .Case([&](math::Log2Op) {
+          floatUnary(op, [](double a) { return std::log2(a); });
+        })
+        .Case([&](math::TanhOp) {
+          floatUnary(op, [](double a) { return std::tanh(a); });
+        })
+        .Case([&](math::SqrtOp) {
+          floatUnary(op, [](double a) { return std::sqrt(a); });
+        })
+        .Case([&](math::RsqrtOp) {
+          floatUnary(op, [](double a) { return 1.0 / std::sqrt(a); });
+        })
+        .Case([&](math::AbsFOp) {
+          floatUnary(op, [](double a) { return std::fabs(a); });
+        })
+        .Case([&](math::SinOp) {
+          floatUnary(op, [](double a) { return std::sin(a); });
+        })
+        .Case([&](math::CosOp) {
+          floatUnary(op, [](double a) { return std::cos(a); });
+        })
+        .Case([&](math::ErfOp) {
+          floatUnary(op, [](double a) { return std::erf(a); });
+        })
+        .Case([&](math::FloorOp) {
+          floatUnary(op, [](double a) { return std::floor(a); });
+        })
+        .Case([&](math::CeilOp) {
+          floatUnary(op, [](double a) { return std::ceil(a); });
+        })
+        .Case([&](math::PowFOp) {
+          floatBinary(op, [](double a, double b) { return std::pow(a, b); });
+        })
+        // Precision casts are exact in float64: the reference is the ideal.
+        .Case<arith::ExtFOp, arith::TruncFOp>(
+            [&](Operation *o) { floatUnary(*o, [](double a) { return a; }); })
         .Case([&](arith::CmpFOp c) {
           unsigned a = slot(c.getLhs()), b = slot(c.getRhs()),
                    r = slot(c.getResult());
@@ -208,11 +276,23 @@ private:
           interp.steps.push_back(
               [=](Slots &s) { s[r] = s[c].i ? s[t] : s[f]; });
         })
-        .Case([&](arith::AddIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return a + b; }); })
-        .Case([&](arith::SubIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return a - b; }); })
-        .Case([&](arith::MulIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return a * b; }); })
-        .Case([&](arith::DivSIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return b ? a / b : 0; }); })
-        .Case([&](arith::RemSIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return b ? a % b : 0; }); })
+        .Case([&](arith::AddIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) { return a + b; });
+        })
+        .Case([&](arith::SubIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) { return a - b; });
+        })
+        .Case([&](arith::MulIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) { return a * b; });
+        })
+        .Case([&](arith::DivSIOp) {
+          intBinary(
+              op, [](int64_t a, int64_t b, unsigned) { return b ? a / b : 0; });
+        })
+        .Case([&](arith::RemSIOp) {
+          intBinary(
+              op, [](int64_t a, int64_t b, unsigned) { return b ? a % b : 0; });
+        })
         .Case([&](arith::DivUIOp) {
           intBinary(op, [](int64_t a, int64_t b, unsigned w) -> int64_t {
             uint64_t d = asUnsigned(b, w);
@@ -225,19 +305,55 @@ private:
             return d ? static_cast<int64_t>(asUnsigned(a, w) % d) : 0;
           });
         })
-        .Case([&](arith::FloorDivSIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return b ? floorDiv(a, b) : 0; }); })
-        .Case([&](arith::CeilDivSIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return b ? ceilDiv(a, b) : 0; }); })
-        .Case([&](arith::AndIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return a & b; }); })
-        .Case([&](arith::OrIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return a | b; }); })
-        .Case([&](arith::XOrIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return a ^ b; }); })
-        .Case([&](arith::MaxSIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return std::max(a, b); }); })
-        .Case([&](arith::MinSIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned) { return std::min(a, b); }); })
-        .Case([&](arith::ShLIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned w) -> int64_t { return b >= w ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << b); }); })
-        .Case([&](arith::ShRSIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned w) -> int64_t { return b >= w ? (a < 0 ? -1 : 0) : a >> b; }); })
-        .Case([&](arith::ShRUIOp) { intBinary(op, [](int64_t a, int64_t b, unsigned w) -> int64_t { return b >= w ? 0 : static_cast<int64_t>(asUnsigned(a, w) >> b); }); })
+        .Case([&](arith::FloorDivSIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) {
+            return b ? floorDiv(a, b) : 0;
+          });
+        })
+        .Case([&](arith::CeilDivSIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) {
+            return b ? ceilDiv(a, b) : 0;
+          });
+        })
+        .Case([&](arith::AndIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) { return a & b; });
+        })
+        .Case([&](arith::OrIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) { return a | b; });
+        })
+        .Case([&](arith::XOrIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) { return a ^ b; });
+        })
+        .Case([&](arith::MaxSIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) {
+            return std::max(a, b);
+          });
+        })
+        .Case([&](arith::MinSIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned) {
+            return std::min(a, b);
+          });
+        })
+        .Case([&](arith::ShLIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned w) -> int64_t {
+            return b >= w ? 0
+                          : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+          });
+        })
+        .Case([&](arith::ShRSIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned w) -> int64_t {
+            return b >= w ? (a < 0 ? -1 : 0) : a >> b;
+          });
+        })
+        .Case([&](arith::ShRUIOp) {
+          intBinary(op, [](int64_t a, int64_t b, unsigned w) -> int64_t {
+            return b >= w ? 0 : static_cast<int64_t>(asUnsigned(a, w) >> b);
+          });
+        })
         .Case([&](math::AbsIOp) {
           unsigned a = slot(op.getOperand(0)), r = slot(op.getResult(0));
-          interp.steps.push_back([=](Slots &s) { s[r].i = std::llabs(s[a].i); });
+          interp.steps.push_back(
+              [=](Slots &s) { s[r].i = std::llabs(s[a].i); });
         })
         .Case<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(
             [&](Operation *o) {

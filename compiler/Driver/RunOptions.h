@@ -37,11 +37,11 @@ struct RunOptions {
   int64_t blockM = 64, blockN = 64;
   bool blockMGiven = false, blockNGiven = false; ///< cuda: else chosen
   bool splitMaskedBlocks = true;
-  bool overlapCopies = true; ///< cuda: tgpu-overlap-copies (ablation switch)
+  bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
-  int64_t repeats = 0; ///< cuda: timed launches after the check
-  std::string arch;                ///< cuda -emit: sm_80 or sm_90a (default)
-  std::string output;              ///< kiln compile: -o file
+  int64_t repeats = 0;          ///< cuda: timed launches after the check
+  std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)
+  std::string output;           ///< kiln compile: -o file
 };
 
 struct ParsedRunOptions {

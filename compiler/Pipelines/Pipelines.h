@@ -10,7 +10,8 @@ namespace kiln {
 
 struct ForwardPipelineOptions
     : public mlir::PassPipelineOptions<ForwardPipelineOptions> {
-  Option<int64_t> blockM{*this, "block-m", llvm::cl::desc("Query rows per program"),
+  Option<int64_t> blockM{*this, "block-m",
+                         llvm::cl::desc("Query rows per program"),
                          llvm::cl::init(64)};
   Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("Keys per KV step"),
                          llvm::cl::init(64)};

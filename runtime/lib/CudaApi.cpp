@@ -25,33 +25,34 @@ Status loadDriver(Driver &d) {
     return Status::error(
         std::string("cannot load the CUDA driver (libcuda.so.1): ") +
         dlerror() + "; is an NVIDIA driver installed?");
-  bool ok = bind(lib, d.cuInit, {"cuInit"}) &&
-            bind(lib, d.cuDeviceGetCount, {"cuDeviceGetCount"}) &&
-            bind(lib, d.cuDeviceGet, {"cuDeviceGet"}) &&
-            bind(lib, d.cuDeviceGetName, {"cuDeviceGetName"}) &&
-            bind(lib, d.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}) &&
-            bind(lib, d.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}) &&
-            bind(lib, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}) &&
-            bind(lib, d.cuCtxGetCurrent, {"cuCtxGetCurrent"}) &&
-            bind(lib, d.cuCtxSynchronize, {"cuCtxSynchronize"}) &&
-            bind(lib, d.cuModuleLoadData, {"cuModuleLoadData"}) &&
-            bind(lib, d.cuModuleUnload, {"cuModuleUnload"}) &&
-            bind(lib, d.cuModuleGetFunction, {"cuModuleGetFunction"}) &&
-            bind(lib, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}) &&
-            bind(lib, d.cuLaunchKernel, {"cuLaunchKernel"}) &&
-            bind(lib, d.cuMemAlloc, {"cuMemAlloc_v2"}) &&
-            bind(lib, d.cuMemFree, {"cuMemFree_v2"}) &&
-            bind(lib, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}) &&
-            bind(lib, d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}) &&
-            bind(lib, d.cuMemGetInfo, {"cuMemGetInfo_v2"}) &&
-            bind(lib, d.cuPointerGetAttribute, {"cuPointerGetAttribute"}) &&
-            bind(lib, d.cuEventCreate, {"cuEventCreate"}) &&
-            bind(lib, d.cuEventRecord, {"cuEventRecord"}) &&
-            bind(lib, d.cuEventSynchronize, {"cuEventSynchronize"}) &&
-            bind(lib, d.cuEventElapsedTime,
-                 {"cuEventElapsedTime_v2", "cuEventElapsedTime"}) &&
-            bind(lib, d.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}) &&
-            bind(lib, d.cuGetErrorString, {"cuGetErrorString"});
+  bool ok =
+      bind(lib, d.cuInit, {"cuInit"}) &&
+      bind(lib, d.cuDeviceGetCount, {"cuDeviceGetCount"}) &&
+      bind(lib, d.cuDeviceGet, {"cuDeviceGet"}) &&
+      bind(lib, d.cuDeviceGetName, {"cuDeviceGetName"}) &&
+      bind(lib, d.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}) &&
+      bind(lib, d.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}) &&
+      bind(lib, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}) &&
+      bind(lib, d.cuCtxGetCurrent, {"cuCtxGetCurrent"}) &&
+      bind(lib, d.cuCtxSynchronize, {"cuCtxSynchronize"}) &&
+      bind(lib, d.cuModuleLoadData, {"cuModuleLoadData"}) &&
+      bind(lib, d.cuModuleUnload, {"cuModuleUnload"}) &&
+      bind(lib, d.cuModuleGetFunction, {"cuModuleGetFunction"}) &&
+      bind(lib, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}) &&
+      bind(lib, d.cuLaunchKernel, {"cuLaunchKernel"}) &&
+      bind(lib, d.cuMemAlloc, {"cuMemAlloc_v2"}) &&
+      bind(lib, d.cuMemFree, {"cuMemFree_v2"}) &&
+      bind(lib, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}) &&
+      bind(lib, d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}) &&
+      bind(lib, d.cuMemGetInfo, {"cuMemGetInfo_v2"}) &&
+      bind(lib, d.cuPointerGetAttribute, {"cuPointerGetAttribute"}) &&
+      bind(lib, d.cuEventCreate, {"cuEventCreate"}) &&
+      bind(lib, d.cuEventRecord, {"cuEventRecord"}) &&
+      bind(lib, d.cuEventSynchronize, {"cuEventSynchronize"}) &&
+      bind(lib, d.cuEventElapsedTime,
+           {"cuEventElapsedTime_v2", "cuEventElapsedTime"}) &&
+      bind(lib, d.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}) &&
+      bind(lib, d.cuGetErrorString, {"cuGetErrorString"});
   if (!ok)
     return Status::error("the CUDA driver lacks an entry point Kiln needs; "
                          "update the NVIDIA driver");
@@ -123,9 +124,9 @@ Status check(CUresult result, const char *what) {
   const char *message = nullptr;
   if (driver(d).ok())
     d->cuGetErrorString(result, &message);
-  return Status::error(std::string(what) + " failed: " +
-                       (message ? message : "CUDA error " +
-                                                std::to_string(result)));
+  return Status::error(
+      std::string(what) + " failed: " +
+      (message ? message : "CUDA error " + std::to_string(result)));
 }
 
 } // namespace kiln::api

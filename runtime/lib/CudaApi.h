@@ -1,4 +1,5 @@
-//===- CudaApi.h - NVRTC and CUDA driver entry points via dlopen -*- C++ -*-===//
+//===- CudaApi.h - NVRTC and CUDA driver entry points via dlopen -*- C++
+//-*-===//
 //
 // The few declarations Kiln needs, written out so the runtime builds without
 // CUDA headers and starts on machines without CUDA.
@@ -47,9 +48,9 @@ struct Driver {
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
@@ -70,8 +71,8 @@ using nvrtcProgram = void *;
 struct Nvrtc {
   const char *(*nvrtcGetErrorString)(nvrtcResult);
   nvrtcResult (*nvrtcVersion)(int *, int *);
-  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram *, const char *,
-                                    const char *, int, const char *const *,
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram *, const char *, const char *,
+                                    int, const char *const *,
                                     const char *const *);
   nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char *const *);
   nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t *);

@@ -16,12 +16,18 @@ const char *runtimeVersion() { return "kiln-0.1.0"; }
 
 const char *dtypeName(DType dtype) {
   switch (dtype) {
-  case DType::BF16: return "bf16";
-  case DType::F16: return "fp16";
-  case DType::F32: return "f32";
-  case DType::F64: return "f64";
-  case DType::I32: return "i32";
-  case DType::I64: return "i64";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "fp16";
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
   }
   return "?";
 }
@@ -66,10 +72,9 @@ Status compileToCubin(const std::string &source, const std::string &arch,
     return s;
   api::nvrtcProgram program = nullptr;
   std::string fileName = nameForErrors + ".cu";
-  if (nv->nvrtcCreateProgram(&program, source.c_str(), fileName.c_str(),
-                             api::kDeviceLibraryCount,
-                             api::kDeviceLibrarySources,
-                             api::kDeviceLibraryNames) != 0)
+  if (nv->nvrtcCreateProgram(
+          &program, source.c_str(), fileName.c_str(), api::kDeviceLibraryCount,
+          api::kDeviceLibrarySources, api::kDeviceLibraryNames) != 0)
     return Status::error("nvrtcCreateProgram failed for " + nameForErrors);
   std::string archOption = "--gpu-architecture=" + arch;
   const char *options[] = {archOption.c_str(), "-std=c++17", "-default-device"};
@@ -105,8 +110,7 @@ Status init(int ordinal) {
   d->cuDeviceGetCount(&count);
   if (ordinal < 0 || ordinal >= count)
     return Status::error("no CUDA device " + std::to_string(ordinal) +
-                         " (the driver reports " + std::to_string(count) +
-                         ")");
+                         " (the driver reports " + std::to_string(count) + ")");
   api::CUdevice device;
   if (Status s = api::check(d->cuDeviceGet(&device, ordinal), "cuDeviceGet");
       !s.ok())
@@ -208,10 +212,10 @@ Status deviceArch(int ordinal, std::string &arch, std::string &name) {
   d->cuDeviceGetName(buffer, sizeof(buffer) - 1, device);
   name = buffer;
   int major = 0, minor = 0;
-  d->cuDeviceGetAttribute(&major, api::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                          device);
-  d->cuDeviceGetAttribute(&minor, api::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                          device);
+  d->cuDeviceGetAttribute(
+      &major, api::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  d->cuDeviceGetAttribute(
+      &minor, api::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
   // sm_80 cubins run on every 8.x device; sm_90a is Hopper's own.
   if (major == 8)
     arch = "sm_80";
@@ -233,22 +237,22 @@ Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
     return s;
   if (arch != spec.arch)
     return Status::error("kernel '" + spec.kernelName + "' was compiled for " +
-                         spec.arch + " but device " +
-                         std::to_string(ordinal) + " (" + deviceName +
-                         ") needs " + arch);
+                         spec.arch + " but device " + std::to_string(ordinal) +
+                         " (" + deviceName + ") needs " + arch);
   const api::Driver *d = nullptr;
   api::driver(d);
 
   auto result = std::unique_ptr<ForwardKernel>(new ForwardKernel());
   result->spec_ = spec;
   auto start = std::chrono::steady_clock::now();
-  std::string key = cacheKey(spec.source, spec.arch, nvrtcOptionsFor(spec.arch));
+  std::string key =
+      cacheKey(spec.source, spec.arch, nvrtcOptionsFor(spec.arch));
   std::string cubin;
   result->cacheHit_ = lookupCubin(key, cubin);
   if (!result->cacheHit_) {
     std::string log;
-    if (Status s = compileToCubin(spec.source, spec.arch, spec.kernelName,
-                                  cubin, log);
+    if (Status s =
+            compileToCubin(spec.source, spec.arch, spec.kernelName, cubin, log);
         !s.ok())
       return s;
     storeCubin(key, cubin);
@@ -263,9 +267,9 @@ Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
   // From here on the module belongs to `result` (unloaded on every path).
   result->module_ = module;
   api::CUfunction function;
-  if (Status s = api::check(d->cuModuleGetFunction(&function, module,
-                                                   spec.kernelName.c_str()),
-                            "cuModuleGetFunction");
+  if (Status s = api::check(
+          d->cuModuleGetFunction(&function, module, spec.kernelName.c_str()),
+          "cuModuleGetFunction");
       !s.ok())
     return s;
   api::CUdevice device;
@@ -277,12 +281,12 @@ Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
   if (spec.sharedBytes > maxShared)
     return Status::error("kernel '" + spec.kernelName + "' needs " +
                          std::to_string(spec.sharedBytes) +
-                         " bytes of shared memory; " + deviceName +
-                         " allows " + std::to_string(maxShared));
+                         " bytes of shared memory; " + deviceName + " allows " +
+                         std::to_string(maxShared));
   if (Status s = api::check(
-          d->cuFuncSetAttribute(function,
-                                api::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                static_cast<int>(spec.sharedBytes)),
+          d->cuFuncSetAttribute(
+              function, api::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+              static_cast<int>(spec.sharedBytes)),
           "cuFuncSetAttribute(max dynamic shared memory)");
       !s.ok())
     return s;
@@ -323,10 +327,10 @@ Status checkTensor(const char *what, const TensorRef &t, DType dtype,
     return Status::error(std::string(what) + " must be " + dtypeName(dtype) +
                          ", got " + dtypeName(t.dtype));
   if (t.sizes.size() != want.size() || t.strides.size() != want.size())
-    return Status::error(std::string(what) + " must have rank " +
-                         std::to_string(want.size()) + " (sizes and strides), got " +
-                         std::to_string(t.sizes.size()) + " sizes and " +
-                         std::to_string(t.strides.size()) + " strides");
+    return Status::error(
+        std::string(what) + " must have rank " + std::to_string(want.size()) +
+        " (sizes and strides), got " + std::to_string(t.sizes.size()) +
+        " sizes and " + std::to_string(t.strides.size()) + " strides");
   if (t.sizes != want)
     return Status::error(std::string(what) + " has shape " +
                          shapeString(t.sizes) + ", expected " +
@@ -358,11 +362,10 @@ Status checkStaged(const char *what, const TensorRef &t) {
                          " must be 16-byte aligned for cp.async");
   for (int dim : {0, 1, 2})
     if (t.strides[dim] % chunk != 0)
-      return Status::error(std::string(what) + " stride " +
-                           std::to_string(t.strides[dim]) + " of dimension " +
-                           std::to_string(dim) + " must be a multiple of " +
-                           std::to_string(chunk) +
-                           " elements (16-byte aligned rows)");
+      return Status::error(
+          std::string(what) + " stride " + std::to_string(t.strides[dim]) +
+          " of dimension " + std::to_string(dim) + " must be a multiple of " +
+          std::to_string(chunk) + " elements (16-byte aligned rows)");
   return Status();
 }
 
@@ -371,8 +374,9 @@ Status checkOnDevice(const char *what, const TensorRef &t) {
   if (Status s = api::driver(d); !s.ok())
     return s;
   unsigned memoryType = 0;
-  if (d->cuPointerGetAttribute(&memoryType, api::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                               reinterpret_cast<api::CUdeviceptr>(t.data)) != 0 ||
+  if (d->cuPointerGetAttribute(
+          &memoryType, api::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+          reinterpret_cast<api::CUdeviceptr>(t.data)) != 0 ||
       memoryType != api::CU_MEMORYTYPE_DEVICE)
     return Status::error(std::string(what) +
                          " is not device memory of the current context");
@@ -404,16 +408,23 @@ Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
   if (batch > 65535 || heads > 65535)
     return Status::error("batch and heads must be at most 65535 (grid limits)");
   Status st;
-  if (!(st = checkTensor("q", q, s.dtype, {batch, seqQ, heads, s.headDimQK})).ok() ||
-      !(st = checkTensor("k", k, s.dtype, {batch, seqKV, kvHeads, s.headDimQK})).ok() ||
-      !(st = checkTensor("v", v, s.dtype, {batch, seqKV, kvHeads, s.headDimV})).ok() ||
-      !(st = checkTensor("out", out, s.dtype, {batch, seqQ, heads, s.headDimV})).ok() ||
+  if (!(st = checkTensor("q", q, s.dtype, {batch, seqQ, heads, s.headDimQK}))
+           .ok() ||
+      !(st = checkTensor("k", k, s.dtype, {batch, seqKV, kvHeads, s.headDimQK}))
+           .ok() ||
+      !(st = checkTensor("v", v, s.dtype, {batch, seqKV, kvHeads, s.headDimV}))
+           .ok() ||
+      !(st = checkTensor("out", out, s.dtype, {batch, seqQ, heads, s.headDimV}))
+           .ok() ||
       !(st = checkTensor("lse", lse, DType::F32, {batch, heads, seqQ})).ok() ||
       !(st = checkStaged("q", q)).ok() || !(st = checkStaged("k", k)).ok() ||
       !(st = checkStaged("v", v)).ok())
     return st;
   for (auto [name, t] : {std::pair<const char *, const TensorRef *>{"q", &q},
-                         {"k", &k}, {"v", &v}, {"out", &out}, {"lse", &lse}})
+                         {"k", &k},
+                         {"v", &v},
+                         {"out", &out},
+                         {"lse", &lse}})
     if (!(st = checkOnDevice(name, *t)).ok())
       return st;
   if (captures.size() != s.captures.size())
@@ -433,12 +444,18 @@ Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
     const CaptureSpec &decl = s.captures[i];
     std::vector<int64_t> want;
     for (const std::string &dim : decl.dims) {
-      if (dim == "batch") want.push_back(batch);
-      else if (dim == "heads") want.push_back(heads);
-      else if (dim == "kv_heads") want.push_back(kvHeads);
-      else if (dim == "seq_q") want.push_back(seqQ);
-      else if (dim == "seq_kv") want.push_back(seqKV);
-      else want.push_back(std::stoll(dim));
+      if (dim == "batch")
+        want.push_back(batch);
+      else if (dim == "heads")
+        want.push_back(heads);
+      else if (dim == "kv_heads")
+        want.push_back(kvHeads);
+      else if (dim == "seq_q")
+        want.push_back(seqQ);
+      else if (dim == "seq_kv")
+        want.push_back(seqKV);
+      else
+        want.push_back(std::stoll(dim));
     }
     std::string what = "capture '" + decl.name + "'";
     if (!(st = checkTensor(what.c_str(), captures[i], decl.dtype, want)).ok() ||
@@ -473,13 +490,13 @@ Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
   const api::Driver *d = nullptr;
   api::driver(d);
   unsigned gridX = static_cast<unsigned>((seqQ + s.blockM - 1) / s.blockM);
-  return api::check(
-      d->cuLaunchKernel(function_, gridX, static_cast<unsigned>(heads),
-                        static_cast<unsigned>(batch),
-                        static_cast<unsigned>(s.numThreads), 1, 1,
-                        static_cast<unsigned>(s.sharedBytes), stream,
-                        params.data(), nullptr),
-      "cuLaunchKernel");
+  return api::check(d->cuLaunchKernel(function_, gridX,
+                                      static_cast<unsigned>(heads),
+                                      static_cast<unsigned>(batch),
+                                      static_cast<unsigned>(s.numThreads), 1, 1,
+                                      static_cast<unsigned>(s.sharedBytes),
+                                      stream, params.data(), nullptr),
+                    "cuLaunchKernel");
 }
 
 } // namespace kiln

@@ -59,8 +59,8 @@ std::string cacheKey(const std::string &source, const std::string &arch,
                      const std::string &options) {
   // The emitted source includes the device library by name only, so its
   // text is part of the key too; so is NVRTC's version.
-  std::string all = source + '\0' + arch + '\0' + options + '\0' +
-                    runtimeVersion();
+  std::string all =
+      source + '\0' + arch + '\0' + options + '\0' + runtimeVersion();
   for (int i = 0; i < api::kDeviceLibraryCount; ++i)
     all += std::string("\0", 1) + api::kDeviceLibrarySources[i];
   const api::Nvrtc *nv = nullptr;
@@ -69,9 +69,10 @@ std::string cacheKey(const std::string &source, const std::string &arch,
     nv->nvrtcVersion(&major, &minor);
   all += "\0nvrtc " + std::to_string(major) + "." + std::to_string(minor);
   char hex[33];
-  std::snprintf(hex, sizeof(hex), "%016llx%016llx",
-                static_cast<unsigned long long>(fnv1a(all, 0xcbf29ce484222325ull)),
-                static_cast<unsigned long long>(fnv1a(all, 0x84222325cbf29ce4ull)));
+  std::snprintf(
+      hex, sizeof(hex), "%016llx%016llx",
+      static_cast<unsigned long long>(fnv1a(all, 0xcbf29ce484222325ull)),
+      static_cast<unsigned long long>(fnv1a(all, 0x84222325cbf29ce4ull)));
   return hex;
 }
 

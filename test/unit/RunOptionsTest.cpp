@@ -255,10 +255,11 @@ TEST(RunOptions, BooleanFlagsRejectAValue) {
 TEST(RunOptions, UsageMentionsEveryFlag) {
   std::string usage = runUsage();
   for (const char *flag :
-       {"--backend", "--variant", "--batch", "--heads", "--seqlen",
-        "--seqlen-kv", "--head-dim", "--head-dim-v", "--dtype", "--pad",
-        "--check", "--tolerance", "--seed", "--block-m", "--block-n",
-        "--no-split", "--repeats", "--arch", "--backward", "--bwd-schedule",
+       {"--backend", "--variant",   "--batch",    "--heads",
+        "--seqlen",  "--seqlen-kv", "--head-dim", "--head-dim-v",
+        "--dtype",   "--pad",       "--check",    "--tolerance",
+        "--seed",    "--block-m",   "--block-n",  "--no-split",
+        "--repeats", "--arch",      "--backward", "--bwd-schedule",
         "-emit"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
+#include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -31,10 +31,10 @@ struct ForwardContext {
   attn::AttentionOp spec;
   int64_t blockM, blockN, headDimQk, headDimV;
   Type elementType;
-  Value q;          // BLOCK_M x D_qk tile of queries
-  Value qIdx;       // BLOCK_M x BLOCK_N query positions
-  Value modQIdx;    // qIdx as the mods see it (clamped when they read captures)
-  Value lenQ;       // Lq
+  Value q;       // BLOCK_M x D_qk tile of queries
+  Value qIdx;    // BLOCK_M x BLOCK_N query positions
+  Value modQIdx; // qIdx as the mods see it (clamped when they read captures)
+  Value lenQ;    // Lq
   Value batch, head;
   Value kDesc, vDesc;
   Value lenK;       // Lk
@@ -57,7 +57,8 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   auto elementZero = b.getFloatAttr(ctx.elementType, 0.0);
 
   Value k = tile::LoadOp::create(
-      b, loc, RankedTensorType::get({ctx.blockN, ctx.headDimQk}, ctx.elementType),
+      b, loc,
+      RankedTensorType::get({ctx.blockN, ctx.headDimQk}, ctx.elementType),
       ctx.kDesc, ValueRange{kvStart, pb.index(0)}, elementZero);
   Value s = tile::DotOp::create(b, loc, RankedTensorType::get(sShape, f32),
                                 ctx.q, k, /*acc=*/Value(),
@@ -71,8 +72,8 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   // are masked or never stored; a mod indexing a captured tensor must still
   // not read past it there, so it sees positions clamped to the last one.
   if (kvIdx && !ctx.captures.empty())
-    modKvIdx = pb.minIndex(
-        kvIdx, pb.splat(pb.sub(ctx.lenK, pb.index(1)), sShape));
+    modKvIdx =
+        pb.minIndex(kvIdx, pb.splat(pb.sub(ctx.lenK, pb.index(1)), sShape));
 
   // Base-2 softmax: exp(x) = exp2(x * log2(e)). Without a score_mod the scale
   // and log2(e) fold into one multiply; a score_mod must see the natural
@@ -89,16 +90,16 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   }
 
   if (masked) {
-    Value keep = buildKeepMask(pb, ctx.spec, ctx.qIdx, kvIdx, ctx.lenK,
-                               ctx.diagOffset, ctx.batch, ctx.head,
-                               ctx.modQIdx, modKvIdx, ctx.captures);
+    Value keep =
+        buildKeepMask(pb, ctx.spec, ctx.qIdx, kvIdx, ctx.lenK, ctx.diagOffset,
+                      ctx.batch, ctx.head, ctx.modQIdx, modKvIdx, ctx.captures);
     double negInf = -std::numeric_limits<double>::infinity();
     s = arith::SelectOp::create(b, loc, keep, s, pb.splatF32(negInf, sShape));
   }
 
   int64_t rows = ctx.blockM;
-  Value mNew = arith::MaximumFOp::create(
-      b, loc, state.m, pb.reduce(tile::ReduceKind::max, s));
+  Value mNew = arith::MaximumFOp::create(b, loc, state.m,
+                                         pb.reduce(tile::ReduceKind::max, s));
   // A row with every key masked so far has m = -inf; subtracting it would be
   // -inf - (-inf) = NaN, so such rows use 0 as the reference (every p is 0).
   Value mIsNegInf = arith::CmpFOp::create(
@@ -106,20 +107,19 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
       pb.splatF32(-std::numeric_limits<double>::infinity(), {rows}));
   Value mRef = arith::SelectOp::create(b, loc, mIsNegInf,
                                        pb.splatF32(0.0, {rows}), mNew);
-  Value p = math::Exp2Op::create(
-      b, loc, pb.sub(s, pb.rowBroadcast(mRef, ctx.blockN)));
+  Value p = math::Exp2Op::create(b, loc,
+                                 pb.sub(s, pb.rowBroadcast(mRef, ctx.blockN)));
   Value alpha = math::Exp2Op::create(b, loc, pb.sub(state.m, mRef));
-  Value l = pb.add(pb.mul(state.l, alpha),
-                   pb.reduce(tile::ReduceKind::sum, p));
+  Value l = pb.add(pb.mul(state.l, alpha), pb.reduce(tile::ReduceKind::sum, p));
 
   // P is rounded to the input precision before P*V, as tensor cores need.
   Value pLow = arith::TruncFOp::create(
       b, loc, RankedTensorType::get(sShape, ctx.elementType), p);
   Value v = tile::LoadOp::create(
-      b, loc, RankedTensorType::get({ctx.blockN, ctx.headDimV}, ctx.elementType),
+      b, loc,
+      RankedTensorType::get({ctx.blockN, ctx.headDimV}, ctx.elementType),
       ctx.vDesc, ValueRange{kvStart, pb.index(0)}, elementZero);
-  Value accScaled =
-      pb.mul(state.acc, pb.rowBroadcast(alpha, ctx.headDimV));
+  Value accScaled = pb.mul(state.acc, pb.rowBroadcast(alpha, ctx.headDimV));
   Value acc = tile::DotOp::create(b, loc, state.acc.getType(), pLow, v,
                                   accScaled, /*transpose_lhs=*/false,
                                   /*transpose_rhs=*/false);
@@ -225,8 +225,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   // Grouped-query attention: query heads h*G .. h*G+G-1 share KV head h.
   Value kvHead = ctx.head;
   if (spec.getGqaGroup() > 1)
-    kvHead = arith::DivUIOp::create(b, loc, ctx.head,
-                                    pb.index(spec.getGqaGroup()));
+    kvHead =
+        arith::DivUIOp::create(b, loc, ctx.head, pb.index(spec.getGqaGroup()));
 
   auto desc = [&](Value base, Value head, int64_t cols, Type t) -> Value {
     return tile::ViewOp::create(
@@ -254,8 +254,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   ctx.lenQ = lenQ;
   ctx.modQIdx = ctx.qIdx;
   if (!ctx.captures.empty())
-    ctx.modQIdx = pb.minIndex(
-        ctx.qIdx, pb.splat(pb.sub(lenQ, pb.index(1)), sShape));
+    ctx.modQIdx =
+        pb.minIndex(ctx.qIdx, pb.splat(pb.sub(lenQ, pb.index(1)), sShape));
 
   double negInf = -std::numeric_limits<double>::infinity();
   SoftmaxState state{pb.splatF32(negInf, {blockM}), pb.splatF32(0.0, {blockM}),
@@ -266,8 +266,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   // highest; conversely, a key block is entirely visible when it lies above
   // the last query's lower bound and below the first query's upper bound.
   Value qFirst = qStart;
-  Value qLast = pb.sub(pb.minIndex(pb.add(qStart, pb.index(blockM)), lenQ),
-                       pb.index(1));
+  Value qLast =
+      pb.sub(pb.minIndex(pb.add(qStart, pb.index(blockM)), lenQ), pb.index(1));
   Value zero = pb.index(0);
   auto band = spec.getKvBandAttr();
   ArrayAttr none = b.getArrayAttr({});
@@ -294,8 +294,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     state = emitKVLoop(pb, ctx, fullEnd, kvEnd, state, /*masked=*/true,
                        "trailing_partial");
   } else {
-    state = emitKVLoop(pb, ctx, kvStart, kvEnd, state, /*masked=*/true,
-                       "masked");
+    state =
+        emitKVLoop(pb, ctx, kvStart, kvEnd, state, /*masked=*/true, "masked");
   }
 
   // Epilogue. A row that saw no key has l = 0: its output is 0 and its LSE
@@ -313,8 +313,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   // LSE in base 2 is m + log2(l); users get the natural log: times ln(2).
   Value lse2 = pb.add(state.m, math::Log2Op::create(b, loc, state.l));
   Value lse = pb.mul(lse2, pb.splatF32(M_LN2, {blockM}));
-  lse = arith::SelectOp::create(b, loc, lIsZero,
-                                pb.splatF32(negInf, {blockM}), lse);
+  lse = arith::SelectOp::create(b, loc, lIsZero, pb.splatF32(negInf, {blockM}),
+                                lse);
   tile::StoreOp::create(b, loc, lse, lseDesc, ValueRange{qStart});
   func::ReturnOp::create(b, loc);
   return success();

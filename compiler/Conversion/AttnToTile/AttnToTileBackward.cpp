@@ -41,9 +41,9 @@ Kernel makeKernel(OpBuilder &b, attn::AttentionOp spec, StringRef suffix,
   SmallVector<Type> types(argTypes);
   if (withCaptures)
     llvm::append_range(types, spec.getCaptureTypes());
-  auto func = func::FuncOp::create(b, spec.getLoc(),
-                                   (spec.getSymName() + suffix).str(),
-                                   b.getFunctionType(types, {}));
+  auto func =
+      func::FuncOp::create(b, spec.getLoc(), (spec.getSymName() + suffix).str(),
+                           b.getFunctionType(types, {}));
   func->setAttr(attrs::kKernel, b.getUnitAttr());
   func->setAttr(attrs::kBlockM, b.getI64IntegerAttr(blockM));
   func->setAttr(attrs::kBlockN, b.getI64IntegerAttr(blockN));
@@ -102,8 +102,8 @@ Value lseReference(ProgramBuilder &pb, Value lseDesc, Value rowStart,
   Value lse2 = pb.mul(lse, pb.splatF32(M_LOG2E, {rows}));
   Value empty = arith::CmpFOp::create(pb.b, pb.loc, arith::CmpFPredicate::OEQ,
                                       lse2, pb.splatF32(-kInf, {rows}));
-  return arith::SelectOp::create(pb.b, pb.loc, empty,
-                                 pb.splatF32(kInf, {rows}), lse2);
+  return arith::SelectOp::create(pb.b, pb.loc, empty, pb.splatF32(kInf, {rows}),
+                                 lse2);
 }
 
 /// Inputs of one (Q block, KV block) pair of the backward.
@@ -118,8 +118,8 @@ struct BlockInputs {
 /// P and dS (already multiplied by the score_mod's derivative) of a block.
 FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
                                              attn::AttentionOp spec,
-                                             const BlockInputs &in,
-                                             int64_t m, int64_t n) {
+                                             const BlockInputs &in, int64_t m,
+                                             int64_t n) {
   SmallVector<int64_t> shape{m, n};
   Value s = dot(pb, shape, in.q, in.k, Value(), false, true);
   s = pb.mul(s, pb.splatF32(spec.getEffectiveScale(), shape));
@@ -146,8 +146,7 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   Value keep = buildKeepMask(pb, spec, in.qIdx, in.kvIdx, in.lenK,
                              pb.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
                              modKv, in.captures);
-  s = arith::SelectOp::create(pb.b, pb.loc, keep, s,
-                              pb.splatF32(-kInf, shape));
+  s = arith::SelectOp::create(pb.b, pb.loc, keep, s, pb.splatF32(-kInf, shape));
   Value lseRow = pb.rowBroadcast(in.lseRef, n);
   Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lseRow));
   Value dO32 = toF32(pb, in.dO);
@@ -158,8 +157,7 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   if (modDerivative)
     ds = pb.mul(ds, modDerivative);
   // A masked entry contributes nothing, whatever the mod's derivative there.
-  ds = arith::SelectOp::create(pb.b, pb.loc, keep, ds,
-                               pb.splatF32(0.0, shape));
+  ds = arith::SelectOp::create(pb.b, pb.loc, keep, ds, pb.splatF32(0.0, shape));
   return std::make_pair(p, ds);
 }
 
@@ -218,18 +216,18 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
 
   // --- dQ: one Q block, all KV blocks ----------------------------------
   if (!atomic) {
-    Kernel k = makeKernel(b, spec, "_bwd_dq",
-                          {tQK, tQK, tV, tV, rows, rows, gQK}, "dq", bm, bn,
-                          true);
+    Kernel k =
+        makeKernel(b, spec, "_bwd_dq", {tQK, tQK, tV, tV, rows, rows, gQK},
+                   "dq", bm, bn, true);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Block *e = k.entry;
     Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
     Value h = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
     Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
-    Value hkv = group > 1 ? Value(arith::DivUIOp::create(kb, loc, h,
-                                                          pb.index(group)))
-                          : h;
+    Value hkv = group > 1
+                    ? Value(arith::DivUIOp::create(kb, loc, h, pb.index(group)))
+                    : h;
     Value qd = view(pb, e->getArgument(0), bt, h, dqk, elt);
     Value kd = view(pb, e->getArgument(1), bt, hkv, dqk, elt);
     Value vd = view(pb, e->getArgument(2), bt, hkv, dv, elt);
@@ -241,8 +239,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     in.q = load(pb, qd, {bm, dqk}, elt, {q0, pb.index(0)}, 0.0);
     in.dO = load(pb, dOd, {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
     in.lseRef = lseReference(pb, rowView(pb, e->getArgument(4), bt, h), q0, bm);
-    in.d = load(pb, rowView(pb, e->getArgument(5), bt, h), {bm}, f32, {q0},
-                0.0);
+    in.d =
+        load(pb, rowView(pb, e->getArgument(5), bt, h), {bm}, f32, {q0}, 0.0);
     in.batch = bt;
     in.head = h;
     in.lenQ = lenQ;
@@ -352,8 +350,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                   failedMod = true;
                 } else {
                   Value dO32 = toF32(ip, in.dO);
-                  dvAcc = dot(ip, {bn, dv}, pds->first, dO32, dvAcc, true,
-                              false);
+                  dvAcc =
+                      dot(ip, {bn, dv}, pds->first, dO32, dvAcc, true, false);
                   Value q32 = toF32(ip, in.q);
                   dk = dot(ip, {bn, dqk}, pds->second, q32, dk, true, false);
                   if (atomic) {
@@ -363,11 +361,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                                      false, false);
                     Value scale =
                         ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
-                    tile::AtomicAddOp::create(
-                        qb, l2, ip.mul(part, scale),
-                        view(ip, e->getArgument(8), bt, h, dqk,
-                             ip.b.getF32Type()),
-                        ValueRange{i, ip.index(0)});
+                    tile::AtomicAddOp::create(qb, l2, ip.mul(part, scale),
+                                              view(ip, e->getArgument(8), bt, h,
+                                                   dqk, ip.b.getF32Type()),
+                                              ValueRange{i, ip.index(0)});
                   }
                 }
                 scf::YieldOp::create(qb, l2, ValueRange{dk, dvAcc});

@@ -43,9 +43,9 @@ static Operation *vectorizeOp(OpBuilder &builder, Operation &op,
     SmallVector<Value> indices;
     for (Value index : load.getIndices())
       indices.push_back(asTile(mapping.lookup(index)));
-    built = tile::GatherOp::create(
-        builder, loc, RankedTensorType::get(shape, load.getType()),
-        mapping.lookup(load.getMemRef()), indices);
+    built = tile::GatherOp::create(builder, loc,
+                                   RankedTensorType::get(shape, load.getType()),
+                                   mapping.lookup(load.getMemRef()), indices);
   } else if (load || llvm::none_of(operands, isTile)) {
     built = builder.clone(op, mapping);
     return built; // clone maps the results itself
@@ -138,72 +138,79 @@ inlineScoreModWithGradient(OpBuilder &builder, Location loc, Region &region,
       continue; // integer/i1 results carry no derivative
 
     Value r = built->getResult(0);
-    auto a = [&](unsigned i) { return asTile(mapping.lookup(op.getOperand(i))); };
+    auto a = [&](unsigned i) {
+      return asTile(mapping.lookup(op.getOperand(i)));
+    };
     auto da = [&](unsigned i) { return tan(op.getOperand(i)); };
     Type elt = op.getResult(0).getType();
-    Value d = llvm::TypeSwitch<Operation *, Value>(&op)
-        .Case([&](arith::AddFOp) { return t.add(da(0), da(1)); })
-        .Case([&](arith::SubFOp) { return t.add(da(0), t.neg(da(1))); })
-        .Case([&](arith::NegFOp) { return t.neg(da(0)); })
-        .Case([&](arith::MulFOp) {
-          return t.add(t.mul(da(0), a(1)), t.mul(a(0), da(1)));
-        })
-        .Case([&](arith::DivFOp) {
-          // (a/b)' = a'/b - (a/b) b'/b
-          return t.add(t.div(da(0), a(1)), t.neg(t.div(t.mul(r, da(1)), a(1))));
-        })
-        .Case([&](math::TanhOp) {
-          // 1 - tanh^2
-          Value one = t.constant(1.0, elt);
-          return t.mul(da(0), arith::SubFOp::create(
-                                  builder, loc, one,
-                                  arith::MulFOp::create(builder, loc, r, r)));
-        })
-        .Case([&](math::ExpOp) { return t.mul(da(0), r); })
-        .Case([&](math::Exp2Op) {
-          return t.mul(da(0), t.mul(r, t.constant(M_LN2, elt)));
-        })
-        .Case([&](math::LogOp) { return t.div(da(0), a(0)); })
-        .Case([&](math::Log2Op) {
-          return t.div(da(0), t.mul(a(0), t.constant(M_LN2, elt)));
-        })
-        .Case([&](math::SqrtOp) {
-          return t.div(da(0), t.mul(r, t.constant(2.0, elt)));
-        })
-        .Case([&](math::AbsFOp) {
-          Value negative = arith::CmpFOp::create(
-              builder, loc, arith::CmpFPredicate::OLT, a(0),
-              t.constant(0.0, elt));
-          Value d0 = da(0) ? da(0) : t.constant(0.0, elt);
-          return Value(arith::SelectOp::create(builder, loc, negative,
-                                               t.neg(d0), d0));
-        })
-        .Case<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
-              arith::MinNumFOp>([&](Operation *o) {
-          // The derivative of the operand that was picked.
-          bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(o);
-          Value firstWins = arith::CmpFOp::create(
-              builder, loc,
-              isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE,
-              a(0), a(1));
-          Value d0 = da(0) ? da(0) : t.constant(0.0, elt);
-          Value d1 = da(1) ? da(1) : t.constant(0.0, elt);
-          return Value(arith::SelectOp::create(builder, loc, firstWins, d0, d1));
-        })
-        .Case([&](arith::SelectOp sel) {
-          Value d1 = da(1) ? da(1) : t.constant(0.0, elt);
-          Value d2 = da(2) ? da(2) : t.constant(0.0, elt);
-          return Value(arith::SelectOp::create(
-              builder, loc, asTile(mapping.lookup(sel.getCondition())), d1, d2));
-        })
-        .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *o) -> Value {
-          if (!da(0))
-            return Value();
-          OperationState state(loc, o->getName(), ValueRange{da(0)},
-                               TypeRange{r.getType()}, o->getAttrs());
-          return builder.create(state)->getResult(0);
-        })
-        .Default([&](Operation *) { return Value(); });
+    Value d =
+        llvm::TypeSwitch<Operation *, Value>(&op)
+            .Case([&](arith::AddFOp) { return t.add(da(0), da(1)); })
+            .Case([&](arith::SubFOp) { return t.add(da(0), t.neg(da(1))); })
+            .Case([&](arith::NegFOp) { return t.neg(da(0)); })
+            .Case([&](arith::MulFOp) {
+              return t.add(t.mul(da(0), a(1)), t.mul(a(0), da(1)));
+            })
+            .Case([&](arith::DivFOp) {
+              // (a/b)' = a'/b - (a/b) b'/b
+              return t.add(t.div(da(0), a(1)),
+                           t.neg(t.div(t.mul(r, da(1)), a(1))));
+            })
+            .Case([&](math::TanhOp) {
+              // 1 - tanh^2
+              Value one = t.constant(1.0, elt);
+              return t.mul(da(0),
+                           arith::SubFOp::create(
+                               builder, loc, one,
+                               arith::MulFOp::create(builder, loc, r, r)));
+            })
+            .Case([&](math::ExpOp) { return t.mul(da(0), r); })
+            .Case([&](math::Exp2Op) {
+              return t.mul(da(0), t.mul(r, t.constant(M_LN2, elt)));
+            })
+            .Case([&](math::LogOp) { return t.div(da(0), a(0)); })
+            .Case([&](math::Log2Op) {
+              return t.div(da(0), t.mul(a(0), t.constant(M_LN2, elt)));
+            })
+            .Case([&](math::SqrtOp) {
+              return t.div(da(0), t.mul(r, t.constant(2.0, elt)));
+            })
+            .Case([&](math::AbsFOp) {
+              Value negative =
+                  arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
+                                        a(0), t.constant(0.0, elt));
+              Value d0 = da(0) ? da(0) : t.constant(0.0, elt);
+              return Value(arith::SelectOp::create(builder, loc, negative,
+                                                   t.neg(d0), d0));
+            })
+            .Case<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+                  arith::MinNumFOp>([&](Operation *o) {
+              // The derivative of the operand that was picked.
+              bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(o);
+              Value firstWins = arith::CmpFOp::create(
+                  builder, loc,
+                  isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE,
+                  a(0), a(1));
+              Value d0 = da(0) ? da(0) : t.constant(0.0, elt);
+              Value d1 = da(1) ? da(1) : t.constant(0.0, elt);
+              return Value(
+                  arith::SelectOp::create(builder, loc, firstWins, d0, d1));
+            })
+            .Case([&](arith::SelectOp sel) {
+              Value d1 = da(1) ? da(1) : t.constant(0.0, elt);
+              Value d2 = da(2) ? da(2) : t.constant(0.0, elt);
+              return Value(arith::SelectOp::create(
+                  builder, loc, asTile(mapping.lookup(sel.getCondition())), d1,
+                  d2));
+            })
+            .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *o) -> Value {
+              if (!da(0))
+                return Value();
+              OperationState state(loc, o->getName(), ValueRange{da(0)},
+                                   TypeRange{r.getType()}, o->getAttrs());
+              return builder.create(state)->getResult(0);
+            })
+            .Default([&](Operation *) { return Value(); });
     if (!d && !isa<arith::ConstantOp>(op) &&
         !isa<arith::AddFOp, arith::SubFOp, arith::NegFOp, arith::MulFOp,
              arith::DivFOp, arith::SelectOp, arith::ExtFOp, arith::TruncFOp>(

@@ -28,11 +28,9 @@ mlir::Value inlineModOverTile(mlir::OpBuilder &builder, mlir::Location loc,
 /// as a tile (forward-mode differentiation of the region: each op's
 /// derivative is built next to it). Fails with a diagnostic on an op that
 /// depends on the score and has no derivative rule.
-mlir::FailureOr<std::pair<mlir::Value, mlir::Value>>
-inlineScoreModWithGradient(mlir::OpBuilder &builder, mlir::Location loc,
-                           mlir::Region &region,
-                           llvm::ArrayRef<mlir::Value> args,
-                           llvm::ArrayRef<int64_t> shape);
+mlir::FailureOr<std::pair<mlir::Value, mlir::Value>> inlineScoreModWithGradient(
+    mlir::OpBuilder &builder, mlir::Location loc, mlir::Region &region,
+    llvm::ArrayRef<mlir::Value> args, llvm::ArrayRef<int64_t> shape);
 
 /// A tile of `shape` whose elements are all `scalar`.
 mlir::Value splatToTile(mlir::OpBuilder &builder, mlir::Location loc,

@@ -1,4 +1,5 @@
-//===- ProgramBuilder.h - helpers shared by the attn -> tile lowerings -*- C++ -*-===//
+//===- ProgramBuilder.h - helpers shared by the attn -> tile lowerings -*- C++
+//-*-===//
 //
 // The forward and backward tile programs are built from the same pieces: a
 // builder with the constants and tile ops they repeat, global array types,
@@ -71,8 +72,8 @@ struct ProgramBuilder {
   }
   Value reduce(tile::ReduceKind kind, Value t) {
     auto type = cast<RankedTensorType>(t.getType());
-    auto result = RankedTensorType::get({type.getDimSize(0)},
-                                        type.getElementType());
+    auto result =
+        RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
     return tile::ReduceOp::create(b, loc, result, kind, t, /*dim=*/1);
   }
   /// Repeats a per-row vector across `cols` columns.
@@ -85,11 +86,11 @@ struct ProgramBuilder {
 };
 
 /// A dynamically shaped global array with arbitrary strides.
-inline MemRefType stridedMemRef(MLIRContext *ctx, ArrayRef<int64_t> shape, Type elt) {
+inline MemRefType stridedMemRef(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                Type elt) {
   SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
   return MemRefType::get(
-      shape, elt,
-      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
+      shape, elt, StridedLayoutAttr::get(ctx, ShapedType::kDynamic, strides));
 }
 
 /// True where key `kvIdx` is visible from query `qIdx`: inside the sequence

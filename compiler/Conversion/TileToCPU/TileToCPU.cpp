@@ -11,8 +11,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -34,13 +34,14 @@ namespace {
 /// A descriptor is a strided memref window on the CPU.
 MemRefType descToMemRef(tile::DescType desc) {
   SmallVector<int64_t> strides(desc.getRank(), ShapedType::kDynamic);
-  return MemRefType::get(desc.getShape(), desc.getElementType(),
-                         StridedLayoutAttr::get(desc.getContext(),
-                                                ShapedType::kDynamic, strides));
+  return MemRefType::get(
+      desc.getShape(), desc.getElementType(),
+      StridedLayoutAttr::get(desc.getContext(), ShapedType::kDynamic, strides));
 }
 
 Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
-  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
 }
 
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value scalar) {
@@ -157,12 +158,12 @@ void writeInBounds(
                [&](OpBuilder &b, Location loc, ValueRange ivs) {
                  SmallVector<Value> positions;
                  Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
-                 scf::IfOp::create(b, loc, ok, [&](OpBuilder &then,
-                                                   Location l) {
-                   Value v = tensor::ExtractOp::create(then, l, value, ivs);
-                   write(then, l, v, positions);
-                   scf::YieldOp::create(then, l);
-                 });
+                 scf::IfOp::create(
+                     b, loc, ok, [&](OpBuilder &then, Location l) {
+                       Value v = tensor::ExtractOp::create(then, l, value, ivs);
+                       write(then, l, v, positions);
+                       scf::YieldOp::create(then, l);
+                     });
                });
 }
 
@@ -220,8 +221,8 @@ struct DotLowering : OpConversionPattern<tile::DotOp> {
     Value init = adaptor.getAcc();
     if (!init)
       init = filled(rewriter, loc, resultType,
-                    arith::ConstantOp::create(rewriter, loc,
-                                              rewriter.getFloatAttr(accType, 0)));
+                    arith::ConstantOp::create(
+                        rewriter, loc, rewriter.getFloatAttr(accType, 0)));
     MLIRContext *ctx = rewriter.getContext();
     AffineExpr m, n, k;
     bindDims(ctx, m, n, k);
@@ -259,16 +260,17 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
     Type elt = resultType.getElementType();
     bool isMax = op.getKind() == tile::ReduceKind::max;
     double identity = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-    Value init = filled(
-        rewriter, loc, resultType,
-        arith::ConstantOp::create(rewriter, loc,
-                                  rewriter.getFloatAttr(elt, identity)));
+    Value init =
+        filled(rewriter, loc, resultType,
+               arith::ConstantOp::create(rewriter, loc,
+                                         rewriter.getFloatAttr(elt, identity)));
     auto reduce = linalg::ReduceOp::create(
         rewriter, loc, ValueRange{adaptor.getSource()}, ValueRange{init},
         SmallVector<int64_t>{op.getDim()},
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value r = isMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
-                          : Value(arith::AddFOp::create(b, l, args[0], args[1]));
+          Value r =
+              isMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
+                    : Value(arith::AddFOp::create(b, l, args[0], args[1]));
           linalg::YieldOp::create(b, l, r);
         });
     rewriter.replaceOp(op, reduce.getResult(0));
@@ -283,9 +285,9 @@ struct BroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getResult().getType());
     Value init = emptyLike(rewriter, op.getLoc(), type);
-    auto bcast = linalg::BroadcastOp::create(
-        rewriter, op.getLoc(), adaptor.getSource(), init,
-        SmallVector<int64_t>{op.getDim()});
+    auto bcast =
+        linalg::BroadcastOp::create(rewriter, op.getLoc(), adaptor.getSource(),
+                                    init, SmallVector<int64_t>{op.getDim()});
     rewriter.replaceOp(op, bcast.getResult()[0]);
     return success();
   }
@@ -361,8 +363,9 @@ LogicalResult scheduleGrid(func::FuncOp kernel) {
   b.setInsertionPointAfter(kernel);
   SmallVector<Type> launcherTypes(argTypes.begin(), argTypes.begin() + numArgs);
   launcherTypes.append(3, indexType);
-  auto launcher = func::FuncOp::create(b, loc, (kernel.getName() + "_grid").str(),
-                                       b.getFunctionType(launcherTypes, {}));
+  auto launcher =
+      func::FuncOp::create(b, loc, (kernel.getName() + "_grid").str(),
+                           b.getFunctionType(launcherTypes, {}));
   launcher->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     b.getUnitAttr());
   for (StringRef name : {attrs::kGqaGroup, attrs::kCaptures})
@@ -419,10 +422,11 @@ struct ConvertTileToCPU
                            linalg::LinalgDialect, scf::SCFDialect,
                            func::FuncDialect>();
     RewritePatternSet patterns(&getContext());
-    patterns.add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
-                 AtomicAddLowering,
-                 DotLowering, ReduceLowering, BroadcastLowering, SplatLowering,
-                 IotaLowering, GatherLowering>(converter, &getContext());
+    patterns
+        .add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
+             AtomicAddLowering, DotLowering, ReduceLowering, BroadcastLowering,
+             SplatLowering, IotaLowering, GatherLowering>(converter,
+                                                          &getContext());
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

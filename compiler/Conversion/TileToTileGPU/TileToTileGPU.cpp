@@ -42,11 +42,11 @@ public:
       if (load->use_empty())
         load.erase();
     if (sharedBytes > sharedLimit)
-      return func.emitError() << "the schedule needs " << sharedBytes
-                              << " bytes of shared memory but the target "
-                                 "allows "
-                              << sharedLimit
-                              << "; use smaller tiles for this head dim";
+      return func.emitError()
+             << "the schedule needs " << sharedBytes
+             << " bytes of shared memory but the target "
+                "allows "
+             << sharedLimit << "; use smaller tiles for this head dim";
     if (failed(assignLayouts()))
       return failure();
     func->setAttr(attrs::kNumWarps, builder.getI64IntegerAttr(numWarps));
@@ -102,8 +102,8 @@ private:
       Location loc = load.getLoc();
       // Wait for every warp to finish reading the buffer's old contents.
       tgpu::BarrierOp::create(builder, loc);
-      tgpu::CopyAsyncOp::create(builder, loc, load.getDesc(),
-                                load.getOffsets(), buffer);
+      tgpu::CopyAsyncOp::create(builder, loc, load.getDesc(), load.getOffsets(),
+                                buffer);
       tgpu::AsyncWaitOp::create(builder, loc, 0);
       // Publish this thread's copies to the whole CTA.
       tgpu::BarrierOp::create(builder, loc);
@@ -136,8 +136,8 @@ private:
     builder.setInsertionPoint(dot);
     Value acc = dot.getAcc();
     if (!acc) {
-      Value zero = arith::ConstantOp::create(
-          builder, dot.getLoc(), builder.getF32FloatAttr(0.0));
+      Value zero = arith::ConstantOp::create(builder, dot.getLoc(),
+                                             builder.getF32FloatAttr(0.0));
       acc = tile::SplatOp::create(builder, dot.getLoc(), resultType, zero);
     }
     Value mma = tgpu::MmaOp::create(builder, dot.getLoc(), resultType, lhs,
@@ -166,18 +166,18 @@ private:
         return success();
       if (type.getRank() == 2 && type.getDimSize(0) == m &&
           type.getDimSize(1) % 16 == 0) {
-        v.setType(RankedTensorType::get(type.getShape(),
-                                        type.getElementType(), mmaLayout));
+        v.setType(RankedTensorType::get(type.getShape(), type.getElementType(),
+                                        mmaLayout));
         return success();
       }
       if (type.getRank() == 1 && type.getDimSize(0) == m) {
-        v.setType(RankedTensorType::get(type.getShape(),
-                                        type.getElementType(), rowsLayout));
+        v.setType(RankedTensorType::get(type.getShape(), type.getElementType(),
+                                        rowsLayout));
         return success();
       }
       return where->emitError()
-             << "no GPU register layout for " << type << ": tiles must be "
-             << m << "xN (N a multiple of 16) or " << m;
+             << "no GPU register layout for " << type << ": tiles must be " << m
+             << "xN (N a multiple of 16) or " << m;
     };
     WalkResult result = func.walk([&](Operation *op) {
       for (Region &region : op->getRegions())

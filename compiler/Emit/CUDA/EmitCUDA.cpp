@@ -75,7 +75,8 @@ private:
       auto elt = scalarType(tensor.getElementType(), loc);
       if (failed(elt))
         return failure();
-      if (auto mma = dyn_cast_or_null<tgpu::MmaLayoutAttr>(tensor.getEncoding()))
+      if (auto mma =
+              dyn_cast_or_null<tgpu::MmaLayoutAttr>(tensor.getEncoding()))
         return llvm::formatv("kiln::Frag<{0}, {1}, {2}, {3}>", *elt,
                              tensor.getDimSize(0), tensor.getDimSize(1),
                              mma.getWarps())
@@ -218,47 +219,72 @@ FailureOr<std::string> CUDAPrinter::expression(Operation *op,
                  " static_cast<unsigned>(" + a[1] + "))";
         };
         switch (c.getPredicate()) {
-        case P::eq: return bin("==");
-        case P::ne: return bin("!=");
-        case P::slt: return bin("<");
-        case P::sle: return bin("<=");
-        case P::sgt: return bin(">");
-        case P::sge: return bin(">=");
-        case P::ult: return u("<");
-        case P::ule: return u("<=");
-        case P::ugt: return u(">");
-        case P::uge: return u(">=");
+        case P::eq:
+          return bin("==");
+        case P::ne:
+          return bin("!=");
+        case P::slt:
+          return bin("<");
+        case P::sle:
+          return bin("<=");
+        case P::sgt:
+          return bin(">");
+        case P::sge:
+          return bin(">=");
+        case P::ult:
+          return u("<");
+        case P::ule:
+          return u("<=");
+        case P::ugt:
+          return u(">");
+        case P::uge:
+          return u(">=");
         }
         return failure();
       })
       .Case<arith::CmpFOp>([&](arith::CmpFOp c) -> FailureOr<std::string> {
         using P = arith::CmpFPredicate;
         // NaN is the only value unequal to itself (no math header needed).
-        std::string unord = "(" + a[0] + " != " + a[0] + " || " + a[1] +
-                            " != " + a[1] + ")";
+        std::string unord =
+            "(" + a[0] + " != " + a[0] + " || " + a[1] + " != " + a[1] + ")";
         switch (c.getPredicate()) {
-        case P::AlwaysFalse: return std::string("false");
-        case P::AlwaysTrue: return std::string("true");
-        case P::OEQ: return bin("==");
-        case P::OGT: return bin(">");
-        case P::OGE: return bin(">=");
-        case P::OLT: return bin("<");
-        case P::OLE: return bin("<=");
-        case P::ONE: return "(!" + unord + " && " + bin("!=") + ")";
-        case P::ORD: return "(!" + unord + ")";
-        case P::UNO: return unord;
-        case P::UEQ: return "(" + unord + " || " + bin("==") + ")";
-        case P::UGT: return "(!" + bin("<=") + ")";
-        case P::UGE: return "(!" + bin("<") + ")";
-        case P::ULT: return "(!" + bin(">=") + ")";
-        case P::ULE: return "(!" + bin(">") + ")";
-        case P::UNE: return "(!" + bin("==") + ")";
+        case P::AlwaysFalse:
+          return std::string("false");
+        case P::AlwaysTrue:
+          return std::string("true");
+        case P::OEQ:
+          return bin("==");
+        case P::OGT:
+          return bin(">");
+        case P::OGE:
+          return bin(">=");
+        case P::OLT:
+          return bin("<");
+        case P::OLE:
+          return bin("<=");
+        case P::ONE:
+          return "(!" + unord + " && " + bin("!=") + ")";
+        case P::ORD:
+          return "(!" + unord + ")";
+        case P::UNO:
+          return unord;
+        case P::UEQ:
+          return "(" + unord + " || " + bin("==") + ")";
+        case P::UGT:
+          return "(!" + bin("<=") + ")";
+        case P::UGE:
+          return "(!" + bin("<") + ")";
+        case P::ULT:
+          return "(!" + bin(">=") + ")";
+        case P::ULE:
+          return "(!" + bin(">") + ")";
+        case P::UNE:
+          return "(!" + bin("==") + ")";
         }
         return failure();
       })
-      .Case<arith::SelectOp>([&](auto) {
-        return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-      })
+      .Case<arith::SelectOp>(
+          [&](auto) { return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")"; })
       .Case<arith::ExtFOp>([&](arith::ExtFOp) -> FailureOr<std::string> {
         if (resultType.isF32())
           return call("kiln::to_float");
@@ -336,9 +362,8 @@ LogicalResult CUDAPrinter::emitElementwise(Operation *op) {
 LogicalResult CUDAPrinter::emitFor(scf::ForOp loop) {
   // Carried values live in variables named after the loop's results; the
   // body reads them through the region arguments (same names).
-  for (auto [result, init, arg] :
-       llvm::zip(loop.getResults(), loop.getInitArgs(),
-                 loop.getRegionIterArgs())) {
+  for (auto [result, init, arg] : llvm::zip(
+           loop.getResults(), loop.getInitArgs(), loop.getRegionIterArgs())) {
     auto type = cppType(result.getType(), loop.getLoc());
     if (failed(type))
       return failure();
@@ -405,8 +430,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
       })
       .Case([&](tile::ProgramIdOp p) {
         static const char *axes[] = {"x", "y", "z"};
-        line() << "const int " << name(p) << " = blockIdx."
-               << axes[p.getAxis()] << ";\n";
+        line() << "const int " << name(p) << " = blockIdx." << axes[p.getAxis()]
+               << ";\n";
         return success();
       })
       .Case([&](tile::ViewOp v) -> LogicalResult {
@@ -446,8 +471,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
           return failure();
         line() << *type << " " << name(s) << ";\n";
         line() << "#pragma unroll\n";
-        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) "
-               << name(s) << ".x[e] = " << name(s.getValue()) << ";\n";
+        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) " << name(s)
+               << ".x[e] = " << name(s.getValue()) << ";\n";
         return success();
       })
       .Case([&](tile::IotaOp i) -> LogicalResult {
@@ -458,9 +483,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                     i.getDim() == 0;
         line() << *type << " " << name(i) << ";\n";
         line() << "#pragma unroll\n";
-        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) "
-               << name(i) << ".x[e] = " << *type
-               << (rows ? "::row(e);\n" : "::col(e);\n");
+        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) " << name(i)
+               << ".x[e] = " << *type << (rows ? "::row(e);\n" : "::col(e);\n");
         return success();
       })
       .Case([&](tile::ReduceOp r) -> LogicalResult {
@@ -494,8 +518,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                     std::to_string(d) + "]";
         line() << *type << " " << name(g) << ";\n";
         line() << "#pragma unroll\n";
-        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) "
-               << name(g) << ".x[e] = " << src << ".ptr[" << offset << "];\n";
+        line() << "for (int e = 0; e < " << *type << "::kSize; ++e) " << name(g)
+               << ".x[e] = " << src << ".ptr[" << offset << "];\n";
         return success();
       })
       .Case([&](memref::LoadOp l) -> LogicalResult {
@@ -507,8 +531,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         for (auto [d, idx] : llvm::enumerate(l.getIndices()))
           offset += " + static_cast<long long>(" + name(idx) + ") * " + src +
                     ".stride[" + std::to_string(d) + "]";
-        line() << "const " << *type << " " << name(l) << " = " << src
-               << ".ptr[" << offset << "];\n";
+        line() << "const " << *type << " " << name(l) << " = " << src << ".ptr["
+               << offset << "];\n";
         return success();
       })
       .Case([&](tile::StoreOp s) {
@@ -528,8 +552,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](tgpu::CopyAsyncOp c) {
-        line() << "kiln::copy_async<" << numThreads << ">("
-               << name(c.getDest()) << ", " << name(c.getSource());
+        line() << "kiln::copy_async<" << numThreads << ">(" << name(c.getDest())
+               << ", " << name(c.getSource());
         for (Value o : c.getOffsets())
           os << ", " << name(o);
         os << ");\n";
@@ -547,8 +571,7 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         auto type = cppType(m.getType(), loc);
         if (failed(type))
           return failure();
-        line() << *type << " " << name(m) << " = " << name(m.getAcc())
-               << ";\n";
+        line() << *type << " " << name(m) << " = " << name(m.getAcc()) << ";\n";
         line() << "kiln::mma<" << (m.getTransposeRhs() ? "true" : "false")
                << ">(" << name(m) << ", " << name(m.getLhs()) << ", "
                << name(m.getRhs()) << ");\n";
@@ -577,11 +600,11 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func, EmittedKernel &info) {
   if (auto arch = func->getAttrOfType<StringAttr>("tgpu.arch"))
     info.arch = arch.getValue().str();
 
-  os << "// Kernel " << func.getName() << ": " << warps.getInt()
-     << " warps, " << shared.getInt() << " bytes of shared memory, one "
-     << blockM.getInt() << "-row query block per CTA.\n";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << numThreads
-     << ")\n" << func.getName() << "(";
+  os << "// Kernel " << func.getName() << ": " << warps.getInt() << " warps, "
+     << shared.getInt() << " bytes of shared memory, one " << blockM.getInt()
+     << "-row query block per CTA.\n";
+  os << "extern \"C\" __global__ void __launch_bounds__(" << numThreads << ")\n"
+     << func.getName() << "(";
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto type = cppType(arg.getType(), func.getLoc());
     if (failed(type))
@@ -631,10 +654,10 @@ void registerEmitCUDATranslation() {
         return emitCUDA(module, os);
       },
       [](DialectRegistry &registry) {
-        registry.insert<attn::AttnDialect, tile::TileDialect,
-                        tgpu::TileGPUDialect, func::FuncDialect,
-                        scf::SCFDialect, arith::ArithDialect,
-                        math::MathDialect, memref::MemRefDialect>();
+        registry
+            .insert<attn::AttnDialect, tile::TileDialect, tgpu::TileGPUDialect,
+                    func::FuncDialect, scf::SCFDialect, arith::ArithDialect,
+                    math::MathDialect, memref::MemRefDialect>();
       });
 }
 

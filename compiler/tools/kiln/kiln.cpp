@@ -20,7 +20,8 @@ static const char *kUsage =
     "commands:\n"
     "  run <variant.mlir>      lower, JIT and run a variant (kiln run --help)\n"
     "  compile <variant.mlir>  emit and compile its CUDA kernel:\n"
-    "                          --arch sm_80|sm_90a -o file.cubin (no GPU needed)\n";
+    "                          --arch sm_80|sm_90a -o file.cubin (no GPU "
+    "needed)\n";
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);

@@ -31,9 +31,9 @@ static bool isProblemSymbol(StringRef name) {
          name == "seq_q" || name == "seq_kv";
 }
 
-LogicalResult
-CaptureAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                    StringAttr name, MemRefType type, ArrayAttr dims) {
+LogicalResult CaptureAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  StringAttr name, MemRefType type,
+                                  ArrayAttr dims) {
   if (!name || name.getValue().empty())
     return emitError() << "capture needs a non-empty name";
   if (type.getRank() != static_cast<int64_t>(dims.size()))
@@ -56,7 +56,8 @@ CaptureAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     auto size = dyn_cast<IntegerAttr>(dim);
     if (!size || !size.getType().isSignlessInteger() || size.getInt() <= 0)
       return emitError() << "capture '" << name.getValue() << "' dimension "
-                         << i << " must be a problem symbol or a positive "
+                         << i
+                         << " must be a problem symbol or a positive "
                             "integer";
     if (!type.isDynamicDim(i) && type.getDimSize(i) != size.getInt())
       return emitError() << "capture '" << name.getValue() << "' dimension "

@@ -1,4 +1,5 @@
-//===- AttnDialect.h - attn dialect ------------------------------*- C++ -*-===//
+//===- AttnDialect.h - attn dialect ------------------------------*- C++
+//-*-===//
 //
 // The attn dialect: Kiln's attention specification level.
 //

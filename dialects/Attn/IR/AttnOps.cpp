@@ -72,8 +72,9 @@ void AttentionOp::print(OpAsmPrinter &p) {
       continue;
     p.printNewline();
     p << "  " << keyword << '(';
-    llvm::interleaveComma(region->getArguments(), p,
-                          [&](BlockArgument arg) { p.printRegionArgument(arg); });
+    llvm::interleaveComma(region->getArguments(), p, [&](BlockArgument arg) {
+      p.printRegionArgument(arg);
+    });
     p << ") ";
     p.printRegion(*region, /*printEntryBlockArgs=*/false);
   }
@@ -98,13 +99,11 @@ LogicalResult AttentionOp::verify() {
 
 LogicalResult AttentionOp::verifyRegions() {
   SmallVector<Type> captureTypes = getCaptureTypes();
-  if (hasScoreMod() &&
-      failed(verifyModRegion(*this, getScoreMod(), ModKind::Score,
-                             captureTypes)))
+  if (hasScoreMod() && failed(verifyModRegion(*this, getScoreMod(),
+                                              ModKind::Score, captureTypes)))
     return failure();
   if (hasMaskMod() &&
-      failed(verifyModRegion(*this, getMaskMod(), ModKind::Mask,
-                             captureTypes)))
+      failed(verifyModRegion(*this, getMaskMod(), ModKind::Mask, captureTypes)))
     return failure();
   return success();
 }

@@ -66,8 +66,8 @@ LogicalResult verifyModRegion(Operation *owner, Region &region, ModKind kind,
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
     return owner->emitOpError() << name << " must end with attn.yield";
-  Type resultType = kind == ModKind::Score ? Type(b.getF32Type())
-                                           : Type(b.getI1Type());
+  Type resultType =
+      kind == ModKind::Score ? Type(b.getF32Type()) : Type(b.getI1Type());
   if (yield.getValues().size() != 1 ||
       yield.getValues().front().getType() != resultType)
     return yield.emitOpError()
@@ -81,8 +81,8 @@ LogicalResult verifyModRegion(Operation *owner, Region &region, ModKind kind,
                 "memref.load from captures";
     for (Type t : op.getResultTypes())
       if (!isScalar(t))
-        return op.emitOpError() << "in " << name
-                                << " must produce scalars, got " << t;
+        return op.emitOpError()
+               << "in " << name << " must produce scalars, got " << t;
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
       auto arg = dyn_cast<BlockArgument>(load.getMemRef());
       if (!arg || arg.getOwner() != &block ||

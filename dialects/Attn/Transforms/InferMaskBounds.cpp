@@ -25,8 +25,12 @@ namespace {
 /// a*q + b*kv + c over the mask_mod's query and key index arguments.
 struct Linear {
   int64_t q = 0, kv = 0, c = 0;
-  Linear operator+(const Linear &o) const { return {q + o.q, kv + o.kv, c + o.c}; }
-  Linear operator-(const Linear &o) const { return {q - o.q, kv - o.kv, c - o.c}; }
+  Linear operator+(const Linear &o) const {
+    return {q + o.q, kv + o.kv, c + o.c};
+  }
+  Linear operator-(const Linear &o) const {
+    return {q - o.q, kv - o.kv, c - o.c};
+  }
   Linear scaled(int64_t k) const { return {q * k, kv * k, c * k}; }
   bool isConstant() const { return q == 0 && kv == 0; }
 };

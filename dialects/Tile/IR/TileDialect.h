@@ -1,4 +1,5 @@
-//===- TileDialect.h - tile dialect ------------------------------*- C++ -*-===//
+//===- TileDialect.h - tile dialect ------------------------------*- C++
+//-*-===//
 
 #ifndef KILN_DIALECTS_TILE_IR_TILEDIALECT_H
 #define KILN_DIALECTS_TILE_IR_TILEDIALECT_H

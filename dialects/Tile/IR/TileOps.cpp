@@ -1,4 +1,5 @@
-//===- TileOps.cpp - tile operation verifiers ------------------------------===//
+//===- TileOps.cpp - tile operation verifiers
+//------------------------------===//
 
 #include "dialects/Tile/IR/TileDialect.h"
 
@@ -48,8 +49,7 @@ LogicalResult ViewOp::verify() {
 LogicalResult DimOp::verify() {
   int64_t dim = static_cast<int64_t>(getDim());
   if (dim < 0 || dim >= getDesc().getType().getRank())
-    return emitOpError() << "dimension " << dim
-                         << " is out of range for rank "
+    return emitOpError() << "dimension " << dim << " is out of range for rank "
                          << getDesc().getType().getRank();
   return success();
 }
@@ -59,16 +59,16 @@ LogicalResult DimOp::verify() {
 static LogicalResult verifyTileAccess(Operation *op, RankedTensorType tile,
                                       DescType desc, size_t numOffsets) {
   if (tile.getRank() != desc.getRank())
-    return op->emitOpError() << "tile rank " << tile.getRank()
-                             << " differs from descriptor rank "
-                             << desc.getRank();
+    return op->emitOpError()
+           << "tile rank " << tile.getRank() << " differs from descriptor rank "
+           << desc.getRank();
   if (numOffsets != static_cast<size_t>(desc.getRank()))
-    return op->emitOpError() << "needs " << desc.getRank()
-                             << " offsets, got " << numOffsets;
+    return op->emitOpError()
+           << "needs " << desc.getRank() << " offsets, got " << numOffsets;
   if (tile.getElementType() != desc.getElementType())
-    return op->emitOpError() << "tile element type " << tile.getElementType()
-                             << " differs from descriptor element type "
-                             << desc.getElementType();
+    return op->emitOpError()
+           << "tile element type " << tile.getElementType()
+           << " differs from descriptor element type " << desc.getElementType();
   return success();
 }
 
@@ -146,8 +146,7 @@ LogicalResult ReduceOp::verify() {
     return emitOpError() << "dimension must be 0 or 1, got " << dim;
   int64_t kept = source.getDimSize(1 - dim);
   if (result.getDimSize(0) != kept ||
-      result.getElementType() != source.getElementType())
-  {
+      result.getElementType() != source.getElementType()) {
     std::string expected;
     llvm::raw_string_ostream os(expected);
     os << RankedTensorType::get({kept}, source.getElementType());
@@ -186,8 +185,8 @@ LogicalResult IotaOp::verify() {
     return emitOpError() << "produces an index tile";
   int64_t dim = static_cast<int64_t>(getDim());
   if (dim < 0 || dim >= result.getRank())
-    return emitOpError() << "dimension " << dim
-                         << " is out of range for rank " << result.getRank();
+    return emitOpError() << "dimension " << dim << " is out of range for rank "
+                         << result.getRank();
   return success();
 }
 
@@ -197,8 +196,8 @@ LogicalResult GatherOp::verify() {
   if (source.getRank() == 0)
     return emitOpError() << "gathers from a memref of rank >= 1";
   if (getIndices().size() != static_cast<size_t>(source.getRank()))
-    return emitOpError() << "needs " << source.getRank()
-                         << " index tiles, got " << getIndices().size();
+    return emitOpError() << "needs " << source.getRank() << " index tiles, got "
+                         << getIndices().size();
   for (Value index : getIndices()) {
     auto type = cast<RankedTensorType>(index.getType());
     if (type.getShape() != result.getShape() ||

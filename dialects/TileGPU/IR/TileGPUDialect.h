@@ -1,4 +1,5 @@
-//===- TileGPUDialect.h - tgpu dialect ---------------------------*- C++ -*-===//
+//===- TileGPUDialect.h - tgpu dialect ---------------------------*- C++
+//-*-===//
 
 #ifndef KILN_DIALECTS_TILEGPU_IR_TILEGPUDIALECT_H
 #define KILN_DIALECTS_TILEGPU_IR_TILEGPUDIALECT_H

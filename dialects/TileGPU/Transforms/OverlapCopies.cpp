@@ -106,8 +106,7 @@ bool overlap(SharedAllocOp a, SharedAllocOp b) {
 bool operandsAvailableAfter(Operation *op, Operation *point,
                             DominanceInfo &dominance) {
   return llvm::all_of(op->getOperands(), [&](Value v) {
-    return dominance.properlyDominates(v, point) ||
-           v.getDefiningOp() == point;
+    return dominance.properlyDominates(v, point) || v.getDefiningOp() == point;
   });
 }
 

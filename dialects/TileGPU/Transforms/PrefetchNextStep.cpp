@@ -85,8 +85,8 @@ void pipeline(scf::ForOp loop, Pattern p) {
 
   // Body: A for step j + 1, once every warp is past its reads of A.
   b.setInsertionPointAfter(p.published);
-  Value nextIv = arith::AddIOp::create(b, loc, loop.getInductionVar(),
-                                       loop.getStep());
+  Value nextIv =
+      arith::AddIOp::create(b, loc, loop.getInductionVar(), loop.getStep());
   IRMapping atNextStep;
   atNextStep.map(loop.getInductionVar(), nextIv);
   b.clone(*p.first, atNextStep);

@@ -30,9 +30,9 @@ Status loadVariantFile(const std::string &path, Variant &variant);
 
 struct CompileOptions {
   int device = 0;
-  std::string arch;        ///< empty: the device's (sm_80 / sm_90a)
-  int64_t headDim = 0;     ///< 0: the variant's head dims
-  std::string dtype;       ///< "", "bf16" or "fp16"
+  std::string arch;    ///< empty: the device's (sm_80 / sm_90a)
+  int64_t headDim = 0; ///< 0: the variant's head dims
+  std::string dtype;   ///< "", "bf16" or "fp16"
 };
 
 /// Lowers `variant` to a CUDA kernel spec for `options.arch` (required when

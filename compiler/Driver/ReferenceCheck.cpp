@@ -1,0 +1,187 @@
+//===- ReferenceCheck.cpp - kiln run's comparison with float64 ------------===//
+
+#include "compiler/Driver/ReferenceCheck.h"
+
+#include "reference/Numerics.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <tuple>
+
+using namespace mlir;
+
+namespace kiln::driver {
+namespace {
+
+void printErrorLine(llvm::raw_ostream &out, const char *what,
+                    const ref::ErrorStats &stats) {
+  out << llvm::format("  %-7s max |err| %.3e, rel L2 err %.3e", what,
+                      stats.maxAbs, stats.relL2);
+}
+
+} // namespace
+
+int makeReferenceVariant(attn::AttentionOp refSpec,
+                         const std::vector<const HostBuffer *> &captureViews,
+                         ReferenceVariant &out, llvm::raw_ostream &err) {
+  out.spec.scale = refSpec.getEffectiveScale();
+  switch (refSpec.getCausal()) {
+  case attn::CausalAlignment::none:
+    out.spec.causal = ref::CausalAlignment::None;
+    break;
+  case attn::CausalAlignment::top_left:
+    out.spec.causal = ref::CausalAlignment::TopLeft;
+    break;
+  case attn::CausalAlignment::bottom_right:
+    out.spec.causal = ref::CausalAlignment::BottomRight;
+    break;
+  }
+  std::string error;
+  if (refSpec.hasScoreMod()) {
+    out.scoreMod =
+        ModInterpreter::create(refSpec.getScoreMod(), captureViews, error);
+    if (!out.scoreMod) {
+      err << "kiln: error: " << error << "\n";
+      return kBadInput;
+    }
+    ModInterpreter *mod = out.scoreMod.get();
+    out.spec.scoreMod = [mod](double s, int64_t b, int64_t h, int64_t qi,
+                              int64_t kv) {
+      ModValue args[5];
+      args[0].f = s;
+      args[1].i = b;
+      args[2].i = h;
+      args[3].i = qi;
+      args[4].i = kv;
+      return mod->run(args).f;
+    };
+  }
+  if (refSpec.hasMaskMod()) {
+    out.maskMod =
+        ModInterpreter::create(refSpec.getMaskMod(), captureViews, error);
+    if (!out.maskMod) {
+      err << "kiln: error: " << error << "\n";
+      return kBadInput;
+    }
+    ModInterpreter *mod = out.maskMod.get();
+    out.spec.maskMod = [mod](int64_t b, int64_t h, int64_t qi, int64_t kv) {
+      ModValue args[4];
+      args[0].i = b;
+      args[1].i = h;
+      args[2].i = qi;
+      args[3].i = kv;
+      return mod->run(args).i != 0;
+    };
+  }
+  return 0;
+}
+
+namespace {
+/// A buffer's elements in row-major order, as float64.
+std::vector<double> toDoubles(const HostBuffer &t) {
+  std::vector<double> values(t.numElements());
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+    values[i] = t.get(i);
+  return values;
+}
+
+} // namespace
+
+/// Compares dQ, dK, dV with the float64 reference gradients.
+int checkBackward(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
+                  std::vector<HostBuffer> &captures, Gradients &g,
+                  double tolerance, llvm::raw_ostream &out,
+                  llvm::raw_ostream &err) {
+  std::vector<const HostBuffer *> captureViews;
+  for (HostBuffer &c : captures)
+    captureViews.push_back(&c);
+  ReferenceVariant refVariant;
+  if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
+    return rc;
+  ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
+                          p.seqKV, p.dqk,   p.dv};
+  std::vector<double> q = toDoubles(in.q), k = toDoubles(in.k),
+                      v = toDoubles(in.v), dO = toDoubles(g.dO);
+  std::vector<double> dqRef(g.dq.numElements()), dkRef(g.dk.numElements()),
+      dvRef(g.dv.numElements());
+  ref::attentionBackward(shape, refVariant.spec, q.data(), k.data(), v.data(),
+                         dO.data(), dqRef.data(), dkRef.data(), dvRef.data());
+  bool pass = true;
+  for (auto [name, got, want] :
+       {std::tuple<const char *, HostBuffer *, std::vector<double> *>{
+            "dq:", &g.dq, &dqRef},
+        {"dk:", &g.dk, &dkRef},
+        {"dv:", &g.dv, &dvRef}}) {
+    std::vector<double> values = toDoubles(*got);
+    ref::ErrorStats stats =
+        ref::compare(values.data(), want->data(), values.size());
+    printErrorLine(out, name, stats);
+    out << llvm::format(" (tolerance %.1e), non-finite %zu\n", tolerance,
+                        stats.nonFinite);
+    pass &= stats.relL2 <= tolerance && stats.nonFinite == 0 &&
+            stats.infMismatch == 0;
+  }
+  out << (pass ? "PASS" : "FAIL") << " (backward)\n";
+  return pass ? 0 : kMismatch;
+}
+
+/// Compares O and LSE with the float64 reference evaluating the variant's
+/// own regions; prints the errors and PASS/FAIL.
+int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
+                          Inputs &in, std::vector<HostBuffer> &captures,
+                          double tolerance, llvm::raw_ostream &out,
+                          llvm::raw_ostream &err) {
+  std::vector<double> qd = toDoubles(in.q), kd = toDoubles(in.k),
+                      vd = toDoubles(in.v);
+  std::vector<const HostBuffer *> captureViews;
+  for (HostBuffer &c : captures)
+    captureViews.push_back(&c);
+
+  ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
+                          p.seqKV, p.dqk,   p.dv};
+  ReferenceVariant refVariant;
+  if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
+    return rc;
+  ref::AttentionSpec &refAttention = refVariant.spec;
+  std::vector<double> outRef(in.o.numElements()), lseRef(in.lse.numElements());
+  ref::attentionForward(shape, refAttention, qd.data(), kd.data(), vd.data(),
+                        outRef.data(), lseRef.data());
+
+  std::vector<double> outGot = toDoubles(in.o), lseGot = toDoubles(in.lse);
+  ref::ErrorStats outStats =
+      ref::compare(outGot.data(), outRef.data(), outGot.size());
+  ref::ErrorStats lseStats =
+      ref::compare(lseGot.data(), lseRef.data(), lseGot.size());
+
+  // Rows with no visible key must give exactly 0 and -inf.
+  int64_t emptyRows = 0, badEmptyRows = 0;
+  for (int64_t row = 0; row < p.batch * p.heads * p.seqQ; ++row) {
+    if (!std::isinf(lseRef[row]))
+      continue;
+    ++emptyRows;
+    int64_t bIdx = row / (p.heads * p.seqQ), hIdx = (row / p.seqQ) % p.heads,
+            qIdx = row % p.seqQ;
+    bool zero = lseGot[row] == lseRef[row];
+    for (int64_t d = 0; d < p.dv; ++d)
+      zero &= outGot[((bIdx * p.seqQ + qIdx) * p.heads + hIdx) * p.dv + d] == 0;
+    badEmptyRows += !zero;
+  }
+
+  printErrorLine(out, "output:", outStats);
+  out << llvm::format(" (tolerance %.1e)\n", tolerance);
+  printErrorLine(out, "lse:", lseStats);
+  out << "\n";
+  out << "  rows with no visible key: " << emptyRows << " (" << badEmptyRows
+      << " not exactly O = 0, LSE = -inf)\n";
+  out << "  non-finite values: " << outStats.nonFinite + lseStats.nonFinite
+      << "\n";
+  bool pass = outStats.relL2 <= tolerance && lseStats.relL2 <= tolerance &&
+              outStats.nonFinite == 0 && lseStats.nonFinite == 0 &&
+              outStats.infMismatch == 0 && lseStats.infMismatch == 0 &&
+              badEmptyRows == 0;
+  out << (pass ? "PASS" : "FAIL") << "\n";
+  return pass ? 0 : kMismatch;
+}
+
+} // namespace kiln::driver
