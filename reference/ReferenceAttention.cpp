@@ -36,12 +36,14 @@ static bool causalKeeps(CausalAlignment causal, int64_t q, int64_t kv,
   return true;
 }
 
-/// One query row of one (batch, head): O(Lk) memory.
-static void attentionRow(const ProblemShape &s, const AttentionSpec &spec,
-                         const double *q, const double *k, const double *v,
-                         double *out, double *lse, int64_t b, int64_t h,
-                         int64_t i, std::vector<double> &scores,
-                         std::vector<double> &row) {
+/// Scores of query row (b, h, i) against every key: score_mod(scale * q.k)
+/// or -inf where the key is masked; `derivative`, when given, receives the
+/// score_mod's derivative at each kept key (central differences, 1 without
+/// a mod). Returns the row's maximum (-inf when no key is visible).
+static double rowScores(const ProblemShape &s, const AttentionSpec &spec,
+                        const double *q, const double *k, int64_t b, int64_t h,
+                        int64_t i, std::vector<double> &scores,
+                        std::vector<double> *derivative = nullptr) {
   const double negInf = -std::numeric_limits<double>::infinity();
   const int64_t hk = h / (s.heads / s.kvHeads);
   const double *qi = q + ((b * s.seqQ + i) * s.heads + h) * s.headDimQK;
@@ -57,12 +59,32 @@ static void attentionRow(const ProblemShape &s, const AttentionSpec &spec,
     double dot = 0.0;
     for (int64_t d = 0; d < s.headDimQK; ++d)
       dot += qi[d] * kj[d];
-    double score = dot * spec.scale;
-    if (spec.scoreMod)
-      score = spec.scoreMod(score, b, h, i, j);
+    double arg = dot * spec.scale;
+    double score = spec.scoreMod ? spec.scoreMod(arg, b, h, i, j) : arg;
+    if (derivative) {
+      (*derivative)[j] = 1.0;
+      if (spec.scoreMod) {
+        double step = 1e-6 * std::max(1.0, std::fabs(arg));
+        (*derivative)[j] = (spec.scoreMod(arg + step, b, h, i, j) -
+                            spec.scoreMod(arg - step, b, h, i, j)) /
+                           (2 * step);
+      }
+    }
     scores[j] = score;
     rowMax = std::max(rowMax, score);
   }
+  return rowMax;
+}
+
+/// One query row of one (batch, head): O(Lk) memory.
+static void attentionRow(const ProblemShape &s, const AttentionSpec &spec,
+                         const double *q, const double *k, const double *v,
+                         double *out, double *lse, int64_t b, int64_t h,
+                         int64_t i, std::vector<double> &scores,
+                         std::vector<double> &row) {
+  const double negInf = -std::numeric_limits<double>::infinity();
+  const int64_t hk = h / (s.heads / s.kvHeads);
+  double rowMax = rowScores(s, spec, q, k, b, h, i, scores);
   double *oi = out + ((b * s.seqQ + i) * s.heads + h) * s.headDimV;
   double *lsei = lse + (b * s.heads + h) * s.seqQ + i;
   if (rowMax == negInf) { // no visible key: the defined result
@@ -137,32 +159,7 @@ void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
           const double *qi = q + ((b * s.seqQ + i) * s.heads + h) * s.headDimQK;
           const double *doi =
               dout + ((b * s.seqQ + i) * s.heads + h) * s.headDimV;
-          double rowMax = negInf;
-          for (int64_t j = 0; j < s.seqKV; ++j) {
-            bool keep = causalKeeps(spec.causal, i, j, s.seqQ, s.seqKV) &&
-                        (!spec.maskMod || spec.maskMod(b, h, i, j));
-            if (!keep) {
-              x[j] = negInf;
-              continue;
-            }
-            const double *kj =
-                k + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimQK;
-            double dot = 0.0;
-            for (int64_t d = 0; d < s.headDimQK; ++d)
-              dot += qi[d] * kj[d];
-            double arg = dot * spec.scale;
-            double score = arg;
-            dmod[j] = 1.0;
-            if (spec.scoreMod) {
-              score = spec.scoreMod(arg, b, h, i, j);
-              double step = 1e-6 * std::max(1.0, std::fabs(arg));
-              dmod[j] = (spec.scoreMod(arg + step, b, h, i, j) -
-                         spec.scoreMod(arg - step, b, h, i, j)) /
-                        (2 * step);
-            }
-            x[j] = score;
-            rowMax = std::max(rowMax, score);
-          }
+          double rowMax = rowScores(s, spec, q, k, b, h, i, x, &dmod);
           if (rowMax == negInf)
             continue; // no visible key: out = 0 does not depend on anything
           double sum = 0.0;
