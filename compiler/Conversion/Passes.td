@@ -62,15 +62,19 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     op by op); `dS` is multiplied by that derivative. Masking is the
     forward's (keys past Lk, causal, mask_mod) and masked entries get
     `P = 0`, `dS = 0`; rows with LSE = −inf (no visible key) and padded query
-    rows (LSE read as +inf) recompute `P = 0`, never NaN. Gradients are
-    written in f32. Every KV block is visited with the per-element mask (the
+    rows (LSE read as +inf) recompute `P = 0`, never NaN. Every product
+    takes its operands in the input type (P and dS rounded to it, as
+    FlashAttention-2 does) and accumulates in f32; gradients are written in
+    the input type. Every KV block is visited with the per-element mask (the
     band-based skipping of the forward is not applied yet).
 
     `schedule=atomic` selects the other schedule: no dQ kernel; the
-    preprocess also zeroes dQ, and the dK/dV kernel adds each block's
-    `scale · dS K` into dQ with `tile.atomic_add` — 10·N²d FLOPs instead of
-    12 (S and dP are computed once, not twice), at the price of atomics and
-    a summation order that varies between runs on a GPU.
+    preprocess also zeroes an f32 dQ accumulator, the dK/dV kernel adds each
+    block's `scale · dS K` into it with `tile.atomic_add`, and
+    `@v_bwd_dq_convert(dQacc, dQ)` rounds it to the input type — 10·N²d
+    FLOPs instead of 12 (S and dP are computed once, not twice), at the
+    price of atomics and a summation order that varies between runs on a
+    GPU.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "64", "Query rows per step">,

@@ -331,13 +331,14 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
   for (int64_t i = 0, n = g.dO.numElements(); i < n; ++i)
     g.dO.set(i, normal(rng));
   g.d = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
-  g.dq =
+  // Gradients come back in the input type, like the inputs.
+  g.dq = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dqk}, p.pad);
+  g.dk =
+      HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
+  g.dv = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
+  g.dqAccum =
       HostBuffer::allocate(ElementKind::F32, {p.batch, p.seqQ, p.heads, p.dqk});
-  g.dk = HostBuffer::allocate(ElementKind::F32,
-                              {p.batch, p.seqKV, p.kvHeads, p.dqk});
-  g.dv = HostBuffer::allocate(ElementKind::F32,
-                              {p.batch, p.seqKV, p.kvHeads, p.dv});
-  for (HostBuffer *t : {&g.d, &g.dq, &g.dk, &g.dv})
+  for (HostBuffer *t : {&g.d, &g.dq, &g.dk, &g.dv, &g.dqAccum})
     t->poison();
   std::array<int64_t, 3> qGrid{(p.seqQ + blockM - 1) / blockM, p.heads,
                                p.batch};
@@ -350,8 +351,8 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
   dkdvArgs.push_back(&g.dk);
   dkdvArgs.push_back(&g.dv);
   if (atomic) {
-    preprocessArgs.push_back(&g.dq); // zeroed there, then accumulated
-    dkdvArgs.push_back(&g.dq);
+    preprocessArgs.push_back(&g.dqAccum); // zeroed there, then accumulated
+    dkdvArgs.push_back(&g.dqAccum);
   }
   for (HostBuffer &c : captures) {
     dqArgs.push_back(&c);
@@ -362,7 +363,9 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
                      error) ||
       (!atomic &&
        !kernel.launch(variant + "_bwd_dq_grid", dqArgs, qGrid, error)) ||
-      !kernel.launch(variant + "_bwd_dkdv_grid", dkdvArgs, kvGrid, error)) {
+      !kernel.launch(variant + "_bwd_dkdv_grid", dkdvArgs, kvGrid, error) ||
+      (atomic && !kernel.launch(variant + "_bwd_dq_convert_grid",
+                                {&g.dqAccum, &g.dq}, qGrid, error))) {
     err << "kiln: error: " << error << "\n";
     return kInternalError;
   }

@@ -36,9 +36,10 @@ struct Inputs {
   HostBuffer q, k, v, o, lse;
 };
 
-/// Backward buffers: a random dO, D, and f32 gradients.
+/// Backward buffers: a random dO, D, and the gradients (input type).
 struct Gradients {
   HostBuffer dO, d, dq, dk, dv;
+  HostBuffer dqAccum; ///< the atomic schedule's f32 dQ sum
 };
 
 /// The reference's view of a variant: scale, causality and the mods as

@@ -77,6 +77,14 @@ Value load(ProgramBuilder &pb, Value desc, ArrayRef<int64_t> shape, Type elt,
                               desc, offsets, pb.b.getFloatAttr(elt, fill));
 }
 
+/// Rounds an f32 tile to the operand type of the tensor-core products (the
+/// forward rounds P the same way before P V).
+Value toOperand(ProgramBuilder &pb, Value t, Type elt) {
+  auto type = cast<RankedTensorType>(t.getType());
+  return arith::TruncFOp::create(
+      pb.b, pb.loc, RankedTensorType::get(type.getShape(), elt), t);
+}
+
 Value toF32(ProgramBuilder &pb, Value t) {
   auto type = cast<RankedTensorType>(t.getType());
   if (type.getElementType().isF32())
@@ -149,9 +157,8 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   s = arith::SelectOp::create(pb.b, pb.loc, keep, s, pb.splatF32(-kInf, shape));
   Value lseRow = pb.rowBroadcast(in.lseRef, n);
   Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lseRow));
-  Value dO32 = toF32(pb, in.dO);
-  Value v32 = toF32(pb, in.v);
-  Value dp = dot(pb, shape, dO32, v32, Value(), false, true);
+  // dP = dO V^T on the input-type tiles, accumulated in f32.
+  Value dp = dot(pb, shape, in.dO, in.v, Value(), false, true);
   Value dRow = pb.rowBroadcast(in.d, n);
   Value ds = pb.mul(p, pb.sub(dp, dRow));
   if (modDerivative)
@@ -179,7 +186,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   int64_t group = spec.getGqaGroup();
   MemRefType tQK = global(ctx, 4, dqk, elt), tV = global(ctx, 4, dv, elt);
   MemRefType rows = global(ctx, 3, -1, f32);
-  MemRefType gQK = global(ctx, 4, dqk, f32), gV = global(ctx, 4, dv, f32);
+  MemRefType gQK = global(ctx, 4, dqk, f32);
 
   // --- D = rowsum(dO ∘ O) ------------------------------------------------
   {
@@ -217,7 +224,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   // --- dQ: one Q block, all KV blocks ----------------------------------
   if (!atomic) {
     Kernel k =
-        makeKernel(b, spec, "_bwd_dq", {tQK, tQK, tV, tV, rows, rows, gQK},
+        makeKernel(b, spec, "_bwd_dq", {tQK, tQK, tV, tV, rows, rows, tQK},
                    "dq", bm, bn, true);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
@@ -266,8 +273,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           if (failed(pds))
             failedMod = true;
           else {
-            Value k32 = toF32(ib, step.k);
-            acc = dot(ib, {bm, dqk}, pds->second, k32, acc, false, false);
+            // dS is rounded to the input type for the tensor cores, as
+            // FlashAttention-2 does; the sum over KV blocks stays f32.
+            Value ds = toOperand(ib, pds->second, elt);
+            acc = dot(ib, {bm, dqk}, ds, step.k, acc, false, false);
           }
           scf::YieldOp::create(lb, l, acc);
         });
@@ -276,8 +285,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     loop->setAttr("kiln.kv_loop", kb.getStringAttr("masked"));
     Value dq = pb.mul(loop.getResult(0),
                       pb.splatF32(spec.getEffectiveScale(), {bm, dqk}));
-    tile::StoreOp::create(kb, loc, dq,
-                          view(pb, e->getArgument(6), bt, h, dqk, f32),
+    tile::StoreOp::create(kb, loc, toOperand(pb, dq, elt),
+                          view(pb, e->getArgument(6), bt, h, dqk, elt),
                           ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
@@ -285,9 +294,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
 
   // --- dK, dV: one KV block, every query head of its group, all Q blocks --
   {
-    SmallVector<Type> types{tQK, tQK, tV, tV, rows, rows, gQK, gV};
+    SmallVector<Type> types{tQK, tQK, tV, tV, rows, rows, tQK, tV};
     if (atomic)
-      types.push_back(gQK); // dQ, accumulated atomically
+      types.push_back(gQK); // the f32 dQ accumulator, added to atomically
     Kernel k = makeKernel(b, spec, "_bwd_dkdv", types, "dkdv", bm, bn, true);
     unsigned firstCapture = atomic ? 9 : 8;
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
@@ -349,16 +358,16 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 if (failed(pds)) {
                   failedMod = true;
                 } else {
-                  Value dO32 = toF32(ip, in.dO);
-                  dvAcc =
-                      dot(ip, {bn, dv}, pds->first, dO32, dvAcc, true, false);
-                  Value q32 = toF32(ip, in.q);
-                  dk = dot(ip, {bn, dqk}, pds->second, q32, dk, true, false);
+                  // P and dS enter the tensor cores in the input type
+                  // (FlashAttention-2's rounding); the sums stay f32.
+                  Value p = toOperand(ip, pds->first, elt);
+                  Value ds = toOperand(ip, pds->second, elt);
+                  dvAcc = dot(ip, {bn, dv}, p, in.dO, dvAcc, true, false);
+                  dk = dot(ip, {bn, dqk}, ds, in.q, dk, true, false);
                   if (atomic) {
                     // This KV block's share of dQ for these query rows.
-                    Value k32 = toF32(ip, kTile);
-                    Value part = dot(ip, {bm, dqk}, pds->second, k32, Value(),
-                                     false, false);
+                    Value part =
+                        dot(ip, {bm, dqk}, ds, kTile, Value(), false, false);
                     Value scale =
                         ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
                     tile::AtomicAddOp::create(qb, l2, ip.mul(part, scale),
@@ -376,12 +385,31 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       return failure();
     Value dk = pb.mul(heads.getResult(0),
                       pb.splatF32(spec.getEffectiveScale(), {bn, dqk}));
-    tile::StoreOp::create(kb, loc, dk,
-                          view(pb, e->getArgument(6), bt, hkv, dqk, f32),
+    tile::StoreOp::create(kb, loc, toOperand(pb, dk, elt),
+                          view(pb, e->getArgument(6), bt, hkv, dqk, elt),
                           ValueRange{kv0, pb.index(0)});
-    tile::StoreOp::create(kb, loc, heads.getResult(1),
-                          view(pb, e->getArgument(7), bt, hkv, dv, f32),
+    tile::StoreOp::create(kb, loc, toOperand(pb, heads.getResult(1), elt),
+                          view(pb, e->getArgument(7), bt, hkv, dv, elt),
                           ValueRange{kv0, pb.index(0)});
+    func::ReturnOp::create(kb, loc);
+    b.setInsertionPointAfter(k.func);
+  }
+
+  // --- atomic schedule: the f32 dQ accumulator -> dq in the input type ----
+  if (atomic) {
+    Kernel k = makeKernel(b, spec, "_bwd_dq_convert", {gQK, tQK}, "convert",
+                          bm, bn, false);
+    OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
+    ProgramBuilder pb{kb, loc};
+    Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
+    Value h = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
+    Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
+    Value q0 = pb.mul(qb, pb.index(bm));
+    Value acc = load(pb, view(pb, k.entry->getArgument(0), bt, h, dqk, f32),
+                     {bm, dqk}, f32, {q0, pb.index(0)}, 0.0);
+    tile::StoreOp::create(kb, loc, toOperand(pb, acc, elt),
+                          view(pb, k.entry->getArgument(1), bt, h, dqk, elt),
+                          ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
   }
   return success();

@@ -11,7 +11,7 @@
 // CHECK: %[[PROD:.*]] = arith.mulf %[[O]], %[[DO]] : tensor<64x64xf32>
 // CHECK: tile.reduce sum %[[PROD]] dim 1
 // CHECK-LABEL: func.func @softcap_bwd_dq(
-// CHECK-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>)
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>)
 // CHECK-SAME: kiln.bwd_stage = "dq"
 // Padded rows read LSE = +inf and rows that saw no key (-inf) use +inf: P = 0.
 // CHECK: %[[LSE:.*]] = tile.load %{{.*}} fill 0x7F800000 : f32
@@ -24,10 +24,12 @@
 // CHECK:   arith.subf %{{.*}}, %[[T2]] : tensor<64x64xf32>
 // CHECK:   %[[P:.*]] = math.exp2
 // dP = dO V^T, then dS; dQ accumulates dS K.
-// CHECK:   tile.dot %{{.*}}, %{{.*}} {transpose_rhs} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-// CHECK:   tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+// CHECK:   tile.dot %{{.*}}, %{{.*}} {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+// CHECK:   %[[DS:.*]] = arith.truncf %{{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
+// CHECK:   tile.dot %[[DS]], %{{.*}}, %{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
 // CHECK: } {kiln.kv_loop = "masked"}
-// CHECK: tile.store %{{.*}} : tensor<64x64xf32>, <?x64xf32>
+// CHECK: %[[DQ:.*]] = arith.truncf %{{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
+// CHECK: tile.store %[[DQ]], {{.*}} : tensor<64x64xbf16>, <?x64xbf16>
 // CHECK-LABEL: func.func @softcap_bwd_dkdv(
 // CHECK-SAME: kiln.bwd_stage = "dkdv"
 // CHECK: scf.for
@@ -36,6 +38,7 @@
 // CHECK:     tile.dot %{{.*}}, %{{.*}}, %{{.*}} {transpose_lhs}
 // CHECK:     tile.dot %{{.*}}, %{{.*}}, %{{.*}} {transpose_lhs}
 // CHECK:   } {kiln.q_loop = "masked"}
+
 attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
   score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
     %cap = arith.constant 20.0 : f32
@@ -83,7 +86,13 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 // ATOMIC-LABEL: func.func @softcap_atomic_bwd_dkdv(
 // ATOMIC: scf.for
 // ATOMIC:   scf.for %[[I:[a-z0-9]+]] =
-// ATOMIC:     %[[PART:[0-9]+]] = tile.dot %{{[0-9]+}}, %{{[0-9]+}} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+// ATOMIC:     %[[PART:[0-9]+]] = tile.dot %{{[0-9]+}}, %{{[0-9]+}} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
 // ATOMIC:     %[[SCALED:.*]] = arith.mulf %[[PART]], %{{.*}} : tensor<64x64xf32>
 // ATOMIC:     tile.atomic_add %[[SCALED]], %{{.*}}[%[[I]], %{{.*}}] : tensor<64x64xf32>, <?x64xf32>
+// The f32 accumulator rounded to the input type by a convert kernel.
+// ATOMIC-LABEL: func.func @softcap_atomic_bwd_dq_convert(
+// ATOMIC-SAME: kiln.bwd_stage = "convert"
+// ATOMIC: %[[ACC:.*]] = tile.load
+// ATOMIC: %[[R:.*]] = arith.truncf %[[ACC]] : tensor<64x64xf32> to tensor<64x64xbf16>
+// ATOMIC: tile.store %[[R]]
 attn.attention @softcap_atomic {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
