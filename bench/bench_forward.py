@@ -11,12 +11,15 @@ DIR holds <variant>_hd<D>.cubin.json for variant in {plain, causal}. Shapes
 follow ../shared/bench/peers.py: 16384 tokens per batch, hidden 2048.
 FLOPs: 4*B*H*N*N*D, halved for causal.
 """
-import argparse, ctypes, json, os, sys
+import argparse, json, os, sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 import triton
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kiln_ctypes import Runtime
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
@@ -28,40 +31,18 @@ p.add_argument("--variants", default="_nooverlap",
 args = p.parse_args()
 
 dev, dt = "cuda", torch.bfloat16
-lib = ctypes.CDLL(args.lib)
-LL = ctypes.POINTER(ctypes.c_longlong)
-lib.kiln_forward_load.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_int] * 9 + [
-    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_int]
-lib.kiln_forward_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p, LL, LL] * 5 + [
-    ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+runtime = Runtime(args.lib)
 
 
 def load(variant, hd, suffix=""):
     path = os.path.join(args.specs, f"{variant}_hd{hd}{suffix}.cubin.json")
     if suffix and not os.path.exists(path):
         return None
-    spec = json.load(open(path))
-    handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
-    if lib.kiln_forward_load(spec["source"].encode(), spec["kernel"].encode(), spec["arch"].encode(),
-                             spec["threads"], spec["shared_bytes"], spec["block_m"], spec["head_dim_qk"],
-                             spec["head_dim_v"], spec["gqa_group"], spec["dtype"], spec["captures"], 0,
-                             ctypes.byref(handle), err, len(err)):
-        raise RuntimeError(err.value.decode())
-    return handle
-
-
-def arr(values):
-    return (ctypes.c_longlong * len(values))(*values)
+    return runtime.load_forward(path)
 
 
 def kiln_call(handle, q, k, v, o, lse):
-    err = ctypes.create_string_buffer(4096)
-    parts = []
-    for t in (q, k, v, o, lse):
-        parts += [ctypes.c_void_p(t.data_ptr()), arr(t.shape), arr(t.stride())]
-    if lib.kiln_forward_run(handle, *parts, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
-                            err, len(err)):
-        raise RuntimeError(err.value.decode())
+    runtime.forward(handle, q, k, v, o, lse)
 
 
 def bench(fn):

@@ -27,30 +27,37 @@ static DType dtypeOf(Type t) {
   return DType::F32;
 }
 
-Status compileForwardCUDA(ModuleOp module, const std::string &arch,
-                          ForwardKernelSpec &spec, std::string *tgpuIR,
-                          bool overlapCopies, int64_t blockM, int64_t blockN,
-                          bool prefetchNextStep) {
+namespace {
+
+/// What every kernel spec of a variant shares: its name, head dims, GQA
+/// group, dtype and captures, checked against what the GPU backend supports.
+struct VariantInfo {
+  std::string variant;
+  int64_t headDimQK = 0, headDimV = 0, gqaGroup = 1;
+  DType dtype = DType::BF16;
+  std::vector<CaptureSpec> captures;
+};
+
+Status describeVariant(ModuleOp module, VariantInfo &info) {
   auto specs = module.getOps<attn::AttentionOp>();
   if (std::distance(specs.begin(), specs.end()) != 1)
     return Status::error("compile exactly one attn.attention at a time");
   attn::AttentionOp op = *specs.begin();
-  spec.variant = op.getSymName().str();
-  spec.arch = arch;
-  spec.headDimQK = op.getQkHeadDim();
-  spec.headDimV = op.getVHeadDim();
-  spec.gqaGroup = op.getGqaGroup();
-  spec.dtype = dtypeOf(op.getElementType());
+  info.variant = op.getSymName().str();
+  info.headDimQK = op.getQkHeadDim();
+  info.headDimV = op.getVHeadDim();
+  info.gqaGroup = op.getGqaGroup();
+  info.dtype = dtypeOf(op.getElementType());
   // mma.m16n8k16 steps over 16 columns; the accumulator (BLOCK_M x D_v f32
   // over 128 threads) fits the register file up to 256.
-  for (int64_t d : {spec.headDimQK, spec.headDimV})
+  for (int64_t d : {info.headDimQK, info.headDimV})
     if (d % 16 != 0 || d > 256)
       return Status::error("the GPU backend supports head dims that are "
                            "multiples of 16 up to 256; '" +
-                           spec.variant + "' has " +
-                           std::to_string(spec.headDimQK) + "/" +
-                           std::to_string(spec.headDimV));
-  spec.captures.clear();
+                           info.variant + "' has " +
+                           std::to_string(info.headDimQK) + "/" +
+                           std::to_string(info.headDimV));
+  info.captures.clear();
   for (attn::CaptureAttr capture : op.getCaptureDecls()) {
     CaptureSpec c;
     c.name = capture.getName().str();
@@ -68,15 +75,52 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
       else
         c.dims.push_back(std::to_string(cast<IntegerAttr>(dim).getInt()));
     }
-    spec.captures.push_back(std::move(c));
+    info.captures.push_back(std::move(c));
   }
+  return Status();
+}
 
+/// Runs `pm` over `module` and emits its scheduled kernels.
+Status lowerAndEmit(ModuleOp module, PassManager &pm, const std::string &what,
+                    std::string *tgpuIR, std::string &source,
+                    std::vector<EmittedKernel> &kernels) {
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
     diagStream << d.getLocation() << ": " << d << "\n";
     return success();
   });
+  if (failed(pm.run(module)))
+    return Status::error("lowering '" + what + "' for the GPU failed:\n" +
+                         diagnostics);
+  if (tgpuIR) {
+    llvm::raw_string_ostream os(*tgpuIR);
+    module.print(os);
+  }
+  source.clear();
+  llvm::raw_string_ostream os(source);
+  if (failed(emitCUDA(module, os, &kernels)))
+    return Status::error("emitting CUDA for '" + what + "' failed:\n" +
+                         diagnostics);
+  return Status();
+}
+
+} // namespace
+
+Status compileForwardCUDA(ModuleOp module, const std::string &arch,
+                          ForwardKernelSpec &spec, std::string *tgpuIR,
+                          bool overlapCopies, int64_t blockM, int64_t blockN,
+                          bool prefetchNextStep) {
+  VariantInfo info;
+  if (Status s = describeVariant(module, info); !s.ok())
+    return s;
+  spec.variant = info.variant;
+  spec.arch = arch;
+  spec.headDimQK = info.headDimQK;
+  spec.headDimV = info.headDimV;
+  spec.gqaGroup = info.gqaGroup;
+  spec.dtype = info.dtype;
+  spec.captures = info.captures;
   CUDAPipelineOptions options;
   options.arch = arch;
   options.overlapCopies = overlapCopies;
@@ -87,23 +131,72 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
   int64_t elementBytes = 2;
   buildCUDAForwardPipeline(pm, options, spec.headDimQK, spec.headDimV,
                            elementBytes);
-  if (failed(pm.run(module)))
-    return Status::error("lowering '" + spec.variant +
-                         "' for the GPU failed:\n" + diagnostics);
-  if (tgpuIR) {
-    llvm::raw_string_ostream os(*tgpuIR);
-    module.print(os);
-  }
   std::vector<EmittedKernel> kernels;
-  spec.source.clear();
-  llvm::raw_string_ostream source(spec.source);
-  if (failed(emitCUDA(module, source, &kernels)) || kernels.size() != 1)
-    return Status::error("emitting CUDA for '" + spec.variant + "' failed:\n" +
-                         diagnostics);
+  if (Status s =
+          lowerAndEmit(module, pm, spec.variant, tgpuIR, spec.source, kernels);
+      !s.ok())
+    return s;
+  if (kernels.size() != 1)
+    return Status::error("expected one forward kernel for '" + spec.variant +
+                         "', emitted " + std::to_string(kernels.size()));
   spec.kernelName = kernels[0].name;
   spec.numThreads = kernels[0].numThreads;
   spec.sharedBytes = kernels[0].sharedBytes;
   spec.blockM = kernels[0].blockM;
+  return Status();
+}
+
+Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
+                           bool atomicDQ, BackwardKernelSpec &spec,
+                           std::string *tgpuIR, bool overlapCopies,
+                           int64_t blockM, int64_t blockN) {
+  VariantInfo info;
+  if (Status s = describeVariant(module, info); !s.ok())
+    return s;
+  spec.variant = info.variant;
+  spec.arch = arch;
+  spec.atomicDQ = atomicDQ;
+  spec.headDimQK = info.headDimQK;
+  spec.headDimV = info.headDimV;
+  spec.gqaGroup = info.gqaGroup;
+  spec.dtype = info.dtype;
+  spec.captures = info.captures;
+  CUDAPipelineOptions options;
+  options.arch = arch;
+  options.overlapCopies = overlapCopies;
+  options.blockM = blockM;
+  options.blockN = blockN;
+  options.backwardSchedule = atomicDQ ? "atomic" : "two-kernel";
+  PassManager pm(module.getContext());
+  buildCUDABackwardPipeline(pm, options, spec.headDimQK, spec.headDimV);
+  std::vector<EmittedKernel> kernels;
+  if (Status s =
+          lowerAndEmit(module, pm, spec.variant, tgpuIR, spec.source, kernels);
+      !s.ok())
+    return s;
+  spec.preprocess = spec.dq = spec.dkdv = spec.convert = KernelEntry();
+  for (const EmittedKernel &k : kernels) {
+    KernelEntry entry{k.name, k.numThreads, k.sharedBytes};
+    StringRef name(k.name);
+    if (name.ends_with("_bwd_preprocess"))
+      spec.preprocess = entry;
+    else if (name.ends_with("_bwd_dq"))
+      spec.dq = entry;
+    else if (name.ends_with("_bwd_dkdv"))
+      spec.dkdv = entry;
+    else if (name.ends_with("_bwd_dq_convert"))
+      spec.convert = entry;
+    else
+      return Status::error("unexpected backward kernel '" + k.name + "'");
+  }
+  ForwardTiles tiles =
+      chooseBackwardTiles(spec.headDimQK, spec.headDimV, blockM, blockN);
+  spec.blockM = tiles.blockM;
+  spec.blockN = tiles.blockN;
+  if (spec.preprocess.name.empty() || spec.dkdv.name.empty() ||
+      (atomicDQ ? spec.convert.name.empty() : spec.dq.name.empty()))
+    return Status::error("the backward lowering of '" + spec.variant +
+                         "' did not produce every kernel of its schedule");
   return Status();
 }
 

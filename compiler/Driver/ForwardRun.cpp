@@ -3,6 +3,7 @@
 #include "compiler/Driver/ForwardRun.h"
 
 #include "compiler/Driver/CPUKernel.h"
+#include "compiler/Driver/CUDABackwardRun.h"
 #include "compiler/Driver/CUDACompile.h"
 #include "compiler/Driver/HostBuffer.h"
 #include "compiler/Driver/ModInterpreter.h"
@@ -209,24 +210,6 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
   return 0;
 }
 
-DType dtypeOf(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::BF16:
-    return DType::BF16;
-  case ElementKind::F16:
-    return DType::F16;
-  case ElementKind::F32:
-    return DType::F32;
-  case ElementKind::F64:
-    return DType::F64;
-  case ElementKind::I32:
-    return DType::I32;
-  case ElementKind::I64:
-    return DType::I64;
-  }
-  return DType::F32;
-}
-
 /// Compiles (or loads from the cache) and runs the kernel on device 0,
 /// copying inputs in and results back into `in`.
 int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
@@ -270,8 +253,8 @@ int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
       cleanup();
       return fail(s, kInternalError);
     }
-    refs.push_back(
-        {device[i], dtypeOf(host[i]->kind), host[i]->sizes, host[i]->strides});
+    refs.push_back({device[i], deviceDType(host[i]->kind), host[i]->sizes,
+                    host[i]->strides});
   }
   std::vector<TensorRef> captureRefs(refs.begin() + 5, refs.end());
   auto launch = [&] {
@@ -325,21 +308,7 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
                    const Problem &p, int64_t blockM, int64_t blockN,
                    bool atomic, Inputs &in, std::vector<HostBuffer> &captures,
                    uint64_t seed, Gradients &g, llvm::raw_ostream &err) {
-  std::mt19937_64 rng(seed ^ 0x5eedull);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  g.dO = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
-  for (int64_t i = 0, n = g.dO.numElements(); i < n; ++i)
-    g.dO.set(i, normal(rng));
-  g.d = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
-  // Gradients come back in the input type, like the inputs.
-  g.dq = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dqk}, p.pad);
-  g.dk =
-      HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
-  g.dv = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
-  g.dqAccum =
-      HostBuffer::allocate(ElementKind::F32, {p.batch, p.seqQ, p.heads, p.dqk});
-  for (HostBuffer *t : {&g.d, &g.dq, &g.dk, &g.dv, &g.dqAccum})
-    t->poison();
+  makeGradients(p, seed, g);
   std::array<int64_t, 3> qGrid{(p.seqQ + blockM - 1) / blockM, p.heads,
                                p.batch};
   std::array<int64_t, 3> kvGrid{(p.seqKV + blockN - 1) / blockN, p.kvHeads,
@@ -376,11 +345,6 @@ int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
 
 int runForward(const RunOptions &o, llvm::raw_ostream &out,
                llvm::raw_ostream &err) {
-  if (o.backward && o.backend != "cpu") {
-    err << "kiln: error: --backward runs on the cpu backend only so far (the "
-           "GPU schedule has no backward kernels yet)\n";
-    return kBadInput;
-  }
   Session session(err);
   MLIRContext &context = session.context;
   OwningOpRef<ModuleOp> &module = session.module;
@@ -431,6 +395,7 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
   spec = nullptr; // lowering erases it; refSpec stays valid
   Inputs inputs;
   ForwardKernelSpec cudaSpec;
+  BackwardKernelSpec cudaBackwardSpec;
   int64_t blockM = o.blockM, blockN = o.blockN;
   double loweringMs = 0;
   bool gpu = o.backend == "cuda" || o.emit == EmitStage::TGPU ||
@@ -462,6 +427,20 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;
     }
+    if (o.backward) {
+      // The backward kernels from their own copy of the spec.
+      OwningOpRef<ModuleOp> backwardModule = specCopy->clone();
+      std::string backwardIR;
+      if (Status s = compileBackwardCUDA(
+              *backwardModule, arch, o.backwardSchedule == "atomic",
+              cudaBackwardSpec, &backwardIR, o.overlapCopies,
+              o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0);
+          !s.ok()) {
+        err << "kiln: error: " << s.message() << "\n";
+        return kBadInput;
+      }
+      tgpuIR += "\n" + backwardIR;
+    }
     loweringMs = millisecondsSince(start);
     if (o.emit == EmitStage::TGPU) {
       out << tgpuIR << "\n";
@@ -469,6 +448,8 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
     }
     if (o.emit == EmitStage::CUDA) {
       out << cudaSpec.source;
+      if (o.backward)
+        out << "\n" << cudaBackwardSpec.source;
       return 0;
     }
     if (o.emit != EmitStage::None) {
@@ -555,6 +536,10 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
     if (int rc = runOnCUDA(cudaSpec, p, inputs, captures, o, compileMs, runMs,
                            timingNote, out, err))
       return rc;
+    if (o.backward)
+      if (int rc = runBackwardOnCUDA(cudaBackwardSpec, p, inputs, captures, o,
+                                     gradients, timingNote, err))
+        return rc;
   }
 
   out << "kiln run: " << variantName << " on " << backendName
@@ -575,31 +560,31 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
                        out, err);
 }
 
-int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
-                   llvm::raw_ostream &err) {
-  Session session(err);
-  OwningOpRef<ModuleOp> &module = session.module;
-  if (int rc = loadVariant(o, session.context, session.sourceMgr, module,
-                           session.spec, err))
-    return rc;
-  if (o.output.empty()) {
-    err << "kiln: error: kiln compile needs -o <file.cubin>\n";
-    return kBadInput;
+namespace {
+
+std::string jsonQuote(const std::string &text) {
+  std::string q = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      q += '\\', q += c;
+    else if (c == '\n')
+      q += "\\n";
+    else
+      q += c;
   }
-  std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
-  ForwardKernelSpec kernelSpec;
-  if (Status s =
-          compileForwardCUDA(*module, arch, kernelSpec, nullptr,
-                             o.overlapCopies, o.blockMGiven ? o.blockM : 0,
-                             o.blockNGiven ? o.blockN : 0, o.prefetchNextStep);
-      !s.ok()) {
-    err << "kiln: error: " << s.message() << "\n";
-    return kBadInput;
-  }
+  return q + "\"";
+}
+
+/// NVRTC-compiles `source`, writes the cubin to -o and `json` (the kernel
+/// spec, for runtimes that load it without MLIR: bench/ through the C API)
+/// next to it as <file>.json.
+int writeCompiled(const RunOptions &o, const std::string &arch,
+                  const std::string &name, const std::string &source,
+                  const std::string &json, const std::string &summary,
+                  llvm::raw_ostream &out, llvm::raw_ostream &err) {
   std::string cubin, log;
   auto start = std::chrono::steady_clock::now();
-  if (Status s = kiln::compileToCubin(kernelSpec.source, arch,
-                                      kernelSpec.kernelName, cubin, log);
+  if (Status s = kiln::compileToCubin(source, arch, name, cubin, log);
       !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kInternalError;
@@ -613,44 +598,100 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
     return kBadInput;
   }
   file.write(cubin.data(), cubin.size());
-  // Next to the cubin: the kernel spec with its source, for runtimes that
-  // load it without MLIR (bench/ through the C API).
   llvm::raw_fd_ostream specFile(o.output + ".json", ec);
   if (ec) {
     err << "kiln: error: cannot write '" << o.output
         << ".json': " << ec.message() << "\n";
     return kBadInput;
   }
-  auto quote = [](const std::string &text) {
-    std::string q = "\"";
-    for (char c : text) {
-      if (c == '"' || c == '\\')
-        q += '\\', q += c;
-      else if (c == '\n')
-        q += "\\n";
-      else
-        q += c;
-    }
-    return q + "\"";
-  };
-  specFile << "{\"variant\": " << quote(kernelSpec.variant)
-           << ", \"kernel\": " << quote(kernelSpec.kernelName)
-           << ", \"arch\": " << quote(arch)
-           << ", \"threads\": " << kernelSpec.numThreads
-           << ", \"shared_bytes\": " << kernelSpec.sharedBytes
-           << ", \"block_m\": " << kernelSpec.blockM
-           << ", \"head_dim_qk\": " << kernelSpec.headDimQK
-           << ", \"head_dim_v\": " << kernelSpec.headDimV
-           << ", \"gqa_group\": " << kernelSpec.gqaGroup
-           << ", \"dtype\": " << (kernelSpec.dtype == DType::BF16 ? 0 : 1)
-           << ", \"captures\": " << kernelSpec.captures.size()
-           << ", \"source\": " << quote(kernelSpec.source) << "}\n";
-  out << "kiln compile: " << kernelSpec.kernelName << " for " << arch << ", "
-      << cubin.size() << " bytes of cubin in " << llvm::format("%.1f", ms)
-      << " ms (NVRTC), " << kernelSpec.numThreads << " threads, "
-      << kernelSpec.sharedBytes << " bytes of shared memory -> " << o.output
-      << "\n";
+  specFile << json;
+  out << "kiln compile: " << name << " for " << arch << ", " << cubin.size()
+      << " bytes of cubin in " << llvm::format("%.1f", ms) << " ms (NVRTC), "
+      << summary << " -> " << o.output << "\n";
   return 0;
+}
+
+std::string jsonEntry(const KernelEntry &k) {
+  return "{\"name\": " + jsonQuote(k.name) +
+         ", \"threads\": " + std::to_string(k.numThreads) +
+         ", \"shared_bytes\": " + std::to_string(k.sharedBytes) + "}";
+}
+
+} // namespace
+
+int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
+                   llvm::raw_ostream &err) {
+  Session session(err);
+  OwningOpRef<ModuleOp> &module = session.module;
+  if (int rc = loadVariant(o, session.context, session.sourceMgr, module,
+                           session.spec, err))
+    return rc;
+  if (o.output.empty()) {
+    err << "kiln: error: kiln compile needs -o <file.cubin>\n";
+    return kBadInput;
+  }
+  std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
+  int64_t blockM = o.blockMGiven ? o.blockM : 0;
+  int64_t blockN = o.blockNGiven ? o.blockN : 0;
+  if (o.backward) {
+    BackwardKernelSpec spec;
+    if (Status s =
+            compileBackwardCUDA(*module, arch, o.backwardSchedule == "atomic",
+                                spec, nullptr, o.overlapCopies, blockM, blockN);
+        !s.ok()) {
+      err << "kiln: error: " << s.message() << "\n";
+      return kBadInput;
+    }
+    std::string json =
+        "{\"variant\": " + jsonQuote(spec.variant) +
+        ", \"arch\": " + jsonQuote(arch) +
+        ", \"atomic_dq\": " + (spec.atomicDQ ? "1" : "0") +
+        ", \"block_m\": " + std::to_string(spec.blockM) +
+        ", \"block_n\": " + std::to_string(spec.blockN) +
+        ", \"head_dim_qk\": " + std::to_string(spec.headDimQK) +
+        ", \"head_dim_v\": " + std::to_string(spec.headDimV) +
+        ", \"gqa_group\": " + std::to_string(spec.gqaGroup) +
+        ", \"dtype\": " + (spec.dtype == DType::BF16 ? "0" : "1") +
+        ", \"captures\": " + std::to_string(spec.captures.size()) +
+        ", \"preprocess\": " + jsonEntry(spec.preprocess) +
+        ", \"dq\": " + jsonEntry(spec.dq) +
+        ", \"dkdv\": " + jsonEntry(spec.dkdv) +
+        ", \"convert\": " + jsonEntry(spec.convert) +
+        ", \"source\": " + jsonQuote(spec.source) + "}\n";
+    std::string summary =
+        std::string(spec.atomicDQ ? "atomic dQ" : "two-kernel") +
+        " backward, dK/dV kernel " + std::to_string(spec.dkdv.numThreads) +
+        " threads, " + std::to_string(spec.dkdv.sharedBytes) +
+        " bytes of shared memory";
+    return writeCompiled(o, arch, spec.variant + "_bwd", spec.source, json,
+                         summary, out, err);
+  }
+  ForwardKernelSpec kernelSpec;
+  if (Status s = compileForwardCUDA(*module, arch, kernelSpec, nullptr,
+                                    o.overlapCopies, blockM, blockN,
+                                    o.prefetchNextStep);
+      !s.ok()) {
+    err << "kiln: error: " << s.message() << "\n";
+    return kBadInput;
+  }
+  std::string json =
+      "{\"variant\": " + jsonQuote(kernelSpec.variant) +
+      ", \"kernel\": " + jsonQuote(kernelSpec.kernelName) +
+      ", \"arch\": " + jsonQuote(arch) +
+      ", \"threads\": " + std::to_string(kernelSpec.numThreads) +
+      ", \"shared_bytes\": " + std::to_string(kernelSpec.sharedBytes) +
+      ", \"block_m\": " + std::to_string(kernelSpec.blockM) +
+      ", \"head_dim_qk\": " + std::to_string(kernelSpec.headDimQK) +
+      ", \"head_dim_v\": " + std::to_string(kernelSpec.headDimV) +
+      ", \"gqa_group\": " + std::to_string(kernelSpec.gqaGroup) +
+      ", \"dtype\": " + (kernelSpec.dtype == DType::BF16 ? "0" : "1") +
+      ", \"captures\": " + std::to_string(kernelSpec.captures.size()) +
+      ", \"source\": " + jsonQuote(kernelSpec.source) + "}\n";
+  std::string summary = std::to_string(kernelSpec.numThreads) + " threads, " +
+                        std::to_string(kernelSpec.sharedBytes) +
+                        " bytes of shared memory";
+  return writeCompiled(o, arch, kernelSpec.kernelName, kernelSpec.source, json,
+                       summary, out, err);
 }
 
 } // namespace kiln::driver

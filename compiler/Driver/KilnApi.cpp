@@ -12,6 +12,7 @@
 #include "mlir/Parser/Parser.h"
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 using namespace mlir;
@@ -28,10 +29,14 @@ Status loadVariantFile(const std::string &path, Variant &variant) {
   return Status();
 }
 
-Status compileSpec(const Variant &variant, const CompileOptions &options,
-                   ForwardKernelSpec &spec) {
+namespace {
+
+/// Parses `variant`, keeps only the chosen attn.attention and applies the
+/// head-dim / dtype overrides of `options`; then runs `lower` on the module.
+Status withVariantModule(const Variant &variant, const CompileOptions &options,
+                         const std::function<Status(ModuleOp)> &lower) {
   if (options.arch.empty())
-    return Status::error("compileSpec needs an arch (sm_80 or sm_90a)");
+    return Status::error("compiling a spec needs an arch (sm_80 or sm_90a)");
   DialectRegistry registry;
   registerKilnDialects(registry);
   MLIRContext context(registry);
@@ -76,23 +81,61 @@ Status compileSpec(const Variant &variant, const CompileOptions &options,
                          "'");
   if (failed(verify(*module)))
     return Status::error("the variant is invalid:\n" + diagnostics);
-  return driver::compileForwardCUDA(*module, options.arch, spec);
+  return lower(*module);
+}
+
+/// `options` with the arch of its device filled in when none is given.
+Status resolveArch(const CompileOptions &options, CompileOptions &resolved) {
+  resolved = options;
+  if (!resolved.arch.empty())
+    return Status();
+  if (Status s = cuda::init(options.device); !s.ok())
+    return s;
+  std::string name;
+  return deviceArch(options.device, resolved.arch, name);
+}
+
+} // namespace
+
+Status compileSpec(const Variant &variant, const CompileOptions &options,
+                   ForwardKernelSpec &spec) {
+  return withVariantModule(variant, options, [&](ModuleOp module) {
+    return driver::compileForwardCUDA(module, options.arch, spec);
+  });
 }
 
 Status compile(const Variant &variant, const CompileOptions &options,
                std::unique_ptr<ForwardKernel> &kernel) {
-  CompileOptions resolved = options;
-  if (resolved.arch.empty()) {
-    if (Status s = cuda::init(options.device); !s.ok())
-      return s;
-    std::string name;
-    if (Status s = deviceArch(options.device, resolved.arch, name); !s.ok())
-      return s;
-  }
+  CompileOptions resolved;
+  if (Status s = resolveArch(options, resolved); !s.ok())
+    return s;
   ForwardKernelSpec spec;
   if (Status s = compileSpec(variant, resolved, spec); !s.ok())
     return s;
   return ForwardKernel::load(spec, options.device, kernel);
+}
+
+Status compileBackwardSpec(const Variant &variant,
+                           const CompileOptions &options,
+                           BackwardSchedule schedule,
+                           BackwardKernelSpec &spec) {
+  return withVariantModule(variant, options, [&](ModuleOp module) {
+    return driver::compileBackwardCUDA(
+        module, options.arch, schedule == BackwardSchedule::AtomicDQ, spec);
+  });
+}
+
+Status compileBackward(const Variant &variant, const CompileOptions &options,
+                       BackwardSchedule schedule,
+                       std::unique_ptr<BackwardKernel> &kernel) {
+  CompileOptions resolved;
+  if (Status s = resolveArch(options, resolved); !s.ok())
+    return s;
+  BackwardKernelSpec spec;
+  if (Status s = compileBackwardSpec(variant, resolved, schedule, spec);
+      !s.ok())
+    return s;
+  return BackwardKernel::load(spec, options.device, kernel);
 }
 
 } // namespace kiln

@@ -23,7 +23,9 @@ const char *runUsage() {
   --pad P                   P extra elements after each row (non-contiguous layout)
   --check                   compare with the float64 reference, exit 1 on mismatch
   --backward                also run the backward kernels on a random dO and, with
-                            --check, compare dQ, dK, dV (cpu backend)
+                            --check, compare dQ, dK, dV; cuda: also checks that
+                            the two-kernel schedule is bit-identical across
+                            runs and times the backward with --repeats
   --bwd-schedule S          two-kernel (deterministic, default) or atomic (one
                             kernel, atomic dQ)
   --tolerance T             relative L2 error allowed (default 1e-2)

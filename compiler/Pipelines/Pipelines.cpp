@@ -35,11 +35,13 @@ void buildForwardTilePipeline(OpPassManager &pm,
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
-  ConvertAttnToTileOptions lowering;
-  lowering.blockM = options.blockM;
-  lowering.blockN = options.blockN;
-  lowering.splitMaskedBlocks = options.splitMaskedBlocks;
-  pm.addPass(createConvertAttnToTile(lowering));
+  if (options.forward) {
+    ConvertAttnToTileOptions lowering;
+    lowering.blockM = options.blockM;
+    lowering.blockN = options.blockN;
+    lowering.splitMaskedBlocks = options.splitMaskedBlocks;
+    pm.addPass(createConvertAttnToTile(lowering));
+  }
   // Fold the index arithmetic of the bounds and share repeated constants;
   // hoist what does not change across KV steps (iotas, splats, capture reads
   // indexed by head) out of the KV loops.
@@ -166,6 +168,47 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+ForwardTiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
+                                 int64_t blockM, int64_t blockN) {
+  // 64 x 64 as FlashAttention-2's sm_80 backward: the dK/dV kernel keeps
+  // both accumulators (BLOCK_N x D f32 each, 16 rows per warp: D floats per
+  // thread together) plus S and dP in registers, so larger blocks only
+  // spill. At D = 256 the accumulators alone fill the register file (the
+  // kernel spills; a warp layout splitting columns would not).
+  (void)headDimQK;
+  (void)headDimV;
+  ForwardTiles tiles{blockM > 0 ? blockM : 64, blockN > 0 ? blockN : 64, 4};
+  tiles.numWarps =
+      std::max<int64_t>(1, std::min(tiles.blockM, tiles.blockN) / 16);
+  return tiles;
+}
+
+void buildCUDABackwardPipeline(OpPassManager &pm,
+                               const CUDAPipelineOptions &options,
+                               int64_t headDimQK, int64_t headDimV) {
+  int64_t shared = options.sharedMemoryBytes > 0
+                       ? int64_t(options.sharedMemoryBytes)
+                       : defaultSharedMemoryBytes(options.arch);
+  ForwardTiles tiles =
+      chooseBackwardTiles(headDimQK, headDimV, options.blockM, options.blockN);
+  ForwardPipelineOptions program;
+  program.blockM = tiles.blockM;
+  program.blockN = tiles.blockN;
+  program.forward = false;
+  program.backward = true;
+  program.backwardSchedule = options.backwardSchedule;
+  buildForwardTilePipeline(pm, program);
+  ConvertTileToTileGPUOptions schedule;
+  schedule.arch = options.arch;
+  schedule.numWarps = tiles.numWarps;
+  schedule.sharedMemoryBytes = shared;
+  pm.addPass(createConvertTileToTileGPU(schedule));
+  // Pairs back-to-back staged copies (Q with dO, K with V) into one wait.
+  if (options.overlapCopies)
+    pm.addPass(tgpu::createTileGPUOverlapCopies());
+  pm.addPass(createCSEPass());
+}
+
 /// kiln-opt entry: a pass pipeline is built before it sees the IR, so the
 /// tiles are sized for the `head-dim` option.
 static void buildCUDAForwardPipelineFromIR(OpPassManager &pm,
@@ -173,7 +216,18 @@ static void buildCUDAForwardPipelineFromIR(OpPassManager &pm,
   buildCUDAForwardPipeline(pm, options, options.headDim, options.headDim, 2);
 }
 
+static void
+buildCUDABackwardPipelineFromIR(OpPassManager &pm,
+                                const CUDAPipelineOptions &options) {
+  buildCUDABackwardPipeline(pm, options, options.headDim, options.headDim);
+}
+
 void registerPipelines() {
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "kiln-cuda-bwd-pipeline",
+      "Lower attn.attention to its scheduled tgpu backward kernels "
+      "(backward-schedule=two-kernel|atomic)",
+      buildCUDABackwardPipelineFromIR);
   PassPipelineRegistration<CUDAPipelineOptions>(
       "kiln-cuda-fwd-pipeline",
       "Lower attn.attention to a scheduled tgpu kernel for CUDA emission "

@@ -19,6 +19,10 @@ struct ForwardPipelineOptions
       *this, "split-masked-blocks",
       llvm::cl::desc("Skip the per-element mask on fully visible KV blocks"),
       llvm::cl::init(true)};
+  Option<bool> forward{*this, "forward",
+                       llvm::cl::desc("Lower the forward kernel (off: only "
+                                      "the backward kernels, with backward)"),
+                       llvm::cl::init(true)};
   Option<bool> backward{
       *this, "backward",
       llvm::cl::desc("Also derive the backward kernels (dQ, dK, dV)"),
@@ -65,6 +69,11 @@ struct CUDAPipelineOptions
       llvm::cl::desc("Load step j+1's K under step j's P*V "
                      "(tgpu-prefetch-next-step)"),
       llvm::cl::init(true)};
+  Option<std::string> backwardSchedule{
+      *this, "backward-schedule",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: two-kernel (deterministic) or "
+                     "atomic (atomic dQ)"),
+      llvm::cl::init("two-kernel")};
   Option<int64_t> headDim{
       *this, "head-dim",
       llvm::cl::desc("Head dim the tiles are sized for (kiln-opt only; the "
@@ -93,8 +102,20 @@ void buildCUDAForwardPipeline(mlir::OpPassManager &pm,
                               int64_t headDimQK, int64_t headDimV,
                               int64_t elementBytes);
 
+/// Tile sizes of the backward GPU schedule: BLOCK_M query rows by BLOCK_N
+/// keys per step, 16 rows of every register tile per warp.
+ForwardTiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
+                                 int64_t blockM = 0, int64_t blockN = 0);
+
+/// attn -> tgpu: the backward kernels (preprocess, dQ or dQ convert, dK/dV)
+/// of options.backwardSchedule with the same sm_80 schedule.
+void buildCUDABackwardPipeline(mlir::OpPassManager &pm,
+                               const CUDAPipelineOptions &options,
+                               int64_t headDimQK, int64_t headDimV);
+
 /// Registers `kiln-fwd-tile-pipeline`, `kiln-cpu-lowering-pipeline` and
-/// `kiln-cpu-fwd-pipeline`, `kiln-cuda-fwd-pipeline` for kiln-opt.
+/// `kiln-cpu-fwd-pipeline`, `kiln-cuda-fwd-pipeline` and
+/// `kiln-cuda-bwd-pipeline` for kiln-opt.
 void registerPipelines();
 
 } // namespace kiln

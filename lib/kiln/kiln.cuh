@@ -1,11 +1,12 @@
 // kiln/kiln.cuh - Kiln's device library: the primitives emitted kernels call.
 //
-// Primitives only (types, layouts, copies, mma, reductions, stores); the
+// Primitives only (types, layouts, copies, loads, mma, reductions, stores); the
 // structure of every kernel is printed from IR by compiler/Emit/CUDA.
 #pragma once
 #include "kiln/types.cuh"
 #include "kiln/layout.cuh"
 #include "kiln/copy.cuh"
+#include "kiln/load.cuh"
 #include "kiln/mma.cuh"
 #include "kiln/reduce.cuh"
 #include "kiln/store.cuh"

@@ -58,6 +58,19 @@ __device__ __forceinline__ void load_a(unsigned a[4], const Frag<T, M, K, W> &f,
   a[3] = pack2(f.x[base1 + 2], f.x[base1 + 3]);
 }
 
+/// A operand read transposed: `s` holds A^T (K x M, e.g. P for P^T dO), and
+/// ldmatrix.trans turns its 8x8 blocks around. Matrix i of the x4 load
+/// covers A rows row0 + (i&1)*8 and A columns k0 + (i>>1)*8, i.e. rows
+/// k0 + (i>>1)*8 .. +7 of `s` at column row0 + (i&1)*8.
+template <typename T, int K, int M, int P>
+__device__ __forceinline__ void load_a_trans(unsigned a[4],
+                                             SmemTile<T, K, M, P> s, int row0,
+                                             int k0) {
+  int lane = lane_id(), mi = lane >> 3, r = lane & 7;
+  ldmatrix_x4_trans(a,
+                    s.ptr + (k0 + (mi >> 1) * 8 + r) * P + row0 + (mi & 1) * 8);
+}
+
 /// B operands of two n8 fragments (columns n0..n0+15), rows k0..k0+15.
 /// TRANS: `s` holds B^T (N x K, e.g. K for Q K^T): plain ldmatrix. Otherwise
 /// `s` holds B (K x N, e.g. V for P V): ldmatrix.trans.
@@ -73,24 +86,27 @@ __device__ __forceinline__ void load_b(unsigned b[4], SmemTile<T, R, C, P> s,
   }
 }
 
-template <typename A> struct operand_k;
-template <typename T, int M, int K, int P> struct operand_k<SmemTile<T, M, K, P>> {
-  static constexpr int value = K;
-  using elem = T;
+/// The reduction length of an A operand: its columns, or its rows when it
+/// is read transposed.
+template <bool TRANS, typename A> struct operand_k;
+template <bool TRANS, typename T, int R, int C, int P>
+struct operand_k<TRANS, SmemTile<T, R, C, P>> {
+  static constexpr int value = TRANS ? R : C;
 };
-template <typename T, int M, int K, int W> struct operand_k<Frag<T, M, K, W>> {
+template <typename T, int M, int K, int W>
+struct operand_k<false, Frag<T, M, K, W>> {
   static constexpr int value = K;
-  using elem = T;
 };
 
-/// acc += A * B (TRANS_B: A * B^T, B given as N x K). Every warp multiplies
-/// its own rows of A by all of B.
-template <bool TRANS_B, typename A, typename T, int R, int C, int P, int M,
-          int N, int W>
+/// acc += op(A) * op(B) (TRANS_A: A given as K x M in shared memory;
+/// TRANS_B: B given as N x K). Every warp multiplies its own rows of op(A)
+/// by all of op(B).
+template <bool TRANS_A, bool TRANS_B, typename A, typename T, int R, int C,
+          int P, int M, int N, int W>
 __device__ __forceinline__ void mma(Frag<float, M, N, W> &acc, const A &a,
                                     SmemTile<T, R, C, P> b) {
   using F = Frag<float, M, N, W>;
-  constexpr int K = operand_k<A>::value;
+  constexpr int K = operand_k<TRANS_A, A>::value;
   static_assert(K % 16 == 0 && N % 16 == 0, "mma works on 16-wide steps");
 #pragma unroll
   for (int mt = 0; mt < F::kMT; ++mt) {
@@ -98,7 +114,10 @@ __device__ __forceinline__ void mma(Frag<float, M, N, W> &acc, const A &a,
 #pragma unroll
     for (int k0 = 0; k0 < K; k0 += 16) {
       unsigned af[4];
-      load_a(af, a, row0, k0, mt);
+      if constexpr (TRANS_A)
+        load_a_trans(af, a, row0, k0);
+      else
+        load_a(af, a, row0, k0, mt);
 #pragma unroll
       for (int n0 = 0; n0 < N; n0 += 16) {
         unsigned bf[4];

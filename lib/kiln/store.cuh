@@ -1,4 +1,5 @@
-// kiln/store.cuh - register tiles -> global memory, dropping what is outside.
+// kiln/store.cuh - register tiles -> memory: global stores and atomic adds
+// (dropping what is outside), and shared-memory stores.
 #pragma once
 #include "kiln/layout.cuh"
 
@@ -27,6 +28,42 @@ __device__ __forceinline__ void store(const Desc<T> &d, int row0,
     int r = row0 + RowFrag<T, M, W>::row(s);
     if (r >= 0 && r < d.rows)
       d.ptr[r * d.row_stride] = f.x[s];
+  }
+}
+
+/// d += f with fp32 reductions in L2 (red.global.add; no return value, so
+/// no round trip): the atomic backward schedule's dQ accumulation. The
+/// order in which CTAs add is not fixed, so the sum's rounding varies.
+template <int M, int N, int W>
+__device__ __forceinline__ void atomic_add(const Desc<float> &d, int row0,
+                                           int col0,
+                                           const Frag<float, M, N, W> &f) {
+  using F = Frag<float, M, N, W>;
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e) {
+    int r = row0 + F::row(e), c = col0 + F::col(e);
+    if (r >= 0 && r < d.rows && c >= 0 && c < d.cols)
+      asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(
+                       d.ptr + r * d.row_stride + c * d.col_stride),
+                   "f"(f.x[e])
+                   : "memory");
+  }
+}
+
+/// Writes this thread's elements of a 16-bit tile into a shared tile of the
+/// same shape, two adjacent columns per 32-bit store. With rows padded by 16
+/// bytes the eight rows a warp writes at once start four banks apart.
+template <typename T, int M, int N, int W, int PITCH>
+__device__ __forceinline__ void store_shared(SmemTile<T, M, N, PITCH> s,
+                                             const Frag<T, M, N, W> &f) {
+  static_assert(sizeof(T) == 2, "shared round trips carry bf16 or f16");
+  using F = Frag<T, M, N, W>;
+#pragma unroll
+  for (int e = 0; e < F::kSize; e += 2) {
+    unsigned pair = static_cast<unsigned>(f.x[e].bits) |
+                    (static_cast<unsigned>(f.x[e + 1].bits) << 16);
+    *reinterpret_cast<unsigned *>(s.ptr + F::row(e) * PITCH + F::col(e)) =
+        pair;
   }
 }
 

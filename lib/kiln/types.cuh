@@ -35,6 +35,18 @@ __device__ __forceinline__ f16 to_f16(float x) {
   return r;
 }
 
+/// float -> T for fill values and stores of a converted tile.
+template <typename T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ float from_float<float>(float x) {
+  return x;
+}
+template <> __device__ __forceinline__ bf16 from_float<bf16>(float x) {
+  return to_bf16(x);
+}
+template <> __device__ __forceinline__ f16 from_float<f16>(float x) {
+  return to_f16(x);
+}
+
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 __device__ __forceinline__ float pos_inf() { return __int_as_float(0x7f800000); }
 __device__ __forceinline__ float nan_f32() { return __int_as_float(0x7fc00000); }

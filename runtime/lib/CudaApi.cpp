@@ -35,6 +35,7 @@ Status loadDriver(Driver &d) {
       bind(lib, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}) &&
       bind(lib, d.cuCtxGetCurrent, {"cuCtxGetCurrent"}) &&
       bind(lib, d.cuCtxSynchronize, {"cuCtxSynchronize"}) &&
+      bind(lib, d.cuStreamSynchronize, {"cuStreamSynchronize"}) &&
       bind(lib, d.cuModuleLoadData, {"cuModuleLoadData"}) &&
       bind(lib, d.cuModuleUnload, {"cuModuleUnload"}) &&
       bind(lib, d.cuModuleGetFunction, {"cuModuleGetFunction"}) &&

@@ -44,6 +44,7 @@ struct Driver {
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuCtxGetCurrent)(CUcontext *);
   CUresult (*cuCtxSynchronize)();
+  CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);

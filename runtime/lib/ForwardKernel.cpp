@@ -1,14 +1,9 @@
 //===- ForwardKernel.cpp - compile, cache, load, validate, launch ---------===//
 
 #include "CudaApi.h"
-#include "KernelCache.h"
+#include "Launch.h"
 
 #include "kiln/Runtime.h"
-
-#include <chrono>
-#include <cstring>
-#include <mutex>
-#include <sstream>
 
 namespace kiln {
 
@@ -46,20 +41,6 @@ size_t dtypeBytes(DType dtype) {
   }
   return 0;
 }
-
-namespace {
-
-double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-std::string nvrtcOptionsFor(const std::string &arch) {
-  return "--gpu-architecture=" + arch + " -std=c++17 -default-device";
-}
-
-} // namespace
 
 Status compileToCubin(const std::string &source, const std::string &arch,
                       const std::string &nameForErrors, std::string &cubin,
@@ -230,166 +211,32 @@ Status deviceArch(int ordinal, std::string &arch, std::string &name) {
 
 Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
                            std::unique_ptr<ForwardKernel> &kernel) {
-  if (Status s = cuda::init(ordinal); !s.ok())
+  detail::LoadedModule loaded;
+  if (Status s =
+          detail::loadModule(spec.source, spec.arch, spec.kernelName, ordinal,
+                             {{spec.kernelName, spec.sharedBytes}}, loaded);
+      !s.ok())
     return s;
-  std::string arch, deviceName;
-  if (Status s = deviceArch(ordinal, arch, deviceName); !s.ok())
-    return s;
-  if (arch != spec.arch)
-    return Status::error("kernel '" + spec.kernelName + "' was compiled for " +
-                         spec.arch + " but device " + std::to_string(ordinal) +
-                         " (" + deviceName + ") needs " + arch);
-  const api::Driver *d = nullptr;
-  api::driver(d);
-
   auto result = std::unique_ptr<ForwardKernel>(new ForwardKernel());
   result->spec_ = spec;
-  auto start = std::chrono::steady_clock::now();
-  std::string key =
-      cacheKey(spec.source, spec.arch, nvrtcOptionsFor(spec.arch));
-  std::string cubin;
-  result->cacheHit_ = lookupCubin(key, cubin);
-  if (!result->cacheHit_) {
-    std::string log;
-    if (Status s =
-            compileToCubin(spec.source, spec.arch, spec.kernelName, cubin, log);
-        !s.ok())
-      return s;
-    storeCubin(key, cubin);
-    result->compileMs_ = msSince(start);
-    start = std::chrono::steady_clock::now();
-  }
-  api::CUmodule module;
-  if (Status s = api::check(d->cuModuleLoadData(&module, cubin.data()),
-                            "cuModuleLoadData");
-      !s.ok())
-    return s;
-  // From here on the module belongs to `result` (unloaded on every path).
-  result->module_ = module;
-  api::CUfunction function;
-  if (Status s = api::check(
-          d->cuModuleGetFunction(&function, module, spec.kernelName.c_str()),
-          "cuModuleGetFunction");
-      !s.ok())
-    return s;
-  api::CUdevice device;
-  d->cuDeviceGet(&device, ordinal);
-  int maxShared = 0;
-  d->cuDeviceGetAttribute(
-      &maxShared, api::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-      device);
-  if (spec.sharedBytes > maxShared)
-    return Status::error("kernel '" + spec.kernelName + "' needs " +
-                         std::to_string(spec.sharedBytes) +
-                         " bytes of shared memory; " + deviceName + " allows " +
-                         std::to_string(maxShared));
-  if (Status s = api::check(
-          d->cuFuncSetAttribute(
-              function, api::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-              static_cast<int>(spec.sharedBytes)),
-          "cuFuncSetAttribute(max dynamic shared memory)");
-      !s.ok())
-    return s;
-  result->function_ = function;
-  result->maxShared_ = maxShared;
-  result->loadMs_ = msSince(start);
+  result->module_ = loaded.module;
+  result->function_ = loaded.functions[0];
+  result->maxShared_ = loaded.maxShared;
+  result->compileMs_ = loaded.compileMs;
+  result->loadMs_ = loaded.loadMs;
+  result->cacheHit_ = loaded.cacheHit;
   kernel = std::move(result);
   return Status();
 }
 
-ForwardKernel::~ForwardKernel() {
-  const api::Driver *d = nullptr;
-  if (module_ && api::driver(d).ok())
-    d->cuModuleUnload(module_);
-}
-
-namespace {
-
-std::string shapeString(const std::vector<int64_t> &v) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    os << (i ? ", " : "") << v[i];
-  os << "]";
-  return os.str();
-}
-
-/// The kernel's view of a TensorRef: Tensor<T, R> by value.
-struct PackedTensor {
-  void *ptr;
-  long long size[4];
-  long long stride[4];
-};
-
-Status checkTensor(const char *what, const TensorRef &t, DType dtype,
-                   const std::vector<int64_t> &want) {
-  if (t.dtype != dtype)
-    return Status::error(std::string(what) + " must be " + dtypeName(dtype) +
-                         ", got " + dtypeName(t.dtype));
-  if (t.sizes.size() != want.size() || t.strides.size() != want.size())
-    return Status::error(
-        std::string(what) + " must have rank " + std::to_string(want.size()) +
-        " (sizes and strides), got " + std::to_string(t.sizes.size()) +
-        " sizes and " + std::to_string(t.strides.size()) + " strides");
-  if (t.sizes != want)
-    return Status::error(std::string(what) + " has shape " +
-                         shapeString(t.sizes) + ", expected " +
-                         shapeString(want));
-  for (int64_t stride : t.strides)
-    if (stride < 0)
-      return Status::error(std::string(what) +
-                           " has a negative stride; strides must be >= 0");
-  for (int64_t size : t.sizes)
-    if (size >= (int64_t{1} << 31))
-      return Status::error(std::string(what) + " has a dimension of " +
-                           std::to_string(size) +
-                           "; dimensions must be below 2^31");
-  if (!t.data)
-    return Status::error(std::string(what) + " is a null pointer");
-  return Status();
-}
-
-/// cp.async reads q/k/v in 16-byte chunks: unit inner stride, aligned rows.
-Status checkStaged(const char *what, const TensorRef &t) {
-  int64_t chunk = 16 / static_cast<int64_t>(dtypeBytes(t.dtype));
-  if (t.strides[3] != 1)
-    return Status::error(std::string(what) +
-                         " must be contiguous in its last (head) dimension, "
-                         "got stride " +
-                         std::to_string(t.strides[3]));
-  if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
-    return Status::error(std::string(what) +
-                         " must be 16-byte aligned for cp.async");
-  for (int dim : {0, 1, 2})
-    if (t.strides[dim] % chunk != 0)
-      return Status::error(
-          std::string(what) + " stride " + std::to_string(t.strides[dim]) +
-          " of dimension " + std::to_string(dim) + " must be a multiple of " +
-          std::to_string(chunk) + " elements (16-byte aligned rows)");
-  return Status();
-}
-
-Status checkOnDevice(const char *what, const TensorRef &t) {
-  const api::Driver *d = nullptr;
-  if (Status s = api::driver(d); !s.ok())
-    return s;
-  unsigned memoryType = 0;
-  if (d->cuPointerGetAttribute(
-          &memoryType, api::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-          reinterpret_cast<api::CUdeviceptr>(t.data)) != 0 ||
-      memoryType != api::CU_MEMORYTYPE_DEVICE)
-    return Status::error(std::string(what) +
-                         " is not device memory of the current context");
-  return Status();
-}
-
-} // namespace
+ForwardKernel::~ForwardKernel() { detail::unloadModule(module_); }
 
 Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
                               const TensorRef &v, const TensorRef &out,
                               const TensorRef &lse,
                               const std::vector<TensorRef> &captures,
                               void *stream) const {
+  using namespace detail;
   const ForwardKernelSpec &s = spec_;
   if (q.sizes.size() != 4 || k.sizes.size() != 4)
     return Status::error("q and k must be rank-4 [batch, seq, heads, head_dim] "
@@ -427,76 +274,17 @@ Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
                          {"lse", &lse}})
     if (!(st = checkOnDevice(name, *t)).ok())
       return st;
-  if (captures.size() != s.captures.size())
-    return Status::error("variant '" + s.variant + "' captures " +
-                         std::to_string(s.captures.size()) + " tensors, got " +
-                         std::to_string(captures.size()));
-  std::vector<PackedTensor> packed;
-  for (const TensorRef *t : {&q, &k, &v, &out, &lse}) {
-    PackedTensor p{t->data, {0, 0, 0, 0}, {0, 0, 0, 0}};
-    for (size_t i = 0; i < t->sizes.size(); ++i) {
-      p.size[i] = t->sizes[i];
-      p.stride[i] = t->strides[i];
-    }
-    packed.push_back(p);
-  }
-  for (size_t i = 0; i < captures.size(); ++i) {
-    const CaptureSpec &decl = s.captures[i];
-    std::vector<int64_t> want;
-    for (const std::string &dim : decl.dims) {
-      if (dim == "batch")
-        want.push_back(batch);
-      else if (dim == "heads")
-        want.push_back(heads);
-      else if (dim == "kv_heads")
-        want.push_back(kvHeads);
-      else if (dim == "seq_q")
-        want.push_back(seqQ);
-      else if (dim == "seq_kv")
-        want.push_back(seqKV);
-      else
-        want.push_back(std::stoll(dim));
-    }
-    std::string what = "capture '" + decl.name + "'";
-    if (!(st = checkTensor(what.c_str(), captures[i], decl.dtype, want)).ok() ||
-        !(st = checkOnDevice(what.c_str(), captures[i])).ok())
-      return st;
-    if (want.size() > 4)
-      return Status::error(what + " has rank above 4");
-    PackedTensor p{captures[i].data, {0, 0, 0, 0}, {0, 0, 0, 0}};
-    for (size_t j = 0; j < want.size(); ++j) {
-      p.size[j] = captures[i].sizes[j];
-      p.stride[j] = captures[i].strides[j];
-    }
-    packed.push_back(p);
-  }
-  // Tensor<T, R> for R < 4 is a prefix of PackedTensor's layout only for
-  // R = 4; rank-R arguments are passed as their own sized structs.
-  std::vector<std::vector<char>> storage;
-  std::vector<void *> params;
-  std::vector<size_t> ranks = {4, 4, 4, 4, 3};
-  for (const CaptureSpec &decl : s.captures)
-    ranks.push_back(decl.dims.empty() ? 1 : decl.dims.size());
-  for (size_t i = 0; i < packed.size(); ++i) {
-    size_t r = ranks[i];
-    std::vector<char> bytes(8 + 16 * r);
-    std::memcpy(bytes.data(), &packed[i].ptr, 8);
-    std::memcpy(bytes.data() + 8, packed[i].size, 8 * r);
-    std::memcpy(bytes.data() + 8 + 8 * r, packed[i].stride, 8 * r);
-    storage.push_back(std::move(bytes));
-  }
-  for (auto &bytes : storage)
-    params.push_back(bytes.data());
-  const api::Driver *d = nullptr;
-  api::driver(d);
-  unsigned gridX = static_cast<unsigned>((seqQ + s.blockM - 1) / s.blockM);
-  return api::check(d->cuLaunchKernel(function_, gridX,
-                                      static_cast<unsigned>(heads),
-                                      static_cast<unsigned>(batch),
-                                      static_cast<unsigned>(s.numThreads), 1, 1,
-                                      static_cast<unsigned>(s.sharedBytes),
-                                      stream, params.data(), nullptr),
-                    "cuLaunchKernel");
+  if (!(st = checkCaptures(s.variant, s.captures, captures,
+                           {batch, heads, kvHeads, seqQ, seqKV}))
+           .ok())
+    return st;
+  KernelParams params;
+  for (const TensorRef *t : {&q, &k, &v, &out})
+    params.addTensor(*t, 4);
+  params.addTensor(lse, 3);
+  params.addCaptures(s.captures, captures);
+  return launch(function_, ceilDiv(seqQ, s.blockM), heads, batch, s.numThreads,
+                s.sharedBytes, stream, params, "cuLaunchKernel");
 }
 
 } // namespace kiln

@@ -16,21 +16,7 @@ RUNTIME_LIB=${3:-}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 EX=$ROOT/examples
 TL=$ROOT/test/Runtime/Inputs/causal_top_left.mlir
-pass=0; fail=0; failed=()
-
-run() { # description, then kiln run arguments
-  local what=$1; shift
-  local out rc err
-  out=$("$KILN" run "$@" --backend cuda --check 2>&1); rc=$?
-  err=$(printf '%s\n' "$out" | sed -n 's/.*output: .*rel L2 err \([0-9.e+-]*\).*/\1/p')
-  if [ $rc -eq 0 ]; then
-    pass=$((pass + 1)); printf 'PASS  rel_err=%-10s %s\n' "${err:-?}" "$what"
-  else
-    fail=$((fail + 1)); failed+=("$what")
-    printf 'FAIL  rc=%d rel_err=%-10s %s\n' $rc "${err:-?}" "$what"
-    printf '%s\n' "$out" | tail -n 8 | sed 's/^/      /'
-  fi
-}
+. "$ROOT/test/Runtime/suite-lib.sh"
 
 seqs="1 17 128 1000 4096"
 [ "$QUICK" = "--quick" ] && seqs="1 17 1000"
@@ -89,6 +75,4 @@ if [ -n "$RUNTIME_LIB" ]; then
     fail=$((fail + 1)); failed+=("memory linear in N"); printf 'FAIL  memory: %s\n' "$out"
   fi
 fi
-echo "summary: $pass passed, $fail failed"
-for f in "${failed[@]}"; do echo "  failed: $f"; done
-[ $fail -eq 0 ]
+summary

@@ -4,7 +4,9 @@
 // warps per program, each warp owning BLOCK_M / W query rows; operand tiles
 // staged in shared memory with cp.async and read with ldmatrix; S, P and the
 // accumulator kept in registers in the mma accumulator layout, so the
-// softmax never leaves registers and P feeds P*V without a shuffle.
+// softmax never leaves registers and P feeds P*V without a shuffle. The
+// backward's transposed products (P^T dO, dS^T Q) round-trip their register
+// lhs through shared memory and read it back with ldmatrix.trans.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +57,24 @@ public:
   }
 
 private:
+  /// A new padded shared buffer of `type`'s shape at the next free offset.
+  Value allocate(RankedTensorType type) {
+    Type elt = type.getElementType();
+    int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    int64_t pitch = cols + kRowPadBytes / eltBytes;
+    MLIRContext *ctx = func.getContext();
+    auto memref = MemRefType::get(
+        {rows, cols}, elt, StridedLayoutAttr::get(ctx, 0, {pitch, 1}),
+        builder.getI64IntegerAttr(tgpu::kSharedMemorySpace));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&func.front());
+    Value buffer = tgpu::SharedAllocOp::create(builder, func.getLoc(), memref,
+                                               sharedBytes);
+    sharedBytes += (rows * pitch * eltBytes + 127) / 128 * 128;
+    return buffer;
+  }
+
   /// The shared buffer a load is staged into; loads of one descriptor with
   /// one tile shape (K in every KV loop) share it, unless that buffer is
   /// `busy` (the other operand of the same dot).
@@ -65,18 +85,7 @@ private:
     auto key = std::make_pair(load.getDesc(), Type(type));
     if (auto it = buffers.find(key); it != buffers.end() && it->second != busy)
       return stagedBuffers[load.getOperation()] = it->second;
-    Type elt = type.getElementType();
-    int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
-    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-    int64_t pitch = cols + kRowPadBytes / eltBytes;
-    MLIRContext *ctx = func.getContext();
-    auto memref = MemRefType::get(
-        {rows, cols}, elt, StridedLayoutAttr::get(ctx, 0, {pitch, 1}),
-        builder.getI64IntegerAttr(tgpu::kSharedMemorySpace));
-    builder.setInsertionPointToStart(&func.front());
-    Value buffer = tgpu::SharedAllocOp::create(builder, func.getLoc(), memref,
-                                               sharedBytes);
-    sharedBytes += (rows * pitch * eltBytes + 127) / 128 * 128;
+    Value buffer = allocate(type);
     if (!buffers.count(key))
       buffers[key] = buffer;
     return stagedBuffers[load.getOperation()] = buffer;
@@ -112,11 +121,32 @@ private:
     return buffer;
   }
 
+  /// A register lhs of a transposed-lhs product (P in P^T dO) goes through
+  /// shared memory: each warp holds whole rows of P, but the product's
+  /// m16 tiles need its columns, which ldmatrix.trans reads from there.
+  FailureOr<Value> storeTransposed(Value tile, tile::DotOp dot) {
+    auto type = cast<RankedTensorType>(tile.getType());
+    Type elt = type.getElementType();
+    if (type.getRank() != 2)
+      return dot.emitError() << "mma operands must be 2-D tiles";
+    if (!elt.isBF16() && !elt.isF16())
+      return dot.emitError()
+             << "a transposed register lhs goes through shared memory in "
+                "bf16 or f16 (ldmatrix.trans); round it first, got "
+             << elt;
+    Value buffer = allocate(type);
+    builder.setInsertionPoint(dot);
+    Location loc = dot.getLoc();
+    // Every warp must be done reading the buffer's previous contents...
+    tgpu::BarrierOp::create(builder, loc);
+    tgpu::StoreSharedOp::create(builder, loc, tile, buffer);
+    // ... and sees every warp's rows before reading columns.
+    tgpu::BarrierOp::create(builder, loc);
+    return buffer;
+  }
+
   LogicalResult scheduleDot(tile::DotOp dot) {
     auto resultType = cast<RankedTensorType>(dot.getResult().getType());
-    if (dot.getTransposeLhs())
-      return dot.emitError() << "the sm_80 schedule has no transposed-lhs "
-                                "mma yet (the backward pass's P^T dO)";
     if (!resultType.getElementType().isF32())
       return dot.emitError() << "the GPU schedule accumulates in f32, not "
                              << resultType.getElementType();
@@ -124,9 +154,16 @@ private:
     auto stagedLhs = stage(lhs, dot, Value());
     if (failed(stagedLhs))
       return failure();
-    if (*stagedLhs)
+    if (*stagedLhs) {
       lhs = *stagedLhs;
-    auto rhs = stage(dot.getRhs(), dot, *stagedLhs);
+    } else if (dot.getTransposeLhs()) {
+      auto stored = storeTransposed(lhs, dot);
+      if (failed(stored))
+        return failure();
+      lhs = *stored;
+    }
+    Value lhsBuffer = isa<MemRefType>(lhs.getType()) ? lhs : Value();
+    auto rhs = stage(dot.getRhs(), dot, lhsBuffer);
     if (failed(rhs))
       return failure();
     if (!*rhs)
@@ -140,23 +177,26 @@ private:
                                              builder.getF32FloatAttr(0.0));
       acc = tile::SplatOp::create(builder, dot.getLoc(), resultType, zero);
     }
-    Value mma = tgpu::MmaOp::create(builder, dot.getLoc(), resultType, lhs,
-                                    *rhs, acc, dot.getTransposeRhs());
+    Value mma =
+        tgpu::MmaOp::create(builder, dot.getLoc(), resultType, lhs, *rhs, acc,
+                            dot.getTransposeRhs(), dot.getTransposeLhs());
     dot.replaceAllUsesWith(mma);
     dot.erase();
     return success();
   }
 
   /// Every register tile gets the mma layout (2-D) or its row slice (1-D).
+  /// Rows split over the warps in m16 tiles: S and P have BLOCK_M rows, the
+  /// backward's dK and dV accumulators BLOCK_N.
   LogicalResult assignLayouts() {
     auto blockM = func->getAttrOfType<IntegerAttr>(attrs::kBlockM);
     if (!blockM)
       return func.emitError() << "a tile kernel needs " << attrs::kBlockM;
-    int64_t m = blockM.getInt();
-    if (m % (16 * numWarps) != 0)
+    int64_t m = blockM.getInt(), rowQuantum = 16 * numWarps;
+    if (m % rowQuantum != 0)
       return func.emitError()
              << "block_m " << m << " must be a multiple of 16 * num_warps ("
-             << 16 * numWarps << ") for the mma layout";
+             << rowQuantum << ") for the mma layout";
     MLIRContext *ctx = func.getContext();
     Attribute mmaLayout = tgpu::MmaLayoutAttr::get(ctx, numWarps);
     Attribute rowsLayout = tgpu::RowsLayoutAttr::get(ctx, numWarps);
@@ -164,20 +204,22 @@ private:
       auto type = dyn_cast<RankedTensorType>(v.getType());
       if (!type)
         return success();
-      if (type.getRank() == 2 && type.getDimSize(0) == m &&
-          type.getDimSize(1) % 16 == 0) {
+      bool rowsSplit = type.getRank() >= 1 && type.getDimSize(0) > 0 &&
+                       type.getDimSize(0) % rowQuantum == 0;
+      if (type.getRank() == 2 && rowsSplit && type.getDimSize(1) % 16 == 0) {
         v.setType(RankedTensorType::get(type.getShape(), type.getElementType(),
                                         mmaLayout));
         return success();
       }
-      if (type.getRank() == 1 && type.getDimSize(0) == m) {
+      if (type.getRank() == 1 && rowsSplit) {
         v.setType(RankedTensorType::get(type.getShape(), type.getElementType(),
                                         rowsLayout));
         return success();
       }
       return where->emitError()
-             << "no GPU register layout for " << type << ": tiles must be " << m
-             << "xN (N a multiple of 16) or " << m;
+             << "no GPU register layout for " << type
+             << ": tiles must be RxN or R with R a multiple of " << rowQuantum
+             << " (16 rows per warp) and N a multiple of 16";
     };
     WalkResult result = func.walk([&](Operation *op) {
       for (Region &region : op->getRegions())

@@ -535,6 +535,34 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << offset << "];\n";
         return success();
       })
+      .Case([&](tile::LoadOp l) -> LogicalResult {
+        // A register load (row statistics, the preprocess's O and dO):
+        // elements outside the descriptor read the fill value.
+        auto type = cppType(l.getType(), loc);
+        if (failed(type))
+          return failure();
+        auto fill = dyn_cast<FloatAttr>(l.getFill());
+        if (!fill)
+          return l.emitError() << "the CUDA emitter loads float tiles only";
+        line() << *type << " " << name(l) << ";\n";
+        line() << "kiln::load(" << name(l) << ", " << name(l.getDesc());
+        for (Value o : l.getOffsets())
+          os << ", " << name(o);
+        os << ", " << floatLiteral(fill.getValueAsDouble()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::AtomicAddOp a) {
+        line() << "kiln::atomic_add(" << name(a.getDesc());
+        for (Value o : a.getOffsets())
+          os << ", " << name(o);
+        os << ", " << name(a.getValue()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::StoreSharedOp st) {
+        line() << "kiln::store_shared(" << name(st.getDest()) << ", "
+               << name(st.getValue()) << ");\n";
+        return success();
+      })
       .Case([&](tile::StoreOp s) {
         line() << "kiln::store(" << name(s.getDesc());
         for (Value o : s.getOffsets())
@@ -572,8 +600,9 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         if (failed(type))
           return failure();
         line() << *type << " " << name(m) << " = " << name(m.getAcc()) << ";\n";
-        line() << "kiln::mma<" << (m.getTransposeRhs() ? "true" : "false")
-               << ">(" << name(m) << ", " << name(m.getLhs()) << ", "
+        line() << "kiln::mma<" << (m.getTransposeLhs() ? "true" : "false")
+               << ", " << (m.getTransposeRhs() ? "true" : "false") << ">("
+               << name(m) << ", " << name(m.getLhs()) << ", "
                << name(m.getRhs()) << ");\n";
         return success();
       })

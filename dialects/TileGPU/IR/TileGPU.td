@@ -94,16 +94,34 @@ def TileGPU_BarrierOp : TileGPU_Op<"barrier"> {
   let assemblyFormat = "attr-dict";
 }
 
+def TileGPU_StoreSharedOp : TileGPU_Op<"store_shared"> {
+  let summary = "writes a register tile into a shared buffer of its shape";
+  let description = [{
+    Every thread writes the elements it holds in the tile's `#tgpu.mma`
+    layout. The transposed-lhs products of the backward pass (`Pᵀ dO`,
+    `dSᵀ Q`) go through shared memory this way: a warp holds rows of P, but
+    the product needs its columns, which ldmatrix.trans then reads. Readers
+    in other warps need a `tgpu.barrier` after the store.
+  }];
+  let arguments = (ins AnyRankedTensor:$value,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$dest);
+  let assemblyFormat = "$value `,` $dest attr-dict `:` type($value) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
 def TileGPU_MmaOp : TileGPU_Op<"mma", [MemoryEffects<[MemRead]>]> {
-  let summary = "acc + A * B (or A * B^T) on tensor cores";
+  let summary = "acc + op(A) * op(B) on tensor cores";
   let description = [{
     `lhs` is a shared-memory buffer (loaded with ldmatrix) or a register tile
     in `#tgpu.mma` layout (P in P*V); `rhs` is a shared-memory buffer, read
-    transposed (`K` rows for `Q K^T`) when `transpose_rhs` is set. The
-    accumulator and result are f32 `#tgpu.mma` tiles.
+    transposed (`K` rows for `Q K^T`) when `transpose_rhs` is set. With
+    `transpose_lhs` the lhs must be a shared buffer holding Aᵀ (K x M; `P`
+    for `Pᵀ dO`), read with ldmatrix.trans. The accumulator and result are
+    f32 `#tgpu.mma` tiles.
   }];
   let arguments = (ins AnyType:$lhs, AnyStaticShapeMemRef:$rhs,
-                       AnyRankedTensor:$acc, UnitAttr:$transpose_rhs);
+                       AnyRankedTensor:$acc, UnitAttr:$transpose_rhs,
+                       UnitAttr:$transpose_lhs);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `,` type($acc) `->` type($result)

@@ -48,6 +48,21 @@ LogicalResult SharedAllocOp::verify() {
   return success();
 }
 
+LogicalResult StoreSharedOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  MemRefType dest = getDest().getType();
+  if (!isSharedMemRef(dest))
+    return emitOpError() << "writes to shared memory (memory space 3)";
+  if (!isa_and_nonnull<MmaLayoutAttr>(value.getEncoding()))
+    return emitOpError() << "stores #tgpu.mma register tiles";
+  if (value.getShape() != dest.getShape() ||
+      value.getElementType() != dest.getElementType())
+    return emitOpError() << "the buffer must have the tile's shape and "
+                            "element type, got "
+                         << value << " into " << dest;
+  return success();
+}
+
 LogicalResult MmaOp::verify() {
   auto acc = cast<RankedTensorType>(getAcc().getType());
   if (getResult().getType() != acc)
@@ -58,11 +73,31 @@ LogicalResult MmaOp::verify() {
   if (!isSharedMemRef(getRhs().getType()))
     return emitOpError() << "reads rhs from shared memory";
   Type lhs = getLhs().getType();
+  ArrayRef<int64_t> lhsShape;
   if (auto regs = dyn_cast<RankedTensorType>(lhs)) {
     if (!isa_and_nonnull<MmaLayoutAttr>(regs.getEncoding()))
       return emitOpError() << "a register lhs must be in #tgpu.mma layout";
-  } else if (!isSharedMemRef(lhs)) {
+    if (getTransposeLhs())
+      return emitOpError() << "a transposed lhs is read from shared memory "
+                              "(ldmatrix.trans); store the register tile "
+                              "with tgpu.store_shared first";
+    lhsShape = regs.getShape();
+  } else if (isSharedMemRef(lhs)) {
+    lhsShape = cast<MemRefType>(lhs).getShape();
+  } else {
     return emitOpError() << "lhs must be a shared buffer or a register tile";
   }
+  ArrayRef<int64_t> rhsShape = getRhs().getType().getShape();
+  if (lhsShape.size() != 2 || rhsShape.size() != 2)
+    return emitOpError() << "multiplies 2-D tiles";
+  int64_t m = lhsShape[getTransposeLhs() ? 1 : 0];
+  int64_t k = lhsShape[getTransposeLhs() ? 0 : 1];
+  int64_t rhsK = rhsShape[getTransposeRhs() ? 1 : 0];
+  int64_t n = rhsShape[getTransposeRhs() ? 0 : 1];
+  if (k != rhsK || acc.getDimSize(0) != m || acc.getDimSize(1) != n)
+    return emitOpError() << "shapes do not multiply: op(lhs) is " << m << "x"
+                         << k << ", op(rhs) " << rhsK << "x" << n
+                         << ", accumulator " << acc.getDimSize(0) << "x"
+                         << acc.getDimSize(1);
   return success();
 }

@@ -6,6 +6,10 @@
 //   std::unique_ptr<kiln::ForwardKernel> kernel;
 //   kiln::compile(variant, {}, kernel);    // MLIR -> CUDA -> NVRTC, cached
 //   kernel->forward(q, k, v, out, lse, {}, stream);
+//   std::unique_ptr<kiln::BackwardKernel> grads;
+//   kiln::compileBackward(variant, {}, kiln::BackwardSchedule::TwoKernel,
+//                         grads);
+//   grads->backward(q, k, v, out, dout, lse, dq, dk, dv, {}, stream);
 //
 // The declarations need no MLIR; the definitions live in the compiler
 // (link KilnDriver). Runtime-only programs use kiln/Runtime.h alone with
@@ -44,6 +48,23 @@ Status compileSpec(const Variant &variant, const CompileOptions &options,
 /// and load on the device.
 Status compile(const Variant &variant, const CompileOptions &options,
                std::unique_ptr<ForwardKernel> &kernel);
+
+/// The backward pass's two schedules (docs/pipeline.md): two kernels (dQ;
+/// dK and dV) with no atomics, bit-identical across runs, 12 N^2 d FLOPs;
+/// or one dK/dV kernel adding dQ atomically in f32, 10 N^2 d FLOPs.
+enum class BackwardSchedule { TwoKernel, AtomicDQ };
+
+/// Lowers the backward kernels of `variant` for `options.arch` (required).
+/// Needs no GPU.
+Status compileBackwardSpec(const Variant &variant,
+                           const CompileOptions &options,
+                           BackwardSchedule schedule, BackwardKernelSpec &spec);
+
+/// compileBackwardSpec for the device's arch, then compile (or fetch from the
+/// cache) and load on the device.
+Status compileBackward(const Variant &variant, const CompileOptions &options,
+                       BackwardSchedule schedule,
+                       std::unique_ptr<BackwardKernel> &kernel);
 
 } // namespace kiln
 

@@ -109,6 +109,87 @@ private:
   bool cacheHit_ = false;
 };
 
+/// One __global__ function of a multi-kernel program.
+struct KernelEntry {
+  std::string name;
+  int64_t numThreads = 128, sharedBytes = 0;
+};
+
+/// The backward kernels of a variant, all in one CUDA source.
+struct BackwardKernelSpec {
+  std::string variant, source, arch;
+  /// false: two kernels, dQ and dK/dV, no atomics (deterministic);
+  /// true: one dK/dV kernel accumulating dQ with fp32 atomics into a
+  /// workspace, then a convert kernel writes dq.
+  bool atomicDQ = false;
+  int64_t blockM = 64, blockN = 64;
+  int64_t headDimQK = 64, headDimV = 64, gqaGroup = 1;
+  DType dtype = DType::BF16;
+  std::vector<CaptureSpec> captures;
+  /// dq: two-kernel only; convert: atomicDQ only (the other may be empty).
+  KernelEntry preprocess, dq, dkdv, convert;
+};
+
+namespace detail {
+class StreamWorkspaces;
+} // namespace detail
+
+/// The backward kernels of a variant, loaded on the current device.
+///
+/// Workspace: backward() needs device scratch memory (D = rowsum(dO * O),
+/// and for atomicDQ the fp32 dQ accumulator). The object keeps one buffer
+/// per stream handle (per handle and thread for CU_STREAM_PER_THREAD),
+/// allocated with cuMemAlloc on first use and grown (never
+/// shrunk) when a call needs more; all are freed by the destructor. Work on
+/// one stream runs in order, so calls on one stream can share a buffer, and
+/// calls on different streams never share one: concurrent backward() calls
+/// on one object are safe, from any threads, on any streams (they are
+/// serialized on the host while they enqueue, which takes microseconds).
+/// Growing a stream's buffer first synchronizes that stream. The memory stays
+/// allocated until the object is destroyed; destroy it only after its work
+/// has finished, and do not reuse a destroyed stream's handle for new work
+/// while the old stream's backward work may still run.
+class BackwardKernel {
+public:
+  /// Compiles (or finds in the cache) `spec.source` and loads it on device
+  /// `ordinal`: one module, the functions of the spec's schedule.
+  static Status load(const BackwardKernelSpec &spec, int ordinal,
+                     std::unique_ptr<BackwardKernel> &kernel);
+  ~BackwardKernel();
+
+  /// dq, dk, dv = gradients of out = attention(q, k, v) given dout and the
+  /// forward's natural-log lse. Shapes as for forward: q [B, Lq, H, Dqk],
+  /// k [B, Lk, H/G, Dqk], v [B, Lk, H/G, Dv], out and dout [B, Lq, H, Dv],
+  /// lse [B, H, Lq] f32, dq like q, dk like k, dv like v, all in the spec's
+  /// dtype except lse. q, k, v and dout need unit innermost stride and
+  /// 16-byte aligned rows; every tensor must span fewer than 2^31 elements.
+  /// Validates everything, then enqueues the kernels on `stream` (a
+  /// CUstream; null: the default stream) without synchronizing.
+  Status backward(const TensorRef &q, const TensorRef &k, const TensorRef &v,
+                  const TensorRef &out, const TensorRef &dout,
+                  const TensorRef &lse, const TensorRef &dq,
+                  const TensorRef &dk, const TensorRef &dv,
+                  const std::vector<TensorRef> &captures, void *stream) const;
+
+  const BackwardKernelSpec &spec() const { return spec_; }
+  double compileMs() const { return compileMs_; }
+  double loadMs() const { return loadMs_; }
+  bool cacheHit() const { return cacheHit_; }
+  /// Bytes of device workspace the last backward() call used (D and, for
+  /// atomicDQ, the fp32 dQ accumulator); 0 before the first call.
+  size_t workspaceBytes() const;
+
+private:
+  BackwardKernel();
+  BackwardKernelSpec spec_;
+  void *module_ = nullptr;
+  void *preprocess_ = nullptr, *dq_ = nullptr, *dkdv_ = nullptr,
+       *convert_ = nullptr;
+  double compileMs_ = 0, loadMs_ = 0;
+  bool cacheHit_ = false;
+  std::unique_ptr<detail::StreamWorkspaces> workspaces_;
+};
+
 /// Minimal device memory helpers for drivers and tests.
 namespace cuda {
 Status init(int ordinal);

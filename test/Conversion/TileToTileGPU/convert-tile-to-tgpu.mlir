@@ -404,7 +404,7 @@ func.func @no_layout_columns(%od: !tile.desc<?x8xf32>)
     attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
   %c0 = arith.constant 0 : index
   %z = arith.constant 0.0 : f32
-  // expected-error @+1 {{no GPU register layout for 'tensor<64x8xf32>': tiles must be 64xN (N a multiple of 16) or 64}}
+  // expected-error-re @+1 {{no GPU register layout for 'tensor<64x8xf32>': tiles must be RxN or R with R a multiple of {{32|64}} (16 rows per warp) and N a multiple of 16}}
   %t = tile.splat %z : f32 -> tensor<64x8xf32>
   tile.store %t, %od[%c0, %c0] : tensor<64x8xf32>, !tile.desc<?x8xf32>
   return
@@ -415,9 +415,9 @@ func.func @no_layout_columns(%od: !tile.desc<?x8xf32>)
 func.func @no_layout_rows(%od: !tile.desc<?x64xf32>)
     attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{no GPU register layout for 'tensor<128x64xf32>': tiles must be 64xN (N a multiple of 16) or 64}}
-  %t = tile.load %od[%c0, %c0] fill 0.0 : f32 : !tile.desc<?x64xf32> -> tensor<128x64xf32>
-  tile.store %t, %od[%c0, %c0] : tensor<128x64xf32>, !tile.desc<?x64xf32>
+  // expected-error-re @+1 {{no GPU register layout for 'tensor<48x64xf32>': tiles must be RxN or R with R a multiple of {{32|64}} (16 rows per warp) and N a multiple of 16}}
+  %t = tile.load %od[%c0, %c0] fill 0.0 : f32 : !tile.desc<?x64xf32> -> tensor<48x64xf32>
+  tile.store %t, %od[%c0, %c0] : tensor<48x64xf32>, !tile.desc<?x64xf32>
   return
 }
 
@@ -427,24 +427,24 @@ func.func @no_layout_vector(%ld: !tile.desc<?xf32>)
     attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
   %c0 = arith.constant 0 : index
   %z = arith.constant 0.0 : f32
-  // expected-error @+1 {{no GPU register layout for 'tensor<32xf32>': tiles must be 64xN (N a multiple of 16) or 64}}
-  %t = tile.splat %z : f32 -> tensor<32xf32>
-  tile.store %t, %ld[%c0] : tensor<32xf32>, !tile.desc<?xf32>
+  // expected-error-re @+1 {{no GPU register layout for 'tensor<48xf32>': tiles must be RxN or R with R a multiple of {{32|64}} (16 rows per warp) and N a multiple of 16}}
+  %t = tile.splat %z : f32 -> tensor<48xf32>
+  tile.store %t, %ld[%c0] : tensor<48xf32>, !tile.desc<?xf32>
   return
 }
 
 // -----
 
 // A loop-carried tile without a layout is reported at the loop.
-func.func @no_layout_iter_arg(%init: tensor<32xf32>, %ld: !tile.desc<?xf32>, %n: index)
+func.func @no_layout_iter_arg(%init: tensor<48xf32>, %ld: !tile.desc<?xf32>, %n: index)
     attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // expected-error @+1 {{no GPU register layout for 'tensor<32xf32>': tiles must be 64xN (N a multiple of 16) or 64}}
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (tensor<32xf32>) {
-    scf.yield %a : tensor<32xf32>
+  // expected-error-re @+1 {{no GPU register layout for 'tensor<48xf32>': tiles must be RxN or R with R a multiple of {{32|64}} (16 rows per warp) and N a multiple of 16}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (tensor<48xf32>) {
+    scf.yield %a : tensor<48xf32>
   }
-  tile.store %r, %ld[%c0] : tensor<32xf32>, !tile.desc<?xf32>
+  tile.store %r, %ld[%c0] : tensor<48xf32>, !tile.desc<?xf32>
   return
 }
 

@@ -26,7 +26,7 @@
 // CHECK-NEXT: for (int [[J:v[0-9]+]] = {{v[0-9]+}}; [[J]] < {{v[0-9]+}}; [[J]] += [[STEP:v[0-9]+]]) {
 // CHECK: kiln::copy_async<128>([[VS:v[0-9]+]], {{v[0-9]+}}, [[J]],
 // CHECK: kiln::cp_async_wait<1>();
-// CHECK: kiln::mma<true>([[S:v[0-9]+]], [[QS]], [[KS]]);
+// CHECK: kiln::mma<false, true>([[S:v[0-9]+]], [[QS]], [[KS]]);
 // The score_mod, inlined elementwise over the thread's fragment.
 // CHECK: // math.tanh loc(
 // CHECK: for (int e = 0; e < kiln::Frag<float, 64, {{[0-9]+}}, 4>::kSize; ++e) {{v[0-9]+}}.x[e] = tanhf({{v[0-9]+}}.x[e]);
@@ -38,7 +38,7 @@
 // CHECK: __syncthreads();
 // CHECK: const int [[NEXT:v[0-9]+]] = ([[J]] + [[STEP]]);
 // CHECK: kiln::copy_async<128>([[KS]], [[KD]], [[NEXT]],
-// CHECK: kiln::mma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[VS]]);
+// CHECK: kiln::mma<false, false>({{v[0-9]+}}, {{v[0-9]+}}, [[VS]]);
 // The last prefetch is drained before the next loop reuses the buffer.
 // CHECK: kiln::cp_async_wait<0>();
 // CHECK: // KV loop: full
@@ -54,6 +54,6 @@
 // ALIBI: const float {{v[0-9]+}} = [[SLOPES]].ptr[0 + static_cast<long long>({{v[0-9]+}}) * [[SLOPES]].stride[0]];
 // Without overlap-copies, each copy waits alone.
 // ALIBI-NOT: cp_async_wait<1>
-// ALIBI: kiln::mma<true>(
+// ALIBI: kiln::mma<false, true>(
 
 // UNSCHEDULED: error: no scheduled kernel to emit (run kiln-cuda-fwd-pipeline)

@@ -1,0 +1,125 @@
+"""Forward + backward attention: Kiln next to PyTorch SDPA (flash =
+FlashAttention-2, cuDNN) in one process on one GPU.
+
+Kiln runs its forward kernel, then its backward kernels (both schedules when
+their specs are present), through the runtime's C API on torch tensors; the
+peers run SDPA's forward and autograd backward. All timed with the same
+do_bench.
+
+  python3 bench/bench_backward.py --lib build/lib/libkiln_runtime.so --specs DIR
+
+DIR holds <variant>_hd<D>.cubin.json (`kiln compile`) and
+<variant>_hd<D>_bwd.cubin.json / <variant>_hd<D>_bwd_atomic.cubin.json
+(`kiln compile --backward [--bwd-schedule atomic]`) for variant in {plain,
+causal}. Shapes follow ../shared/bench/peers.py: 16384 tokens per batch,
+hidden 2048. FLOPs as peers.py: forward 4*B*H*N*N*D (halved for causal),
+backward 2.5x that, forward+backward 3.5x.
+"""
+import argparse, json, os, sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import sdpa_kernel, SDPBackend
+import triton
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kiln_ctypes import Runtime
+
+p = argparse.ArgumentParser()
+p.add_argument("--lib", required=True)
+p.add_argument("--specs", required=True)
+p.add_argument("--hdims", default="64,128")
+p.add_argument("--seqlens", default="4096,16384")
+args = p.parse_args()
+
+dev, dt = "cuda", torch.bfloat16
+runtime = Runtime(args.lib)
+SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic"}
+
+
+def spec(variant, hd, suffix):
+    path = os.path.join(args.specs, f"{variant}_hd{hd}{suffix}.cubin.json")
+    return path if os.path.exists(path) else None
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+def relerr(got, ref):
+    return ((got.float() - ref.float()).norm() / ref.float().norm()).item()
+
+
+rows = []
+print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
+for hd in [int(x) for x in args.hdims.split(",")]:
+    for N in [int(x) for x in args.seqlens.split(",")]:
+        B, H = max(1, 16384 // N), 2048 // hd
+        q = torch.randn(B, N, H, hd, device=dev, dtype=dt)
+        k, v, do = torch.randn_like(q), torch.randn_like(q), torch.randn_like(q)
+        o, dq, dk, dv = (torch.empty_like(q) for _ in range(4))
+        lse = torch.empty(B, H, N, device=dev, dtype=torch.float32)
+        for causal in (False, True):
+            variant = "causal" if causal else "plain"
+            fwd_flops = 4 * B * H * N * N * hd / (2 if causal else 1)
+            row = dict(hdim=hd, N=N, B=B, H=H, causal=causal)
+            # Flash's gradients are the yardstick for Kiln's (same bf16 inputs).
+            qt, kt, vt = (t.transpose(1, 2).detach().requires_grad_() for t in (q, k, v))
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).backward(do.transpose(1, 2))
+            ref = [t.grad.transpose(1, 2) for t in (qt, kt, vt)]
+            fwd = runtime.load_forward(spec(variant, hd, ""))
+            for suffix, name in SCHEDULES.items():
+                path = spec(variant, hd, "_bwd" + suffix)
+                if path is None:
+                    continue
+                bwd = runtime.load_backward(path)
+                for t in (dq, dk, dv):
+                    t.fill_(float("nan"))
+                runtime.forward(fwd, q, k, v, o, lse)
+                runtime.backward(bwd, q, k, v, o, do, lse, dq, dk, dv)
+                torch.cuda.synchronize()
+                row[f"{name}_relerr"] = max(relerr(g, r) for g, r in zip((dq, dk, dv), ref))
+                row[f"{name}_bwd_ms"] = bench(lambda: runtime.backward(bwd, q, k, v, o, do, lse, dq, dk, dv))
+
+                def fb():
+                    runtime.forward(fwd, q, k, v, o, lse)
+                    runtime.backward(bwd, q, k, v, o, do, lse, dq, dk, dv)
+                row[f"{name}_fb_ms"] = bench(fb)
+            for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+                try:
+                    with sdpa_kernel([be]):
+                        fwd_fn = lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+                        out = fwd_fn()
+                        row[f"{name}_bwd_ms"] = bench(
+                            lambda: torch.autograd.grad(out, (qt, kt, vt), do.transpose(1, 2), retain_graph=True))
+
+                        def fb():
+                            qt.grad = kt.grad = vt.grad = None
+                            fwd_fn().backward(do.transpose(1, 2))
+                        row[f"{name}_fb_ms"] = bench(fb)
+                except Exception as e:  # a peer that does not support the shape
+                    row[f"{name}_error"] = str(e)[:80]
+            for name in ["kiln", "kiln_atomic", "flash", "cudnn"]:
+                if f"{name}_fb_ms" in row:
+                    row[f"{name}_bwd_tflops"] = 2.5 * fwd_flops / row[f"{name}_bwd_ms"] / 1e9
+                    row[f"{name}_fb_tflops"] = 3.5 * fwd_flops / row[f"{name}_fb_ms"] / 1e9
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            del qt, kt, vt, ref
+        del q, k, v, do, o, dq, dk, dv, lse
+        torch.cuda.empty_cache()
+
+out = os.environ.get("OUT", "/tmp")
+json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.join(out, "bench_backward.json"), "w"),
+          indent=1)
+print(f"\nfwd+bwd TFLOP/s (bwd-only in brackets), {torch.cuda.get_device_name()}")
+print(f"{'hdim':>4} {'N':>6} {'causal':>6} {'kiln':>13} {'kiln_atomic':>13} {'flash':>13} {'cudnn':>13} "
+      f"{'k/flash':>7} {'k/cudnn':>7} {'relerr':>8}")
+for r in rows:
+    f = lambda n: f"{r[n + '_fb_tflops']:5.1f} ({r[n + '_bwd_tflops']:5.1f})" if n + "_fb_tflops" in r else f"{'n/a':>13}"
+    best = max((r.get(n + "_fb_tflops", 0), n) for n in ("kiln", "kiln_atomic"))[0]
+    ratio = lambda peer: f"{best / r[peer + '_fb_tflops']:7.2f}" if peer + "_fb_tflops" in r else "    n/a"
+    err = max(r.get("kiln_relerr", 0), r.get("kiln_atomic_relerr", 0))
+    print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} {f('kiln')} {f('kiln_atomic')} {f('flash')} "
+          f"{f('cudnn')} {ratio('flash')} {ratio('cudnn')} {err:8.1e}")

@@ -1,0 +1,175 @@
+//===- CUDABackwardRun.cpp - kiln run --backward on the GPU ---------------===//
+
+#include "compiler/Driver/CUDABackwardRun.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+#include <random>
+
+namespace kiln::driver {
+
+namespace cuda = kiln::cuda;
+
+DType deviceDType(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::BF16:
+    return DType::BF16;
+  case ElementKind::F16:
+    return DType::F16;
+  case ElementKind::F32:
+    return DType::F32;
+  case ElementKind::F64:
+    return DType::F64;
+  case ElementKind::I32:
+    return DType::I32;
+  case ElementKind::I64:
+    return DType::I64;
+  }
+  return DType::F32;
+}
+
+void makeGradients(const Problem &p, uint64_t seed, Gradients &g) {
+  std::mt19937_64 rng(seed ^ 0x5eedull);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  g.dO = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
+  for (int64_t i = 0, n = g.dO.numElements(); i < n; ++i)
+    g.dO.set(i, normal(rng));
+  g.d = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
+  // Gradients come back in the input type, like the inputs.
+  g.dq = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dqk}, p.pad);
+  g.dk =
+      HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
+  g.dv = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
+  g.dqAccum =
+      HostBuffer::allocate(ElementKind::F32, {p.batch, p.seqQ, p.heads, p.dqk});
+  for (HostBuffer *t : {&g.d, &g.dq, &g.dk, &g.dv, &g.dqAccum})
+    t->poison();
+}
+
+namespace {
+
+/// Device copies of host buffers, freed on every path.
+class DeviceBuffers {
+public:
+  ~DeviceBuffers() {
+    for (void *ptr : pointers)
+      cuda::free(ptr);
+  }
+  /// Allocates a device copy of `host` (its bytes, strides included).
+  Status add(HostBuffer &host, TensorRef &ref) {
+    size_t bytes = host.storage.size() * 8;
+    void *ptr = nullptr;
+    if (Status s = cuda::malloc(&ptr, bytes); !s.ok())
+      return s;
+    pointers.push_back(ptr);
+    ref = {ptr, deviceDType(host.kind), host.sizes, host.strides};
+    return cuda::copyToDevice(ptr, host.data(), bytes);
+  }
+
+private:
+  std::vector<void *> pointers;
+};
+
+} // namespace
+
+int runBackwardOnCUDA(const BackwardKernelSpec &spec, const Problem &p,
+                      Inputs &in, std::vector<HostBuffer> &captures,
+                      const RunOptions &o, Gradients &g, std::string &note,
+                      llvm::raw_ostream &err) {
+  auto fail = [&](const Status &s, int code) {
+    err << "kiln: error: " << s.message() << "\n";
+    return code;
+  };
+  std::unique_ptr<BackwardKernel> kernel;
+  if (Status s = BackwardKernel::load(spec, 0, kernel); !s.ok())
+    return fail(s, kBadInput);
+  note += llvm::formatv("  backward ({0}): {1}, NVRTC {2:f1} ms, load "
+                        "{3:f2} ms\n",
+                        spec.atomicDQ ? "atomic dQ" : "two kernels",
+                        kernel->cacheHit() ? "cache hit" : "compiled",
+                        kernel->compileMs(), kernel->loadMs())
+              .str();
+  makeGradients(p, o.seed, g);
+  DeviceBuffers device;
+  // q, k, v, out, dout, lse, dq, dk, dv, then the captures.
+  std::vector<HostBuffer *> host{&in.q,   &in.k, &in.v, &in.o, &g.dO,
+                                 &in.lse, &g.dq, &g.dk, &g.dv};
+  for (HostBuffer &c : captures)
+    host.push_back(&c);
+  std::vector<TensorRef> refs(host.size());
+  for (size_t i = 0; i < host.size(); ++i)
+    if (Status s = device.add(*host[i], refs[i]); !s.ok())
+      return fail(s, kInternalError);
+  std::vector<TensorRef> captureRefs(refs.begin() + 9, refs.end());
+  auto launch = [&] {
+    return kernel->backward(refs[0], refs[1], refs[2], refs[3], refs[4],
+                            refs[5], refs[6], refs[7], refs[8], captureRefs,
+                            nullptr);
+  };
+  auto gradientBytes = [&](std::vector<std::vector<uint64_t>> &out) -> Status {
+    out.clear();
+    for (size_t i : {size_t(6), size_t(7), size_t(8)}) {
+      out.emplace_back(host[i]->storage.size());
+      if (Status s = cuda::copyToHost(out.back().data(), refs[i].data,
+                                      out.back().size() * 8);
+          !s.ok())
+        return s;
+    }
+    return Status();
+  };
+  // A launch that validation refused is bad input; a failure while the
+  // kernels run is ours.
+  if (Status s = launch(); !s.ok())
+    return fail(s, kBadInput);
+  if (Status s = cuda::synchronize(); !s.ok())
+    return fail(s, kInternalError);
+  std::vector<std::vector<uint64_t>> first, again;
+  if (Status s = gradientBytes(first); !s.ok())
+    return fail(s, kInternalError);
+  std::memcpy(g.dq.data(), first[0].data(), first[0].size() * 8);
+  std::memcpy(g.dk.data(), first[1].data(), first[1].size() * 8);
+  std::memcpy(g.dv.data(), first[2].data(), first[2].size() * 8);
+
+  // Determinism: the two-kernel schedule has a fixed summation order.
+  int differing = 0;
+  for (int run = 0; run < 2; ++run) {
+    if (Status s = launch(); !s.ok())
+      return fail(s, kInternalError);
+    if (Status s = cuda::synchronize(); !s.ok())
+      return fail(s, kInternalError);
+    if (Status s = gradientBytes(again); !s.ok())
+      return fail(s, kInternalError);
+    if (again != first)
+      ++differing;
+  }
+  note += llvm::formatv("  backward reruns: {0} of 2 differ bitwise from the "
+                        "first run{1}\n",
+                        differing,
+                        spec.atomicDQ ? " (atomic dQ: order not fixed)" : "")
+              .str();
+  if (!spec.atomicDQ && differing > 0) {
+    err << "kiln: error: the two-kernel backward schedule gave different "
+           "gradients across runs; it must be deterministic\n";
+    return kMismatch;
+  }
+
+  if (o.repeats > 0) {
+    double ms = 0;
+    if (Status t = cuda::timeMs(launch, static_cast<int>(o.repeats), ms);
+        !t.ok())
+      return fail(t, kInternalError);
+    // Backward FLOPs, dense: the five products of one pass (S, dP, dV, dK,
+    // dQ), 2.5x the forward, as FlashAttention counts them; the two-kernel
+    // schedule computes S and dP twice but is credited once.
+    double flops =
+        2.5 * 2.0 * p.batch * p.heads * p.seqQ * p.seqKV * (p.dqk + p.dv);
+    note += llvm::formatv("  timed {0} backward launches: {1:f4} ms, {2:f1} "
+                          "TFLOP/s (dense count)\n",
+                          o.repeats, ms, flops / (ms * 1e-3) / 1e12)
+                .str();
+  }
+  return 0;
+}
+
+} // namespace kiln::driver

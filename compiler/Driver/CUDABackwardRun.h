@@ -1,0 +1,36 @@
+//===- CUDABackwardRun.h - kiln run --backward on the GPU -------*- C++ -*-===//
+
+#ifndef KILN_COMPILER_DRIVER_CUDABACKWARDRUN_H
+#define KILN_COMPILER_DRIVER_CUDABACKWARDRUN_H
+
+#include "compiler/Driver/ReferenceCheck.h"
+#include "compiler/Driver/RunOptions.h"
+
+#include "kiln/Runtime.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace kiln::driver {
+
+/// The runtime's name for a host element kind.
+DType deviceDType(ElementKind kind);
+
+/// A random dO (normal, from `seed`), and D and the gradients poisoned, in
+/// the shapes of `p` (gradients in the input type).
+void makeGradients(const Problem &p, uint64_t seed, Gradients &g);
+
+/// Runs the backward kernels of `spec` on device 0 for the forward's
+/// results in `in`, copies dQ, dK, dV back into `g`, and appends timing and
+/// determinism notes to `note`. Every backward is run three times: the
+/// two-kernel schedule must give bit-identical gradients each time (exit 1
+/// otherwise); the atomic schedule's differences are reported.
+int runBackwardOnCUDA(const BackwardKernelSpec &spec, const Problem &p,
+                      Inputs &in, std::vector<HostBuffer> &captures,
+                      const RunOptions &o, Gradients &g, std::string &note,
+                      llvm::raw_ostream &err);
+
+} // namespace kiln::driver
+
+#endif // KILN_COMPILER_DRIVER_CUDABACKWARDRUN_H

@@ -1,0 +1,111 @@
+//===- Launch.h - what every kernel launcher shares -------------*- C++ -*-===//
+//
+// The forward and the backward launchers validate the same kind of arguments,
+// pass tensors to kernels the same way and load modules the same way; this is
+// that common part, so both report the same errors for the same mistakes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_LIB_LAUNCH_H
+#define KILN_RUNTIME_LIB_LAUNCH_H
+
+#include "kiln/Runtime.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::detail {
+
+/// "[2, 128, 8, 64]".
+std::string shapeString(const std::vector<int64_t> &v);
+
+/// dtype, rank, shape `want`, non-negative strides, dimensions below 2^31 and
+/// a non-null pointer, in that order. `what` names the tensor in messages.
+Status checkTensor(const char *what, const TensorRef &t, DType dtype,
+                   const std::vector<int64_t> &want);
+
+/// For rank-4 tensors read with cp.async (16-byte chunks): unit inner stride,
+/// 16-byte aligned base and row strides.
+Status checkStaged(const char *what, const TensorRef &t);
+
+/// `t.data` is device memory of the current context.
+Status checkOnDevice(const char *what, const TensorRef &t);
+
+/// Every element lies less than 2^31 elements past `t.data`: 1 + the sum over
+/// dims of (size - 1) * stride < 2^31. For kernels that form element offsets
+/// in 32-bit ints. Assumes checkTensor passed (non-negative strides).
+Status checkExtent(const char *what, const TensorRef &t);
+
+/// The problem sizes that capture dims name.
+struct ProblemSizes {
+  int64_t batch, heads, kvHeads, seqQ, seqKV;
+};
+
+/// As many captures as `decls` declares, each with its declared dtype and its
+/// dims resolved against `sizes`, on the device, of rank at most 4.
+Status checkCaptures(const std::string &variant,
+                     const std::vector<CaptureSpec> &decls,
+                     const std::vector<TensorRef> &captures,
+                     const ProblemSizes &sizes);
+
+/// The argument list of one launch. A tensor is passed as the kernel's
+/// Tensor<T, R> by value: an 8-byte pointer, then R sizes, then R strides,
+/// all 64-bit.
+class KernelParams {
+public:
+  /// Packs the first `rank` sizes and strides of `t` (zeros past its rank).
+  void addTensor(const TensorRef &t, size_t rank);
+  /// Packs captures (validated by checkCaptures) at their declared ranks; a
+  /// capture without dims is passed as rank 1.
+  void addCaptures(const std::vector<CaptureSpec> &decls,
+                   const std::vector<TensorRef> &captures);
+  /// cuLaunchKernel's kernelParams; valid until the next add.
+  void **pointers();
+
+private:
+  std::vector<std::vector<char>> storage_;
+  std::vector<void *> pointers_;
+};
+
+/// One function to fetch from a module.
+struct FunctionRequest {
+  std::string name;
+  int64_t sharedBytes = 0; ///< dynamic shared memory it is launched with
+};
+
+/// A module on the device and the functions asked of it, in request order.
+/// The caller owns `module` (unloadModule).
+struct LoadedModule {
+  void *module = nullptr;
+  std::vector<void *> functions;
+  int64_t maxShared = 0; ///< the device's opt-in maximum per block
+  double compileMs = 0, loadMs = 0;
+  bool cacheHit = false;
+};
+
+/// Initialises device `ordinal`, checks that `arch` is its arch, compiles
+/// `source` (or finds its cubin in the cache), loads the module once and
+/// fetches each function, checking its shared memory against the device's
+/// limit and raising its maximum dynamic shared memory to that size. `name`
+/// names the program in messages. On failure nothing stays loaded.
+Status loadModule(const std::string &source, const std::string &arch,
+                  const std::string &name, int ordinal,
+                  const std::vector<FunctionRequest> &functions,
+                  LoadedModule &loaded);
+
+/// Unloads a module from loadModule; null is ignored.
+void unloadModule(void *module);
+
+/// cuLaunchKernel on `stream`; a failure reads "<what> failed: <driver>".
+Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
+              int64_t numThreads, int64_t sharedBytes, void *stream,
+              KernelParams &params, const std::string &what);
+
+/// ceil(n / block).
+inline int64_t ceilDiv(int64_t n, int64_t block) {
+  return (n + block - 1) / block;
+}
+
+} // namespace kiln::detail
+
+#endif // KILN_RUNTIME_LIB_LAUNCH_H
