@@ -41,7 +41,7 @@ check)
   echo "suite rc=$?"; grep -E "^FAIL" -A10 "$OUT/suite.txt" | head -80; tail -4 "$OUT/suite.txt"
   ;;
 suite)
-  timeout 560 bash test/Runtime/run-gpu-backward-suite.sh $KILN > "$OUT/suite.txt" 2>&1
+  timeout "${SUITE_TIMEOUT:-560}" bash test/Runtime/run-gpu-backward-suite.sh $KILN > "$OUT/suite.txt" 2>&1
   echo "suite rc=$?"; grep -E "^FAIL" -A10 "$OUT/suite.txt" | head -80; tail -4 "$OUT/suite.txt"
   ;;
 bench)

@@ -65,8 +65,12 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     rows (LSE read as +inf) recompute `P = 0`, never NaN. Every product
     takes its operands in the input type (P and dS rounded to it, as
     FlashAttention-2 does) and accumulates in f32; gradients are written in
-    the input type. Every KV block is visited with the per-element mask (the
-    band-based skipping of the forward is not applied yet).
+    the input type. The mask band proven by `attn-infer-mask-bounds` bounds
+    both loops: the dQ kernel visits only the KV blocks its rows' band
+    reaches (as the forward), the dK/dV kernel only the Q blocks whose band
+    reaches its KV block (causal: about half the blocks). Visited blocks
+    apply the per-element mask (the forward's full-block split is not done
+    here).
 
     `schedule=atomic` selects the other schedule: no dQ kernel; the
     preprocess also zeroes an f32 dQ accumulator, the dK/dV kernel adds each

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/AttnToTile/BandBounds.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 #include "compiler/Conversion/Passes.h"
@@ -124,39 +125,6 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
                                   accScaled, /*transpose_lhs=*/false,
                                   /*transpose_rhs=*/false);
   return {mNew, l, acc};
-}
-
-/// Evaluates `q_coeff * q + offset (+ Lk - Lq)`.
-Value evalBound(ProgramBuilder &pb, attn::KVBoundAttr bound, Value q,
-                Value diagOffset) {
-  Value v = pb.index(bound.getOffset());
-  if (bound.getQCoeff() != 0)
-    v = pb.add(v, pb.mul(q, pb.index(bound.getQCoeff())));
-  if (bound.getDiag())
-    v = pb.add(v, diagOffset);
-  return v;
-}
-
-/// max over lower bounds (or `fallback` when there are none).
-Value evalLower(ProgramBuilder &pb, ArrayAttr bounds, Value q, Value diag,
-                Value fallback) {
-  Value result = fallback;
-  for (Attribute attr : bounds)
-    result = pb.maxIndex(result,
-                         evalBound(pb, cast<attn::KVBoundAttr>(attr), q, diag));
-  return result;
-}
-
-/// min over upper bounds plus one (exclusive end), clamped to `limit`.
-Value evalUpperExclusive(ProgramBuilder &pb, ArrayAttr bounds, Value q,
-                         Value diag, Value limit) {
-  Value result = limit;
-  for (Attribute attr : bounds) {
-    Value end = pb.add(evalBound(pb, cast<attn::KVBoundAttr>(attr), q, diag),
-                       pb.index(1));
-    result = pb.minIndex(result, end);
-  }
-  return result;
 }
 
 SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/AttnToTile/BandBounds.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 #include "compiler/Conversion/Passes.h"
@@ -258,9 +259,22 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value rowIota = pb.iota(0, sShape);
     in.qIdx = pb.add(rowIota, pb.splat(q0, sShape));
     Value init = pb.splatF32(0.0, {bm, dqk});
+    // Only the KV blocks the mask band of these rows reaches, as in the
+    // forward (the band's bounds are non-decreasing in q: the first row
+    // has the lowest key, the last row the highest).
+    auto band = spec.getKvBandAttr();
+    Value diag = pb.sub(lenK, lenQ);
+    Value qLast =
+        pb.sub(pb.minIndex(pb.add(q0, pb.index(bm)), lenQ), pb.index(1));
+    Value kvStart = pb.index(0), kvEnd = lenK;
+    if (band) {
+      kvStart =
+          pb.floorTo(evalLower(pb, band.getLower(), q0, diag, pb.index(0)), bn);
+      kvEnd = evalUpperExclusive(pb, band.getUpper(), qLast, diag, lenK);
+    }
     bool failedMod = false;
     auto loop = scf::ForOp::create(
-        kb, loc, pb.index(0), lenK, pb.index(bn), ValueRange{init},
+        kb, loc, kvStart, kvEnd, pb.index(bn), ValueRange{init},
         [&](OpBuilder &lb, Location l, Value j, ValueRange iter) {
           ProgramBuilder ib{lb, l};
           BlockInputs step = in;
@@ -334,8 +348,18 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           Value lseD = rowView(hp, e->getArgument(4), bt, h);
           Value dD = rowView(hp, e->getArgument(5), bt, h);
           Value lenQ = tile::DimOp::create(hb, l, hb.getIndexType(), qd, 0);
+          // Only the Q blocks whose band reaches this KV block.
+          Value kvLast =
+              hp.sub(hp.minIndex(hp.add(kv0, hp.index(bn)), lenK), hp.index(1));
+          auto [qFirst, qEnd] = queriesReachingKeys(
+              hp, spec.getKvBandAttr(), kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
+          Value qStart = hp.floorTo(qFirst, bm);
+          // No query at all: an empty loop (not the block below qFirst).
+          Value none = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge,
+                                             qFirst, qEnd);
+          qEnd = arith::SelectOp::create(hb, l, none, qStart, qEnd);
           auto qs = scf::ForOp::create(
-              hb, l, hp.index(0), lenQ, hp.index(bm), outer,
+              hb, l, qStart, qEnd, hp.index(bm), outer,
               [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
                 ProgramBuilder ip{qb, l2};
                 BlockInputs in;
@@ -397,8 +421,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
 
   // --- atomic schedule: the f32 dQ accumulator -> dq in the input type ----
   if (atomic) {
-    Kernel k = makeKernel(b, spec, "_bwd_dq_convert", {gQK, tQK}, "convert",
-                          bm, bn, false);
+    Kernel k = makeKernel(b, spec, "_bwd_dq_convert", {gQK, tQK}, "convert", bm,
+                          bn, false);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);

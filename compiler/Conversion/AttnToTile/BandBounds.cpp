@@ -1,0 +1,82 @@
+//===- BandBounds.cpp - index ranges from an attn.band --------------------===//
+
+#include "compiler/Conversion/AttnToTile/BandBounds.h"
+
+namespace kiln {
+
+Value evalBound(ProgramBuilder &pb, attn::KVBoundAttr bound, Value q,
+                Value diagOffset) {
+  Value v = pb.index(bound.getOffset());
+  if (bound.getQCoeff() != 0)
+    v = pb.add(v, pb.mul(q, pb.index(bound.getQCoeff())));
+  if (bound.getDiag())
+    v = pb.add(v, diagOffset);
+  return v;
+}
+
+Value evalLower(ProgramBuilder &pb, ArrayAttr bounds, Value q, Value diag,
+                Value fallback) {
+  Value result = fallback;
+  for (Attribute attr : bounds)
+    result = pb.maxIndex(result,
+                         evalBound(pb, cast<attn::KVBoundAttr>(attr), q, diag));
+  return result;
+}
+
+Value evalUpperExclusive(ProgramBuilder &pb, ArrayAttr bounds, Value q,
+                         Value diag, Value limit) {
+  Value result = limit;
+  for (Attribute attr : bounds) {
+    Value end = pb.add(evalBound(pb, cast<attn::KVBoundAttr>(attr), q, diag),
+                       pb.index(1));
+    result = pb.minIndex(result, end);
+  }
+  return result;
+}
+
+std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
+                                            attn::BandAttr band, Value kvFirst,
+                                            Value kvLast, Value diag,
+                                            Value lenQ) {
+  Value zero = pb.index(0);
+  Value first = zero, end = lenQ;
+  if (!band)
+    return {first, end};
+  // The bound's value at q = 0: offset (+ Lk - Lq).
+  auto constantPart = [&](attn::KVBoundAttr bound) {
+    return evalBound(pb,
+                     attn::KVBoundAttr::get(bound.getContext(), 0,
+                                            bound.getOffset(), bound.getDiag()),
+                     zero, diag);
+  };
+  for (Attribute attr : band.getUpper()) {
+    auto bound = cast<attn::KVBoundAttr>(attr);
+    Value c = constantPart(bound);
+    if (bound.getQCoeff() == 1) {
+      // kvFirst <= q + c  <=>  q >= kvFirst - c.
+      first = pb.maxIndex(first, pb.sub(kvFirst, c));
+    } else {
+      // kvFirst <= c for every query, or the block is above the band.
+      Value above = arith::CmpIOp::create(
+          pb.b, pb.loc, arith::CmpIPredicate::sgt, kvFirst, c);
+      first = arith::SelectOp::create(pb.b, pb.loc, above, lenQ, first);
+    }
+  }
+  for (Attribute attr : band.getLower()) {
+    auto bound = cast<attn::KVBoundAttr>(attr);
+    Value c = constantPart(bound);
+    if (bound.getQCoeff() == 1) {
+      // q + c <= kvLast  <=>  q < kvLast - c + 1.
+      end = pb.minIndex(end, pb.add(pb.sub(kvLast, c), pb.index(1)));
+    } else {
+      Value below = arith::CmpIOp::create(pb.b, pb.loc,
+                                          arith::CmpIPredicate::slt, kvLast, c);
+      end = arith::SelectOp::create(pb.b, pb.loc, below, zero, end);
+    }
+  }
+  first = pb.minIndex(first, lenQ);
+  end = pb.maxIndex(end, zero);
+  return {first, end};
+}
+
+} // namespace kiln

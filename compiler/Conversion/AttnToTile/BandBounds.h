@@ -1,0 +1,44 @@
+//===- BandBounds.h - index ranges from an attn.band ------------*- C++ -*-===//
+//
+// `attn-infer-mask-bounds` proves that every key a query q keeps lies in
+// [max_i lower_i(q), min_j upper_j(q)] with each bound q_coeff*q + offset
+// (+ Lk - Lq), q_coeff 0 or 1. The forward bounds each Q block's KV loop by
+// it; the backward's dK/dV kernel needs the inverse: the queries whose band
+// reaches a KV block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_CONVERSION_ATTNTOTILE_BANDBOUNDS_H
+#define KILN_COMPILER_CONVERSION_ATTNTOTILE_BANDBOUNDS_H
+
+#include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
+
+#include <utility>
+
+namespace kiln {
+
+/// Evaluates `q_coeff * q + offset (+ Lk - Lq)`.
+Value evalBound(ProgramBuilder &pb, attn::KVBoundAttr bound, Value q,
+                Value diagOffset);
+
+/// max over lower bounds (or `fallback` when there are none).
+Value evalLower(ProgramBuilder &pb, ArrayAttr bounds, Value q, Value diag,
+                Value fallback);
+
+/// min over upper bounds plus one (exclusive end), clamped to `limit`.
+Value evalUpperExclusive(ProgramBuilder &pb, ArrayAttr bounds, Value q,
+                         Value diag, Value limit);
+
+/// [first, end) of the queries in [0, lenQ) whose band contains some key of
+/// [kvFirst, kvLast]: a query needs kvFirst <= upper(q) and
+/// lower(q) <= kvLast. Bounds with q_coeff 1 give q >= kvFirst - offset and
+/// q <= kvLast - offset; bounds with q_coeff 0 hold for every query or for
+/// none. Without a band: [0, lenQ).
+std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
+                                            attn::BandAttr band, Value kvFirst,
+                                            Value kvLast, Value diag,
+                                            Value lenQ);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_CONVERSION_ATTNTOTILE_BANDBOUNDS_H
