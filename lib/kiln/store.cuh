@@ -39,14 +39,32 @@ __device__ __forceinline__ void atomic_add(const Desc<float> &d, int row0,
                                            int col0,
                                            const Frag<float, M, N, W> &f) {
   using F = Frag<float, M, N, W>;
+  // Row by row: one row pointer per thread row and column offsets that are
+  // constants plus the lane's, so few addresses stay live across the loop
+  // this runs in (per-element 64-bit addresses spill next to the backward's
+  // accumulators).
 #pragma unroll
-  for (int e = 0; e < F::kSize; ++e) {
-    int r = row0 + F::row(e), c = col0 + F::col(e);
-    if (r >= 0 && r < d.rows && c >= 0 && c < d.cols)
-      asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(
-                       d.ptr + r * d.row_stride + c * d.col_stride),
-                   "f"(f.x[e])
-                   : "memory");
+  for (int e0 = 0; e0 < F::kSize; e0 += F::kNT * 4) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      int r = row0 + F::row(e0 + half * 2);
+      if (r < 0 || r >= d.rows)
+        continue;
+      float *rowPtr = d.ptr + r * d.row_stride;
+#pragma unroll
+      for (int nt = 0; nt < F::kNT; ++nt) {
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          int e = e0 + nt * 4 + half * 2 + j;
+          int c = col0 + F::col(e);
+          if (c >= 0 && c < d.cols)
+            asm volatile("red.global.add.f32 [%0], %1;\n" ::"l"(
+                             rowPtr + c * d.col_stride),
+                         "f"(f.x[e])
+                         : "memory");
+        }
+      }
+    }
   }
 }
 

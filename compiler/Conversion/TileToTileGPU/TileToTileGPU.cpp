@@ -83,12 +83,39 @@ private:
       return staged;
     auto type = cast<RankedTensorType>(load.getResult().getType());
     auto key = std::make_pair(load.getDesc(), Type(type));
-    if (auto it = buffers.find(key); it != buffers.end() && it->second != busy)
+    if (auto it = buffers.find(key);
+        it != buffers.end() && it->second != busy && doneWith(it->second, load))
       return stagedBuffers[load.getOperation()] = it->second;
     Value buffer = allocate(type);
-    if (!buffers.count(key))
-      buffers[key] = buffer;
+    buffers[key] = buffer;
     return stagedBuffers[load.getOperation()] = buffer;
+  }
+
+  /// The op of the function's entry block that contains `op`.
+  Operation *topLevel(Operation *op) {
+    return func.front().findAncestorOpInBlock(*op);
+  }
+
+  /// Whether everything that reads `buffer`, or the loads staged into it,
+  /// lies in top-level ops before the one holding `load`: then `load` may
+  /// overwrite it (K of the forward's consecutive KV loops), but not while
+  /// an earlier tile in it is still live (K's column chunks, all read in the
+  /// loop that follows their loads).
+  bool doneWith(Value buffer, tile::LoadOp load) {
+    Operation *next = topLevel(load);
+    auto before = [&](Operation *user) {
+      Operation *top = topLevel(user);
+      return top && top != next && top->isBeforeInBlock(next);
+    };
+    for (Operation *user : buffer.getUsers())
+      if (!isa<tgpu::SharedAllocOp>(user) && !before(user))
+        return false;
+    for (auto [staged, stagedBuffer] : stagedBuffers)
+      if (stagedBuffer == buffer)
+        for (Operation *user : staged->getUsers())
+          if (!before(user))
+            return false;
+    return true;
   }
 
   /// Replaces a register load by a staged copy into shared memory. Returns a
@@ -135,6 +162,7 @@ private:
                 "bf16 or f16 (ldmatrix.trans); round it first, got "
              << elt;
     Value buffer = allocate(type);
+    storedTiles[tile] = buffer;
     builder.setInsertionPoint(dot);
     Location loc = dot.getLoc();
     // Every warp must be done reading the buffer's previous contents...
@@ -143,6 +171,17 @@ private:
     // ... and sees every warp's rows before reading columns.
     tgpu::BarrierOp::create(builder, loc);
     return buffer;
+  }
+
+  /// Whether the store_shared of `tile` and `dot` sit in one block (the
+  /// store first, as the walk order guarantees): then no loop iteration can
+  /// reach the dot without passing the store.
+  bool sameBlockAfterStore(Value tile, tile::DotOp dot) {
+    for (Operation *user : tile.getUsers())
+      if (auto store = dyn_cast<tgpu::StoreSharedOp>(user))
+        if (store->getBlock() == dot->getBlock() && store->isBeforeInBlock(dot))
+          return true;
+    return false;
   }
 
   LogicalResult scheduleDot(tile::DotOp dot) {
@@ -156,11 +195,17 @@ private:
       return failure();
     if (*stagedLhs) {
       lhs = *stagedLhs;
+    } else if (Value stored = storedTiles.lookup(lhs);
+               stored && sameBlockAfterStore(lhs, dot)) {
+      // Already in shared memory for an earlier transposed product (dS for
+      // dS^T Q, then dS K in the atomic schedule): read it from there, so
+      // the register tile dies at its store instead of staying live.
+      lhs = stored;
     } else if (dot.getTransposeLhs()) {
-      auto stored = storeTransposed(lhs, dot);
-      if (failed(stored))
+      auto storedLhs = storeTransposed(lhs, dot);
+      if (failed(storedLhs))
         return failure();
-      lhs = *stored;
+      lhs = *storedLhs;
     }
     Value lhsBuffer = isa<MemRefType>(lhs.getType()) ? lhs : Value();
     auto rhs = stage(dot.getRhs(), dot, lhsBuffer);
@@ -241,6 +286,8 @@ private:
   int64_t sharedBytes = 0;
   DenseMap<std::pair<Value, Type>, Value> buffers;
   DenseMap<Operation *, Value> stagedBuffers;
+  /// Register tiles written to shared memory for a transposed product.
+  DenseMap<Value, Value> storedTiles;
   SmallVector<tile::LoadOp> staged;
 };
 
