@@ -67,7 +67,8 @@ std::string cacheKey(const std::string &source, const std::string &arch,
   int major = 0, minor = 0;
   if (api::nvrtc(nv).ok())
     nv->nvrtcVersion(&major, &minor);
-  all += "\0nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+  all += std::string("\0nvrtc ", 7) + std::to_string(major) + "." +
+         std::to_string(minor);
   char hex[33];
   std::snprintf(
       hex, sizeof(hex), "%016llx%016llx",

@@ -1,7 +1,7 @@
 # Shared by the GPU suites: `run DESCRIPTION ARGS...` runs
 # `kiln run ARGS --backend cuda --check`, prints PASS/FAIL with every
-# relative L2 error the check printed (O, then dQ, dK, dV with --backward),
-# and counts; `summary` prints the totals and sets the exit status.
+# relative L2 error the check printed (O, LSE, then dQ, dK, dV with
+# --backward), and counts; `summary` prints the totals and sets the exit status.
 # Expects KILN to be set.
 pass=0; fail=0; failed=()
 

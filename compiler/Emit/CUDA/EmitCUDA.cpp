@@ -551,7 +551,9 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         os << ", " << floatLiteral(fill.getValueAsDouble()) << ");\n";
         return success();
       })
-      .Case([&](tile::AtomicAddOp a) {
+      .Case([&](tile::AtomicAddOp a) -> LogicalResult {
+        if (cast<RankedTensorType>(a.getValue().getType()).getRank() != 2)
+          return a.emitError() << "the GPU schedule adds 2-D tiles atomically";
         line() << "kiln::atomic_add(" << name(a.getDesc());
         for (Value o : a.getOffsets())
           os << ", " << name(o);
@@ -629,9 +631,15 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func, EmittedKernel &info) {
   if (auto arch = func->getAttrOfType<StringAttr>("tgpu.arch"))
     info.arch = arch.getValue().str();
 
+  // The dK/dV kernel's CTA owns a block of keys; every other one a block of
+  // query rows.
+  auto stage = func->getAttrOfType<StringAttr>("kiln.bwd_stage");
+  auto blockN = func->getAttrOfType<IntegerAttr>("tile.block_n");
+  bool perKeyBlock = stage && stage.getValue() == "dkdv" && blockN;
   os << "// Kernel " << func.getName() << ": " << warps.getInt() << " warps, "
-     << shared.getInt() << " bytes of shared memory, one " << blockM.getInt()
-     << "-row query block per CTA.\n";
+     << shared.getInt() << " bytes of shared memory, one "
+     << (perKeyBlock ? blockN.getInt() : blockM.getInt())
+     << (perKeyBlock ? "-key block" : "-row query block") << " per CTA.\n";
   os << "extern \"C\" __global__ void __launch_bounds__(" << numThreads << ")\n"
      << func.getName() << "(";
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {

@@ -323,6 +323,160 @@ func.func @register_loads(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>
 // -----
 
 //===----------------------------------------------------------------------===//
+// Transposed-lhs products (the backward's P^T dO and dS^T Q)
+//===----------------------------------------------------------------------===//
+
+// A dK/dV step. P and dS are computed in registers, where each warp holds
+// rows, but P^T dO and dS^T Q need their columns: each goes through a buffer
+// of its own (18432 and 36864, after Q, K and dO), is stored between two
+// barriers (every warp done with the old contents; every warp's rows written
+// before any are read) and feeds a transpose_lhs mma. Q keeps its staged
+// buffer as dS^T Q's rhs.
+// CHECK-LABEL: func.func @transposed_register_lhs
+// CHECK-SAME: ([[QD:%[^:]+]]: !tile.desc<?x64xbf16>, [[KD:%[^:]+]]: !tile.desc<?x64xbf16>, [[DOD:%[^:]+]]: !tile.desc<?x64xbf16>, [[DKD:%[^:]+]]: !tile.desc<?x64xf32>, [[DVD:%[^:]+]]: !tile.desc<?x64xf32>, [[N:%[^:]+]]: index)
+// CHECK-SAME: tgpu.shared_bytes = 46080 : i64
+// CHECK-DAG: [[DSB:%.+]] = tgpu.shared_alloc offset 36864 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[DOB:%.+]] = tgpu.shared_alloc offset 27648 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[PB:%.+]] = tgpu.shared_alloc offset 18432 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[KB:%.+]] = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[QB:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NOT: tgpu.shared_alloc
+// CHECK: tgpu.copy_async [[KD]]{{.*}}, [[KB]] :
+// CHECK: scf.for [[J:%[^ ]+]] = {{.*}} iter_args([[DK:%[^ ]+]] = %{{[0-9]+}}, [[DV:%[^ ]+]] = %{{[0-9]+}})
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[QD]]{{\[}}[[J]], [[C0:%[^ ]+]]{{\]}}, [[QB]] :
+// CHECK: [[S:%.+]] = tgpu.mma [[QB]], [[KB]], %{{.+}} {transpose_rhs}
+// CHECK-NEXT: [[P:%.+]] = math.exp2 [[S]]
+// CHECK-NEXT: [[PBF:%.+]] = arith.truncf [[P]] : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// dO is staged where it was loaded...
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[DOD]]{{\[}}[[J]], [[C0]]{{\]}}, [[DOB]] :
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// ... and P right before its product, which accumulates into the carried dV.
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.store_shared [[PBF]], [[PB]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: [[DV2:%.+]] = tgpu.mma [[PB]], [[DOB]], [[DV]] {transpose_lhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[DS:%.+]] = arith.mulf [[P]], [[S]]
+// CHECK-NEXT: [[DSBF:%.+]] = arith.truncf [[DS]]
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.store_shared [[DSBF]], [[DSB]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: [[DK2:%.+]] = tgpu.mma [[DSB]], [[QB]], [[DK]] {transpose_lhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: scf.yield [[DK2]], [[DV2]] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NOT: tile.dot
+// CHECK: return
+func.func @transposed_register_lhs(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>,
+                                   %dod: !tile.desc<?x64xbf16>, %dkd: !tile.desc<?x64xf32>,
+                                   %dvd: !tile.desc<?x64xf32>, %n: index)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %pid = tile.program_id 0
+  %row = arith.muli %pid, %c64 : index
+  %k = tile.load %kd[%row, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %z = tile.splat %zero : f32 -> tensor<64x64xf32>
+  %r:2 = scf.for %j = %c0 to %n step %c64 iter_args(%dk = %z, %dv = %z)
+      -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+    %q = tile.load %qd[%j, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+    %s = tile.dot %q, %k {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+    %p = math.exp2 %s : tensor<64x64xf32>
+    %pb = arith.truncf %p : tensor<64x64xf32> to tensor<64x64xbf16>
+    %do = tile.load %dod[%j, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+    %dv2 = tile.dot %pb, %do, %dv {transpose_lhs} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %ds = arith.mulf %p, %s : tensor<64x64xf32>
+    %dsb = arith.truncf %ds : tensor<64x64xf32> to tensor<64x64xbf16>
+    %dk2 = tile.dot %dsb, %q, %dk {transpose_lhs} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    scf.yield %dk2, %dv2 : tensor<64x64xf32>, tensor<64x64xf32>
+  }
+  tile.store %r#0, %dkd[%row, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  tile.store %r#1, %dvd[%row, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+// A transposed lhs loaded from a descriptor is staged by its copy as it is
+// (A^T, 64 x 128) and read transposed: no register round trip. The 128 x 64
+// result has twice block_m rows and still gets the mma layout.
+// CHECK-LABEL: func.func @transposed_loaded_lhs
+// CHECK-SAME: ([[AD:%[^:]+]]: !tile.desc<?x128xbf16>, [[BD:%[^:]+]]: !tile.desc<?x64xbf16>, [[OD:%[^:]+]]: !tile.desc<?x64xf32>)
+// CHECK-SAME: tgpu.shared_bytes = 26624 : i64
+// CHECK-DAG: [[BB:%.+]] = tgpu.shared_alloc offset 17408 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[AB:%.+]] = tgpu.shared_alloc offset 0 : memref<64x128xbf16, strided<[136, 1]>, 3>
+// CHECK-NOT: tgpu.shared_alloc
+// CHECK-NOT: tgpu.store_shared
+// CHECK: tgpu.copy_async [[AD]]{{.*}}, [[AB]] : !tile.desc<?x128xbf16>, memref<64x128xbf16, strided<[136, 1]>, 3>
+// CHECK-NOT: tgpu.store_shared
+// CHECK: tgpu.copy_async [[BD]]{{.*}}, [[BB]] : !tile.desc<?x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NOT: tgpu.store_shared
+// CHECK: [[D:%.+]] = tgpu.mma [[AB]], [[BB]], %{{.+}} {transpose_lhs} : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: tile.store [[D]], [[OD]]{{.*}} : tensor<128x64xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
+func.func @transposed_loaded_lhs(%ad: !tile.desc<?x128xbf16>, %bd: !tile.desc<?x64xbf16>,
+                                 %od: !tile.desc<?x64xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %ad[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x128xbf16> -> tensor<64x128xbf16>
+  %b = tile.load %bd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %d = tile.dot %a, %b {transpose_lhs} : tensor<64x128xbf16>, tensor<64x64xbf16> -> tensor<128x64xf32>
+  tile.store %d, %od[%c0, %c0] : tensor<128x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+// A dK/dV kernel with 128 keys per block and 64 query rows (block_n 128,
+// block_m 64), in f16: S is 64 x 128, the dV accumulator 128 x 64 and its
+// row sums 128 long. Rows split over the warps in m16 tiles whatever block_m
+// is, so 128-row tiles get #tgpu.mma / #tgpu.rows (over 4 warps, and over 2
+// with num-warps=2). The f16 P goes through a 64 x 128 buffer.
+// CHECK-LABEL: func.func @rows_beyond_block_m
+// CHECK-SAME: tgpu.shared_bytes = 54272 : i64, tile.block_m = 64 : i64, tile.block_n = 128 : i64
+// CHECK-DAG: [[DOB:%.+]] = tgpu.shared_alloc offset 45056 : memref<64x64xf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[PB:%.+]] = tgpu.shared_alloc offset 27648 : memref<64x128xf16, strided<[136, 1]>, 3>
+// CHECK-DAG: [[KB:%.+]] = tgpu.shared_alloc offset 9216 : memref<128x64xf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[QB:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xf16, strided<[72, 1]>, 3>
+// CHECK: [[S:%.+]] = tgpu.mma [[QB]], [[KB]], %{{.+}} {transpose_rhs} : {{.*}} -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[P:%.+]] = arith.truncf [[S]] : tensor<64x128xf32, #tgpu.mma<warps = 4>> to tensor<64x128xf16, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async {{.*}}, [[DOB]] :
+// CHECK-NEXT: tgpu.async_wait{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.store_shared [[P]], [[PB]] : tensor<64x128xf16, #tgpu.mma<warps = 4>>, memref<64x128xf16, strided<[136, 1]>, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: [[Z:%.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: [[ZT:%.+]] = tile.splat [[Z]] : f32 -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[DV:%.+]] = tgpu.mma [[PB]], [[DOB]], [[ZT]] {transpose_lhs} : memref<64x128xf16, strided<[136, 1]>, 3>, memref<64x64xf16, strided<[72, 1]>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[RS:%.+]] = tile.reduce sum [[DV]] dim 1 : tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128xf32, #tgpu.rows<warps = 4>>
+// CHECK-NEXT: tile.store [[DV]], {{.*}} : tensor<128x64xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
+// CHECK-NEXT: tile.store [[RS]], {{.*}} : tensor<128xf32, #tgpu.rows<warps = 4>>, <?xf32>
+// SM80-LABEL: func.func @rows_beyond_block_m
+// SM80-SAME: tgpu.num_warps = 2 : i64
+// SM80: tgpu.mma {{.*}} {transpose_lhs} : {{.*}}, tensor<128x64xf32, #tgpu.mma<warps = 2>> -> tensor<128x64xf32, #tgpu.mma<warps = 2>>
+// SM80-NEXT: tile.reduce sum {{.*}} : tensor<128x64xf32, #tgpu.mma<warps = 2>> -> tensor<128xf32, #tgpu.rows<warps = 2>>
+func.func @rows_beyond_block_m(%qd: !tile.desc<?x64xf16>, %kd: !tile.desc<?x64xf16>,
+                               %dod: !tile.desc<?x64xf16>, %dvd: !tile.desc<?x64xf32>,
+                               %ld: !tile.desc<?xf32>, %row: index)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %k = tile.load %kd[%row, %c0] fill 0.0 : f16 : !tile.desc<?x64xf16> -> tensor<128x64xf16>
+  %q = tile.load %qd[%c0, %c0] fill 0.0 : f16 : !tile.desc<?x64xf16> -> tensor<64x64xf16>
+  %s = tile.dot %q, %k {transpose_rhs} : tensor<64x64xf16>, tensor<128x64xf16> -> tensor<64x128xf32>
+  %p = arith.truncf %s : tensor<64x128xf32> to tensor<64x128xf16>
+  %do = tile.load %dod[%c0, %c0] fill 0.0 : f16 : !tile.desc<?x64xf16> -> tensor<64x64xf16>
+  %dv = tile.dot %p, %do {transpose_lhs} : tensor<64x128xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+  %rs = tile.reduce sum %dv dim 1 : tensor<128x64xf32> -> tensor<128xf32>
+  tile.store %dv, %dvd[%row, %c0] : tensor<128x64xf32>, !tile.desc<?x64xf32>
+  tile.store %rs, %ld[%row] : tensor<128xf32>, !tile.desc<?xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // Which functions are scheduled
 //===----------------------------------------------------------------------===//
 
@@ -557,5 +711,21 @@ func.func @dot_f16_result(%ad: !tile.desc<?x64xf16>, %bd: !tile.desc<?x64xf16>,
   // expected-error @+1 {{the GPU schedule accumulates in f32, not 'f16'}}
   %s = tile.dot %a, %b {transpose_rhs} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
   tile.store %s, %od[%c0, %c0] : tensor<64x64xf16>, !tile.desc<?x64xf16>
+  return
+}
+
+// -----
+
+// ldmatrix.trans moves 16-bit elements: a transposed register lhs must be
+// rounded to bf16 or f16 before it is stored to shared memory.
+func.func @transposed_f32_register_lhs(%bd: !tile.desc<?x64xf32>, %od: !tile.desc<?x64xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %a = tile.splat %one : f32 -> tensor<64x64xf32>
+  %b = tile.load %bd[%c0, %c0] fill 0.0 : f32 : !tile.desc<?x64xf32> -> tensor<64x64xf32>
+  // expected-error @+1 {{a transposed register lhs goes through shared memory in bf16 or f16 (ldmatrix.trans); round it first, got 'f32'}}
+  %d = tile.dot %a, %b {transpose_lhs} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  tile.store %d, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
   return
 }

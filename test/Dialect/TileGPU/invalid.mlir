@@ -199,6 +199,200 @@ func.func @mma_lhs_vector(%q: vector<64x64xbf16>,
   return
 }
 
+// -----
+
+// A transposed lhs is read with ldmatrix.trans, so it must be in shared
+// memory; a register tile is not transposed in place.
+func.func @mma_transpose_register_lhs(%p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+                                      %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %do = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op a transposed lhs is read from shared memory (ldmatrix.trans); store the register tile with tgpu.store_shared first}}
+  %dv = tgpu.mma %p, %do, %acc {transpose_lhs}
+      : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_rhs_1d(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %k = tgpu.shared_alloc offset 9216 : memref<64xbf16, 3>
+  // expected-error @+1 {{'tgpu.mma' op multiplies 2-D tiles}}
+  %s = tgpu.mma %q, %k, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64xbf16, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_lhs_3d(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<2x64x64xbf16, 3>
+  %k = tgpu.shared_alloc offset 16384 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op multiplies 2-D tiles}}
+  %s = tgpu.mma %q, %k, %acc
+      : memref<2x64x64xbf16, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+// op(lhs) 64x32 times op(rhs) 64x64: the contraction sizes differ.
+func.func @mma_k_mismatch(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %a = tgpu.shared_alloc offset 0 : memref<64x32xbf16, strided<[40, 1]>, 3>
+  %b = tgpu.shared_alloc offset 5120 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op shapes do not multiply: op(lhs) is 64x32, op(rhs) 64x64, accumulator 64x64}}
+  %s = tgpu.mma %a, %b, %acc
+      : memref<64x32xbf16, strided<[40, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+// With transpose_lhs the lhs is K x M: a 64 x 128 P gives op(lhs) 128x64,
+// which does not fit a 64 x 64 accumulator.
+func.func @mma_transpose_lhs_m_mismatch(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %p = tgpu.shared_alloc offset 0 : memref<64x128xbf16, strided<[136, 1]>, 3>
+  %do = tgpu.shared_alloc offset 17408 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op shapes do not multiply: op(lhs) is 128x64, op(rhs) 64x64, accumulator 64x64}}
+  %dv = tgpu.mma %p, %do, %acc {transpose_lhs}
+      : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+// ... and its rows are the contraction: 32 rows of P against 64 of dO.
+func.func @mma_transpose_lhs_k_mismatch(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %p = tgpu.shared_alloc offset 0 : memref<32x64xbf16, strided<[72, 1]>, 3>
+  %do = tgpu.shared_alloc offset 4608 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op shapes do not multiply: op(lhs) is 64x32, op(rhs) 64x64, accumulator 64x64}}
+  %dv = tgpu.mma %p, %do, %acc {transpose_lhs}
+      : memref<32x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+// With transpose_rhs the rhs is N x K: 128 keys give op(rhs) 64x128.
+func.func @mma_transpose_rhs_n_mismatch(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %k = tgpu.shared_alloc offset 9216 : memref<128x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op shapes do not multiply: op(lhs) is 64x64, op(rhs) 64x128, accumulator 64x64}}
+  %s = tgpu.mma %q, %k, %acc {transpose_rhs}
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<128x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+// A register lhs is checked too: P with 128 columns against 64 rows of V.
+func.func @mma_register_lhs_k_mismatch(%p: tensor<64x128xbf16, #tgpu.mma<warps = 4>>,
+                                       %acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %v = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op shapes do not multiply: op(lhs) is 64x128, op(rhs) 64x64, accumulator 64x64}}
+  %o = tgpu.mma %p, %v, %acc
+      : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_acc_rows_mismatch(%acc: tensor<128x64xf32, #tgpu.mma<warps = 4>>) {
+  %a = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op shapes do not multiply: op(lhs) is 64x64, op(rhs) 64x64, accumulator 128x64}}
+  %s = tgpu.mma %a, %a, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// tgpu.store_shared
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @store_shared_global(%p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+                               %b: memref<64x64xbf16>) {
+  // expected-error @+1 {{'tgpu.store_shared' op writes to shared memory (memory space 3)}}
+  tgpu.store_shared %p, %b : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @store_shared_space_1(%p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+                                %b: memref<64x64xbf16, strided<[72, 1]>, 1>) {
+  // expected-error @+1 {{'tgpu.store_shared' op writes to shared memory (memory space 3)}}
+  tgpu.store_shared %p, %b : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 1>
+  return
+}
+
+// -----
+
+// Only the mma layout says which elements each thread holds.
+func.func @store_shared_rows_layout(%l: tensor<64xf32, #tgpu.rows<warps = 4>>) {
+  %b = tgpu.shared_alloc offset 0 : memref<64xf32, 3>
+  // expected-error @+1 {{'tgpu.store_shared' op stores #tgpu.mma register tiles}}
+  tgpu.store_shared %l, %b : tensor<64xf32, #tgpu.rows<warps = 4>>, memref<64xf32, 3>
+  return
+}
+
+// -----
+
+func.func @store_shared_no_encoding(%p: tensor<64x64xbf16>) {
+  %b = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.store_shared' op stores #tgpu.mma register tiles}}
+  tgpu.store_shared %p, %b : tensor<64x64xbf16>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  return
+}
+
+// -----
+
+// The store does not transpose: a 64 x 128 tile needs a 64 x 128 buffer.
+func.func @store_shared_transposed_shape(%p: tensor<64x128xbf16, #tgpu.mma<warps = 4>>) {
+  %b = tgpu.shared_alloc offset 0 : memref<128x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.store_shared' op the buffer must have the tile's shape and element type, got 'tensor<64x128xbf16, #tgpu.mma<warps = 4>>' into 'memref<128x64xbf16, strided<[72, 1]>, 3>'}}
+  tgpu.store_shared %p, %b : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<128x64xbf16, strided<[72, 1]>, 3>
+  return
+}
+
+// -----
+
+// Nor does it convert: an f32 tile (P before rounding) into a bf16 buffer.
+func.func @store_shared_element_type(%p: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %b = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.store_shared' op the buffer must have the tile's shape and element type, got 'tensor<64x64xf32, #tgpu.mma<warps = 4>>' into 'memref<64x64xbf16, strided<[72, 1]>, 3>'}}
+  tgpu.store_shared %p, %b : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  return
+}
+
+// -----
+
+func.func @store_shared_dynamic_dest(%p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+                                     %b: memref<?x64xbf16, 3>) {
+  // expected-error @+1 {{'tgpu.store_shared' op operand #1 must be statically shaped memref of any type values, but got 'memref<?x64xbf16, 3>'}}
+  tgpu.store_shared %p, %b : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<?x64xbf16, 3>
+  return
+}
+
+// -----
+
+func.func @store_shared_value_memref(%a: memref<64x64xbf16, 3>) {
+  %b = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{custom op 'tgpu.store_shared' invalid kind of type specified: expected builtin.tensor, but found 'memref<64x64xbf16, 3>'}}
+  tgpu.store_shared %a, %b : memref<64x64xbf16, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // tgpu.copy_async, tgpu.async_wait
 //===----------------------------------------------------------------------===//

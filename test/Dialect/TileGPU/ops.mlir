@@ -175,3 +175,73 @@ func.func @generic_form(%kd: !tile.desc<?x64xbf16>, %j: index,
   %r = "tgpu.mma"(%b, %b, %acc) {transpose_rhs} : (memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 2>>) -> tensor<64x64xf32, #tgpu.mma<warps = 2>>
   return %r : tensor<64x64xf32, #tgpu.mma<warps = 2>>
 }
+
+// -----
+
+// tgpu.store_shared (the backward's P and dS on their way to ldmatrix.trans):
+// a bf16 tile into a padded buffer of its shape, an f16 tile of 8 warps into
+// an identity-layout buffer, and the generic form.
+// CHECK-LABEL: func.func @store_shared
+// CHECK-SAME: ([[P:%[^:]+]]: tensor<64x128xbf16, #tgpu.mma<warps = 4>>, [[H:%[^:]+]]: tensor<128x64xf16, #tgpu.mma<warps = 8>>)
+// CHECK-NEXT: [[B:%.+]] = tgpu.shared_alloc offset 0 : memref<64x128xbf16, strided<[136, 1]>, 3>
+// CHECK-NEXT: [[C:%.+]] = tgpu.shared_alloc offset 17408 : memref<128x64xf16, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.store_shared [[P]], [[B]] : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<64x128xbf16, strided<[136, 1]>, 3>
+// CHECK-NEXT: tgpu.store_shared [[H]], [[C]] : tensor<128x64xf16, #tgpu.mma<warps = 8>>, memref<128x64xf16, 3>
+// CHECK-NEXT: tgpu.store_shared [[P]], [[B]] : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<64x128xbf16, strided<[136, 1]>, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: return
+func.func @store_shared(%p: tensor<64x128xbf16, #tgpu.mma<warps = 4>>,
+                        %h: tensor<128x64xf16, #tgpu.mma<warps = 8>>) {
+  %b = tgpu.shared_alloc offset 0 : memref<64x128xbf16, strided<[136, 1]>, 3>
+  %c = tgpu.shared_alloc offset 17408 : memref<128x64xf16, 3>
+  tgpu.barrier
+  tgpu.store_shared %p, %b : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<64x128xbf16, strided<[136, 1]>, 3>
+  tgpu.store_shared %h, %c : tensor<128x64xf16, #tgpu.mma<warps = 8>>, memref<128x64xf16, 3>
+  "tgpu.store_shared"(%p, %b) : (tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<64x128xbf16, strided<[136, 1]>, 3>) -> ()
+  tgpu.barrier
+  return
+}
+
+// -----
+
+// tgpu.mma with transpose_lhs: the shared lhs holds A^T. P^T dO of a dK/dV
+// kernel with 128 keys and 64 query rows: P is 64 x 128 (K x M), dO 64 x 64,
+// the dV accumulator 128 x 64 (M x N).
+// CHECK-LABEL: func.func @mma_transpose_lhs
+// CHECK-SAME: ([[ACC:%[^:]+]]: tensor<128x64xf32, #tgpu.mma<warps = 4>>)
+// CHECK-NEXT: [[P:%.+]] = tgpu.shared_alloc offset 0 : memref<64x128xbf16, strided<[136, 1]>, 3>
+// CHECK-NEXT: [[DO:%.+]] = tgpu.shared_alloc offset 17408 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: [[DV:%.+]] = tgpu.mma [[P]], [[DO]], [[ACC]] {transpose_lhs} : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+// The long spelling and the generic form parse to the same op.
+// CHECK-NEXT: [[DV2:%.+]] = tgpu.mma [[P]], [[DO]], [[DV]] {transpose_lhs} : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[DV3:%.+]] = tgpu.mma [[P]], [[DO]], [[DV2]] {transpose_lhs} : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: return [[DV3]] : tensor<128x64xf32, #tgpu.mma<warps = 4>>
+func.func @mma_transpose_lhs(%acc: tensor<128x64xf32, #tgpu.mma<warps = 4>>)
+    -> tensor<128x64xf32, #tgpu.mma<warps = 4>> {
+  %p = tgpu.shared_alloc offset 0 : memref<64x128xbf16, strided<[136, 1]>, 3>
+  %do = tgpu.shared_alloc offset 17408 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %dv = tgpu.mma %p, %do, %acc {transpose_lhs}
+      : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+  %dv2 = tgpu.mma %p, %do, %dv {transpose_lhs = unit}
+      : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+  %dv3 = "tgpu.mma"(%p, %do, %dv2) {transpose_lhs} : (memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>>) -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+  return %dv3 : tensor<128x64xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
+// Both operands transposed: A^T is 32 x 64 (K x M), B^T 128 x 32 (N x K).
+// CHECK-LABEL: func.func @mma_transpose_both
+// CHECK: tgpu.mma %{{.+}}, %{{.+}}, %{{.+}} {transpose_lhs, transpose_rhs} : memref<32x64xf16, strided<[72, 1]>, 3>, memref<128x32xf16, strided<[40, 1]>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 2>> -> tensor<64x128xf32, #tgpu.mma<warps = 2>>
+func.func @mma_transpose_both(%acc: tensor<64x128xf32, #tgpu.mma<warps = 2>>)
+    -> tensor<64x128xf32, #tgpu.mma<warps = 2>> {
+  %a = tgpu.shared_alloc offset 0 : memref<32x64xf16, strided<[72, 1]>, 3>
+  %b = tgpu.shared_alloc offset 4608 : memref<128x32xf16, strided<[40, 1]>, 3>
+  %r = tgpu.mma %a, %b, %acc {transpose_rhs, transpose_lhs}
+      : memref<32x64xf16, strided<[72, 1]>, 3>, memref<128x32xf16, strided<[40, 1]>, 3>,
+        tensor<64x128xf32, #tgpu.mma<warps = 2>> -> tensor<64x128xf32, #tgpu.mma<warps = 2>>
+  return %r : tensor<64x128xf32, #tgpu.mma<warps = 2>>
+}

@@ -1,0 +1,168 @@
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="head-dim=64" | FileCheck %s
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="head-dim=64 backward-schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="head-dim=64" | FileCheck %s --check-prefix=LAYOUT
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="head-dim=64 backward-schedule=atomic" | FileCheck %s --check-prefix=LAYOUT
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 block-n=128" | FileCheck %s --check-prefix=BLOCKS
+// RUN: not kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD-SCHEDULE
+
+// attn -> the scheduled tgpu backward kernels, for each backward schedule:
+// preprocess, dQ and dK/dV (two-kernel), or preprocess, dK/dV with an
+// atomic dQ, and the dQ convert (atomic). No tile.dot is left, every
+// register tile has a layout, and the dK/dV kernel sends P and dS through
+// shared memory for P^T dO and dS^T Q (tgpu.store_shared between barriers,
+// then a transpose_lhs mma) on every Q step.
+
+// LAYOUT-LABEL: func.func @causal_softcap_bwd_preprocess(
+// LAYOUT-NOT: {{tensor<[0-9x]+[a-z0-9]+>}}
+// LAYOUT-NOT: tile.dot
+
+// BAD-SCHEDULE: error: schedule must be two-kernel or atomic, got 'fast'
+
+//===----------------------------------------------------------------------===//
+// Two-kernel schedule
+//===----------------------------------------------------------------------===//
+
+// D = rowsum(dO * O), with O and dO read straight into registers: no shared
+// memory, no barrier, no mma.
+// CHECK-LABEL: func.func @causal_softcap_bwd_preprocess(
+// CHECK-SAME: kiln.bwd_stage = "preprocess"
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 0 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.kernel
+// CHECK-NOT: {{tgpu\.(shared_alloc|copy_async|barrier|async_wait|store_shared)|= tgpu\.mma}}
+// CHECK: [[O:%.+]] = tile.load {{.*}} : bf16 : <?x64xbf16> -> tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-NOT: {{tgpu\.(shared_alloc|copy_async|barrier|async_wait|store_shared)|= tgpu\.mma}}
+// CHECK: [[DO:%.+]] = tile.load {{.*}} : bf16 : <?x64xbf16> -> tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-NOT: {{tgpu\.(shared_alloc|copy_async|barrier|async_wait|store_shared)|= tgpu\.mma}}
+// CHECK: [[D:%.+]] = tile.reduce sum %{{.+}} dim 1 : tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64xf32, #tgpu.rows<warps = 4>>
+// CHECK: tile.store [[D]], {{.*}} : tensor<64xf32, #tgpu.rows<warps = 4>>, <?xf32>
+// CHECK-NEXT: return
+
+// dQ for one Q block: S = Q K^T and dP = dO V^T from shared buffers, then
+// dQ += dS K with dS from registers (its rows are this warp's), so nothing
+// goes through store_shared or a transposed lhs.
+// CHECK-LABEL: func.func @causal_softcap_bwd_dq(
+// CHECK-SAME: kiln.bwd_stage = "dq"
+// CHECK-SAME: tgpu.shared_bytes = 36864 : i64
+// CHECK-NOT: {{store_shared|transpose_lhs}}
+// CHECK: scf.for
+// CHECK-NOT: {{store_shared|transpose_lhs}}
+// CHECK: tgpu.mma {{.*}} {transpose_rhs}
+// CHECK-NOT: {{store_shared|transpose_lhs}}
+// CHECK: tgpu.mma {{.*}} {transpose_rhs}
+// CHECK-NOT: {{store_shared|transpose_lhs}}
+// CHECK: [[DS:%.+]] = arith.truncf {{.*}} to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[DQ:%.+]] = tgpu.mma [[DS]], %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: scf.yield [[DQ]]
+// CHECK-NOT: {{store_shared|transpose_lhs}}
+// CHECK: tile.store
+// CHECK-NOT: {{store_shared|transpose_lhs}}
+// CHECK: return
+
+// dK and dV for one KV block: K and V staged once, Q and dO on every step of
+// the Q loop; six 64 x 64 buffers, P and dS in their own.
+// CHECK-LABEL: func.func @causal_softcap_bwd_dkdv(
+// CHECK-SAME: kiln.bwd_stage = "dkdv"
+// CHECK-SAME: tgpu.shared_bytes = 55296 : i64
+// CHECK-DAG: [[KD:%.+]] = tile.view %arg1[
+// CHECK-DAG: [[VD:%.+]] = tile.view %arg2[
+// CHECK: tgpu.copy_async [[KD]]{{.*}}, [[KB:%[0-9]+]] :
+// CHECK-NEXT: tgpu.copy_async [[VD]]{{.*}}, [[VB:%[0-9]+]] :
+// CHECK-DAG: [[QD:%.+]] = tile.view %arg0[
+// CHECK-DAG: [[DOD:%.+]] = tile.view %arg3[
+// CHECK: scf.for [[J:%[^ ]+]] = {{.*}} iter_args([[DK:%[^ ]+]] = %{{[0-9]+}}, [[DV:%[^ ]+]] = %{{[0-9]+}})
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.copy_async [[QD]]{{\[}}[[J]], {{.*}}, [[QB:%[0-9]+]] :
+// CHECK-NEXT: tgpu.copy_async [[DOD]]{{\[}}[[J]], {{.*}}, [[DOB:%[0-9]+]] :
+// CHECK-NOT: tgpu.store_shared
+// CHECK: tgpu.mma [[QB]], [[KB]], %{{.+}} {transpose_rhs}
+// CHECK-NOT: tgpu.store_shared
+// CHECK: [[PF:%.+]] = math.exp2
+// CHECK-NOT: tgpu.store_shared
+// CHECK: tgpu.mma [[DOB]], [[VB]], %{{.+}} {transpose_rhs}
+// CHECK-NOT: tgpu.store_shared
+// CHECK: [[P:%.+]] = arith.truncf [[PF]] : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: [[DS:%.+]] = arith.truncf {{.*}} to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// dV += P^T dO ...
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.store_shared [[P]], [[PB:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: [[DV2:%.+]] = tgpu.mma [[PB]], [[DOB]], [[DV]] {transpose_lhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// ... and dK += dS^T Q, through a second buffer.
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: tgpu.store_shared [[DS]], [[DSB:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NEXT: tgpu.barrier{{$}}
+// CHECK-NEXT: [[DK2:%.+]] = tgpu.mma [[DSB]], [[QB]], [[DK]] {transpose_lhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-NEXT: scf.yield [[DK2]], [[DV2]]
+// CHECK-NEXT: } {kiln.q_loop =
+// CHECK-NOT: tgpu.store_shared
+// CHECK-NOT: tile.atomic_add
+// CHECK: tile.store
+// CHECK: tile.store
+// CHECK-NEXT: return
+// Three kernels only: no dQ convert.
+// CHECK-NOT: func.func
+
+//===----------------------------------------------------------------------===//
+// Atomic schedule
+//===----------------------------------------------------------------------===//
+
+// The preprocess also zeroes the f32 dQ accumulator (its fourth argument).
+// ATOMIC-LABEL: func.func @causal_softcap_bwd_preprocess(
+// ATOMIC-SAME: %arg3: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>)
+// ATOMIC-SAME: kiln.bwd_stage = "preprocess"
+// ATOMIC: tile.reduce sum
+// ATOMIC: [[ACCD:%.+]] = tile.view %arg3[
+// ATOMIC: [[Z:%.+]] = tile.splat %{{.+}} : f32 -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// ATOMIC-NEXT: tile.store [[Z]], [[ACCD]]{{.*}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
+// No dQ kernel...
+// ATOMIC-NOT: @causal_softcap_bwd_dq(
+// ... the dK/dV kernel makes the same two transposed products per Q step,
+// then computes dQ = dS K (in one or more column chunks) and adds it, in
+// f32 and the mma layout, into the accumulator at this Q step's rows.
+// ATOMIC-LABEL: func.func @causal_softcap_bwd_dkdv(
+// ATOMIC-SAME: %arg8: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>)
+// ATOMIC-SAME: kiln.bwd_stage = "dkdv"
+// ATOMIC: [[DQD:%.+]] = tile.view %arg8[
+// ATOMIC: scf.for [[J:%[^ ]+]] =
+// ATOMIC-NOT: tile.atomic_add
+// ATOMIC: tgpu.store_shared %{{.+}}, [[PB:%[0-9]+]] :
+// ATOMIC-NEXT: tgpu.barrier{{$}}
+// ATOMIC-NEXT: tgpu.mma [[PB]], {{.*}} {transpose_lhs}
+// ATOMIC-NEXT: tgpu.barrier{{$}}
+// ATOMIC-NEXT: tgpu.store_shared %{{.+}}, [[DSB:%[0-9]+]] :
+// ATOMIC-NEXT: tgpu.barrier{{$}}
+// ATOMIC-NEXT: tgpu.mma [[DSB]], {{.*}} {transpose_lhs}
+// ATOMIC-NOT: transpose_lhs
+// ATOMIC: [[DQ:%.+]] = tgpu.mma {{.*}} -> tensor<64x{{[0-9]+}}xf32, #tgpu.mma<warps = 4>>
+// ATOMIC-NEXT: [[DQS:%.+]] = arith.mulf [[DQ]], %{{.+}} : tensor<64x{{[0-9]+}}xf32, #tgpu.mma<warps = 4>>
+// ATOMIC-NEXT: tile.atomic_add [[DQS]], [[DQD]]{{\[}}[[J]], %{{.+}}{{\]}} : tensor<64x{{[0-9]+}}xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
+// ATOMIC-NOT: tgpu.store_shared
+// ATOMIC: scf.yield
+// ATOMIC-NOT: tile.atomic_add
+// ATOMIC: return
+// ... and the convert kernel rounds the accumulator to the input type.
+// ATOMIC-LABEL: func.func @causal_softcap_bwd_dq_convert(
+// ATOMIC-SAME: kiln.bwd_stage = "convert"
+// ATOMIC-SAME: tgpu.shared_bytes = 0 : i64
+// ATOMIC: [[ACC:%.+]] = tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// ATOMIC: [[DQB:%.+]] = arith.truncf [[ACC]] : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// ATOMIC-NEXT: tile.store [[DQB]], {{.*}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, <?x64xbf16>
+// ATOMIC-NEXT: return
+// ATOMIC-NOT: func.func
+
+//===----------------------------------------------------------------------===//
+// Block sizes
+//===----------------------------------------------------------------------===//
+
+// 128 keys per block, 64 query rows per step, on sm_80: the dK and dV
+// accumulators have 128 rows (twice block_m) and still get the mma layout;
+// P and dS (64 x 128) go through 64 x 128 buffers.
+// BLOCKS-LABEL: func.func @causal_softcap_bwd_dkdv(
+// BLOCKS-SAME: tgpu.arch = "sm_80", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 90112 : i64, tile.block_m = 64 : i64, tile.block_n = 128 : i64
+// BLOCKS: scf.for {{.*}} -> (tensor<128x64xf32, #tgpu.mma<warps = 4>>, tensor<128x64xf32, #tgpu.mma<warps = 4>>)
+// BLOCKS: tgpu.store_shared %{{.+}}, [[PB:%[0-9]+]] : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<64x128xbf16, strided<[136, 1]>, 3>
+// BLOCKS-NEXT: tgpu.barrier{{$}}
+// BLOCKS-NEXT: tgpu.mma [[PB]], %{{.+}}, %{{.+}} {transpose_lhs} : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+// BLOCKS: tgpu.store_shared %{{.+}}, [[DSB:%[0-9]+]] : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<64x128xbf16, strided<[136, 1]>, 3>
+// BLOCKS-NEXT: tgpu.barrier{{$}}
+// BLOCKS-NEXT: tgpu.mma [[DSB]], %{{.+}}, %{{.+}} {transpose_lhs} : memref<64x128xbf16, strided<[136, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+// BLOCKS: tile.store {{.*}} : tensor<128x64xbf16, #tgpu.mma<warps = 4>>, <?x64xbf16>
