@@ -6,6 +6,7 @@
 #include "KernelCache.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -96,30 +97,6 @@ Status checkOnDevice(const char *what, const TensorRef &t) {
   return Status();
 }
 
-Status checkExtent(const char *what, const TensorRef &t) {
-  const int64_t limit = int64_t{1} << 31;
-  // Sizes are below 2^31 (checkTensor), so a stride below 2^31 keeps each
-  // product below 2^62 and the running sum, stopped at 2^31, cannot overflow.
-  int64_t extent = 1;
-  bool tooLarge = false;
-  for (size_t i = 0; i < t.sizes.size() && !tooLarge; ++i) {
-    if (t.sizes[i] <= 1 || t.strides[i] == 0)
-      continue;
-    if (t.strides[i] >= limit)
-      tooLarge = true;
-    else
-      extent += (t.sizes[i] - 1) * t.strides[i];
-    tooLarge = tooLarge || extent >= limit;
-  }
-  if (tooLarge)
-    return Status::error(std::string(what) + " with shape " +
-                         shapeString(t.sizes) + " and strides " +
-                         shapeString(t.strides) +
-                         " spans 2^31 elements or more; the kernels index "
-                         "with 32-bit offsets, so it must span fewer");
-  return Status();
-}
-
 Status checkCaptures(const std::string &variant,
                      const std::vector<CaptureSpec> &decls,
                      const std::vector<TensorRef> &captures,
@@ -142,8 +119,16 @@ Status checkCaptures(const std::string &variant,
         want.push_back(sizes.seqQ);
       else if (dim == "seq_kv")
         want.push_back(sizes.seqKV);
-      else
-        want.push_back(std::stoll(dim));
+      else {
+        // A literal size; anything else is a malformed spec, not a crash.
+        char *end = nullptr;
+        long long size = std::strtoll(dim.c_str(), &end, 10);
+        if (dim.empty() || *end != '\0' || size < 0)
+          return Status::error(
+              "capture '" + decl.name + "' declares dim '" + dim +
+              "'; a dim is batch, heads, kv_heads, seq_q, seq_kv or a size");
+        want.push_back(size);
+      }
     }
     std::string what = "capture '" + decl.name + "'";
     Status st;

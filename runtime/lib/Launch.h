@@ -31,11 +31,6 @@ Status checkStaged(const char *what, const TensorRef &t);
 /// `t.data` is device memory of the current context.
 Status checkOnDevice(const char *what, const TensorRef &t);
 
-/// Every element lies less than 2^31 elements past `t.data`: 1 + the sum over
-/// dims of (size - 1) * stride < 2^31. For kernels that form element offsets
-/// in 32-bit ints. Assumes checkTensor passed (non-negative strides).
-Status checkExtent(const char *what, const TensorRef &t);
-
 /// The problem sizes that capture dims name.
 struct ProblemSizes {
   int64_t batch, heads, kvHeads, seqQ, seqKV;

@@ -162,7 +162,7 @@ public:
   /// k [B, Lk, H/G, Dqk], v [B, Lk, H/G, Dv], out and dout [B, Lq, H, Dv],
   /// lse [B, H, Lq] f32, dq like q, dk like k, dv like v, all in the spec's
   /// dtype except lse. q, k, v and dout need unit innermost stride and
-  /// 16-byte aligned rows; every tensor must span fewer than 2^31 elements.
+  /// 16-byte aligned rows.
   /// Validates everything, then enqueues the kernels on `stream` (a
   /// CUstream; null: the default stream) without synchronizing.
   Status backward(const TensorRef &q, const TensorRef &k, const TensorRef &v,
