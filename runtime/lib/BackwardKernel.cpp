@@ -71,7 +71,12 @@ TensorRef contiguousF32(void *data, std::vector<int64_t> sizes) {
 BackwardKernel::BackwardKernel()
     : workspaces_(std::make_unique<detail::StreamWorkspaces>()) {}
 
-BackwardKernel::~BackwardKernel() { detail::unloadModule(module_); }
+BackwardKernel::~BackwardKernel() {
+  // The workspaces and the module belong to the context they were made in.
+  detail::ScopedContext scope(context_);
+  workspaces_.reset();
+  detail::unloadModule(module_);
+}
 
 Status BackwardKernel::load(const BackwardKernelSpec &spec, int ordinal,
                             std::unique_ptr<BackwardKernel> &kernel) {
@@ -103,6 +108,7 @@ Status BackwardKernel::load(const BackwardKernelSpec &spec, int ordinal,
     return s;
   auto result = std::unique_ptr<BackwardKernel>(new BackwardKernel());
   result->spec_ = spec;
+  result->context_ = loaded.context;
   result->module_ = loaded.module;
   result->preprocess_ = loaded.functions[0];
   if (spec.atomicDQ) {
@@ -131,6 +137,9 @@ Status BackwardKernel::backward(const TensorRef &q, const TensorRef &k,
                                 const std::vector<TensorRef> &captures,
                                 void *stream) const {
   using namespace detail;
+  ScopedContext scope(context_);
+  if (!scope.status().ok())
+    return scope.status();
   const BackwardKernelSpec &s = spec_;
   // The checks and their messages follow ForwardKernel::forward.
   if (q.sizes.size() != 4 || k.sizes.size() != 4)

@@ -35,6 +35,9 @@ Status loadDriver(Driver &d) {
       bind(lib, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}) &&
       bind(lib, d.cuCtxGetCurrent, {"cuCtxGetCurrent"}) &&
       bind(lib, d.cuCtxSynchronize, {"cuCtxSynchronize"}) &&
+      bind(lib, d.cuCtxPushCurrent,
+           {"cuCtxPushCurrent_v2", "cuCtxPushCurrent"}) &&
+      bind(lib, d.cuCtxPopCurrent, {"cuCtxPopCurrent_v2", "cuCtxPopCurrent"}) &&
       bind(lib, d.cuStreamSynchronize, {"cuStreamSynchronize"}) &&
       bind(lib, d.cuModuleLoadData, {"cuModuleLoadData"}) &&
       bind(lib, d.cuModuleUnload, {"cuModuleUnload"}) &&

@@ -219,6 +219,7 @@ Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
     return s;
   auto result = std::unique_ptr<ForwardKernel>(new ForwardKernel());
   result->spec_ = spec;
+  result->context_ = loaded.context;
   result->module_ = loaded.module;
   result->function_ = loaded.functions[0];
   result->maxShared_ = loaded.maxShared;
@@ -229,7 +230,10 @@ Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
   return Status();
 }
 
-ForwardKernel::~ForwardKernel() { detail::unloadModule(module_); }
+ForwardKernel::~ForwardKernel() {
+  detail::ScopedContext scope(context_);
+  detail::unloadModule(module_);
+}
 
 Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
                               const TensorRef &v, const TensorRef &out,
@@ -237,6 +241,9 @@ Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
                               const std::vector<TensorRef> &captures,
                               void *stream) const {
   using namespace detail;
+  ScopedContext scope(context_);
+  if (!scope.status().ok())
+    return scope.status();
   const ForwardKernelSpec &s = spec_;
   if (q.sizes.size() != 4 || k.sizes.size() != 4)
     return Status::error("q and k must be rank-4 [batch, seq, heads, head_dim] "

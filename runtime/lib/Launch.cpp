@@ -182,6 +182,7 @@ Status loadModule(const std::string &source, const std::string &arch,
   api::driver(d);
 
   LoadedModule result;
+  d->cuCtxGetCurrent(&result.context);
   auto start = std::chrono::steady_clock::now();
   std::string key = cacheKey(source, arch, nvrtcOptionsFor(arch));
   std::string cubin;
@@ -238,6 +239,29 @@ Status loadModule(const std::string &source, const std::string &arch,
   result.loadMs = msSince(start);
   loaded = std::move(result);
   return Status();
+}
+
+ScopedContext::ScopedContext(void *context) {
+  const api::Driver *d = nullptr;
+  if (Status s = api::driver(d); !s.ok()) {
+    status_ = s;
+    return;
+  }
+  api::CUcontext current = nullptr;
+  d->cuCtxGetCurrent(&current);
+  if (!context || current == context)
+    return;
+  status_ = api::check(d->cuCtxPushCurrent(context),
+                       "making the kernel's CUDA context current");
+  pushed_ = status_.ok();
+}
+
+ScopedContext::~ScopedContext() {
+  const api::Driver *d = nullptr;
+  if (pushed_ && api::driver(d).ok()) {
+    api::CUcontext popped = nullptr;
+    d->cuCtxPopCurrent(&popped);
+  }
 }
 
 void unloadModule(void *module) {

@@ -71,6 +71,7 @@ struct FunctionRequest {
 /// A module on the device and the functions asked of it, in request order.
 /// The caller owns `module` (unloadModule).
 struct LoadedModule {
+  void *context = nullptr; ///< the context the module was loaded in
   void *module = nullptr;
   std::vector<void *> functions;
   int64_t maxShared = 0; ///< the device's opt-in maximum per block
@@ -87,6 +88,24 @@ Status loadModule(const std::string &source, const std::string &arch,
                   const std::string &name, int ordinal,
                   const std::vector<FunctionRequest> &functions,
                   LoadedModule &loaded);
+
+/// Makes `context` current on the calling thread for the scope's lifetime
+/// when another context, or none, is: a kernel may be launched from a thread
+/// that never made its context current (PyTorch runs backward on its own
+/// autograd threads), and a module's functions launch only in the context
+/// that loaded it.
+class ScopedContext {
+public:
+  explicit ScopedContext(void *context);
+  ~ScopedContext();
+  ScopedContext(const ScopedContext &) = delete;
+  ScopedContext &operator=(const ScopedContext &) = delete;
+  const Status &status() const { return status_; }
+
+private:
+  bool pushed_ = false;
+  Status status_;
+};
 
 /// Unloads a module from loadModule; null is ignored.
 void unloadModule(void *module);

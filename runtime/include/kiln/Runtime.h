@@ -103,6 +103,7 @@ public:
 private:
   ForwardKernel() = default;
   ForwardKernelSpec spec_;
+  void *context_ = nullptr; ///< made current around launches (other threads)
   void *module_ = nullptr, *function_ = nullptr;
   int64_t maxShared_ = 0;
   double compileMs_ = 0, loadMs_ = 0;
@@ -182,6 +183,7 @@ public:
 private:
   BackwardKernel();
   BackwardKernelSpec spec_;
+  void *context_ = nullptr; ///< made current around launches (other threads)
   void *module_ = nullptr;
   void *preprocess_ = nullptr, *dq_ = nullptr, *dkdv_ = nullptr,
        *convert_ = nullptr;
