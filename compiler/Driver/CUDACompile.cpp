@@ -29,16 +29,12 @@ static DType dtypeOf(Type t) {
 
 namespace {
 
-/// What every kernel spec of a variant shares: its name, head dims, GQA
+/// What every kernel spec of a variant shares (ForwardKernelSpec and
+/// BackwardKernelSpec name these fields alike): its name, head dims, GQA
 /// group, dtype and captures, checked against what the GPU backend supports.
-struct VariantInfo {
-  std::string variant;
-  int64_t headDimQK = 0, headDimV = 0, gqaGroup = 1;
-  DType dtype = DType::BF16;
-  std::vector<CaptureSpec> captures;
-};
-
-Status describeVariant(ModuleOp module, VariantInfo &info) {
+template <typename Spec>
+Status describeVariant(ModuleOp module, const std::string &arch, Spec &info) {
+  info.arch = arch;
   auto specs = module.getOps<attn::AttentionOp>();
   if (std::distance(specs.begin(), specs.end()) != 1)
     return Status::error("compile exactly one attn.attention at a time");
@@ -80,6 +76,15 @@ Status describeVariant(ModuleOp module, VariantInfo &info) {
   return Status();
 }
 
+/// The options both GPU pipelines take from the driver.
+void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
+                        bool overlapCopies, int64_t blockM, int64_t blockN) {
+  options.arch = arch;
+  options.overlapCopies = overlapCopies;
+  options.blockM = blockM;
+  options.blockN = blockN;
+}
+
 /// Runs `pm` over `module` and emits its scheduled kernels.
 Status lowerAndEmit(ModuleOp module, PassManager &pm, const std::string &what,
                     std::string *tgpuIR, std::string &source,
@@ -111,21 +116,10 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
                           ForwardKernelSpec &spec, std::string *tgpuIR,
                           bool overlapCopies, int64_t blockM, int64_t blockN,
                           bool prefetchNextStep) {
-  VariantInfo info;
-  if (Status s = describeVariant(module, info); !s.ok())
+  if (Status s = describeVariant(module, arch, spec); !s.ok())
     return s;
-  spec.variant = info.variant;
-  spec.arch = arch;
-  spec.headDimQK = info.headDimQK;
-  spec.headDimV = info.headDimV;
-  spec.gqaGroup = info.gqaGroup;
-  spec.dtype = info.dtype;
-  spec.captures = info.captures;
   CUDAPipelineOptions options;
-  options.arch = arch;
-  options.overlapCopies = overlapCopies;
-  options.blockM = blockM;
-  options.blockN = blockN;
+  setPipelineOptions(options, arch, overlapCopies, blockM, blockN);
   options.prefetchNextStep = prefetchNextStep;
   PassManager pm(module.getContext());
   int64_t elementBytes = 2;
@@ -150,22 +144,11 @@ Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
                            bool atomicDQ, BackwardKernelSpec &spec,
                            std::string *tgpuIR, bool overlapCopies,
                            int64_t blockM, int64_t blockN) {
-  VariantInfo info;
-  if (Status s = describeVariant(module, info); !s.ok())
+  if (Status s = describeVariant(module, arch, spec); !s.ok())
     return s;
-  spec.variant = info.variant;
-  spec.arch = arch;
   spec.atomicDQ = atomicDQ;
-  spec.headDimQK = info.headDimQK;
-  spec.headDimV = info.headDimV;
-  spec.gqaGroup = info.gqaGroup;
-  spec.dtype = info.dtype;
-  spec.captures = info.captures;
   CUDAPipelineOptions options;
-  options.arch = arch;
-  options.overlapCopies = overlapCopies;
-  options.blockM = blockM;
-  options.blockN = blockN;
+  setPipelineOptions(options, arch, overlapCopies, blockM, blockN);
   options.backwardSchedule = atomicDQ ? "atomic" : "two-kernel";
   PassManager pm(module.getContext());
   buildCUDABackwardPipeline(pm, options, spec.headDimQK, spec.headDimV);

@@ -138,6 +138,21 @@ ForwardTiles chooseForwardTiles(StringRef arch, int64_t sharedBytes,
   return tiles;
 }
 
+/// Layouts, shared-memory staging with cp.async, mma.sync; then back-to-back
+/// staged copies issued together (V's load under Q K^T and the softmax in
+/// the forward; Q with dO, K with V in the backward).
+static void addSM80Schedule(OpPassManager &pm,
+                            const CUDAPipelineOptions &options,
+                            int64_t numWarps, int64_t shared) {
+  ConvertTileToTileGPUOptions schedule;
+  schedule.arch = options.arch;
+  schedule.numWarps = numWarps;
+  schedule.sharedMemoryBytes = shared;
+  pm.addPass(createConvertTileToTileGPU(schedule));
+  if (options.overlapCopies)
+    pm.addPass(tgpu::createTileGPUOverlapCopies());
+}
+
 void buildCUDAForwardPipeline(OpPassManager &pm,
                               const CUDAPipelineOptions &options,
                               int64_t headDimQK, int64_t headDimV,
@@ -153,15 +168,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.blockN = tiles.blockN;
   // The tile program is the same one the CPU backend runs.
   buildForwardTilePipeline(pm, forward);
-  // Layouts, shared-memory staging with cp.async, mma.sync.
-  ConvertTileToTileGPUOptions schedule;
-  schedule.arch = options.arch;
-  schedule.numWarps = tiles.numWarps;
-  schedule.sharedMemoryBytes = shared;
-  pm.addPass(createConvertTileToTileGPU(schedule));
-  // Overlap V's load with Q K^T and the softmax.
-  if (options.overlapCopies)
-    pm.addPass(tgpu::createTileGPUOverlapCopies());
+  addSM80Schedule(pm, options, tiles.numWarps, shared);
   // ... and the next step's K with this step's P*V.
   if (options.overlapCopies && options.prefetchNextStep)
     pm.addPass(tgpu::createTileGPUPrefetchNextStep());
@@ -198,14 +205,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.backward = true;
   program.backwardSchedule = options.backwardSchedule;
   buildForwardTilePipeline(pm, program);
-  ConvertTileToTileGPUOptions schedule;
-  schedule.arch = options.arch;
-  schedule.numWarps = tiles.numWarps;
-  schedule.sharedMemoryBytes = shared;
-  pm.addPass(createConvertTileToTileGPU(schedule));
-  // Pairs back-to-back staged copies (Q with dO, K with V) into one wait.
-  if (options.overlapCopies)
-    pm.addPass(tgpu::createTileGPUOverlapCopies());
+  addSM80Schedule(pm, options, tiles.numWarps, shared);
   pm.addPass(createCSEPass());
 }
 

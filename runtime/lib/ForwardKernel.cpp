@@ -245,22 +245,11 @@ Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
   if (!scope.status().ok())
     return scope.status();
   const ForwardKernelSpec &s = spec_;
-  if (q.sizes.size() != 4 || k.sizes.size() != 4)
-    return Status::error("q and k must be rank-4 [batch, seq, heads, head_dim] "
-                         "tensors");
-  int64_t batch = q.sizes[0], seqQ = q.sizes[1], heads = q.sizes[2];
-  int64_t seqKV = k.sizes[1], kvHeads = k.sizes[2];
-  if (batch < 1 || seqQ < 1 || heads < 1 || seqKV < 1 || kvHeads < 1)
-    return Status::error("every size must be at least 1, got q " +
-                         shapeString(q.sizes) + " and k " +
-                         shapeString(k.sizes));
-  if (heads != kvHeads * s.gqaGroup)
-    return Status::error("q has " + std::to_string(heads) + " heads and k " +
-                         std::to_string(kvHeads) + "; variant '" + s.variant +
-                         "' needs heads = kv_heads * " +
-                         std::to_string(s.gqaGroup));
-  if (batch > 65535 || heads > 65535)
-    return Status::error("batch and heads must be at most 65535 (grid limits)");
+  ProblemSizes sizes;
+  if (Status st = problemSizes(q, k, s.gqaGroup, s.variant, sizes); !st.ok())
+    return st;
+  int64_t batch = sizes.batch, seqQ = sizes.seqQ, heads = sizes.heads;
+  int64_t seqKV = sizes.seqKV, kvHeads = sizes.kvHeads;
   Status st;
   if (!(st = checkTensor("q", q, s.dtype, {batch, seqQ, heads, s.headDimQK}))
            .ok() ||

@@ -97,6 +97,27 @@ Status checkOnDevice(const char *what, const TensorRef &t) {
   return Status();
 }
 
+Status problemSizes(const TensorRef &q, const TensorRef &k, int64_t gqaGroup,
+                    const std::string &variant, ProblemSizes &sizes) {
+  if (q.sizes.size() != 4 || k.sizes.size() != 4)
+    return Status::error("q and k must be rank-4 [batch, seq, heads, head_dim] "
+                         "tensors");
+  sizes = {q.sizes[0], q.sizes[2], k.sizes[2], q.sizes[1], k.sizes[1]};
+  if (sizes.batch < 1 || sizes.seqQ < 1 || sizes.heads < 1 || sizes.seqKV < 1 ||
+      sizes.kvHeads < 1)
+    return Status::error("every size must be at least 1, got q " +
+                         shapeString(q.sizes) + " and k " +
+                         shapeString(k.sizes));
+  if (sizes.heads != sizes.kvHeads * gqaGroup)
+    return Status::error(
+        "q has " + std::to_string(sizes.heads) + " heads and k " +
+        std::to_string(sizes.kvHeads) + "; variant '" + variant +
+        "' needs heads = kv_heads * " + std::to_string(gqaGroup));
+  if (sizes.batch > 65535 || sizes.heads > 65535)
+    return Status::error("batch and heads must be at most 65535 (grid limits)");
+  return Status();
+}
+
 Status checkCaptures(const std::string &variant,
                      const std::vector<CaptureSpec> &decls,
                      const std::vector<TensorRef> &captures,

@@ -36,6 +36,12 @@ struct ProblemSizes {
   int64_t batch, heads, kvHeads, seqQ, seqKV;
 };
 
+/// The problem sizes from q [B, Lq, H, D] and k [B, Lk, H/G, D]: both rank
+/// 4, every size at least 1, H = Hkv * `gqaGroup`, B and H within the grid's
+/// 65535. `variant` names the kernel in messages.
+Status problemSizes(const TensorRef &q, const TensorRef &k, int64_t gqaGroup,
+                    const std::string &variant, ProblemSizes &sizes);
+
 /// As many captures as `decls` declares, each with its declared dtype and its
 /// dims resolved against `sizes`, on the device, of rank at most 4.
 Status checkCaptures(const std::string &variant,

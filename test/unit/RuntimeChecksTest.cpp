@@ -103,6 +103,28 @@ TEST(RuntimeChecks, CaptureCountAndMalformedDimsAreErrorsNotCrashes) {
             "capture 'slopes' has shape [4], expected [8]");
 }
 
+TEST(RuntimeChecks, ProblemSizesComeFromQAndK) {
+  ProblemSizes sizes;
+  TensorRef q = contiguousBf16({2, 100, 8, 64});
+  TensorRef k = contiguousBf16({2, 300, 2, 64});
+  ASSERT_TRUE(problemSizes(q, k, 4, "gqa", sizes).ok());
+  EXPECT_EQ(sizes.batch, 2);
+  EXPECT_EQ(sizes.heads, 8);
+  EXPECT_EQ(sizes.kvHeads, 2);
+  EXPECT_EQ(sizes.seqQ, 100);
+  EXPECT_EQ(sizes.seqKV, 300);
+  EXPECT_EQ(problemSizes(q, k, 2, "gqa", sizes).message(),
+            "q has 8 heads and k 2; variant 'gqa' needs heads = kv_heads * 2");
+  TensorRef empty = contiguousBf16({2, 0, 8, 64});
+  EXPECT_EQ(problemSizes(empty, k, 4, "gqa", sizes).message(),
+            "every size must be at least 1, got q [2, 0, 8, 64] and k "
+            "[2, 300, 2, 64]");
+  TensorRef wide = contiguousBf16({1, 4, 70000, 64});
+  TensorRef wideK = contiguousBf16({1, 4, 70000, 64});
+  EXPECT_EQ(problemSizes(wide, wideK, 1, "plain", sizes).message(),
+            "batch and heads must be at most 65535 (grid limits)");
+}
+
 TEST(RuntimeChecks, PacksTensorsAsTheKernelsTensorStruct) {
   // Tensor<T, 3> by value: pointer, 3 sizes, 3 strides, all 64-bit.
   TensorRef lse = tensor(DType::F32, {2, 4, 100}, {400, 100, 1});

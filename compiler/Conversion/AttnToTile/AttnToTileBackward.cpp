@@ -61,6 +61,18 @@ Kernel makeKernel(OpBuilder &b, attn::AttentionOp spec, StringRef suffix,
   return {func, func.addEntryBlock()};
 }
 
+/// The grid position of a program: (row or key block, head, batch).
+struct ProgramIds {
+  Value block, head, batch;
+};
+
+ProgramIds programIds(OpBuilder &b, Location loc) {
+  Value ids[3];
+  for (int64_t axis = 0; axis < 3; ++axis)
+    ids[axis] = tile::ProgramIdOp::create(b, loc, b.getIndexType(), axis);
+  return {ids[0], ids[1], ids[2]};
+}
+
 Value view(ProgramBuilder &pb, Value base, Value batch, Value head,
            int64_t cols, Type elt) {
   return tile::ViewOp::create(
@@ -203,9 +215,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                           bn, false);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
-    Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
-    Value h = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
-    Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
+    ProgramIds ids = programIds(kb, loc);
+    Value qb = ids.block, h = ids.head, bt = ids.batch;
     Value q0 = pb.mul(qb, pb.index(bm));
     Value o = load(pb, view(pb, k.entry->getArgument(0), bt, h, dv, elt),
                    {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
@@ -235,9 +246,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Block *e = k.entry;
-    Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
-    Value h = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
-    Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
+    ProgramIds ids = programIds(kb, loc);
+    Value qb = ids.block, h = ids.head, bt = ids.batch;
     Value hkv = group > 1
                     ? Value(arith::DivUIOp::create(kb, loc, h, pb.index(group)))
                     : h;
@@ -321,9 +331,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Block *e = k.entry;
-    Value kvb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
-    Value hkv = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
-    Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
+    ProgramIds ids = programIds(kb, loc);
+    Value kvb = ids.block, hkv = ids.head, bt = ids.batch;
     Value kd = view(pb, e->getArgument(1), bt, hkv, dqk, elt);
     Value vd = view(pb, e->getArgument(2), bt, hkv, dv, elt);
     Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
@@ -363,8 +372,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           // Only the Q blocks whose band reaches this KV block.
           Value kvLast =
               hp.sub(hp.minIndex(hp.add(kv0, hp.index(bn)), lenK), hp.index(1));
-          auto [qFirst, qEnd] = queriesReachingKeys(
+          std::pair<Value, Value> range = queriesReachingKeys(
               hp, spec.getKvBandAttr(), kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
+          Value qFirst = range.first, qEnd = range.second;
           Value qStart = hp.floorTo(qFirst, bm);
           // No query at all: an empty loop (not the block below qFirst).
           Value none = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge,
@@ -445,9 +455,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                           bn, false);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
-    Value qb = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
-    Value h = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 1);
-    Value bt = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 2);
+    ProgramIds ids = programIds(kb, loc);
+    Value qb = ids.block, h = ids.head, bt = ids.batch;
     Value q0 = pb.mul(qb, pb.index(bm));
     Value acc = load(pb, view(pb, k.entry->getArgument(0), bt, h, dqk, f32),
                      {bm, dqk}, f32, {q0, pb.index(0)}, 0.0);
