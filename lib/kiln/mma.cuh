@@ -100,7 +100,9 @@ struct operand_k<false, Frag<T, M, K, W>> {
 
 /// acc += op(A) * op(B) (TRANS_A: A given as K x M in shared memory;
 /// TRANS_B: B given as N x K). Every warp multiplies its own rows of op(A)
-/// by all of op(B).
+/// by all of op(B). A warp with several m16 tiles loads each B fragment once
+/// for all of them: B is what every warp reads whole, so its shared-memory
+/// traffic is what a taller warp tile saves.
 template <bool TRANS_A, bool TRANS_B, typename A, typename T, int R, int C,
           int P, int M, int N, int W>
 __device__ __forceinline__ void mma(Frag<float, M, N, W> &acc, const A &a,
@@ -109,22 +111,25 @@ __device__ __forceinline__ void mma(Frag<float, M, N, W> &acc, const A &a,
   constexpr int K = operand_k<TRANS_A, A>::value;
   static_assert(K % 16 == 0 && N % 16 == 0, "mma works on 16-wide steps");
 #pragma unroll
-  for (int mt = 0; mt < F::kMT; ++mt) {
-    int row0 = warp_id() * 16 * F::kMT + mt * 16;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    unsigned af[F::kMT][4];
 #pragma unroll
-    for (int k0 = 0; k0 < K; k0 += 16) {
-      unsigned af[4];
+    for (int mt = 0; mt < F::kMT; ++mt) {
+      int row0 = warp_id() * 16 * F::kMT + mt * 16;
       if constexpr (TRANS_A)
-        load_a_trans(af, a, row0, k0);
+        load_a_trans(af[mt], a, row0, k0);
       else
-        load_a(af, a, row0, k0, mt);
+        load_a(af[mt], a, row0, k0, mt);
+    }
 #pragma unroll
-      for (int n0 = 0; n0 < N; n0 += 16) {
-        unsigned bf[4];
-        load_b<TRANS_B>(bf, b, n0, k0);
+    for (int n0 = 0; n0 < N; n0 += 16) {
+      unsigned bf[4];
+      load_b<TRANS_B>(bf, b, n0, k0);
+#pragma unroll
+      for (int mt = 0; mt < F::kMT; ++mt) {
         float *d0 = &acc.x[(mt * F::kNT + n0 / 8) * 4];
-        mma_16816(d0, af, bf[0], bf[1], T{});
-        mma_16816(d0 + 4, af, bf[2], bf[3], T{});
+        mma_16816(d0, af[mt], bf[0], bf[1], T{});
+        mma_16816(d0 + 4, af[mt], bf[2], bf[3], T{});
       }
     }
   }
