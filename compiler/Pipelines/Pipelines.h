@@ -103,7 +103,8 @@ void buildCUDAForwardPipeline(mlir::OpPassManager &pm,
                               int64_t elementBytes);
 
 /// Tile sizes of the backward GPU schedule: BLOCK_M query rows by BLOCK_N
-/// keys per step, 16 rows of every register tile per warp.
+/// keys per step, register tiles split over the warps in m16 tiles (one per
+/// warp at 64 rows, two at 128).
 ForwardTiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
                                  int64_t blockM = 0, int64_t blockN = 0);
 

@@ -26,6 +26,15 @@ int report(const kiln::Status &s, char *error, int size) {
   return 1;
 }
 
+/// The C API's dtype codes: 0 bf16, 1 fp16; anything else is an error.
+kiln::Status dtypeFromCode(int code, kiln::DType &dtype) {
+  if (code != 0 && code != 1)
+    return kiln::Status::error("dtype code " + std::to_string(code) +
+                               " is not 0 (bf16) or 1 (fp16)");
+  dtype = code == 0 ? kiln::DType::BF16 : kiln::DType::F16;
+  return kiln::Status();
+}
+
 kiln::TensorRef tensor(void *data, kiln::DType dtype, const long long *sizes,
                        const long long *strides, int rank) {
   kiln::TensorRef t;
@@ -63,7 +72,8 @@ extern "C" int kiln_forward_load(const char *source, const char *kernelName,
   spec.headDimQK = headDimQK;
   spec.headDimV = headDimV;
   spec.gqaGroup = gqaGroup;
-  spec.dtype = dtype == 0 ? kiln::DType::BF16 : kiln::DType::F16;
+  if (kiln::Status s = dtypeFromCode(dtype, spec.dtype); !s.ok())
+    return report(s, error, errorSize);
   auto result = new kiln_forward_kernel();
   kiln::Status s = kiln::ForwardKernel::load(spec, device, result->kernel);
   if (!s.ok()) {
@@ -133,7 +143,8 @@ extern "C" int kiln_backward_load(const kiln_backward_spec *spec, int device,
   s.headDimQK = spec->head_dim_qk;
   s.headDimV = spec->head_dim_v;
   s.gqaGroup = spec->gqa_group;
-  s.dtype = spec->dtype == 0 ? kiln::DType::BF16 : kiln::DType::F16;
+  if (kiln::Status st = dtypeFromCode(spec->dtype, s.dtype); !st.ok())
+    return report(st, error, errorSize);
   s.preprocess = entry(spec->preprocess);
   s.dq = entry(spec->dq);
   s.dkdv = entry(spec->dkdv);

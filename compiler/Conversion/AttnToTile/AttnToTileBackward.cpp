@@ -32,7 +32,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// Columns of dQ the atomic schedule's dK/dV kernel computes and adds at a
-/// time (16 f32 registers per thread for BLOCK_M = 64 over 4 warps).
+/// time (16 f32 registers per thread per m16 tile of a warp).
 constexpr int64_t kDqChunk = 32;
 
 /// One backward kernel being built: its function and the usual views.

@@ -13,6 +13,8 @@
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 
 namespace kiln {
@@ -41,6 +43,9 @@ public:
       if (failed(scheduleDot(dot)))
         return failure();
     for (tile::LoadOp load : staged)
+      if (load->use_empty())
+        load.erase();
+    for (tile::LoadOp load : windowed)
       if (load->use_empty())
         load.erase();
     if (sharedBytes > sharedLimit)
@@ -118,6 +123,42 @@ private:
     return true;
   }
 
+  /// A load of columns [c, c + w) of rows that an earlier load of the same
+  /// descriptor, in the same block, staged whole (the atomic schedule's
+  /// column chunks of K): a window of that buffer, with no second copy and
+  /// no second buffer.
+  Value windowOfStaged(tile::LoadOp load) {
+    auto type = cast<RankedTensorType>(load.getType());
+    std::optional<int64_t> col = getConstantIntValue(load.getOffsets()[1]);
+    if (!col)
+      return Value();
+    for (tile::LoadOp whole : staged) {
+      auto wholeType = cast<RankedTensorType>(whole.getType());
+      std::optional<int64_t> wholeCol =
+          getConstantIntValue(whole.getOffsets()[1]);
+      if (whole.getDesc() != load.getDesc() ||
+          whole.getOffsets()[0] != load.getOffsets()[0] || !wholeCol ||
+          whole->getBlock() != load->getBlock() ||
+          !whole->isBeforeInBlock(load) ||
+          wholeType.getDimSize(0) != type.getDimSize(0) || *col < *wholeCol ||
+          *col + type.getDimSize(1) > *wholeCol + wholeType.getDimSize(1))
+        continue;
+      Value buffer = stagedBuffers.lookup(whole.getOperation());
+      if (!llvm::is_contained(windowed, load))
+        windowed.push_back(load);
+      builder.setInsertionPoint(load);
+      SmallVector<OpFoldResult> offsets{builder.getIndexAttr(0),
+                                        builder.getIndexAttr(*col - *wholeCol)};
+      SmallVector<OpFoldResult> sizes{builder.getIndexAttr(type.getDimSize(0)),
+                                      builder.getIndexAttr(type.getDimSize(1))};
+      SmallVector<OpFoldResult> strides{builder.getIndexAttr(1),
+                                        builder.getIndexAttr(1)};
+      return memref::SubViewOp::create(builder, load.getLoc(), buffer, offsets,
+                                       sizes, strides);
+    }
+    return Value();
+  }
+
   /// Replaces a register load by a staged copy into shared memory. Returns a
   /// null value when `operand` is not a load, failure after a diagnostic.
   FailureOr<Value> stage(Value operand, tile::DotOp dot, Value busy) {
@@ -132,6 +173,8 @@ private:
              << load.getFill();
     if (cast<RankedTensorType>(load.getType()).getRank() != 2)
       return dot.emitError() << "mma operands must be 2-D tiles";
+    if (Value window = windowOfStaged(load))
+      return window;
     Value buffer = bufferFor(load, busy);
     if (!llvm::is_contained(staged, load)) {
       builder.setInsertionPoint(load);
@@ -289,6 +332,8 @@ private:
   /// Register tiles written to shared memory for a transposed product.
   DenseMap<Value, Value> storedTiles;
   SmallVector<tile::LoadOp> staged;
+  /// Loads read as windows of another's buffer (windowOfStaged).
+  SmallVector<tile::LoadOp> windowed;
 };
 
 struct ConvertTileToTileGPU

@@ -581,6 +581,24 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << *elt << " *>(kiln_smem + " << a.getOffset() << ")};\n";
         return success();
       })
+      .Case([&](memref::SubViewOp v) -> LogicalResult {
+        // A window of a shared buffer: the same pitch, a later start.
+        auto type = cppType(v.getType(), loc);
+        if (failed(type))
+          return failure();
+        SmallVector<int64_t> strides;
+        int64_t offset = 0, baseOffset = 0;
+        if (failed(v.getType().getStridesAndOffset(strides, offset)) ||
+            failed(v.getSource().getType().getStridesAndOffset(strides,
+                                                               baseOffset)) ||
+            ShapedType::isDynamic(offset) || ShapedType::isDynamic(baseOffset))
+          return v.emitError() << "the CUDA emitter prints static windows of "
+                                  "shared buffers only";
+        line() << "const " << *type << " " << name(v) << "{"
+               << name(v.getSource()) << ".ptr + " << (offset - baseOffset)
+               << "};\n";
+        return success();
+      })
       .Case([&](tgpu::CopyAsyncOp c) {
         line() << "kiln::copy_async<" << numThreads << ">(" << name(c.getDest())
                << ", " << name(c.getSource());

@@ -88,7 +88,7 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "lhs must be a shared buffer or a register tile";
   }
   ArrayRef<int64_t> rhsShape = getRhs().getType().getShape();
-  if (lhsShape.size() != 2 || rhsShape.size() != 2)
+  if (lhsShape.size() != 2 || rhsShape.size() != 2 || acc.getRank() != 2)
     return emitOpError() << "multiplies 2-D tiles";
   int64_t m = lhsShape[getTransposeLhs() ? 1 : 0];
   int64_t k = lhsShape[getTransposeLhs() ? 0 : 1];

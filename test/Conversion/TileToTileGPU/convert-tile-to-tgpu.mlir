@@ -729,3 +729,37 @@ func.func @transposed_f32_register_lhs(%bd: !tile.desc<?x64xf32>, %od: !tile.des
   tile.store %d, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
   return
 }
+
+// -----
+
+// Column chunks of a tile already staged whole (the atomic schedule's K
+// chunks for dS K) are windows of its buffer: one copy, one buffer.
+// CHECK-LABEL: func.func @column_windows
+// CHECK-DAG: %[[KB:.+]] = tgpu.shared_alloc offset {{[0-9]+}} : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-DAG: %[[QB:.+]] = tgpu.shared_alloc offset {{[0-9]+}} : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NOT: tgpu.shared_alloc
+// CHECK: tgpu.copy_async %{{.*}}, %[[KB]]
+// CHECK-NOT: tgpu.copy_async
+// CHECK: %[[W0:.+]] = memref.subview %[[KB]][0, 0] [64, 32] [1, 1]
+// CHECK: %[[W1:.+]] = memref.subview %[[KB]][0, 32] [64, 32] [1, 1]
+// CHECK: tgpu.mma %{{.+}}, %[[W0]], %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x32xbf16, strided<[72, 1]>, 3>
+// CHECK: tgpu.mma %{{.+}}, %[[W1]], %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x32xbf16, strided<[72, 1], offset: 32>, 3>
+// CHECK-NOT: tile.load
+// CHECK: return
+func.func @column_windows(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>,
+                          %od: !tile.desc<?x64xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %q = tile.load %qd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %k = tile.load %kd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %k0 = tile.load %kd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x32xbf16>
+  %k1 = tile.load %kd[%c0, %c32] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x32xbf16>
+  %s = tile.dot %q, %k {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  %p = arith.truncf %s : tensor<64x64xf32> to tensor<64x64xbf16>
+  %a = tile.dot %p, %k0 : tensor<64x64xbf16>, tensor<64x32xbf16> -> tensor<64x32xf32>
+  %b = tile.dot %p, %k1 : tensor<64x64xbf16>, tensor<64x32xbf16> -> tensor<64x32xf32>
+  tile.store %a, %od[%c0, %c0] : tensor<64x32xf32>, !tile.desc<?x64xf32>
+  tile.store %b, %od[%c0, %c32] : tensor<64x32xf32>, !tile.desc<?x64xf32>
+  return
+}

@@ -227,6 +227,19 @@ func.func @mma_rhs_1d(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
 
 // -----
 
+// A 1-D accumulator (the rank is checked before its dims are read).
+func.func @mma_acc_1d(%acc: tensor<64xf32, #tgpu.mma<warps = 4>>) {
+  %q = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %k = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  // expected-error @+1 {{'tgpu.mma' op multiplies 2-D tiles}}
+  %s = tgpu.mma %q, %k, %acc
+      : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>,
+        tensor<64xf32, #tgpu.mma<warps = 4>> -> tensor<64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
 func.func @mma_lhs_3d(%acc: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
   %q = tgpu.shared_alloc offset 0 : memref<2x64x64xbf16, 3>
   %k = tgpu.shared_alloc offset 16384 : memref<64x64xbf16, strided<[72, 1]>, 3>
