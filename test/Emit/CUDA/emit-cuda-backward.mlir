@@ -196,6 +196,11 @@ func.func @int_load(%id: !tile.desc<?xi32>, %row: index)
 // ATOMIC-NOT: causal_softcap_bwd_dq(
 // ATOMIC-LABEL: // Kernel causal_softcap_bwd_dkdv: 4 warps, {{[0-9]+}} bytes of shared memory
 // ATOMIC: kiln::Tensor<float, 4> [[DQACC:v[0-9]+]]) {
+// The dS K chunks read 32-column windows of K's staged buffer (no copy).
+// ATOMIC: // memref.subview loc(
+// ATOMIC-NEXT: const kiln::SmemTile<kiln::bf16, 64, 32, 72> [[W0:v[0-9]+]]{[[KB:v[0-9]+]].ptr + 0};
+// ATOMIC: // memref.subview loc(
+// ATOMIC-NEXT: const kiln::SmemTile<kiln::bf16, 64, 32, 72> [[W1:v[0-9]+]]{[[KB]].ptr + 32};
 // ATOMIC: const kiln::Desc<float> [[DQD:v[0-9]+]] = {[[DQACC]].ptr
 // ATOMIC: for (int [[I:v[0-9]+]] =
 // ATOMIC: kiln::store_shared([[PB:v[0-9]+]], {{v[0-9]+}});
@@ -205,7 +210,7 @@ func.func @int_load(%id: !tile.desc<?xi32>, %row: index)
 // dQ = dS K, scaled, then added at this Q step's rows.
 // ATOMIC: // tgpu.mma loc(
 // ATOMIC-NEXT: kiln::Frag<float, 64, {{[0-9]+}}, 4> [[DQ:v[0-9]+]] = {{v[0-9]+}};
-// ATOMIC-NEXT: kiln::mma<false, false>([[DQ]], {{v[0-9]+}}, {{v[0-9]+}});
+// ATOMIC-NEXT: kiln::mma<false, false>([[DQ]], [[DSB]], [[W0]]);
 // ATOMIC-NEXT: // arith.mulf loc(
 // ATOMIC-NEXT: kiln::Frag<float, 64, {{[0-9]+}}, 4> [[DQS:v[0-9]+]];
 // ATOMIC: // tile.atomic_add loc(
