@@ -26,6 +26,14 @@ int report(const kiln::Status &s, char *error, int size) {
   return 1;
 }
 
+/// Captured tensors need their declarations (dims, dtypes), which the C API
+/// does not carry; `subject` names what reads them.
+kiln::Status capturesRefused(const std::string &subject, int count) {
+  return kiln::Status::error(subject + " reads " + std::to_string(count) +
+                             " captured tensors; the C API does not pass "
+                             "captures yet (use the C++ API)");
+}
+
 /// The C API's dtype codes: 0 bf16, 1 fp16; anything else is an error.
 kiln::Status dtypeFromCode(int code, kiln::DType &dtype) {
   if (code != 0 && code != 1)
@@ -55,11 +63,8 @@ extern "C" int kiln_forward_load(const char *source, const char *kernelName,
                                  kiln_forward_kernel **kernel, char *error,
                                  int errorSize) {
   if (numCaptures != 0)
-    return report(kiln::Status::error(
-                      std::string("kernel '") + kernelName + "' reads " +
-                      std::to_string(numCaptures) +
-                      " captured tensors; the C API does not pass captures "
-                      "yet (use the C++ API)"),
+    return report(capturesRefused(std::string("kernel '") + kernelName + "'",
+                                  numCaptures),
                   error, errorSize);
   kiln::ForwardKernelSpec spec;
   spec.variant = kernelName;
@@ -127,11 +132,8 @@ extern "C" int kiln_backward_load(const kiln_backward_spec *spec, int device,
                   error, errorSize);
   std::string variant = spec->variant ? spec->variant : "";
   if (spec->num_captures != 0)
-    return report(kiln::Status::error(
-                      "the backward of '" + variant + "' reads " +
-                      std::to_string(spec->num_captures) +
-                      " captured tensors; the C API does not pass captures "
-                      "yet (use the C++ API)"),
+    return report(capturesRefused("the backward of '" + variant + "'",
+                                  spec->num_captures),
                   error, errorSize);
   kiln::BackwardKernelSpec s;
   s.variant = variant;

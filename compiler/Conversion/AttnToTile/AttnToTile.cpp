@@ -55,12 +55,9 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   Location loc = pb.loc;
   SmallVector<int64_t> sShape{ctx.blockM, ctx.blockN};
   Type f32 = b.getF32Type();
-  auto elementZero = b.getFloatAttr(ctx.elementType, 0.0);
 
-  Value k = tile::LoadOp::create(
-      b, loc,
-      RankedTensorType::get({ctx.blockN, ctx.headDimQk}, ctx.elementType),
-      ctx.kDesc, ValueRange{kvStart, pb.index(0)}, elementZero);
+  Value k = pb.load(ctx.kDesc, {ctx.blockN, ctx.headDimQk}, ctx.elementType,
+                    {kvStart, pb.index(0)}, 0.0);
   Value s = tile::DotOp::create(b, loc, RankedTensorType::get(sShape, f32),
                                 ctx.q, k, /*acc=*/Value(),
                                 /*transpose_lhs=*/false,
@@ -116,10 +113,8 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   // P is rounded to the input precision before P*V, as tensor cores need.
   Value pLow = arith::TruncFOp::create(
       b, loc, RankedTensorType::get(sShape, ctx.elementType), p);
-  Value v = tile::LoadOp::create(
-      b, loc,
-      RankedTensorType::get({ctx.blockN, ctx.headDimV}, ctx.elementType),
-      ctx.vDesc, ValueRange{kvStart, pb.index(0)}, elementZero);
+  Value v = pb.load(ctx.vDesc, {ctx.blockN, ctx.headDimV}, ctx.elementType,
+                    {kvStart, pb.index(0)}, 0.0);
   Value accScaled = pb.mul(state.acc, pb.rowBroadcast(alpha, ctx.headDimV));
   Value acc = tile::DotOp::create(b, loc, state.acc.getType(), pLow, v,
                                   accScaled, /*transpose_lhs=*/false,
@@ -196,27 +191,18 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     kvHead =
         arith::DivUIOp::create(b, loc, ctx.head, pb.index(spec.getGqaGroup()));
 
-  auto desc = [&](Value base, Value head, int64_t cols, Type t) -> Value {
-    return tile::ViewOp::create(
-        b, loc, tile::DescType::get(mctx, {dyn, cols}, t), base,
-        ValueRange{ctx.batch, head}, b.getDenseI64ArrayAttr({1, 3}));
-  };
-  Value qDesc = desc(qArg, ctx.head, dqk, elt);
-  ctx.kDesc = desc(kArg, kvHead, dqk, elt);
-  ctx.vDesc = desc(vArg, kvHead, dv, elt);
-  Value oDesc = desc(oArg, ctx.head, dv, elt);
-  Value lseDesc = tile::ViewOp::create(
-      b, loc, tile::DescType::get(mctx, {dyn}, f32), lseArg,
-      ValueRange{ctx.batch, ctx.head}, b.getDenseI64ArrayAttr({2}));
+  Value qDesc = pb.view(qArg, ctx.batch, ctx.head, dqk, elt);
+  ctx.kDesc = pb.view(kArg, ctx.batch, kvHead, dqk, elt);
+  ctx.vDesc = pb.view(vArg, ctx.batch, kvHead, dv, elt);
+  Value oDesc = pb.view(oArg, ctx.batch, ctx.head, dv, elt);
+  Value lseDesc = pb.rowView(lseArg, ctx.batch, ctx.head);
 
   Value lenQ = tile::DimOp::create(b, loc, b.getIndexType(), qDesc, 0);
   ctx.lenK = tile::DimOp::create(b, loc, b.getIndexType(), ctx.kDesc, 0);
   ctx.diagOffset = pb.sub(ctx.lenK, lenQ);
 
   Value qStart = pb.mul(qBlock, pb.index(blockM));
-  ctx.q = tile::LoadOp::create(
-      b, loc, RankedTensorType::get({blockM, dqk}, elt), qDesc,
-      ValueRange{qStart, pb.index(0)}, b.getFloatAttr(elt, 0.0));
+  ctx.q = pb.load(qDesc, {blockM, dqk}, elt, {qStart, pb.index(0)}, 0.0);
   SmallVector<int64_t> sShape{blockM, blockN};
   ctx.qIdx = pb.add(pb.iota(0, sShape), pb.splat(qStart, sShape));
   ctx.lenQ = lenQ;

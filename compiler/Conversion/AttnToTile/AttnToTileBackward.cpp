@@ -73,28 +73,6 @@ ProgramIds programIds(OpBuilder &b, Location loc) {
   return {ids[0], ids[1], ids[2]};
 }
 
-Value view(ProgramBuilder &pb, Value base, Value batch, Value head,
-           int64_t cols, Type elt) {
-  return tile::ViewOp::create(
-      pb.b, pb.loc,
-      tile::DescType::get(pb.b.getContext(), {ShapedType::kDynamic, cols}, elt),
-      base, ValueRange{batch, head}, pb.b.getDenseI64ArrayAttr({1, 3}));
-}
-
-Value rowView(ProgramBuilder &pb, Value base, Value batch, Value head) {
-  return tile::ViewOp::create(
-      pb.b, pb.loc,
-      tile::DescType::get(pb.b.getContext(), {ShapedType::kDynamic},
-                          pb.b.getF32Type()),
-      base, ValueRange{batch, head}, pb.b.getDenseI64ArrayAttr({2}));
-}
-
-Value load(ProgramBuilder &pb, Value desc, ArrayRef<int64_t> shape, Type elt,
-           ValueRange offsets, double fill) {
-  return tile::LoadOp::create(pb.b, pb.loc, RankedTensorType::get(shape, elt),
-                              desc, offsets, pb.b.getFloatAttr(elt, fill));
-}
-
 /// Rounds an f32 tile to the operand type of the tensor-core products (the
 /// forward rounds P the same way before P V).
 Value toOperand(ProgramBuilder &pb, Value t, Type elt) {
@@ -124,7 +102,7 @@ Value dot(ProgramBuilder &pb, ArrayRef<int64_t> shape, Value lhs, Value rhs,
 /// is 0 there instead of exp2(-inf - -inf) = NaN.
 Value lseReference(ProgramBuilder &pb, Value lseDesc, Value rowStart,
                    int64_t rows) {
-  Value lse = load(pb, lseDesc, {rows}, pb.b.getF32Type(), {rowStart}, kInf);
+  Value lse = pb.load(lseDesc, {rows}, pb.b.getF32Type(), {rowStart}, kInf);
   Value lse2 = pb.mul(lse, pb.splatF32(M_LOG2E, {rows}));
   Value empty = arith::CmpFOp::create(pb.b, pb.loc, arith::CmpFPredicate::OEQ,
                                       lse2, pb.splatF32(-kInf, {rows}));
@@ -218,21 +196,20 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     ProgramIds ids = programIds(kb, loc);
     Value qb = ids.block, h = ids.head, bt = ids.batch;
     Value q0 = pb.mul(qb, pb.index(bm));
-    Value o = load(pb, view(pb, k.entry->getArgument(0), bt, h, dv, elt),
-                   {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
-    Value dO = load(pb, view(pb, k.entry->getArgument(1), bt, h, dv, elt),
-                    {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
+    Value o = pb.load(pb.view(k.entry->getArgument(0), bt, h, dv, elt),
+                      {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
+    Value dO = pb.load(pb.view(k.entry->getArgument(1), bt, h, dv, elt),
+                       {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
     // Operands built one statement at a time: C++ leaves the order of
     // argument evaluation open, and the IR should not depend on it.
     Value o32 = toF32(pb, o);
     Value dO32 = toF32(pb, dO);
     Value d = pb.reduce(tile::ReduceKind::sum, pb.mul(o32, dO32));
-    tile::StoreOp::create(kb, loc, d,
-                          rowView(pb, k.entry->getArgument(2), bt, h),
-                          ValueRange{q0});
+    tile::StoreOp::create(
+        kb, loc, d, pb.rowView(k.entry->getArgument(2), bt, h), ValueRange{q0});
     if (atomic)
       tile::StoreOp::create(kb, loc, pb.splatF32(0.0, {bm, dqk}),
-                            view(pb, k.entry->getArgument(3), bt, h, dqk, f32),
+                            pb.view(k.entry->getArgument(3), bt, h, dqk, f32),
                             ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
@@ -251,19 +228,18 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value hkv = group > 1
                     ? Value(arith::DivUIOp::create(kb, loc, h, pb.index(group)))
                     : h;
-    Value qd = view(pb, e->getArgument(0), bt, h, dqk, elt);
-    Value kd = view(pb, e->getArgument(1), bt, hkv, dqk, elt);
-    Value vd = view(pb, e->getArgument(2), bt, hkv, dv, elt);
-    Value dOd = view(pb, e->getArgument(3), bt, h, dv, elt);
+    Value qd = pb.view(e->getArgument(0), bt, h, dqk, elt);
+    Value kd = pb.view(e->getArgument(1), bt, hkv, dqk, elt);
+    Value vd = pb.view(e->getArgument(2), bt, hkv, dv, elt);
+    Value dOd = pb.view(e->getArgument(3), bt, h, dv, elt);
     Value lenQ = tile::DimOp::create(kb, loc, kb.getIndexType(), qd, 0);
     Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
     Value q0 = pb.mul(qb, pb.index(bm));
     BlockInputs in;
-    in.q = load(pb, qd, {bm, dqk}, elt, {q0, pb.index(0)}, 0.0);
-    in.dO = load(pb, dOd, {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
-    in.lseRef = lseReference(pb, rowView(pb, e->getArgument(4), bt, h), q0, bm);
-    in.d =
-        load(pb, rowView(pb, e->getArgument(5), bt, h), {bm}, f32, {q0}, 0.0);
+    in.q = pb.load(qd, {bm, dqk}, elt, {q0, pb.index(0)}, 0.0);
+    in.dO = pb.load(dOd, {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
+    in.lseRef = lseReference(pb, pb.rowView(e->getArgument(4), bt, h), q0, bm);
+    in.d = pb.load(pb.rowView(e->getArgument(5), bt, h), {bm}, f32, {q0}, 0.0);
     in.batch = bt;
     in.head = h;
     in.lenQ = lenQ;
@@ -293,8 +269,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
         [&](OpBuilder &lb, Location l, Value j, ValueRange iter) {
           ProgramBuilder ib{lb, l};
           BlockInputs step = in;
-          step.k = load(ib, kd, {bn, dqk}, elt, {j, ib.index(0)}, 0.0);
-          step.v = load(ib, vd, {bn, dv}, elt, {j, ib.index(0)}, 0.0);
+          step.k = ib.load(kd, {bn, dqk}, elt, {j, ib.index(0)}, 0.0);
+          step.v = ib.load(vd, {bn, dv}, elt, {j, ib.index(0)}, 0.0);
           Value colIota = ib.iota(1, sShape);
           step.kvIdx = ib.add(colIota, ib.splat(j, sShape));
           auto pds = recompute(ib, spec, step, bm, bn);
@@ -315,7 +291,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value dq = pb.mul(loop.getResult(0),
                       pb.splatF32(spec.getEffectiveScale(), {bm, dqk}));
     tile::StoreOp::create(kb, loc, toOperand(pb, dq, elt),
-                          view(pb, e->getArgument(6), bt, h, dqk, elt),
+                          pb.view(e->getArgument(6), bt, h, dqk, elt),
                           ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
@@ -333,19 +309,19 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Block *e = k.entry;
     ProgramIds ids = programIds(kb, loc);
     Value kvb = ids.block, hkv = ids.head, bt = ids.batch;
-    Value kd = view(pb, e->getArgument(1), bt, hkv, dqk, elt);
-    Value vd = view(pb, e->getArgument(2), bt, hkv, dv, elt);
+    Value kd = pb.view(e->getArgument(1), bt, hkv, dqk, elt);
+    Value vd = pb.view(e->getArgument(2), bt, hkv, dv, elt);
     Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
     Value kv0 = pb.mul(kvb, pb.index(bn));
-    Value kTile = load(pb, kd, {bn, dqk}, elt, {kv0, pb.index(0)}, 0.0);
-    Value vTile = load(pb, vd, {bn, dv}, elt, {kv0, pb.index(0)}, 0.0);
+    Value kTile = pb.load(kd, {bn, dqk}, elt, {kv0, pb.index(0)}, 0.0);
+    Value vTile = pb.load(vd, {bn, dv}, elt, {kv0, pb.index(0)}, 0.0);
     // Atomic schedule: K again in column chunks, the rhs of the chunked
     // dS K products (loaded once per program, like K).
     SmallVector<Value> kChunks;
     if (atomic)
       for (int64_t c0 = 0; c0 < dqk; c0 += kDqChunk)
-        kChunks.push_back(load(pb, kd, {bn, std::min(kDqChunk, dqk - c0)}, elt,
-                               {kv0, pb.index(c0)}, 0.0));
+        kChunks.push_back(pb.load(kd, {bn, std::min(kDqChunk, dqk - c0)}, elt,
+                                  {kv0, pb.index(c0)}, 0.0));
     SmallVector<int64_t> sShape{bm, bn};
     Value colIota = pb.iota(1, sShape);
     Value kvIdx = pb.add(colIota, pb.splat(kv0, sShape));
@@ -364,10 +340,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           ProgramBuilder hp{hb, l};
           Value first = hp.mul(hkv, hp.index(group));
           Value h = hp.add(first, g);
-          Value qd = view(hp, e->getArgument(0), bt, h, dqk, elt);
-          Value dOd = view(hp, e->getArgument(3), bt, h, dv, elt);
-          Value lseD = rowView(hp, e->getArgument(4), bt, h);
-          Value dD = rowView(hp, e->getArgument(5), bt, h);
+          Value qd = hp.view(e->getArgument(0), bt, h, dqk, elt);
+          Value dOd = hp.view(e->getArgument(3), bt, h, dv, elt);
+          Value lseD = hp.rowView(e->getArgument(4), bt, h);
+          Value dD = hp.rowView(e->getArgument(5), bt, h);
           Value lenQ = tile::DimOp::create(hb, l, hb.getIndexType(), qd, 0);
           // Only the Q blocks whose band reaches this KV block.
           Value kvLast =
@@ -385,12 +361,12 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
                 ProgramBuilder ip{qb, l2};
                 BlockInputs in;
-                in.q = load(ip, qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
-                in.dO = load(ip, dOd, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
+                in.q = ip.load(qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
+                in.dO = ip.load(dOd, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
                 in.k = kTile;
                 in.v = vTile;
                 in.lseRef = lseReference(ip, lseD, i, bm);
-                in.d = load(ip, dD, {bm}, ip.b.getF32Type(), {i}, 0.0);
+                in.d = ip.load(dD, {bm}, ip.b.getF32Type(), {i}, 0.0);
                 Value rowIota = ip.iota(0, sShape);
                 in.qIdx = ip.add(rowIota, ip.splat(i, sShape));
                 in.kvIdx = kvIdx;
@@ -415,8 +391,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                     // column chunk at a time: the whole BLOCK_M x D f32
                     // product would sit in registers next to the dK and dV
                     // accumulators and spill.
-                    Value dqDesc = view(ip, e->getArgument(8), bt, h, dqk,
-                                        ip.b.getF32Type());
+                    Value dqDesc = ip.view(e->getArgument(8), bt, h, dqk,
+                                           ip.b.getF32Type());
                     for (auto [c0, kChunk] : llvm::enumerate(kChunks)) {
                       int64_t cols =
                           std::min(kDqChunk, dqk - int64_t(c0) * kDqChunk);
@@ -440,10 +416,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value dk = pb.mul(heads.getResult(0),
                       pb.splatF32(spec.getEffectiveScale(), {bn, dqk}));
     tile::StoreOp::create(kb, loc, toOperand(pb, dk, elt),
-                          view(pb, e->getArgument(6), bt, hkv, dqk, elt),
+                          pb.view(e->getArgument(6), bt, hkv, dqk, elt),
                           ValueRange{kv0, pb.index(0)});
     tile::StoreOp::create(kb, loc, toOperand(pb, heads.getResult(1), elt),
-                          view(pb, e->getArgument(7), bt, hkv, dv, elt),
+                          pb.view(e->getArgument(7), bt, hkv, dv, elt),
                           ValueRange{kv0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
@@ -458,10 +434,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     ProgramIds ids = programIds(kb, loc);
     Value qb = ids.block, h = ids.head, bt = ids.batch;
     Value q0 = pb.mul(qb, pb.index(bm));
-    Value acc = load(pb, view(pb, k.entry->getArgument(0), bt, h, dqk, f32),
-                     {bm, dqk}, f32, {q0, pb.index(0)}, 0.0);
+    Value acc = pb.load(pb.view(k.entry->getArgument(0), bt, h, dqk, f32),
+                        {bm, dqk}, f32, {q0, pb.index(0)}, 0.0);
     tile::StoreOp::create(kb, loc, toOperand(pb, acc, elt),
-                          view(pb, k.entry->getArgument(1), bt, h, dqk, elt),
+                          pb.view(k.entry->getArgument(1), bt, h, dqk, elt),
                           ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
   }

@@ -27,6 +27,27 @@ struct ProgramBuilder {
   Location loc;
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  /// The [seq, cols] matrix of (batch, head) in a [B, L, H, D] array.
+  Value view(Value base, Value batch, Value head, int64_t cols, Type elt) {
+    return tile::ViewOp::create(
+        b, loc,
+        tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt),
+        base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({1, 3}));
+  }
+  /// The per-row f32 values (LSE, D) of (batch, head) in a [B, H, L] array.
+  Value rowView(Value base, Value batch, Value head) {
+    return tile::ViewOp::create(
+        b, loc,
+        tile::DescType::get(b.getContext(), {ShapedType::kDynamic},
+                            b.getF32Type()),
+        base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({2}));
+  }
+  /// A `shape` tile of `desc` at `offsets`; elements outside read `fill`.
+  Value load(Value desc, ArrayRef<int64_t> shape, Type elt, ValueRange offsets,
+             double fill) {
+    return tile::LoadOp::create(b, loc, RankedTensorType::get(shape, elt), desc,
+                                offsets, b.getFloatAttr(elt, fill));
+  }
   Value f32(double v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
