@@ -3,7 +3,7 @@
 BUILD ?= build
 LLVM_PREFIX ?= /usr/lib/llvm-22
 APT_PACKAGES := libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libzstd-dev ninja-build \
-                ccache cmake g++ libgtest-dev
+                ccache cmake g++ libgtest-dev nlohmann-json3-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps configure build demo check docs clean format

@@ -38,7 +38,8 @@ int main(int argc, char **argv) {
   if (kiln::Status s = kiln::compile(variant, options, kernel); !s.ok())
     return fail(s);
   std::printf("compiled %s for %s (%s, %.1f ms NVRTC, %.2f ms load)\n",
-              kernel->spec().kernelName.c_str(), kernel->spec().arch.c_str(),
+              kernel->spec().kernels.front().name.c_str(),
+              kernel->spec().arch.c_str(),
               kernel->cacheHit() ? "cache hit" : "compiled",
               kernel->compileMs(), kernel->loadMs());
 

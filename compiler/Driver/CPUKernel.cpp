@@ -39,7 +39,6 @@ float extendHFSF2(_Float16 x) {
 } // namespace
 
 std::unique_ptr<CPUKernel> CPUKernel::compile(mlir::ModuleOp module,
-                                              std::string launcher,
                                               std::string &error) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
@@ -68,13 +67,7 @@ std::unique_ptr<CPUKernel> CPUKernel::compile(mlir::ModuleOp module,
   });
   auto kernel = std::unique_ptr<CPUKernel>(new CPUKernel());
   kernel->engine = std::move(*engine);
-  kernel->launcher = std::move(launcher);
   return kernel;
-}
-
-bool CPUKernel::launch(llvm::ArrayRef<HostBuffer *> memrefs,
-                       std::array<int64_t, 3> grid, std::string &error) {
-  return launch(launcher, memrefs, grid, error);
 }
 
 bool CPUKernel::launch(llvm::StringRef launcher,

@@ -15,22 +15,20 @@
 namespace kiln::driver {
 
 /// A module lowered to the LLVM dialect by the CPU pipeline, compiled with
-/// MLIR's ExecutionEngine; `launch` calls its `<kernel>_grid` launcher.
+/// MLIR's ExecutionEngine; `launch` calls one of its `<kernel>_grid`
+/// launchers (CPUProgram runs a whole plan).
 class CPUKernel {
 public:
-  static std::unique_ptr<CPUKernel>
-  compile(mlir::ModuleOp module, std::string launcher, std::string &error);
+  static std::unique_ptr<CPUKernel> compile(mlir::ModuleOp module,
+                                            std::string &error);
 
-  /// Runs the whole grid: memref arguments in order, then the grid size.
-  bool launch(llvm::ArrayRef<HostBuffer *> memrefs, std::array<int64_t, 3> grid,
-              std::string &error);
-  /// The same for another launcher of the module (`<kernel>_grid`).
+  /// Runs the whole grid of `launcher`: memref arguments in order, then the
+  /// grid size.
   bool launch(llvm::StringRef launcher, llvm::ArrayRef<HostBuffer *> memrefs,
               std::array<int64_t, 3> grid, std::string &error);
 
 private:
   std::unique_ptr<mlir::ExecutionEngine> engine;
-  std::string launcher;
 };
 
 } // namespace kiln::driver

@@ -35,15 +35,12 @@ void makeGradients(const Problem &p, uint64_t seed, Gradients &g) {
   g.dO = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
   for (int64_t i = 0, n = g.dO.numElements(); i < n; ++i)
     g.dO.set(i, normal(rng));
-  g.d = HostBuffer::allocate(ElementKind::F32, {p.batch, p.heads, p.seqQ});
   // Gradients come back in the input type, like the inputs.
   g.dq = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dqk}, p.pad);
   g.dk =
       HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
   g.dv = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
-  g.dqAccum =
-      HostBuffer::allocate(ElementKind::F32, {p.batch, p.seqQ, p.heads, p.dqk});
-  for (HostBuffer *t : {&g.d, &g.dq, &g.dk, &g.dv, &g.dqAccum})
+  for (HostBuffer *t : {&g.dq, &g.dk, &g.dv})
     t->poison();
 }
 
@@ -73,20 +70,20 @@ private:
 
 } // namespace
 
-int runBackwardOnCUDA(const BackwardKernelSpec &spec, const Problem &p,
-                      Inputs &in, std::vector<HostBuffer> &captures,
-                      const RunOptions &o, Gradients &g, std::string &note,
-                      llvm::raw_ostream &err) {
+int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
+                      std::vector<HostBuffer> &captures, const RunOptions &o,
+                      Gradients &g, std::string &note, llvm::raw_ostream &err) {
   auto fail = [&](const Status &s, int code) {
     err << "kiln: error: " << s.message() << "\n";
     return code;
   };
+  bool atomic = spec.schedule == "atomic";
   std::unique_ptr<BackwardKernel> kernel;
   if (Status s = BackwardKernel::load(spec, 0, kernel); !s.ok())
     return fail(s, kBadInput);
   note += llvm::formatv("  backward ({0}): {1}, NVRTC {2:f1} ms, load "
                         "{3:f2} ms\n",
-                        spec.atomicDQ ? "atomic dQ" : "two kernels",
+                        atomic ? "atomic dQ" : "two kernels",
                         kernel->cacheHit() ? "cache hit" : "compiled",
                         kernel->compileMs(), kernel->loadMs())
               .str();
@@ -143,12 +140,12 @@ int runBackwardOnCUDA(const BackwardKernelSpec &spec, const Problem &p,
     if (again != first)
       ++differing;
   }
-  note += llvm::formatv("  backward reruns: {0} of 2 differ bitwise from the "
-                        "first run{1}\n",
-                        differing,
-                        spec.atomicDQ ? " (atomic dQ: order not fixed)" : "")
-              .str();
-  if (!spec.atomicDQ && differing > 0) {
+  note +=
+      llvm::formatv("  backward reruns: {0} of 2 differ bitwise from the "
+                    "first run{1}\n",
+                    differing, atomic ? " (atomic dQ: order not fixed)" : "")
+          .str();
+  if (!atomic && differing > 0) {
     err << "kiln: error: the two-kernel backward schedule gave different "
            "gradients across runs; it must be deterministic\n";
     return kMismatch;

@@ -17,7 +17,7 @@ namespace kiln::driver {
 /// The runtime's name for a host element kind.
 DType deviceDType(ElementKind kind);
 
-/// A random dO (normal, from `seed`), and D and the gradients poisoned, in
+/// A random dO (normal, from `seed`), and the gradients poisoned, in
 /// the shapes of `p` (gradients in the input type).
 void makeGradients(const Problem &p, uint64_t seed, Gradients &g);
 
@@ -26,10 +26,9 @@ void makeGradients(const Problem &p, uint64_t seed, Gradients &g);
 /// determinism notes to `note`. Every backward is run three times: the
 /// two-kernel schedule must give bit-identical gradients each time (exit 1
 /// otherwise); the atomic schedule's differences are reported.
-int runBackwardOnCUDA(const BackwardKernelSpec &spec, const Problem &p,
-                      Inputs &in, std::vector<HostBuffer> &captures,
-                      const RunOptions &o, Gradients &g, std::string &note,
-                      llvm::raw_ostream &err);
+int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
+                      std::vector<HostBuffer> &captures, const RunOptions &o,
+                      Gradients &g, std::string &note, llvm::raw_ostream &err);
 
 } // namespace kiln::driver
 

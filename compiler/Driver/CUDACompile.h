@@ -12,11 +12,11 @@
 namespace kiln::driver {
 
 /// Lowers the single attn.attention of `module` (consumed) through the CUDA
-/// pipeline for `arch` and emits its kernel. `tgpuIR` / `cudaSource`, when
-/// given, receive the scheduled IR and the CUDA C++.
+/// pipeline for `arch`: `spec` receives the emitted source and the launch
+/// plan of the forward program. `tgpuIR`, when given, receives the
+/// scheduled IR.
 Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
-                          ForwardKernelSpec &spec,
-                          std::string *tgpuIR = nullptr,
+                          ProgramSpec &spec, std::string *tgpuIR = nullptr,
                           bool overlapCopies = true, int64_t blockM = 0,
                           int64_t blockN = 0, bool prefetchNextStep = true);
 
@@ -24,7 +24,7 @@ Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
 /// pipeline (two-kernel, or atomic dQ with `atomicDQ`) and emits its
 /// kernels into one source.
 Status compileBackwardCUDA(mlir::ModuleOp module, const std::string &arch,
-                           bool atomicDQ, BackwardKernelSpec &spec,
+                           bool atomicDQ, ProgramSpec &spec,
                            std::string *tgpuIR = nullptr,
                            bool overlapCopies = true, int64_t blockM = 0,
                            int64_t blockN = 0);

@@ -2,6 +2,10 @@
 
 #include "compiler/Driver/ForwardRun.h"
 
+#include "compiler/Driver/CPUProgram.h"
+#include "compiler/Emit/LaunchPlan/LaunchPlan.h"
+#include "kiln/SpecFormat.h"
+
 #include "compiler/Driver/CPUKernel.h"
 #include "compiler/Driver/CUDABackwardRun.h"
 #include "compiler/Driver/CUDACompile.h"
@@ -36,7 +40,7 @@ using namespace mlir;
 namespace kiln::driver {
 using kiln::DType;
 using kiln::ForwardKernel;
-using kiln::ForwardKernelSpec;
+using kiln::ProgramSpec;
 using kiln::Status;
 using kiln::TensorRef;
 namespace cuda = kiln::cuda;
@@ -212,7 +216,7 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
 
 /// Compiles (or loads from the cache) and runs the kernel on device 0,
 /// copying inputs in and results back into `in`.
-int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
+int runOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
               std::vector<HostBuffer> &captures, const RunOptions &o,
               double &compileMs, double &runMs, std::string &note,
               llvm::raw_ostream &out, llvm::raw_ostream &err) {
@@ -227,7 +231,7 @@ int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
   compileMs = millisecondsSince(start);
   note += llvm::formatv("  kernel {0}: {1} ({2}), NVRTC {3:f1} ms, load "
                         "{4:f2} ms\n",
-                        spec.kernelName, spec.arch,
+                        spec.kernels.front().name, spec.arch,
                         kernel->cacheHit() ? "cache hit" : "compiled",
                         kernel->compileMs(), kernel->loadMs())
               .str();
@@ -303,38 +307,23 @@ int runOnCUDA(const ForwardKernelSpec &spec, const Problem &p, Inputs &in,
   return 0;
 }
 
-/// Runs the three backward kernels on the CPU after the forward.
-int runBackwardCPU(CPUKernel &kernel, const std::string &variant,
-                   const Problem &p, int64_t blockM, int64_t blockN,
-                   bool atomic, Inputs &in, std::vector<HostBuffer> &captures,
-                   uint64_t seed, Gradients &g, llvm::raw_ostream &err) {
+/// Runs the backward program's plan on the CPU after the forward.
+int runBackwardCPU(CPUKernel &kernel, const ProgramSpec &plan, const Problem &p,
+                   Inputs &in, std::vector<HostBuffer> &captures, uint64_t seed,
+                   Gradients &g, llvm::raw_ostream &err) {
   makeGradients(p, seed, g);
-  std::array<int64_t, 3> qGrid{(p.seqQ + blockM - 1) / blockM, p.heads,
-                               p.batch};
-  std::array<int64_t, 3> kvGrid{(p.seqKV + blockN - 1) / blockN, p.kvHeads,
-                                p.batch};
-  std::vector<HostBuffer *> common{&in.q, &in.k, &in.v, &g.dO, &in.lse, &g.d};
-  std::vector<HostBuffer *> dqArgs(common), dkdvArgs(common);
-  std::vector<HostBuffer *> preprocessArgs{&in.o, &g.dO, &g.d};
-  dqArgs.push_back(&g.dq);
-  dkdvArgs.push_back(&g.dk);
-  dkdvArgs.push_back(&g.dv);
-  if (atomic) {
-    preprocessArgs.push_back(&g.dqAccum); // zeroed there, then accumulated
-    dkdvArgs.push_back(&g.dqAccum);
-  }
-  for (HostBuffer &c : captures) {
-    dqArgs.push_back(&c);
-    dkdvArgs.push_back(&c);
-  }
   std::string error;
-  if (!kernel.launch(variant + "_bwd_preprocess_grid", preprocessArgs, qGrid,
-                     error) ||
-      (!atomic &&
-       !kernel.launch(variant + "_bwd_dq_grid", dqArgs, qGrid, error)) ||
-      !kernel.launch(variant + "_bwd_dkdv_grid", dkdvArgs, kvGrid, error) ||
-      (atomic && !kernel.launch(variant + "_bwd_dq_convert_grid",
-                                {&g.dqAccum, &g.dq}, qGrid, error))) {
+  if (!runPlanOnCPU(kernel, plan,
+                    {{"q", &in.q},
+                     {"k", &in.k},
+                     {"v", &in.v},
+                     {"out", &in.o},
+                     {"dout", &g.dO},
+                     {"lse", &in.lse},
+                     {"dq", &g.dq},
+                     {"dk", &g.dk},
+                     {"dv", &g.dv}},
+                    captures, error)) {
     err << "kiln: error: " << error << "\n";
     return kInternalError;
   }
@@ -394,8 +383,9 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
 
   spec = nullptr; // lowering erases it; refSpec stays valid
   Inputs inputs;
-  ForwardKernelSpec cudaSpec;
-  BackwardKernelSpec cudaBackwardSpec;
+  ProgramSpec cudaSpec, cudaBackwardSpec;
+  // The CPU backend's plans, read off the tile program before its lowering.
+  ProgramSpec cpuForwardPlan, cpuBackwardPlan;
   int64_t blockM = o.blockM, blockN = o.blockN;
   double loweringMs = 0;
   bool gpu = o.backend == "cuda" || o.emit == EmitStage::TGPU ||
@@ -458,10 +448,7 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
       return kBadInput;
     }
     blockM = cudaSpec.blockM;
-    blockN = 0;
-    for (auto func : module->getOps<func::FuncOp>())
-      if (auto attr = func->getAttrOfType<IntegerAttr>("tile.block_n"))
-        blockN = attr.getInt();
+    blockN = cudaSpec.blockN;
   } else {
     ForwardPipelineOptions pipelineOptions;
     pipelineOptions.blockM = o.blockM;
@@ -478,6 +465,12 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
       module->print(out);
       out << "\n";
       return 0;
+    }
+    if (failed(buildLaunchPlan(*module, "forward", cpuForwardPlan)) ||
+        (o.backward &&
+         failed(buildLaunchPlan(*module, "backward", cpuBackwardPlan)))) {
+      err << "kiln: error: the tile program has no consistent launch plan\n";
+      return kInternalError;
     }
     PassManager cpuPM(&context);
     buildCPULoweringPipeline(cpuPM);
@@ -509,28 +502,27 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
   if (o.backend == "cpu") {
     std::string error;
     auto compileStart = std::chrono::steady_clock::now();
-    auto kernel = CPUKernel::compile(*module, variantName + "_fwd_grid", error);
+    auto kernel = CPUKernel::compile(*module, error);
     if (!kernel) {
       err << "kiln: error: " << error << "\n";
       return kInternalError;
     }
     compileMs = millisecondsSince(compileStart) + loweringMs;
-    std::vector<HostBuffer *> args{&inputs.q, &inputs.k, &inputs.v, &inputs.o,
-                                   &inputs.lse};
-    for (HostBuffer &c : captures)
-      args.push_back(&c);
-    std::array<int64_t, 3> grid{(p.seqQ + o.blockM - 1) / o.blockM, p.heads,
-                                p.batch};
     auto runStart = std::chrono::steady_clock::now();
-    if (!kernel->launch(args, grid, error)) {
+    if (!runPlanOnCPU(*kernel, cpuForwardPlan,
+                      {{"q", &inputs.q},
+                       {"k", &inputs.k},
+                       {"v", &inputs.v},
+                       {"out", &inputs.o},
+                       {"lse", &inputs.lse}},
+                      captures, error)) {
       err << "kiln: error: " << error << "\n";
       return kInternalError;
     }
     runMs = millisecondsSince(runStart);
     if (o.backward)
-      if (int rc = runBackwardCPU(*kernel, variantName, p, o.blockM, o.blockN,
-                                  o.backwardSchedule == "atomic", inputs,
-                                  captures, o.seed, gradients, err))
+      if (int rc = runBackwardCPU(*kernel, cpuBackwardPlan, p, inputs, captures,
+                                  o.seed, gradients, err))
         return rc;
   } else {
     if (int rc = runOnCUDA(cudaSpec, p, inputs, captures, o, compileMs, runMs,
@@ -562,26 +554,14 @@ int runForward(const RunOptions &o, llvm::raw_ostream &out,
 
 namespace {
 
-std::string jsonQuote(const std::string &text) {
-  std::string q = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      q += '\\', q += c;
-    else if (c == '\n')
-      q += "\\n";
-    else
-      q += c;
-  }
-  return q + "\"";
-}
-
-/// NVRTC-compiles `source`, writes the cubin to -o and `json` (the kernel
-/// spec, for runtimes that load it without MLIR: bench/ through the C API)
-/// next to it as <file>.json.
-int writeCompiled(const RunOptions &o, const std::string &arch,
-                  const std::string &name, const std::string &source,
-                  const std::string &json, const std::string &summary,
-                  llvm::raw_ostream &out, llvm::raw_ostream &err) {
+/// NVRTC-compiles the program's source, writes the cubin to -o and the spec
+/// (source and launch plan, for runtimes that load it without MLIR: bench/
+/// through the C API) next to it as <file>.json.
+int writeCompiled(const RunOptions &o, const ProgramSpec &spec,
+                  const std::string &summary, llvm::raw_ostream &out,
+                  llvm::raw_ostream &err) {
+  const std::string &arch = spec.arch, &source = spec.source;
+  std::string name = spec.variant + (spec.kind == "forward" ? "_fwd" : "_bwd");
   std::string cubin, log;
   auto start = std::chrono::steady_clock::now();
   if (Status s = kiln::compileToCubin(source, arch, name, cubin, log);
@@ -604,17 +584,11 @@ int writeCompiled(const RunOptions &o, const std::string &arch,
         << ".json': " << ec.message() << "\n";
     return kBadInput;
   }
-  specFile << json;
+  specFile << writeSpecJson(spec);
   out << "kiln compile: " << name << " for " << arch << ", " << cubin.size()
       << " bytes of cubin in " << llvm::format("%.1f", ms) << " ms (NVRTC), "
       << summary << " -> " << o.output << "\n";
   return 0;
-}
-
-std::string jsonEntry(const KernelEntry &k) {
-  return "{\"name\": " + jsonQuote(k.name) +
-         ", \"threads\": " + std::to_string(k.numThreads) +
-         ", \"shared_bytes\": " + std::to_string(k.sharedBytes) + "}";
 }
 
 } // namespace
@@ -633,8 +607,8 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
   std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
   int64_t blockM = o.blockMGiven ? o.blockM : 0;
   int64_t blockN = o.blockNGiven ? o.blockN : 0;
+  ProgramSpec spec;
   if (o.backward) {
-    BackwardKernelSpec spec;
     if (Status s =
             compileBackwardCUDA(*module, arch, o.backwardSchedule == "atomic",
                                 spec, nullptr, o.overlapCopies, blockM, blockN);
@@ -642,56 +616,23 @@ int compileVariant(const RunOptions &o, llvm::raw_ostream &out,
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;
     }
-    std::string json =
-        "{\"variant\": " + jsonQuote(spec.variant) +
-        ", \"arch\": " + jsonQuote(arch) +
-        ", \"atomic_dq\": " + (spec.atomicDQ ? "1" : "0") +
-        ", \"block_m\": " + std::to_string(spec.blockM) +
-        ", \"block_n\": " + std::to_string(spec.blockN) +
-        ", \"head_dim_qk\": " + std::to_string(spec.headDimQK) +
-        ", \"head_dim_v\": " + std::to_string(spec.headDimV) +
-        ", \"gqa_group\": " + std::to_string(spec.gqaGroup) +
-        ", \"dtype\": " + (spec.dtype == DType::BF16 ? "0" : "1") +
-        ", \"captures\": " + std::to_string(spec.captures.size()) +
-        ", \"preprocess\": " + jsonEntry(spec.preprocess) +
-        ", \"dq\": " + jsonEntry(spec.dq) +
-        ", \"dkdv\": " + jsonEntry(spec.dkdv) +
-        ", \"convert\": " + jsonEntry(spec.convert) +
-        ", \"source\": " + jsonQuote(spec.source) + "}\n";
-    std::string summary =
-        std::string(spec.atomicDQ ? "atomic dQ" : "two-kernel") +
-        " backward, dK/dV kernel " + std::to_string(spec.dkdv.numThreads) +
-        " threads, " + std::to_string(spec.dkdv.sharedBytes) +
-        " bytes of shared memory";
-    return writeCompiled(o, arch, spec.variant + "_bwd", spec.source, json,
-                         summary, out, err);
-  }
-  ForwardKernelSpec kernelSpec;
-  if (Status s = compileForwardCUDA(*module, arch, kernelSpec, nullptr,
-                                    o.overlapCopies, blockM, blockN,
-                                    o.prefetchNextStep);
-      !s.ok()) {
+  } else if (Status s = compileForwardCUDA(*module, arch, spec, nullptr,
+                                           o.overlapCopies, blockM, blockN,
+                                           o.prefetchNextStep);
+             !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;
   }
-  std::string json =
-      "{\"variant\": " + jsonQuote(kernelSpec.variant) +
-      ", \"kernel\": " + jsonQuote(kernelSpec.kernelName) +
-      ", \"arch\": " + jsonQuote(arch) +
-      ", \"threads\": " + std::to_string(kernelSpec.numThreads) +
-      ", \"shared_bytes\": " + std::to_string(kernelSpec.sharedBytes) +
-      ", \"block_m\": " + std::to_string(kernelSpec.blockM) +
-      ", \"head_dim_qk\": " + std::to_string(kernelSpec.headDimQK) +
-      ", \"head_dim_v\": " + std::to_string(kernelSpec.headDimV) +
-      ", \"gqa_group\": " + std::to_string(kernelSpec.gqaGroup) +
-      ", \"dtype\": " + (kernelSpec.dtype == DType::BF16 ? "0" : "1") +
-      ", \"captures\": " + std::to_string(kernelSpec.captures.size()) +
-      ", \"source\": " + jsonQuote(kernelSpec.source) + "}\n";
-  std::string summary = std::to_string(kernelSpec.numThreads) + " threads, " +
-                        std::to_string(kernelSpec.sharedBytes) +
-                        " bytes of shared memory";
-  return writeCompiled(o, arch, kernelSpec.kernelName, kernelSpec.source, json,
-                       summary, out, err);
+  std::string summary = spec.kind;
+  if (!spec.schedule.empty())
+    summary += " (" + spec.schedule + ")";
+  summary += ", " + std::to_string(spec.kernels.size()) + " kernel" +
+             (spec.kernels.size() == 1 ? "" : "s") + ":";
+  for (const KernelLaunch &k : spec.kernels)
+    summary += " " + k.name + " (" + std::to_string(k.numThreads) +
+               " threads, " + std::to_string(k.sharedBytes) +
+               " bytes of shared memory)";
+  return writeCompiled(o, spec, summary, out, err);
 }
 
 } // namespace kiln::driver

@@ -98,7 +98,7 @@ Status resolveArch(const CompileOptions &options, CompileOptions &resolved) {
 } // namespace
 
 Status compileSpec(const Variant &variant, const CompileOptions &options,
-                   ForwardKernelSpec &spec) {
+                   ProgramSpec &spec) {
   return withVariantModule(variant, options, [&](ModuleOp module) {
     return driver::compileForwardCUDA(module, options.arch, spec);
   });
@@ -109,7 +109,7 @@ Status compile(const Variant &variant, const CompileOptions &options,
   CompileOptions resolved;
   if (Status s = resolveArch(options, resolved); !s.ok())
     return s;
-  ForwardKernelSpec spec;
+  ProgramSpec spec;
   if (Status s = compileSpec(variant, resolved, spec); !s.ok())
     return s;
   return ForwardKernel::load(spec, options.device, kernel);
@@ -117,8 +117,7 @@ Status compile(const Variant &variant, const CompileOptions &options,
 
 Status compileBackwardSpec(const Variant &variant,
                            const CompileOptions &options,
-                           BackwardSchedule schedule,
-                           BackwardKernelSpec &spec) {
+                           BackwardSchedule schedule, ProgramSpec &spec) {
   return withVariantModule(variant, options, [&](ModuleOp module) {
     return driver::compileBackwardCUDA(
         module, options.arch, schedule == BackwardSchedule::AtomicDQ, spec);
@@ -131,7 +130,7 @@ Status compileBackward(const Variant &variant, const CompileOptions &options,
   CompileOptions resolved;
   if (Status s = resolveArch(options, resolved); !s.ok())
     return s;
-  BackwardKernelSpec spec;
+  ProgramSpec spec;
   if (Status s = compileBackwardSpec(variant, resolved, schedule, spec);
       !s.ok())
     return s;

@@ -36,10 +36,10 @@ struct Inputs {
   HostBuffer q, k, v, o, lse;
 };
 
-/// Backward buffers: a random dO, D, and the gradients (input type).
+/// Backward buffers: a random dO and the gradients (input type). Scratch
+/// (D, the atomic schedule's f32 dQ sum) is the plan's workspace.
 struct Gradients {
-  HostBuffer dO, d, dq, dk, dv;
-  HostBuffer dqAccum; ///< the atomic schedule's f32 dQ sum
+  HostBuffer dO, dq, dk, dv;
 };
 
 /// The reference's view of a variant: scale, causality and the mods as

@@ -49,6 +49,7 @@ Status loadDriver(Driver &d) {
       bind(lib, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}) &&
       bind(lib, d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}) &&
       bind(lib, d.cuMemGetInfo, {"cuMemGetInfo_v2"}) &&
+      bind(lib, d.cuMemsetD8Async, {"cuMemsetD8Async"}) &&
       bind(lib, d.cuPointerGetAttribute, {"cuPointerGetAttribute"}) &&
       bind(lib, d.cuEventCreate, {"cuEventCreate"}) &&
       bind(lib, d.cuEventRecord, {"cuEventRecord"}) &&

@@ -64,22 +64,28 @@ Status checkTensor(const char *what, const TensorRef &t, DType dtype,
   return Status();
 }
 
-Status checkStaged(const char *what, const TensorRef &t) {
-  int64_t chunk = 16 / static_cast<int64_t>(dtypeBytes(t.dtype));
-  if (t.strides[3] != 1)
+Status checkAligned(const char *what, const TensorRef &t, int64_t alignBytes) {
+  int64_t chunk = alignBytes / static_cast<int64_t>(dtypeBytes(t.dtype));
+  size_t rank = t.strides.size();
+  if (rank == 0 || chunk < 1)
+    return Status();
+  if (t.strides[rank - 1] != 1)
     return Status::error(std::string(what) +
-                         " must be contiguous in its last (head) dimension, "
-                         "got stride " +
-                         std::to_string(t.strides[3]));
-  if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
-    return Status::error(std::string(what) +
-                         " must be 16-byte aligned for cp.async");
-  for (int dim : {0, 1, 2})
+                         " must be contiguous in its last dimension, got "
+                         "stride " +
+                         std::to_string(t.strides[rank - 1]));
+  if (reinterpret_cast<uintptr_t>(t.data) % alignBytes != 0)
+    return Status::error(std::string(what) + " must be " +
+                         std::to_string(alignBytes) +
+                         "-byte aligned (its rows are copied in " +
+                         std::to_string(alignBytes) + "-byte chunks)");
+  for (size_t dim = 0; dim + 1 < rank; ++dim)
     if (t.strides[dim] % chunk != 0)
-      return Status::error(
-          std::string(what) + " stride " + std::to_string(t.strides[dim]) +
-          " of dimension " + std::to_string(dim) + " must be a multiple of " +
-          std::to_string(chunk) + " elements (16-byte aligned rows)");
+      return Status::error(std::string(what) + " stride " +
+                           std::to_string(t.strides[dim]) + " of dimension " +
+                           std::to_string(dim) + " must be a multiple of " +
+                           std::to_string(chunk) + " elements (" +
+                           std::to_string(alignBytes) + "-byte aligned rows)");
   return Status();
 }
 
@@ -97,71 +103,6 @@ Status checkOnDevice(const char *what, const TensorRef &t) {
   return Status();
 }
 
-Status problemSizes(const TensorRef &q, const TensorRef &k, int64_t gqaGroup,
-                    const std::string &variant, ProblemSizes &sizes) {
-  if (q.sizes.size() != 4 || k.sizes.size() != 4)
-    return Status::error("q and k must be rank-4 [batch, seq, heads, head_dim] "
-                         "tensors");
-  sizes = {q.sizes[0], q.sizes[2], k.sizes[2], q.sizes[1], k.sizes[1]};
-  if (sizes.batch < 1 || sizes.seqQ < 1 || sizes.heads < 1 || sizes.seqKV < 1 ||
-      sizes.kvHeads < 1)
-    return Status::error("every size must be at least 1, got q " +
-                         shapeString(q.sizes) + " and k " +
-                         shapeString(k.sizes));
-  if (sizes.heads != sizes.kvHeads * gqaGroup)
-    return Status::error(
-        "q has " + std::to_string(sizes.heads) + " heads and k " +
-        std::to_string(sizes.kvHeads) + "; variant '" + variant +
-        "' needs heads = kv_heads * " + std::to_string(gqaGroup));
-  if (sizes.batch > 65535 || sizes.heads > 65535)
-    return Status::error("batch and heads must be at most 65535 (grid limits)");
-  return Status();
-}
-
-Status checkCaptures(const std::string &variant,
-                     const std::vector<CaptureSpec> &decls,
-                     const std::vector<TensorRef> &captures,
-                     const ProblemSizes &sizes) {
-  if (captures.size() != decls.size())
-    return Status::error("variant '" + variant + "' captures " +
-                         std::to_string(decls.size()) + " tensors, got " +
-                         std::to_string(captures.size()));
-  for (size_t i = 0; i < captures.size(); ++i) {
-    const CaptureSpec &decl = decls[i];
-    std::vector<int64_t> want;
-    for (const std::string &dim : decl.dims) {
-      if (dim == "batch")
-        want.push_back(sizes.batch);
-      else if (dim == "heads")
-        want.push_back(sizes.heads);
-      else if (dim == "kv_heads")
-        want.push_back(sizes.kvHeads);
-      else if (dim == "seq_q")
-        want.push_back(sizes.seqQ);
-      else if (dim == "seq_kv")
-        want.push_back(sizes.seqKV);
-      else {
-        // A literal size; anything else is a malformed spec, not a crash.
-        char *end = nullptr;
-        long long size = std::strtoll(dim.c_str(), &end, 10);
-        if (dim.empty() || *end != '\0' || size < 0)
-          return Status::error(
-              "capture '" + decl.name + "' declares dim '" + dim +
-              "'; a dim is batch, heads, kv_heads, seq_q, seq_kv or a size");
-        want.push_back(size);
-      }
-    }
-    std::string what = "capture '" + decl.name + "'";
-    Status st;
-    if (!(st = checkTensor(what.c_str(), captures[i], decl.dtype, want)).ok() ||
-        !(st = checkOnDevice(what.c_str(), captures[i])).ok())
-      return st;
-    if (want.size() > 4)
-      return Status::error(what + " has rank above 4");
-  }
-  return Status();
-}
-
 void KernelParams::addTensor(const TensorRef &t, size_t rank) {
   std::vector<char> bytes(8 + 16 * rank, 0);
   std::memcpy(bytes.data(), &t.data, 8);
@@ -173,10 +114,10 @@ void KernelParams::addTensor(const TensorRef &t, size_t rank) {
   storage_.push_back(std::move(bytes));
 }
 
-void KernelParams::addCaptures(const std::vector<CaptureSpec> &decls,
-                               const std::vector<TensorRef> &captures) {
-  for (size_t i = 0; i < captures.size(); ++i)
-    addTensor(captures[i], decls[i].dims.empty() ? 1 : decls[i].dims.size());
+void KernelParams::addInt64(int64_t value) {
+  std::vector<char> bytes(8);
+  std::memcpy(bytes.data(), &value, 8);
+  storage_.push_back(std::move(bytes));
 }
 
 void **KernelParams::pointers() {
@@ -233,6 +174,9 @@ Status loadModule(const std::string &source, const std::string &arch,
   d->cuDeviceGetAttribute(
       &maxShared, api::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
       device);
+  int numSms = 0;
+  d->cuDeviceGetAttribute(
+      &numSms, api::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
   for (const FunctionRequest &request : functions) {
     api::CUfunction function;
     if (Status s = api::check(
@@ -257,6 +201,7 @@ Status loadModule(const std::string &source, const std::string &arch,
   unload.module = nullptr;
   result.module = module;
   result.maxShared = maxShared;
+  result.numSms = numSms;
   result.loadMs = msSince(start);
   loaded = std::move(result);
   return Status();
@@ -307,3 +252,185 @@ Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
 }
 
 } // namespace kiln::detail
+
+namespace kiln {
+
+using detail::checkAligned;
+using detail::checkTensor;
+using detail::shapeString;
+
+namespace {
+
+/// The dims a capture declares, resolved: symbols by their values, literal
+/// sizes as written.
+Status captureShape(const CaptureSpec &decl, const SymbolValues &symbols,
+                    std::vector<int64_t> &want) {
+  for (const std::string &dim : decl.dims) {
+    auto it = symbols.find(dim);
+    if (it != symbols.end() && dim != "num_sms") {
+      want.push_back(it->second);
+      continue;
+    }
+    // A literal size; anything else is a malformed spec, not a crash.
+    char *end = nullptr;
+    long long size = std::strtoll(dim.c_str(), &end, 10);
+    if (dim.empty() || *end != '\0' || size < 0)
+      return Status::error(
+          "capture '" + decl.name + "' declares dim '" + dim +
+          "'; a dim is batch, heads, kv_heads, seq_q, seq_kv or a size");
+    want.push_back(size);
+  }
+  return Status();
+}
+
+} // namespace
+
+Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
+               const std::vector<TensorRef> &captures, int64_t numSms,
+               BoundRun &bound) {
+  std::string program = "variant '" + spec.variant + "'";
+  bound = BoundRun();
+  bound.tensors.assign(spec.tensors.size(), nullptr);
+  for (const NamedTensor &given : tensors) {
+    size_t i = 0;
+    while (i < spec.tensors.size() && spec.tensors[i].name != given.name)
+      ++i;
+    if (i == spec.tensors.size()) {
+      std::string names;
+      for (const TensorDecl &t : spec.tensors)
+        names += (names.empty() ? "" : ", ") + t.name;
+      return Status::error("the " + spec.kind + " of " + program +
+                           " has no tensor '" + given.name + "' (it takes " +
+                           names + ")");
+    }
+    if (bound.tensors[i])
+      return Status::error("tensor '" + given.name + "' is given twice");
+    bound.tensors[i] = &given.tensor;
+  }
+  for (size_t i = 0; i < spec.tensors.size(); ++i)
+    if (!bound.tensors[i])
+      return Status::error("the " + spec.kind + " of " + program +
+                           " needs tensor '" + spec.tensors[i].name + "'");
+
+  // Symbols: the first bare use in declaration order defines each.
+  bound.symbols["num_sms"] = numSms;
+  std::vector<std::string> origin;
+  for (size_t i = 0; i < spec.tensors.size(); ++i) {
+    const TensorDecl &decl = spec.tensors[i];
+    const TensorRef &t = *bound.tensors[i];
+    const char *what = decl.name.c_str();
+    if (t.dtype != decl.dtype)
+      return Status::error(decl.name + " must be " + dtypeName(decl.dtype) +
+                           ", got " + dtypeName(t.dtype));
+    if (t.sizes.size() != decl.shape.size() ||
+        t.strides.size() != decl.shape.size())
+      return Status::error(std::string(what) + " must have rank " +
+                           std::to_string(decl.shape.size()) +
+                           " (sizes and strides), got " +
+                           std::to_string(t.sizes.size()) + " sizes and " +
+                           std::to_string(t.strides.size()) + " strides");
+    for (size_t d = 0; d < decl.shape.size(); ++d) {
+      const SizeExpr &e = decl.shape[d];
+      if (e.op != SizeExpr::Op::Symbol || bound.symbols.count(e.symbol))
+        continue;
+      if (t.sizes[d] < 1)
+        return Status::error("every size must be at least 1, got " + decl.name +
+                             " " + shapeString(t.sizes));
+      bound.symbols[e.symbol] = t.sizes[d];
+    }
+  }
+  for (const auto &[lhs, rhs] : spec.constraints) {
+    int64_t l = 0, r = 0;
+    if (Status s = evaluate(lhs, bound.symbols, l); !s.ok())
+      return s;
+    if (Status s = evaluate(rhs, bound.symbols, r); !s.ok())
+      return s;
+    if (l != r) {
+      std::string values;
+      for (const auto &[name, value] : bound.symbols)
+        if (name != "num_sms")
+          values += (values.empty() ? "" : ", ") + name + " = " +
+                    std::to_string(value);
+      return Status::error(program + " needs " + lhs.str() + " = " + rhs.str() +
+                           ", got " + std::to_string(l) + " and " +
+                           std::to_string(r) + " (" + values + ")");
+    }
+  }
+  for (size_t i = 0; i < spec.tensors.size(); ++i) {
+    const TensorDecl &decl = spec.tensors[i];
+    std::vector<int64_t> want(decl.shape.size());
+    for (size_t d = 0; d < want.size(); ++d)
+      if (Status s = evaluate(decl.shape[d], bound.symbols, want[d]); !s.ok())
+        return Status::error(decl.name + ": " + s.message());
+    if (Status s =
+            checkTensor(decl.name.c_str(), *bound.tensors[i], decl.dtype, want);
+        !s.ok())
+      return s;
+    if (decl.alignBytes > 0)
+      if (Status s = checkAligned(decl.name.c_str(), *bound.tensors[i],
+                                  decl.alignBytes);
+          !s.ok())
+        return s;
+  }
+
+  if (captures.size() != spec.captures.size())
+    return Status::error(program + " captures " +
+                         std::to_string(spec.captures.size()) +
+                         " tensors, got " + std::to_string(captures.size()));
+  for (size_t i = 0; i < captures.size(); ++i) {
+    const CaptureSpec &decl = spec.captures[i];
+    std::vector<int64_t> want;
+    if (Status s = captureShape(decl, bound.symbols, want); !s.ok())
+      return s;
+    std::string what = "capture '" + decl.name + "'";
+    if (want.size() > 4)
+      return Status::error(what + " has rank above 4");
+    if (Status s = checkTensor(what.c_str(), captures[i], decl.dtype, want);
+        !s.ok())
+      return s;
+  }
+  return Status();
+}
+
+Status layoutWorkspaces(const ProgramSpec &spec, const SymbolValues &symbols,
+                        WorkspaceLayout &layout) {
+  // Past the previous one, aligned for any vector access the kernels make.
+  constexpr size_t kAlignment = 256;
+  layout = WorkspaceLayout();
+  for (const WorkspaceDecl &w : spec.workspaces) {
+    std::vector<int64_t> shape(w.shape.size());
+    int64_t elements = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (Status s = evaluate(w.shape[d], symbols, shape[d]); !s.ok())
+        return Status::error("workspace '" + w.name + "': " + s.message());
+      if (shape[d] < 0 || __builtin_mul_overflow(elements, shape[d], &elements))
+        return Status::error("workspace '" + w.name + "' has shape " +
+                             shapeString(shape) + ", which is not a size");
+    }
+    size_t offset =
+        (layout.totalBytes + kAlignment - 1) / kAlignment * kAlignment;
+    layout.offsets.push_back(offset);
+    layout.shapes.push_back(shape);
+    layout.totalBytes = offset + elements * dtypeBytes(w.dtype);
+  }
+  return Status();
+}
+
+Status evaluateGrid(const ProgramSpec &spec, const KernelLaunch &kernel,
+                    const SymbolValues &symbols, std::array<int64_t, 3> &grid) {
+  const int64_t limits[3] = {(int64_t{1} << 31) - 1, 65535, 65535};
+  for (int axis = 0; axis < 3; ++axis)
+    if (Status s = evaluate(kernel.grid[axis], symbols, grid[axis]); !s.ok())
+      return Status::error("kernel '" + kernel.name + "' grid: " + s.message());
+  for (int axis = 0; axis < 3; ++axis)
+    if (grid[axis] < 1 || grid[axis] > limits[axis])
+      return Status::error("kernel '" + kernel.name + "' of variant '" +
+                           spec.variant + "' needs a grid of " +
+                           shapeString({grid[0], grid[1], grid[2]}) +
+                           " for this problem; CUDA allows 1 to " +
+                           shapeString({limits[0], limits[1], limits[2]}) +
+                           " (batch and heads must be at most 65535)");
+  return Status();
+}
+
+} // namespace kiln

@@ -9,7 +9,10 @@
 #ifndef KILN_RUNTIME_LIB_LAUNCH_H
 #define KILN_RUNTIME_LIB_LAUNCH_H
 
+#include "kiln/LaunchPlan.h"
 #include "kiln/Runtime.h"
+
+#include <array>
 
 #include <string>
 #include <vector>
@@ -24,30 +27,13 @@ std::string shapeString(const std::vector<int64_t> &v);
 Status checkTensor(const char *what, const TensorRef &t, DType dtype,
                    const std::vector<int64_t> &want);
 
-/// For rank-4 tensors read with cp.async (16-byte chunks): unit inner stride,
-/// 16-byte aligned base and row strides.
-Status checkStaged(const char *what, const TensorRef &t);
+/// For tensors whose rows kernels copy in chunks of `alignBytes` bytes
+/// (cp.async, TMA): unit innermost stride, an aligned base pointer and
+/// every other stride a multiple of the chunk.
+Status checkAligned(const char *what, const TensorRef &t, int64_t alignBytes);
 
 /// `t.data` is device memory of the current context.
 Status checkOnDevice(const char *what, const TensorRef &t);
-
-/// The problem sizes that capture dims name.
-struct ProblemSizes {
-  int64_t batch, heads, kvHeads, seqQ, seqKV;
-};
-
-/// The problem sizes from q [B, Lq, H, D] and k [B, Lk, H/G, D]: both rank
-/// 4, every size at least 1, H = Hkv * `gqaGroup`, B and H within the grid's
-/// 65535. `variant` names the kernel in messages.
-Status problemSizes(const TensorRef &q, const TensorRef &k, int64_t gqaGroup,
-                    const std::string &variant, ProblemSizes &sizes);
-
-/// As many captures as `decls` declares, each with its declared dtype and its
-/// dims resolved against `sizes`, on the device, of rank at most 4.
-Status checkCaptures(const std::string &variant,
-                     const std::vector<CaptureSpec> &decls,
-                     const std::vector<TensorRef> &captures,
-                     const ProblemSizes &sizes);
 
 /// The argument list of one launch. A tensor is passed as the kernel's
 /// Tensor<T, R> by value: an 8-byte pointer, then R sizes, then R strides,
@@ -56,10 +42,8 @@ class KernelParams {
 public:
   /// Packs the first `rank` sizes and strides of `t` (zeros past its rank).
   void addTensor(const TensorRef &t, size_t rank);
-  /// Packs captures (validated by checkCaptures) at their declared ranks; a
-  /// capture without dims is passed as rank 1.
-  void addCaptures(const std::vector<CaptureSpec> &decls,
-                   const std::vector<TensorRef> &captures);
+  /// Packs a 64-bit integer (a problem scalar).
+  void addInt64(int64_t value);
   /// cuLaunchKernel's kernelParams; valid until the next add.
   void **pointers();
 
@@ -81,6 +65,7 @@ struct LoadedModule {
   void *module = nullptr;
   std::vector<void *> functions;
   int64_t maxShared = 0; ///< the device's opt-in maximum per block
+  int64_t numSms = 0;    ///< its multiprocessor count
   double compileMs = 0, loadMs = 0;
   bool cacheHit = false;
 };

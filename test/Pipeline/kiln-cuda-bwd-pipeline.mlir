@@ -25,8 +25,9 @@
 // D = rowsum(dO * O), with O and dO read straight into registers: no shared
 // memory, no barrier, no mma.
 // CHECK-LABEL: func.func @causal_softcap_bwd_preprocess(
-// CHECK-SAME: kiln.bwd_stage = "preprocess"
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 0 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.kernel
+// CHECK-SAME: tile.workspace = "delta"
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 0 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.bwd_stage = "preprocess"
+// CHECK-SAME: tile.kernel
 // CHECK-NOT: {{tgpu\.(shared_alloc|copy_async|barrier|async_wait|store_shared)|= tgpu\.mma}}
 // CHECK: [[O:%.+]] = tile.load {{.*}} : bf16 : <?x64xbf16> -> tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // CHECK-NOT: {{tgpu\.(shared_alloc|copy_async|barrier|async_wait|store_shared)|= tgpu\.mma}}
@@ -40,8 +41,8 @@
 // dQ += dS K with dS from registers (its rows are this warp's), so nothing
 // goes through store_shared or a transposed lhs.
 // CHECK-LABEL: func.func @causal_softcap_bwd_dq(
-// CHECK-SAME: kiln.bwd_stage = "dq"
 // CHECK-SAME: tgpu.shared_bytes = 36864 : i64
+// CHECK-SAME: tile.bwd_stage = "dq"
 // CHECK-NOT: {{store_shared|transpose_lhs}}
 // CHECK: scf.for
 // CHECK-NOT: {{store_shared|transpose_lhs}}
@@ -60,8 +61,8 @@
 // dK and dV for one KV block: K and V staged once, Q and dO on every step of
 // the Q loop; six 64 x 64 buffers, P and dS in their own.
 // CHECK-LABEL: func.func @causal_softcap_bwd_dkdv(
-// CHECK-SAME: kiln.bwd_stage = "dkdv"
 // CHECK-SAME: tgpu.shared_bytes = 55296 : i64
+// CHECK-SAME: tile.bwd_stage = "dkdv"
 // CHECK-DAG: [[KD:%.+]] = tile.view %arg1[
 // CHECK-DAG: [[VD:%.+]] = tile.view %arg2[
 // CHECK: tgpu.copy_async [[KD]]{{.*}}, [[KB:%[0-9]+]] :
@@ -92,7 +93,7 @@
 // CHECK-NEXT: tgpu.barrier{{$}}
 // CHECK-NEXT: [[DK2:%.+]] = tgpu.mma [[DSB]], [[QB]], [[DK]] {transpose_lhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // CHECK-NEXT: scf.yield [[DK2]], [[DV2]]
-// CHECK-NEXT: } {kiln.q_loop =
+// CHECK-NEXT: } {tile.q_loop =
 // CHECK-NOT: tgpu.store_shared
 // CHECK-NOT: tile.atomic_add
 // CHECK: tile.store
@@ -107,8 +108,8 @@
 
 // The preprocess also zeroes the f32 dQ accumulator (its fourth argument).
 // ATOMIC-LABEL: func.func @causal_softcap_bwd_preprocess(
-// ATOMIC-SAME: %arg3: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>)
-// ATOMIC-SAME: kiln.bwd_stage = "preprocess"
+// ATOMIC-SAME: %arg3: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.workspace = "dq_accum"})
+// ATOMIC-SAME: tile.bwd_stage = "preprocess"
 // ATOMIC: tile.reduce sum
 // ATOMIC: [[ACCD:%.+]] = tile.view %arg3[
 // ATOMIC: [[Z:%.+]] = tile.splat %{{.+}} : f32 -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
@@ -119,8 +120,8 @@
 // then computes dQ = dS K (in one or more column chunks) and adds it, in
 // f32 and the mma layout, into the accumulator at this Q step's rows.
 // ATOMIC-LABEL: func.func @causal_softcap_bwd_dkdv(
-// ATOMIC-SAME: %arg8: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>)
-// ATOMIC-SAME: kiln.bwd_stage = "dkdv"
+// ATOMIC-SAME: %arg8: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.workspace = "dq_accum"})
+// ATOMIC-SAME: tile.bwd_stage = "dkdv"
 // ATOMIC: [[DQD:%.+]] = tile.view %arg8[
 // ATOMIC: scf.for [[J:%[^ ]+]] =
 // ATOMIC-NOT: tile.atomic_add
@@ -141,8 +142,8 @@
 // ATOMIC: return
 // ... and the convert kernel rounds the accumulator to the input type.
 // ATOMIC-LABEL: func.func @causal_softcap_bwd_dq_convert(
-// ATOMIC-SAME: kiln.bwd_stage = "convert"
 // ATOMIC-SAME: tgpu.shared_bytes = 0 : i64
+// ATOMIC-SAME: tile.bwd_stage = "convert"
 // ATOMIC: [[ACC:%.+]] = tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // ATOMIC: [[DQB:%.+]] = arith.truncf [[ACC]] : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // ATOMIC-NEXT: tile.store [[DQB]], {{.*}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, <?x64xbf16>

@@ -10,17 +10,17 @@
 // CHECK: %[[KIDX:.*]] = tile.iota dim 1 : tensor<64x64xindex>
 // CHECK: scf.for
 // CHECK-NOT: tile.iota
-// CHECK: } {kiln.kv_loop = "leading_partial"}
+// CHECK: } {tile.kv_loop = "leading_partial"}
 // CHECK: scf.for
 // CHECK-NOT: tensor<64x64xi1>
-// CHECK: } {kiln.kv_loop = "full"}
+// CHECK: } {tile.kv_loop = "full"}
 // CHECK: scf.for
-// CHECK: } {kiln.kv_loop = "trailing_partial"}
+// CHECK: } {tile.kv_loop = "trailing_partial"}
 // CHECK-NOT: attn.
 
 // SMALL-LABEL: func.func @causal_window_fwd
 // SMALL: tile.dot {{.*}} -> tensor<32x16xf32>
-// SMALL: } {kiln.kv_loop = "masked"}
+// SMALL: } {tile.kv_loop = "masked"}
 // SMALL-NOT: scf.for
 attn.attention @causal_window {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                                causal = #attn.causal<top_left>}

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 
 using namespace kiln;
@@ -36,7 +37,7 @@ TensorRef contiguousBf16(std::vector<int64_t> sizes) {
 TEST(RuntimeChecks, AcceptsAMatchingTensor) {
   TensorRef q = contiguousBf16({2, 128, 8, 64});
   EXPECT_TRUE(checkTensor("q", q, DType::BF16, {2, 128, 8, 64}).ok());
-  EXPECT_TRUE(checkStaged("q", q).ok());
+  EXPECT_TRUE(checkAligned("q", q, 16).ok());
 }
 
 TEST(RuntimeChecks, NamesTheWrongDtype) {
@@ -68,61 +69,163 @@ TEST(RuntimeChecks, RefusesNegativeStridesHugeDimsAndNull) {
             "dv is a null pointer");
 }
 
-TEST(RuntimeChecks, StagedTensorsNeedUnitInnerStrideAndAlignedRows) {
+TEST(RuntimeChecks, CopiedTensorsNeedUnitInnerStrideAndAlignedRows) {
   TensorRef strided = tensor(DType::BF16, {1, 4, 1, 64}, {512, 128, 128, 2});
-  EXPECT_EQ(checkStaged("dout", strided).message(),
-            "dout must be contiguous in its last (head) dimension, got "
-            "stride 2");
+  EXPECT_EQ(checkAligned("dout", strided, 16).message(),
+            "dout must be contiguous in its last dimension, got stride 2");
   TensorRef misaligned = tensor(DType::BF16, {1, 4, 1, 64}, {256, 64, 64, 1},
                                 kDeviceLikeStorage + 2);
-  EXPECT_EQ(checkStaged("q", misaligned).message(),
-            "q must be 16-byte aligned for cp.async");
+  EXPECT_EQ(checkAligned("q", misaligned, 16).message(),
+            "q must be 16-byte aligned (its rows are copied in 16-byte "
+            "chunks)");
   // Rows 67 bf16 elements apart are not 16-byte aligned.
   TensorRef padded = tensor(DType::BF16, {1, 4, 1, 64}, {268, 67, 67, 1});
-  EXPECT_EQ(checkStaged("v", padded).message(),
+  EXPECT_EQ(checkAligned("v", padded, 16).message(),
             "v stride 268 of dimension 0 must be a multiple of 8 elements "
             "(16-byte aligned rows)");
   // fp32 would need multiples of 4; bf16 rows padded by 8 are fine.
   TensorRef ok = tensor(DType::BF16, {1, 4, 1, 64}, {288, 72, 72, 1});
-  EXPECT_TRUE(checkStaged("v", ok).ok());
+  EXPECT_TRUE(checkAligned("v", ok, 16).ok());
 }
 
-TEST(RuntimeChecks, CaptureCountAndMalformedDimsAreErrorsNotCrashes) {
-  CaptureSpec slopes{"slopes", DType::F32, {"heads"}};
-  ProblemSizes sizes{1, 8, 8, 128, 128};
-  EXPECT_EQ(checkCaptures("alibi", {slopes}, {}, sizes).message(),
-            "variant 'alibi' captures 1 tensors, got 0");
-  CaptureSpec bad{"bias", DType::F32, {"seq-q"}};
-  TensorRef t = tensor(DType::F32, {128}, {1});
-  EXPECT_EQ(checkCaptures("v", {bad}, {t}, sizes).message(),
-            "capture 'bias' declares dim 'seq-q'; a dim is batch, heads, "
-            "kv_heads, seq_q, seq_kv or a size");
-  CaptureSpec wrongSize{"slopes", DType::F32, {"heads"}};
-  TensorRef four = tensor(DType::F32, {4}, {1});
-  EXPECT_EQ(checkCaptures("alibi", {wrongSize}, {four}, sizes).message(),
-            "capture 'slopes' has shape [4], expected [8]");
+/// A forward plan as the compiler writes it: q, k, v, out, lse, one kernel
+/// over query blocks, GQA group `group`, the given captures.
+ProgramSpec forwardPlan(int64_t group, std::vector<CaptureSpec> captures = {}) {
+  auto sym = SizeExpr::named;
+  auto c = SizeExpr::constant;
+  ProgramSpec p;
+  p.variant = "gqa";
+  p.kind = "forward";
+  p.tensors = {
+      {"q", DType::BF16, {sym("batch"), sym("seq_q"), sym("heads"), c(64)}, 16},
+      {"k",
+       DType::BF16,
+       {sym("batch"), sym("seq_kv"), sym("kv_heads"), c(64)},
+       16},
+      {"v",
+       DType::BF16,
+       {sym("batch"), sym("seq_kv"), sym("kv_heads"), c(64)},
+       16},
+      {"out",
+       DType::BF16,
+       {sym("batch"), sym("seq_q"), sym("heads"), c(64)},
+       0},
+      {"lse", DType::F32, {sym("batch"), sym("heads"), sym("seq_q")}, 0}};
+  p.captures = std::move(captures);
+  p.constraints.push_back(
+      {sym("heads"),
+       SizeExpr::apply(SizeExpr::Op::Mul, {sym("kv_heads"), c(group)})});
+  KernelLaunch k;
+  k.name = "gqa_fwd";
+  k.grid = {SizeExpr::apply(SizeExpr::Op::CeilDiv, {sym("seq_q"), c(64)}),
+            sym("heads"), sym("batch")};
+  for (const char *name : {"q", "k", "v", "out"})
+    k.args.push_back({KernelArg::Kind::Tensor, name, 0, 4});
+  k.args.push_back({KernelArg::Kind::Tensor, "lse", 0, 3});
+  for (size_t i = 0; i < p.captures.size(); ++i)
+    k.args.push_back({KernelArg::Kind::Capture, "", int64_t(i), 1});
+  p.kernels.push_back(k);
+  return p;
 }
 
-TEST(RuntimeChecks, ProblemSizesComeFromQAndK) {
-  ProblemSizes sizes;
+std::vector<NamedTensor> forwardTensors(TensorRef q, TensorRef k) {
+  TensorRef out = contiguousBf16(q.sizes);
+  TensorRef lse = tensor(DType::F32, {q.sizes[0], q.sizes[2], q.sizes[1]},
+                         {q.sizes[2] * q.sizes[1], q.sizes[1], 1});
+  return {{"q", q}, {"k", k}, {"v", k}, {"out", out}, {"lse", lse}};
+}
+
+TEST(RuntimeChecks, SymbolsComeFromTheTensorsAndConstraintsHold) {
+  ASSERT_TRUE(verifyPlan(forwardPlan(4)).ok());
   TensorRef q = contiguousBf16({2, 100, 8, 64});
   TensorRef k = contiguousBf16({2, 300, 2, 64});
-  ASSERT_TRUE(problemSizes(q, k, 4, "gqa", sizes).ok());
-  EXPECT_EQ(sizes.batch, 2);
-  EXPECT_EQ(sizes.heads, 8);
-  EXPECT_EQ(sizes.kvHeads, 2);
-  EXPECT_EQ(sizes.seqQ, 100);
-  EXPECT_EQ(sizes.seqKV, 300);
-  EXPECT_EQ(problemSizes(q, k, 2, "gqa", sizes).message(),
-            "q has 8 heads and k 2; variant 'gqa' needs heads = kv_heads * 2");
+  BoundRun bound;
+  ASSERT_TRUE(
+      bindRun(forwardPlan(4), forwardTensors(q, k), {}, 132, bound).ok());
+  EXPECT_EQ(bound.symbols["batch"], 2);
+  EXPECT_EQ(bound.symbols["heads"], 8);
+  EXPECT_EQ(bound.symbols["kv_heads"], 2);
+  EXPECT_EQ(bound.symbols["seq_q"], 100);
+  EXPECT_EQ(bound.symbols["seq_kv"], 300);
+  EXPECT_EQ(bound.symbols["num_sms"], 132);
+  EXPECT_EQ(
+      bindRun(forwardPlan(2), forwardTensors(q, k), {}, 132, bound).message(),
+      "variant 'gqa' needs heads = mul(kv_heads, 2), got 8 and 4 "
+      "(batch = 2, heads = 8, kv_heads = 2, seq_kv = 300, seq_q = 100)");
   TensorRef empty = contiguousBf16({2, 0, 8, 64});
-  EXPECT_EQ(problemSizes(empty, k, 4, "gqa", sizes).message(),
-            "every size must be at least 1, got q [2, 0, 8, 64] and k "
-            "[2, 300, 2, 64]");
-  TensorRef wide = contiguousBf16({1, 4, 70000, 64});
-  TensorRef wideK = contiguousBf16({1, 4, 70000, 64});
-  EXPECT_EQ(problemSizes(wide, wideK, 1, "plain", sizes).message(),
-            "batch and heads must be at most 65535 (grid limits)");
+  EXPECT_EQ(bindRun(forwardPlan(4), forwardTensors(empty, k), {}, 132, bound)
+                .message(),
+            "every size must be at least 1, got q [2, 0, 8, 64]");
+}
+
+TEST(RuntimeChecks, TensorsByNameEachOnce) {
+  TensorRef q = contiguousBf16({1, 16, 2, 64});
+  std::vector<NamedTensor> tensors = forwardTensors(q, q);
+  BoundRun bound;
+  tensors.pop_back();
+  EXPECT_EQ(bindRun(forwardPlan(1), tensors, {}, 1, bound).message(),
+            "the forward of variant 'gqa' needs tensor 'lse'");
+  tensors = forwardTensors(q, q);
+  tensors.push_back({"dq", q});
+  EXPECT_EQ(bindRun(forwardPlan(1), tensors, {}, 1, bound).message(),
+            "the forward of variant 'gqa' has no tensor 'dq' (it takes q, k, "
+            "v, out, lse)");
+  tensors = forwardTensors(q, q);
+  tensors[4] = {"q", q};
+  EXPECT_EQ(bindRun(forwardPlan(1), tensors, {}, 1, bound).message(),
+            "tensor 'q' is given twice");
+  // A wrong rank is named with the tensor, before any shape is compared.
+  tensors = forwardTensors(q, q);
+  tensors[4].tensor = tensor(DType::F32, {1, 2}, {2, 1});
+  EXPECT_EQ(bindRun(forwardPlan(1), tensors, {}, 1, bound).message(),
+            "lse must have rank 3 (sizes and strides), got 2 sizes and 2 "
+            "strides");
+}
+
+TEST(RuntimeChecks, CapturesAreCheckedAgainstTheirDeclarations) {
+  TensorRef q = contiguousBf16({1, 128, 8, 64});
+  BoundRun bound;
+  ProgramSpec alibi = forwardPlan(1, {{"slopes", DType::F32, {"heads"}}});
+  EXPECT_EQ(bindRun(alibi, forwardTensors(q, q), {}, 1, bound).message(),
+            "variant 'gqa' captures 1 tensors, got 0");
+  TensorRef four = tensor(DType::F32, {4}, {1});
+  EXPECT_EQ(bindRun(alibi, forwardTensors(q, q), {four}, 1, bound).message(),
+            "capture 'slopes' has shape [4], expected [8]");
+  TensorRef eight = tensor(DType::F32, {8}, {1});
+  EXPECT_TRUE(bindRun(alibi, forwardTensors(q, q), {eight}, 1, bound).ok());
+  ProgramSpec bad = forwardPlan(1, {{"bias", DType::F32, {"seq-q"}}});
+  TensorRef t = tensor(DType::F32, {128}, {1});
+  EXPECT_EQ(bindRun(bad, forwardTensors(q, q), {t}, 1, bound).message(),
+            "capture 'bias' declares dim 'seq-q'; a dim is batch, heads, "
+            "kv_heads, seq_q, seq_kv or a size");
+}
+
+TEST(RuntimeChecks, GridsAndWorkspacesFollowTheExpressions) {
+  ProgramSpec p = forwardPlan(1);
+  SymbolValues symbols{{"batch", 2}, {"heads", 8}, {"seq_q", 129}};
+  std::array<int64_t, 3> grid;
+  ASSERT_TRUE(evaluateGrid(p, p.kernels[0], symbols, grid).ok());
+  EXPECT_EQ(grid, (std::array<int64_t, 3>{3, 8, 2}));
+  symbols["heads"] = 70000;
+  EXPECT_EQ(evaluateGrid(p, p.kernels[0], symbols, grid).message(),
+            "kernel 'gqa_fwd' of variant 'gqa' needs a grid of [3, 70000, 2] "
+            "for this problem; CUDA allows 1 to [2147483647, 65535, 65535] "
+            "(batch and heads must be at most 65535)");
+  p.workspaces = {{"delta",
+                   DType::F32,
+                   {SizeExpr::named("batch"), SizeExpr::named("heads"),
+                    SizeExpr::named("seq_q")},
+                   false},
+                  {"acc",
+                   DType::F32,
+                   {SizeExpr::named("seq_q"), SizeExpr::constant(3)},
+                   true}};
+  symbols["heads"] = 8;
+  WorkspaceLayout layout;
+  ASSERT_TRUE(layoutWorkspaces(p, symbols, layout).ok());
+  EXPECT_EQ(layout.offsets, (std::vector<size_t>{0, 8448}));
+  EXPECT_EQ(layout.shapes[1], (std::vector<int64_t>{129, 3}));
+  EXPECT_EQ(layout.totalBytes, 8448u + 129 * 3 * 4);
 }
 
 TEST(RuntimeChecks, PacksTensorsAsTheKernelsTensorStruct) {

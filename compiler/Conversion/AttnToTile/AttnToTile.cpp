@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/AttnToTile/BandBounds.h"
+#include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 #include "compiler/Conversion/Passes.h"
@@ -135,7 +136,7 @@ SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
         scf::YieldOp::create(nested, loc, ValueRange{next.m, next.l, next.acc});
       });
   // Names the loop's role for readers of the IR and for later schedules.
-  loop->setAttr("kiln.kv_loop", pb.b.getStringAttr(role));
+  loop->setAttr(tile::attrs::kKvLoop, pb.b.getStringAttr(role));
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
@@ -150,23 +151,25 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   int64_t dyn = ShapedType::kDynamic;
   Type f32 = b.getF32Type();
 
-  SmallVector<Type> argTypes{
-      stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt), // Q [B, Lq, H, Dqk]
-      stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt), // K [B, Lk, Hkv, Dqk]
-      stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),  // V [B, Lk, Hkv, Dv]
-      stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),  // O [B, Lq, H, Dv]
-      stridedMemRef(mctx, {dyn, dyn, dyn}, f32)};     // LSE [B, H, Lq]
-  llvm::append_range(argTypes, spec.getCaptureTypes());
-  auto func = func::FuncOp::create(b, loc, (spec.getSymName() + "_fwd").str(),
-                                   b.getFunctionType(argTypes, {}));
-  func->setAttr(attrs::kKernel, b.getUnitAttr());
-  func->setAttr(attrs::kBlockM, b.getI64IntegerAttr(blockM));
-  func->setAttr(attrs::kBlockN, b.getI64IntegerAttr(blockN));
-  func->setAttr(attrs::kGqaGroup, b.getI64IntegerAttr(spec.getGqaGroup()));
-  if (auto captures = spec.getCapturesAttr())
-    func->setAttr(attrs::kCaptures, captures);
-
-  Block *entry = func.addEntryBlock();
+  using Role = KernelArgDecl::Role;
+  KernelDecl decl;
+  decl.name = (spec.getSymName() + "_fwd").str();
+  decl.args = {{Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt),
+                "q", queryShape(b, dqk)},
+               {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt),
+                "k", keyShape(b, dqk)},
+               {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),
+                "v", keyShape(b, dv)},
+               {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),
+                "out", queryShape(b, dv)},
+               {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn}, f32), "lse",
+                rowShape(b)}};
+  decl.withCaptures = true;
+  decl.grid = queryBlockGrid(b, blockM);
+  decl.blockM = blockM;
+  decl.blockN = blockN;
+  func::FuncOp func = createKernel(b, spec, decl);
+  Block *entry = &func.front();
   b.setInsertionPointToStart(entry);
   Value qArg = entry->getArgument(0), kArg = entry->getArgument(1),
         vArg = entry->getArgument(2), oArg = entry->getArgument(3),

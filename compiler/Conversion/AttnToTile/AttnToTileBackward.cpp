@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/AttnToTile/BandBounds.h"
+#include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 #include "compiler/Conversion/Passes.h"
@@ -42,23 +43,19 @@ struct Kernel {
 };
 
 Kernel makeKernel(OpBuilder &b, attn::AttentionOp spec, StringRef suffix,
-                  ArrayRef<Type> argTypes, StringRef stage, int64_t blockM,
+                  SmallVector<KernelArgDecl> args, StringRef stage,
+                  SmallVector<Attribute, 3> grid, int64_t blockM,
                   int64_t blockN, bool withCaptures) {
-  SmallVector<Type> types(argTypes);
-  if (withCaptures)
-    llvm::append_range(types, spec.getCaptureTypes());
-  auto func =
-      func::FuncOp::create(b, spec.getLoc(), (spec.getSymName() + suffix).str(),
-                           b.getFunctionType(types, {}));
-  func->setAttr(attrs::kKernel, b.getUnitAttr());
-  func->setAttr(attrs::kBlockM, b.getI64IntegerAttr(blockM));
-  func->setAttr(attrs::kBlockN, b.getI64IntegerAttr(blockN));
-  func->setAttr(attrs::kGqaGroup, b.getI64IntegerAttr(spec.getGqaGroup()));
-  func->setAttr(attrs::kBackwardStage, b.getStringAttr(stage));
-  if (withCaptures)
-    if (auto captures = spec.getCapturesAttr())
-      func->setAttr(attrs::kCaptures, captures);
-  return {func, func.addEntryBlock()};
+  KernelDecl decl;
+  decl.name = (spec.getSymName() + suffix).str();
+  decl.args = std::move(args);
+  decl.withCaptures = withCaptures;
+  decl.grid = std::move(grid);
+  decl.blockM = blockM;
+  decl.blockN = blockN;
+  decl.backwardStage = stage.str();
+  func::FuncOp func = createKernel(b, spec, decl);
+  return {func, &func.front()};
 }
 
 /// The grid position of a program: (row or key block, head, batch).
@@ -183,14 +180,27 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   MemRefType tQK = global(ctx, 4, dqk, elt), tV = global(ctx, 4, dv, elt);
   MemRefType rows = global(ctx, 3, -1, f32);
   MemRefType gQK = global(ctx, 4, dqk, f32);
+  using Role = KernelArgDecl::Role;
+  // q, k, v, dout, lse, D: what the dQ and dK/dV kernels both start with.
+  auto commonArgs = [&]() -> SmallVector<KernelArgDecl> {
+    return {{Role::Tensor, tQK, "q", queryShape(b, dqk)},
+            {Role::Tensor, tQK, "k", keyShape(b, dqk)},
+            {Role::Tensor, tV, "v", keyShape(b, dv)},
+            {Role::Tensor, tV, "dout", queryShape(b, dv)},
+            {Role::Tensor, rows, "lse", rowShape(b)},
+            {Role::Workspace, rows, "delta", rowShape(b)}};
+  };
 
   // --- D = rowsum(dO ∘ O) ------------------------------------------------
   {
-    SmallVector<Type> types{tV, tV, rows};
-    if (atomic)
-      types.push_back(gQK); // dQ, zeroed here for the atomic accumulation
-    Kernel k = makeKernel(b, spec, "_bwd_preprocess", types, "preprocess", bm,
-                          bn, false);
+    SmallVector<KernelArgDecl> args{
+        {Role::Tensor, tV, "out", queryShape(b, dv)},
+        {Role::Tensor, tV, "dout", queryShape(b, dv)},
+        {Role::Workspace, rows, "delta", rowShape(b)}};
+    if (atomic) // dQ, zeroed here for the atomic accumulation
+      args.push_back({Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)});
+    Kernel k = makeKernel(b, spec, "_bwd_preprocess", args, "preprocess",
+                          queryBlockGrid(b, bm), bm, bn, false);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     ProgramIds ids = programIds(kb, loc);
@@ -217,9 +227,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
 
   // --- dQ: one Q block, all KV blocks ----------------------------------
   if (!atomic) {
-    Kernel k =
-        makeKernel(b, spec, "_bwd_dq", {tQK, tQK, tV, tV, rows, rows, tQK},
-                   "dq", bm, bn, true);
+    SmallVector<KernelArgDecl> args = commonArgs();
+    args.push_back({Role::Tensor, tQK, "dq", queryShape(b, dqk)});
+    Kernel k = makeKernel(b, spec, "_bwd_dq", args, "dq", queryBlockGrid(b, bm),
+                          bm, bn, true);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Block *e = k.entry;
@@ -244,7 +255,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     in.head = h;
     in.lenQ = lenQ;
     in.lenK = lenK;
-    for (unsigned i = 7; i < e->getNumArguments(); ++i)
+    for (unsigned i = args.size(); i < e->getNumArguments(); ++i)
       in.captures.push_back(e->getArgument(i));
     SmallVector<int64_t> sShape{bm, bn};
     Value rowIota = pb.iota(0, sShape);
@@ -287,7 +298,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
         });
     if (failedMod)
       return failure();
-    loop->setAttr("kiln.kv_loop", kb.getStringAttr("masked"));
+    loop->setAttr(tile::attrs::kKvLoop, kb.getStringAttr("masked"));
     Value dq = pb.mul(loop.getResult(0),
                       pb.splatF32(spec.getEffectiveScale(), {bm, dqk}));
     tile::StoreOp::create(kb, loc, toOperand(pb, dq, elt),
@@ -299,11 +310,14 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
 
   // --- dK, dV: one KV block, every query head of its group, all Q blocks --
   {
-    SmallVector<Type> types{tQK, tQK, tV, tV, rows, rows, tQK, tV};
-    if (atomic)
-      types.push_back(gQK); // the f32 dQ accumulator, added to atomically
-    Kernel k = makeKernel(b, spec, "_bwd_dkdv", types, "dkdv", bm, bn, true);
-    unsigned firstCapture = atomic ? 9 : 8;
+    SmallVector<KernelArgDecl> args = commonArgs();
+    args.push_back({Role::Tensor, tQK, "dk", keyShape(b, dqk)});
+    args.push_back({Role::Tensor, tV, "dv", keyShape(b, dv)});
+    if (atomic) // the f32 dQ accumulator, added to atomically
+      args.push_back({Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)});
+    Kernel k = makeKernel(b, spec, "_bwd_dkdv", args, "dkdv",
+                          keyBlockGrid(b, bn), bm, bn, true);
+    unsigned firstCapture = args.size();
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Block *e = k.entry;
@@ -408,7 +422,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 }
                 scf::YieldOp::create(qb, l2, ValueRange{dk, dvAcc});
               });
-          qs->setAttr("kiln.q_loop", hb.getStringAttr("masked"));
+          qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr("masked"));
           scf::YieldOp::create(hb, l, qs.getResults());
         });
     if (failedMod)
@@ -427,8 +441,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
 
   // --- atomic schedule: the f32 dQ accumulator -> dq in the input type ----
   if (atomic) {
-    Kernel k = makeKernel(b, spec, "_bwd_dq_convert", {gQK, tQK}, "convert", bm,
-                          bn, false);
+    Kernel k =
+        makeKernel(b, spec, "_bwd_dq_convert",
+                   {{Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)},
+                    {Role::Tensor, tQK, "dq", queryShape(b, dqk)}},
+                   "convert", queryBlockGrid(b, bm), bm, bn, false);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     ProgramIds ids = programIds(kb, loc);

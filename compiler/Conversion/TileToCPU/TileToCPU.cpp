@@ -351,6 +351,9 @@ LogicalResult scheduleGrid(func::FuncOp kernel) {
   unsigned numArgs = entry.getNumArguments();
   Type indexType = b.getIndexType();
   SmallVector<Value> pids;
+  // The launch roles of the arguments were read into the plan before this
+  // lowering; the kernel's signature changes here and they would not match.
+  kernel.removeArgAttrsAttr();
   for (int axis = 0; axis < 3; ++axis)
     pids.push_back(entry.addArgument(indexType, loc));
   SmallVector<Type> argTypes(entry.getArgumentTypes());
@@ -368,9 +371,6 @@ LogicalResult scheduleGrid(func::FuncOp kernel) {
                            b.getFunctionType(launcherTypes, {}));
   launcher->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     b.getUnitAttr());
-  for (StringRef name : {attrs::kGqaGroup, attrs::kCaptures})
-    if (Attribute attr = kernel->getAttr(name))
-      launcher->setAttr(name, attr);
   Block *body = launcher.addEntryBlock();
   b.setInsertionPointToStart(body);
   ValueRange args = body->getArguments();
@@ -385,9 +385,14 @@ LogicalResult scheduleGrid(func::FuncOp kernel) {
                      });
   func::ReturnOp::create(b, loc);
   kernel.setPrivate();
-  // The schedule is fixed now; tile-level metadata does not go further down.
-  for (StringRef name : {attrs::kKernel, attrs::kBlockM, attrs::kBlockN})
-    kernel->removeAttr(name);
+  // The schedule is fixed now (and the launch plan read off before this
+  // lowering); tile-level metadata does not go further down.
+  SmallVector<StringAttr> tileAttrs;
+  for (NamedAttribute attr : kernel->getDiscardableAttrs())
+    if (attr.getName().getValue().starts_with("tile."))
+      tileAttrs.push_back(attr.getName());
+  for (StringAttr name : tileAttrs)
+    kernel->removeDiscardableAttr(name);
   return success();
 }
 
@@ -397,7 +402,7 @@ struct ConvertTileToCPU
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels;
     module.walk([&](func::FuncOp f) {
-      if (f->hasAttr(attrs::kKernel))
+      if (f->hasAttr(tile::attrs::kKernel))
         kernels.push_back(f);
     });
     for (func::FuncOp kernel : kernels)

@@ -56,8 +56,9 @@ public:
              << sharedLimit << "; use smaller tiles for this head dim";
     if (failed(assignLayouts()))
       return failure();
-    func->setAttr(attrs::kNumWarps, builder.getI64IntegerAttr(numWarps));
-    func->setAttr(attrs::kSharedBytes, builder.getI64IntegerAttr(sharedBytes));
+    func->setAttr(tgpu::attrs::kNumWarps, builder.getI64IntegerAttr(numWarps));
+    func->setAttr(tgpu::attrs::kSharedBytes,
+                  builder.getI64IntegerAttr(sharedBytes));
     return success();
   }
 
@@ -277,9 +278,9 @@ private:
   /// Rows split over the warps in m16 tiles: S and P have BLOCK_M rows, the
   /// backward's dK and dV accumulators BLOCK_N.
   LogicalResult assignLayouts() {
-    auto blockM = func->getAttrOfType<IntegerAttr>(attrs::kBlockM);
+    auto blockM = func->getAttrOfType<IntegerAttr>(tile::attrs::kBlockM);
     if (!blockM)
-      return func.emitError() << "a tile kernel needs " << attrs::kBlockM;
+      return func.emitError() << "a tile kernel needs " << tile::attrs::kBlockM;
     int64_t m = blockM.getInt(), rowQuantum = 16 * numWarps;
     if (m % rowQuantum != 0)
       return func.emitError()
@@ -351,14 +352,14 @@ struct ConvertTileToTileGPU
     }
     SmallVector<func::FuncOp> kernels;
     getOperation().walk([&](func::FuncOp f) {
-      if (f->hasAttr(attrs::kKernel))
+      if (f->hasAttr(tile::attrs::kKernel))
         kernels.push_back(f);
     });
     for (func::FuncOp kernel : kernels) {
       Scheduler scheduler(kernel, numWarps);
       if (failed(scheduler.run(sharedMemoryBytes)))
         return signalPassFailure();
-      kernel->setAttr(attrs::kArch, StringAttr::get(&getContext(), arch));
+      kernel->setAttr(tgpu::attrs::kArch, StringAttr::get(&getContext(), arch));
     }
   }
 };

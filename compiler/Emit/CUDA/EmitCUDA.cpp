@@ -11,6 +11,9 @@
 
 #include "compiler/Emit/CUDA/EmitCUDA.h"
 
+#include "dialects/Tile/IR/TileAttrNames.h"
+#include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/TileGPU/IR/TileGPUDialect.h"
@@ -371,7 +374,7 @@ LogicalResult CUDAPrinter::emitFor(scf::ForOp loop) {
     names[arg] = name(result);
   }
   std::string iv = name(loop.getInductionVar());
-  if (auto role = loop->getAttrOfType<StringAttr>("kiln.kv_loop"))
+  if (auto role = loop->getAttrOfType<StringAttr>(tile::attrs::kKvLoop))
     line() << "// KV loop: " << role.getValue() << "\n";
   line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; "
          << iv << " < " << name(loop.getUpperBound()) << "; " << iv
@@ -635,9 +638,9 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
 }
 
 LogicalResult CUDAPrinter::emitKernel(func::FuncOp func, EmittedKernel &info) {
-  auto warps = func->getAttrOfType<IntegerAttr>("tgpu.num_warps");
-  auto shared = func->getAttrOfType<IntegerAttr>("tgpu.shared_bytes");
-  auto blockM = func->getAttrOfType<IntegerAttr>("tile.block_m");
+  auto warps = func->getAttrOfType<IntegerAttr>(tgpu::attrs::kNumWarps);
+  auto shared = func->getAttrOfType<IntegerAttr>(tgpu::attrs::kSharedBytes);
+  auto blockM = func->getAttrOfType<IntegerAttr>(tile::attrs::kBlockM);
   if (!warps || !shared || !blockM)
     return func.emitError() << "only scheduled kernels (convert-tile-to-tgpu) "
                                "can be emitted";
@@ -646,13 +649,13 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func, EmittedKernel &info) {
   info.numThreads = numThreads;
   info.sharedBytes = shared.getInt();
   info.blockM = blockM.getInt();
-  if (auto arch = func->getAttrOfType<StringAttr>("tgpu.arch"))
+  if (auto arch = func->getAttrOfType<StringAttr>(tgpu::attrs::kArch))
     info.arch = arch.getValue().str();
 
   // The dK/dV kernel's CTA owns a block of keys; every other one a block of
   // query rows.
-  auto stage = func->getAttrOfType<StringAttr>("kiln.bwd_stage");
-  auto blockN = func->getAttrOfType<IntegerAttr>("tile.block_n");
+  auto stage = func->getAttrOfType<StringAttr>(tile::attrs::kBackwardStage);
+  auto blockN = func->getAttrOfType<IntegerAttr>(tile::attrs::kBlockN);
   bool perKeyBlock = stage && stage.getValue() == "dkdv" && blockN;
   os << "// Kernel " << func.getName() << ": " << warps.getInt() << " warps, "
      << shared.getInt() << " bytes of shared memory, one "
@@ -683,7 +686,7 @@ LogicalResult emitCUDA(ModuleOp module, llvm::raw_ostream &os,
      << "#include \"kiln/kiln.cuh\"\n\n";
   bool any = false;
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (!func->hasAttr("tgpu.num_warps"))
+    if (!func->hasAttr(tgpu::attrs::kNumWarps))
       continue;
     any = true;
     EmittedKernel info;

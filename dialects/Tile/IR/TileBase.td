@@ -20,6 +20,10 @@ def Tile_Dialect : Dialect {
   let summary = "Tile programs: descriptors, tile loads/stores, dot, row reductions";
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  // tile.grid on kernels and the argument roles of the launch plan
+  // (TileAttrNames.h) are checked where they are written.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect",

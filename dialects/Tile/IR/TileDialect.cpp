@@ -1,6 +1,7 @@
 //===- TileDialect.cpp - tile dialect and its types -----------------------===//
 
 #include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/Tile/IR/TileAttrNames.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -64,4 +65,78 @@ LogicalResult DescType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "descriptor elements must be scalars, got "
                        << elementType;
   return success();
+}
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  auto emitError = [&] { return op->emitOpError(); };
+  if (attr.getName() != attrs::kGrid)
+    return success();
+  auto grid = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!grid || grid.size() != 3)
+    return op->emitOpError() << "'" << attrs::kGrid
+                             << "' must be an array of 3 size expressions "
+                                "(x, y, z)";
+  for (Attribute axis : grid)
+    if (failed(verifySizeExpr(axis, emitError)))
+      return failure();
+  return success();
+}
+
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  auto emitError = [&] {
+    return op->emitOpError() << "argument " << argIndex << ": ";
+  };
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  if (name == attrs::kTensor || name == attrs::kWorkspace) {
+    if (!isa<StringAttr>(value))
+      return emitError() << "'" << name << "' must be a string";
+    auto type = dyn_cast<MemRefType>(
+        op->getRegion(regionIndex).getArgument(argIndex).getType());
+    if (!type)
+      return emitError() << "'" << name << "' marks a memref argument";
+    return success();
+  }
+  if (name == attrs::kShape) {
+    auto shape = dyn_cast<ArrayAttr>(value);
+    if (!shape)
+      return emitError() << "'" << name
+                         << "' must be an array of size expressions";
+    auto type = dyn_cast<MemRefType>(
+        op->getRegion(regionIndex).getArgument(argIndex).getType());
+    if (!type || type.getRank() != static_cast<int64_t>(shape.size()))
+      return emitError()
+             << "'" << name << "' has " << shape.size()
+             << " dimensions; the argument's type is "
+             << op->getRegion(regionIndex).getArgument(argIndex).getType();
+    for (auto [dim, expr] : llvm::enumerate(shape)) {
+      if (failed(verifySizeExpr(expr, emitError)))
+        return failure();
+      // A static dimension of the type must be the constant the plan says.
+      auto constant = dyn_cast<IntegerAttr>(expr);
+      if (!type.isDynamicDim(dim) &&
+          (!constant || constant.getInt() != type.getDimSize(dim)))
+        return emitError() << "dimension " << dim << " is "
+                           << type.getDimSize(dim) << " in the type but "
+                           << expr << " in '" << name << "'";
+    }
+    return success();
+  }
+  if (name == attrs::kCapture) {
+    auto index = dyn_cast<IntegerAttr>(value);
+    if (!index || index.getInt() < 0)
+      return emitError() << "'" << name
+                         << "' must be a non-negative capture index";
+    return success();
+  }
+  if (name == attrs::kZeroFill) {
+    if (!isa<UnitAttr>(value))
+      return emitError() << "'" << name << "' is a unit attribute";
+    return success();
+  }
+  return emitError() << "unknown tile argument attribute '" << name << "'";
 }

@@ -42,7 +42,7 @@ struct CompileOptions {
 /// Lowers `variant` to a CUDA kernel spec for `options.arch` (required when
 /// no device is to be asked). Needs no GPU.
 Status compileSpec(const Variant &variant, const CompileOptions &options,
-                   ForwardKernelSpec &spec);
+                   ProgramSpec &spec);
 
 /// compileSpec for the device's arch, then compile (or fetch from the cache)
 /// and load on the device.
@@ -58,7 +58,7 @@ enum class BackwardSchedule { TwoKernel, AtomicDQ };
 /// Needs no GPU.
 Status compileBackwardSpec(const Variant &variant,
                            const CompileOptions &options,
-                           BackwardSchedule schedule, BackwardKernelSpec &spec);
+                           BackwardSchedule schedule, ProgramSpec &spec);
 
 /// compileBackwardSpec for the device's arch, then compile (or fetch from the
 /// cache) and load on the device.

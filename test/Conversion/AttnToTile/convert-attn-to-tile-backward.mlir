@@ -5,14 +5,14 @@
 // blocks; dK/dV over the query heads of a KV head and their Q blocks.
 // CHECK-LABEL: attn.attention @softcap
 // CHECK-LABEL: func.func @softcap_bwd_preprocess(
-// CHECK-SAME: kiln.bwd_stage = "preprocess"
+// CHECK-SAME: tile.bwd_stage = "preprocess"
 // CHECK: %[[O:.*]] = arith.extf %{{.*}} : tensor<64x64xbf16> to tensor<64x64xf32>
 // CHECK: %[[DO:.*]] = arith.extf %{{.*}} : tensor<64x64xbf16> to tensor<64x64xf32>
 // CHECK: %[[PROD:.*]] = arith.mulf %[[O]], %[[DO]] : tensor<64x64xf32>
 // CHECK: tile.reduce sum %[[PROD]] dim 1
 // CHECK-LABEL: func.func @softcap_bwd_dq(
-// CHECK-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>)
-// CHECK-SAME: kiln.bwd_stage = "dq"
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.tensor = "dq"})
+// CHECK-SAME: tile.bwd_stage = "dq"
 // Padded rows read LSE = +inf and rows that saw no key (-inf) use +inf: P = 0.
 // CHECK: %[[LSE:.*]] = tile.load %{{.*}} fill 0x7F800000 : f32
 // CHECK: arith.cmpf oeq
@@ -27,17 +27,17 @@
 // CHECK:   tile.dot %{{.*}}, %{{.*}} {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
 // CHECK:   %[[DS:.*]] = arith.truncf %{{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
 // CHECK:   tile.dot %[[DS]], %{{.*}}, %{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
-// CHECK: } {kiln.kv_loop = "masked"}
+// CHECK: } {tile.kv_loop = "masked"}
 // CHECK: %[[DQ:.*]] = arith.truncf %{{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
 // CHECK: tile.store %[[DQ]], {{.*}} : tensor<64x64xbf16>, <?x64xbf16>
 // CHECK-LABEL: func.func @softcap_bwd_dkdv(
-// CHECK-SAME: kiln.bwd_stage = "dkdv"
+// CHECK-SAME: tile.bwd_stage = "dkdv"
 // CHECK: scf.for
 // CHECK:   scf.for
 // dV += P^T dO and dK += dS^T Q: the transposed-lhs products.
 // CHECK:     tile.dot %{{.*}}, %{{.*}}, %{{.*}} {transpose_lhs}
 // CHECK:     tile.dot %{{.*}}, %{{.*}}, %{{.*}} {transpose_lhs}
-// CHECK:   } {kiln.q_loop = "masked"}
+// CHECK:   } {tile.q_loop = "masked"}
 
 attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
   score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
@@ -55,7 +55,7 @@ attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 // CHECK: %[[H:.*]] = tile.program_id 1
 // CHECK: arith.divui %[[H]], %{{.*}} : index
 // CHECK-LABEL: func.func @gqa_bwd_dkdv(
-// CHECK-SAME: kiln.gqa_group = 4 : i64
+// CHECK-SAME: tile.gqa_group = 4 : i64
 // CHECK: %[[HKV:.*]] = tile.program_id 1
 // CHECK: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: scf.for %[[G:.*]] = %{{.*}} to %[[C4]] step
@@ -80,7 +80,7 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 // kernel adds scale * dS K into it.
 
 // ATOMIC-LABEL: func.func @softcap_atomic_bwd_preprocess(
-// ATOMIC-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>)
+// ATOMIC-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.workspace = "dq_accum"})
 // ATOMIC: tile.store %{{.*}} : tensor<64x64xf32>, <?x64xf32>
 // ATOMIC-NOT: func.func @softcap_atomic_bwd_dq(
 // K is loaded again in two 32-column chunks for the chunked dS K products
@@ -98,7 +98,7 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 // ATOMIC:     tile.atomic_add %[[SCALED1]], %{{.*}}[%[[I]], %c32{{(_[0-9]+)?}}] : tensor<64x32xf32>, <?x64xf32>
 // The f32 accumulator rounded to the input type by a convert kernel.
 // ATOMIC-LABEL: func.func @softcap_atomic_bwd_dq_convert(
-// ATOMIC-SAME: kiln.bwd_stage = "convert"
+// ATOMIC-SAME: tile.bwd_stage = "convert"
 // ATOMIC: %[[ACC:.*]] = tile.load
 // ATOMIC: %[[R:.*]] = arith.truncf %[[ACC]] : tensor<64x64xf32> to tensor<64x64xbf16>
 // ATOMIC: tile.store %[[R]]

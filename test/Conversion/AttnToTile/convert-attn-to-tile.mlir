@@ -5,9 +5,15 @@
 // carrying (m, l, acc), base-2 softmax with scale*log2(e) folded into one
 // constant, keys past Lk masked to -inf only in the partial loops.
 // CHECK-LABEL: func.func @causal_fwd(
-// CHECK-SAME: %[[Q:[a-z0-9]+]]: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
-// CHECK-SAME: %[[LSE:[a-z0-9]+]]: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>)
-// CHECK-SAME: tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.kernel
+// Each argument carries its launch role and shape, the kernel its grid: the
+// launch plan is read off these.
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.tensor = "q"}
+// CHECK-SAME: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_kv", "kv_heads", 64], tile.tensor = "k"}
+// CHECK-SAME: {tile.shape = ["batch", "seq_kv", "kv_heads", 64], tile.tensor = "v"}
+// CHECK-SAME: {tile.shape = ["batch", "seq_q", "heads", 64], tile.tensor = "out"}
+// CHECK-SAME: %[[LSE:[a-z0-9]+]]: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>> {tile.shape = ["batch", "heads", "seq_q"], tile.tensor = "lse"})
+// CHECK-SAME: tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.gqa_group = 1 : i64
+// CHECK-SAME: tile.grid = {{\[}}["ceildiv", "seq_q", 64], "heads", "batch"], tile.kernel, tile.variant = "causal"
 // CHECK: %[[QB:.*]] = tile.program_id 0
 // CHECK: %[[H:.*]] = tile.program_id 1
 // CHECK: %[[B:.*]] = tile.program_id 2
@@ -31,14 +37,14 @@
 // CHECK:   tile.reduce sum
 // CHECK:   arith.truncf %{{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
 // CHECK:   tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
-// CHECK: } {kiln.kv_loop = "leading_partial"}
+// CHECK: } {tile.kv_loop = "leading_partial"}
 // The full blocks need no per-element mask.
 // CHECK: scf.for
 // CHECK-NOT: tensor<64x64xi1>
-// CHECK: } {kiln.kv_loop = "full"}
+// CHECK: } {tile.kv_loop = "full"}
 // CHECK: scf.for
 // CHECK: arith.select %{{.*}} : tensor<64x64xi1>, tensor<64x64xf32>
-// CHECK: } {kiln.kv_loop = "trailing_partial"}
+// CHECK: } {tile.kv_loop = "trailing_partial"}
 // Epilogue: O = acc / l with l = 0 giving 0; natural-log LSE.
 // CHECK: arith.cmpf oeq
 // CHECK: arith.divf
@@ -52,7 +58,7 @@
 // NOSPLIT-LABEL: func.func @causal_fwd
 // NOSPLIT-SAME: tile.block_m = 128 : i64, tile.block_n = 32 : i64
 // NOSPLIT: tile.dot %{{.*}}, %{{.*}} {transpose_rhs} : tensor<128x64xbf16>, tensor<32x64xbf16> -> tensor<128x32xf32>
-// NOSPLIT: } {kiln.kv_loop = "masked"}
+// NOSPLIT: } {tile.kv_loop = "masked"}
 // NOSPLIT-NOT: scf.for
 attn.attention @causal {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         causal = #attn.causal<bottom_right>}
@@ -89,9 +95,9 @@ attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 // A capture read at the head index is uniform (one scalar load per program);
 // one read at a key index becomes a gather. GQA maps query heads to KV heads.
 // CHECK-LABEL: func.func @bias_gqa_fwd(
-// CHECK-SAME: %[[SLOPES:[a-z0-9]+]]: memref<?xf32>, %[[DOC:[a-z0-9]+]]: memref<?xi32>)
-// CHECK-SAME: kiln.captures = [#attn.capture<"slopes", memref<?xf32>, ["heads"]>, #attn.capture<"doc", memref<?xi32>, ["seq_kv"]>]
-// CHECK-SAME: kiln.gqa_group = 4 : i64
+// CHECK-SAME: %[[SLOPES:[a-z0-9]+]]: memref<?xf32> {tile.capture = 0 : i64}, %[[DOC:[a-z0-9]+]]: memref<?xi32> {tile.capture = 1 : i64})
+// CHECK-SAME: tile.captures = [#attn.capture<"slopes", memref<?xf32>, ["heads"]>, #attn.capture<"doc", memref<?xi32>, ["seq_kv"]>]
+// CHECK-SAME: tile.gqa_group = 4 : i64
 // CHECK: %[[H:.*]] = tile.program_id 1
 // CHECK: %[[B:.*]] = tile.program_id 2
 // CHECK: %[[HKV:.*]] = arith.divui %[[H]], %{{.*}} : index
@@ -99,7 +105,7 @@ attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 // CHECK: scf.for
 // CHECK:   memref.load %[[SLOPES]][%[[H]]] : memref<?xf32>
 // CHECK:   tile.gather %[[DOC]][%{{.*}}] : memref<?xi32>, tensor<64x64xindex> -> tensor<64x64xi32>
-// CHECK: } {kiln.kv_loop = "masked"}
+// CHECK: } {tile.kv_loop = "masked"}
 attn.attention @bias_gqa {qk_head_dim = 64, v_head_dim = 64, element_type = f16, gqa_group = 4,
                           captures = [#attn.capture<"slopes", memref<?xf32>, ["heads"]>,
                                       #attn.capture<"doc", memref<?xi32>, ["seq_kv"]>]}

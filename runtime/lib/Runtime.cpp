@@ -1,4 +1,4 @@
-//===- ForwardKernel.cpp - compile, cache, load, validate, launch ---------===//
+//===- Runtime.cpp - versions, dtypes, NVRTC and device helpers -----------===//
 
 #include "CudaApi.h"
 #include "Launch.h"
@@ -207,80 +207,6 @@ Status deviceArch(int ordinal, std::string &arch, std::string &name) {
                          std::to_string(major) + "." + std::to_string(minor) +
                          "; Kiln supports 8.x (sm_80) and 9.0 (sm_90a)");
   return Status();
-}
-
-Status ForwardKernel::load(const ForwardKernelSpec &spec, int ordinal,
-                           std::unique_ptr<ForwardKernel> &kernel) {
-  detail::LoadedModule loaded;
-  if (Status s =
-          detail::loadModule(spec.source, spec.arch, spec.kernelName, ordinal,
-                             {{spec.kernelName, spec.sharedBytes}}, loaded);
-      !s.ok())
-    return s;
-  auto result = std::unique_ptr<ForwardKernel>(new ForwardKernel());
-  result->spec_ = spec;
-  result->context_ = loaded.context;
-  result->module_ = loaded.module;
-  result->function_ = loaded.functions[0];
-  result->maxShared_ = loaded.maxShared;
-  result->compileMs_ = loaded.compileMs;
-  result->loadMs_ = loaded.loadMs;
-  result->cacheHit_ = loaded.cacheHit;
-  kernel = std::move(result);
-  return Status();
-}
-
-ForwardKernel::~ForwardKernel() {
-  detail::ScopedContext scope(context_);
-  detail::unloadModule(module_);
-}
-
-Status ForwardKernel::forward(const TensorRef &q, const TensorRef &k,
-                              const TensorRef &v, const TensorRef &out,
-                              const TensorRef &lse,
-                              const std::vector<TensorRef> &captures,
-                              void *stream) const {
-  using namespace detail;
-  ScopedContext scope(context_);
-  if (!scope.status().ok())
-    return scope.status();
-  const ForwardKernelSpec &s = spec_;
-  ProblemSizes sizes;
-  if (Status st = problemSizes(q, k, s.gqaGroup, s.variant, sizes); !st.ok())
-    return st;
-  int64_t batch = sizes.batch, seqQ = sizes.seqQ, heads = sizes.heads;
-  int64_t seqKV = sizes.seqKV, kvHeads = sizes.kvHeads;
-  Status st;
-  if (!(st = checkTensor("q", q, s.dtype, {batch, seqQ, heads, s.headDimQK}))
-           .ok() ||
-      !(st = checkTensor("k", k, s.dtype, {batch, seqKV, kvHeads, s.headDimQK}))
-           .ok() ||
-      !(st = checkTensor("v", v, s.dtype, {batch, seqKV, kvHeads, s.headDimV}))
-           .ok() ||
-      !(st = checkTensor("out", out, s.dtype, {batch, seqQ, heads, s.headDimV}))
-           .ok() ||
-      !(st = checkTensor("lse", lse, DType::F32, {batch, heads, seqQ})).ok() ||
-      !(st = checkStaged("q", q)).ok() || !(st = checkStaged("k", k)).ok() ||
-      !(st = checkStaged("v", v)).ok())
-    return st;
-  for (auto [name, t] : {std::pair<const char *, const TensorRef *>{"q", &q},
-                         {"k", &k},
-                         {"v", &v},
-                         {"out", &out},
-                         {"lse", &lse}})
-    if (!(st = checkOnDevice(name, *t)).ok())
-      return st;
-  if (!(st = checkCaptures(s.variant, s.captures, captures,
-                           {batch, heads, kvHeads, seqQ, seqKV}))
-           .ok())
-    return st;
-  KernelParams params;
-  for (const TensorRef *t : {&q, &k, &v, &out})
-    params.addTensor(*t, 4);
-  params.addTensor(lse, 3);
-  params.addCaptures(s.captures, captures);
-  return launch(function_, ceilDiv(seqQ, s.blockM), heads, batch, s.numThreads,
-                s.sharedBytes, stream, params, "cuLaunchKernel");
 }
 
 } // namespace kiln

@@ -1,0 +1,78 @@
+//===- KernelSignature.cpp - tile kernels with their launch roles ---------===//
+
+#include "compiler/Conversion/AttnToTile/KernelSignature.h"
+
+#include "dialects/Tile/IR/TileAttrNames.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+func::FuncOp createKernel(OpBuilder &b, attn::AttentionOp spec,
+                          const KernelDecl &decl) {
+  SmallVector<Type> types;
+  for (const KernelArgDecl &arg : decl.args)
+    types.push_back(arg.type);
+  if (decl.withCaptures)
+    llvm::append_range(types, spec.getCaptureTypes());
+  auto func = func::FuncOp::create(b, spec.getLoc(), decl.name,
+                                   b.getFunctionType(types, {}));
+  func->setAttr(tile::attrs::kKernel, b.getUnitAttr());
+  func->setAttr(tile::attrs::kVariant, b.getStringAttr(spec.getSymName()));
+  func->setAttr(tile::attrs::kBlockM, b.getI64IntegerAttr(decl.blockM));
+  func->setAttr(tile::attrs::kBlockN, b.getI64IntegerAttr(decl.blockN));
+  func->setAttr(tile::attrs::kGqaGroup,
+                b.getI64IntegerAttr(spec.getGqaGroup()));
+  if (!decl.backwardStage.empty())
+    func->setAttr(tile::attrs::kBackwardStage,
+                  b.getStringAttr(decl.backwardStage));
+  func->setAttr(tile::attrs::kGrid, b.getArrayAttr(decl.grid));
+  for (auto [i, arg] : llvm::enumerate(decl.args)) {
+    bool tensor = arg.role == KernelArgDecl::Role::Tensor;
+    func.setArgAttr(i, tensor ? tile::attrs::kTensor : tile::attrs::kWorkspace,
+                    b.getStringAttr(arg.name));
+    func.setArgAttr(i, tile::attrs::kShape, b.getArrayAttr(arg.shape));
+    if (arg.zeroFill)
+      func.setArgAttr(i, tile::attrs::kZeroFill, b.getUnitAttr());
+  }
+  if (decl.withCaptures) {
+    if (auto captures = spec.getCapturesAttr())
+      func->setAttr(tile::attrs::kCaptures, captures);
+    for (unsigned c = 0; c < spec.getCaptureTypes().size(); ++c)
+      func.setArgAttr(decl.args.size() + c, tile::attrs::kCapture,
+                      b.getI64IntegerAttr(c));
+  }
+  func.addEntryBlock();
+  return func;
+}
+
+SmallVector<Attribute> queryShape(Builder &b, int64_t cols) {
+  return {tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "seq_q"),
+          tile::sizeSymbol(b, "heads"), tile::sizeConstant(b, cols)};
+}
+
+SmallVector<Attribute> keyShape(Builder &b, int64_t cols) {
+  return {tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "seq_kv"),
+          tile::sizeSymbol(b, "kv_heads"), tile::sizeConstant(b, cols)};
+}
+
+SmallVector<Attribute> rowShape(Builder &b) {
+  return {tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "heads"),
+          tile::sizeSymbol(b, "seq_q")};
+}
+
+SmallVector<Attribute, 3> queryBlockGrid(Builder &b, int64_t blockM) {
+  return {tile::sizeOp(
+              b, "ceildiv",
+              {tile::sizeSymbol(b, "seq_q"), tile::sizeConstant(b, blockM)}),
+          tile::sizeSymbol(b, "heads"), tile::sizeSymbol(b, "batch")};
+}
+
+SmallVector<Attribute, 3> keyBlockGrid(Builder &b, int64_t blockN) {
+  return {tile::sizeOp(
+              b, "ceildiv",
+              {tile::sizeSymbol(b, "seq_kv"), tile::sizeConstant(b, blockN)}),
+          tile::sizeSymbol(b, "kv_heads"), tile::sizeSymbol(b, "batch")};
+}
+
+} // namespace kiln

@@ -1,0 +1,63 @@
+//===- KernelSignature.h - tile kernels with their launch roles -*- C++ -*-===//
+//
+// Every kernel the attn -> tile lowerings create says how it is launched:
+// its grid as size expressions of the problem, and for each argument its
+// role (a tensor the caller passes, a workspace the runtime allocates, a
+// capture) and shape. The launch plan (compiler/Emit/LaunchPlan) is read off
+// these attributes, so no later stage hard-codes an argument order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_CONVERSION_ATTNTOTILE_KERNELSIGNATURE_H
+#define KILN_COMPILER_CONVERSION_ATTNTOTILE_KERNELSIGNATURE_H
+
+#include "dialects/Attn/IR/AttnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace kiln {
+
+/// One non-capture argument of a kernel.
+struct KernelArgDecl {
+  enum class Role { Tensor, Workspace };
+  Role role = Role::Tensor;
+  mlir::Type type; ///< a strided memref
+  std::string name;
+  llvm::SmallVector<mlir::Attribute> shape; ///< size expressions
+  bool zeroFill = false;                    ///< workspaces only
+};
+
+/// What a kernel of a variant is: name, arguments, grid, tiles.
+struct KernelDecl {
+  std::string name;
+  llvm::SmallVector<KernelArgDecl> args;
+  bool withCaptures = false; ///< the variant's captures follow `args`
+  llvm::SmallVector<mlir::Attribute, 3> grid;
+  int64_t blockM = 0, blockN = 0;
+  std::string backwardStage; ///< empty for forward kernels
+};
+
+/// Creates the kernel function (with an entry block) after the builder's
+/// insertion point, with its launch attributes.
+mlir::func::FuncOp createKernel(mlir::OpBuilder &b, attn::AttentionOp spec,
+                                const KernelDecl &decl);
+
+/// [batch, seq_q, heads, cols]: q, out, dout, dq and the dQ accumulator.
+llvm::SmallVector<mlir::Attribute> queryShape(mlir::Builder &b, int64_t cols);
+/// [batch, seq_kv, kv_heads, cols]: k, v, dk, dv.
+llvm::SmallVector<mlir::Attribute> keyShape(mlir::Builder &b, int64_t cols);
+/// [batch, heads, seq_q]: lse and D.
+llvm::SmallVector<mlir::Attribute> rowShape(mlir::Builder &b);
+/// One program per block of `blockM` query rows: (ceildiv(seq_q, blockM),
+/// heads, batch).
+llvm::SmallVector<mlir::Attribute, 3> queryBlockGrid(mlir::Builder &b,
+                                                     int64_t blockM);
+/// One program per block of `blockN` keys of a KV head: (ceildiv(seq_kv,
+/// blockN), kv_heads, batch).
+llvm::SmallVector<mlir::Attribute, 3> keyBlockGrid(mlir::Builder &b,
+                                                   int64_t blockN);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_CONVERSION_ATTNTOTILE_KERNELSIGNATURE_H

@@ -1,0 +1,103 @@
+//===- CPUProgram.cpp - run a launch plan with the CPU backend ------------===//
+
+#include "compiler/Driver/CPUProgram.h"
+
+#include "compiler/Driver/CUDABackwardRun.h"
+
+namespace kiln::driver {
+
+namespace {
+
+TensorRef refOf(HostBuffer &buffer) {
+  return {buffer.data(), deviceDType(buffer.kind), buffer.sizes,
+          buffer.strides};
+}
+
+std::optional<ElementKind> kindOf(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return ElementKind::BF16;
+  case DType::F16:
+    return ElementKind::F16;
+  case DType::F32:
+    return ElementKind::F32;
+  case DType::F64:
+    return ElementKind::F64;
+  case DType::I32:
+    return ElementKind::I32;
+  case DType::I64:
+    return ElementKind::I64;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
+                  const std::map<std::string, HostBuffer *> &tensors,
+                  std::vector<HostBuffer> &captures, std::string &error) {
+  std::vector<NamedTensor> named;
+  for (const auto &[name, buffer] : tensors)
+    named.push_back({name, refOf(*buffer)});
+  std::vector<TensorRef> captureRefs;
+  for (HostBuffer &c : captures)
+    captureRefs.push_back(refOf(c));
+  // One "multiprocessor": the CPU runs one program at a time.
+  BoundRun bound;
+  if (Status s = bindRun(plan, named, captureRefs, /*numSms=*/1, bound);
+      !s.ok()) {
+    error = s.message();
+    return false;
+  }
+  WorkspaceLayout layout;
+  if (Status s = layoutWorkspaces(plan, bound.symbols, layout); !s.ok()) {
+    error = s.message();
+    return false;
+  }
+  std::vector<HostBuffer> workspaces;
+  for (size_t w = 0; w < plan.workspaces.size(); ++w) {
+    HostBuffer buffer = HostBuffer::allocate(*kindOf(plan.workspaces[w].dtype),
+                                             layout.shapes[w]);
+    // Poisoned unless the plan says the runtime clears it: a kernel that
+    // reads scratch it never wrote shows up as NaN.
+    if (!plan.workspaces[w].zeroFill)
+      buffer.poison();
+    workspaces.push_back(std::move(buffer));
+  }
+  for (const KernelLaunch &k : plan.kernels) {
+    std::vector<HostBuffer *> args;
+    for (const KernelArg &a : k.args) {
+      switch (a.kind) {
+      case KernelArg::Kind::Tensor:
+        args.push_back(tensors.at(a.name));
+        break;
+      case KernelArg::Kind::Workspace: {
+        size_t w = 0;
+        while (plan.workspaces[w].name != a.name)
+          ++w;
+        args.push_back(&workspaces[w]);
+        break;
+      }
+      case KernelArg::Kind::Capture:
+        args.push_back(&captures[a.capture]);
+        break;
+      case KernelArg::Kind::Scalar:
+      case KernelArg::Kind::TensorMap:
+        error = "kernel '" + k.name +
+                "' takes a scalar or tensor-map argument, which the CPU "
+                "backend's launchers do not pass";
+        return false;
+      }
+    }
+    std::array<int64_t, 3> grid;
+    if (Status s = evaluateGrid(plan, k, bound.symbols, grid); !s.ok()) {
+      error = s.message();
+      return false;
+    }
+    if (!kernel.launch(k.name + "_grid", args, grid, error))
+      return false;
+  }
+  return true;
+}
+
+} // namespace kiln::driver

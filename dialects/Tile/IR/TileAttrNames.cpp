@@ -1,0 +1,62 @@
+//===- TileAttrNames.cpp - size expressions and their verification --------===//
+
+#include "dialects/Tile/IR/TileAttrNames.h"
+#include "dialects/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+namespace kiln::tile {
+
+Attribute sizeSymbol(Builder &b, StringRef symbol) {
+  return b.getStringAttr(symbol);
+}
+
+Attribute sizeConstant(Builder &b, int64_t value) {
+  return b.getI64IntegerAttr(value);
+}
+
+Attribute sizeOp(Builder &b, StringRef op, ArrayRef<Attribute> operands) {
+  SmallVector<Attribute> all{b.getStringAttr(op)};
+  all.append(operands.begin(), operands.end());
+  return b.getArrayAttr(all);
+}
+
+LogicalResult verifySizeExpr(Attribute expr,
+                             function_ref<InFlightDiagnostic()> emitError) {
+  if (isa<IntegerAttr>(expr))
+    return success();
+  if (auto symbol = dyn_cast<StringAttr>(expr)) {
+    if (llvm::is_contained(
+            {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "num_sms"},
+            symbol.getValue()))
+      return success();
+    return emitError() << "size expression names '" << symbol.getValue()
+                       << "'; expected batch, heads, kv_heads, seq_q, "
+                          "seq_kv or num_sms";
+  }
+  auto array = dyn_cast<ArrayAttr>(expr);
+  if (!array || array.empty() || !isa<StringAttr>(array[0]))
+    return emitError() << "a size expression is an integer, a symbol or "
+                          "[\"op\", operands...], got "
+                       << expr;
+  StringRef op = cast<StringAttr>(array[0]).getValue();
+  int minOperands = llvm::StringSwitch<int>(op)
+                        .Cases("add", "mul", "max", 2)
+                        .Case("ceildiv", 2)
+                        .Default(-1);
+  if (minOperands < 0)
+    return emitError() << "size expression operator '" << op
+                       << "' is not add, mul, ceildiv or max";
+  size_t operands = array.size() - 1;
+  if (operands < 2 || (op == "ceildiv" && operands != 2))
+    return emitError() << "'" << op << "' has " << operands << " operands";
+  for (Attribute operand : array.getValue().drop_front())
+    if (failed(verifySizeExpr(operand, emitError)))
+      return failure();
+  return success();
+}
+
+} // namespace kiln::tile

@@ -1,0 +1,73 @@
+//===- TileAttrNames.h - attributes tile kernels carry ----------*- C++ -*-===//
+//
+// The tile dialect owns the discardable attributes that the attn -> tile
+// lowerings put on kernel functions, their arguments and their loops. The
+// launch-plan ones (grid, argument roles, shapes) are what the runtime's
+// plan is built from (compiler/Emit/LaunchPlan); TileDialect verifies them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_TILE_IR_TILEATTRNAMES_H
+#define KILN_DIALECTS_TILE_IR_TILEATTRNAMES_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace kiln::tile::attrs {
+
+// --- on kernel functions ---------------------------------------------------
+/// A function that is one program instance of a grid.
+inline constexpr llvm::StringLiteral kKernel = "tile.kernel";
+/// The attn.attention it was lowered from.
+inline constexpr llvm::StringLiteral kVariant = "tile.variant";
+inline constexpr llvm::StringLiteral kBlockM = "tile.block_m";
+inline constexpr llvm::StringLiteral kBlockN = "tile.block_n";
+inline constexpr llvm::StringLiteral kGqaGroup = "tile.gqa_group";
+/// The variant's capture declarations (an array of #attn.capture).
+inline constexpr llvm::StringLiteral kCaptures = "tile.captures";
+/// Backward kernels: "preprocess", "dq", "dkdv" or "convert"; forward
+/// kernels have none.
+inline constexpr llvm::StringLiteral kBackwardStage = "tile.bwd_stage";
+/// The grid: three size expressions (x, y, z) over the problem's symbols.
+inline constexpr llvm::StringLiteral kGrid = "tile.grid";
+
+// --- on kernel arguments: exactly one role each -----------------------------
+/// A tensor the caller passes, by name ("q", "dout", ...); with kShape.
+inline constexpr llvm::StringLiteral kTensor = "tile.tensor";
+/// Scratch memory the runtime allocates, by name; with kShape, and
+/// kZeroFill when the runtime must clear it first.
+inline constexpr llvm::StringLiteral kWorkspace = "tile.workspace";
+inline constexpr llvm::StringLiteral kZeroFill = "tile.zero_fill";
+/// The index of a captured tensor in kCaptures.
+inline constexpr llvm::StringLiteral kCapture = "tile.capture";
+/// The array's shape: one size expression per dimension.
+inline constexpr llvm::StringLiteral kShape = "tile.shape";
+
+// --- on loops ----------------------------------------------------------------
+/// The role of a loop over KV blocks ("masked", "full", "leading_partial",
+/// "trailing_partial") or over Q blocks.
+inline constexpr llvm::StringLiteral kKvLoop = "tile.kv_loop";
+inline constexpr llvm::StringLiteral kQLoop = "tile.q_loop";
+
+} // namespace kiln::tile::attrs
+
+namespace kiln::tile {
+
+/// Size expressions as attributes, spelled as in the runtime's plan
+/// (kiln/LaunchPlan.h): an integer, a symbol ("seq_q") or ["op", a, b, ...]
+/// with op one of add, mul, ceildiv, max.
+mlir::Attribute sizeSymbol(mlir::Builder &b, llvm::StringRef symbol);
+mlir::Attribute sizeConstant(mlir::Builder &b, int64_t value);
+mlir::Attribute sizeOp(mlir::Builder &b, llvm::StringRef op,
+                       llvm::ArrayRef<mlir::Attribute> operands);
+
+/// Checks a size expression: known symbols (batch, heads, kv_heads, seq_q,
+/// seq_kv, num_sms) and operators with the right number of operands.
+mlir::LogicalResult
+verifySizeExpr(mlir::Attribute expr,
+               llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+} // namespace kiln::tile
+
+#endif // KILN_DIALECTS_TILE_IR_TILEATTRNAMES_H

@@ -1,0 +1,24 @@
+//===- TileGPUAttrNames.h - attributes scheduled kernels carry --*- C++ -*-===//
+//
+// The tgpu dialect owns the discardable attributes convert-tile-to-tgpu puts
+// on the kernels it schedules; the CUDA emitter and the launch plan read them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_TILEGPU_IR_TILEGPUATTRNAMES_H
+#define KILN_DIALECTS_TILEGPU_IR_TILEGPUATTRNAMES_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace kiln::tgpu::attrs {
+
+/// Warps per CTA (the block is 32 times this many threads).
+inline constexpr llvm::StringLiteral kNumWarps = "tgpu.num_warps";
+/// The target ("sm_80", "sm_90a").
+inline constexpr llvm::StringLiteral kArch = "tgpu.arch";
+/// Dynamic shared memory the kernel is launched with.
+inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";
+
+} // namespace kiln::tgpu::attrs
+
+#endif // KILN_DIALECTS_TILEGPU_IR_TILEGPUATTRNAMES_H

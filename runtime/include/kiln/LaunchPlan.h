@@ -1,0 +1,180 @@
+//===- LaunchPlan.h - a compiled program's launches as data -----*- C++ -*-===//
+//
+// The contract between the compiler and the runtime. A compiled program (a
+// variant's forward, its backward, and later split-KV decoding or block-mask
+// builders) is CUDA source plus this plan: the tensors it reads and writes,
+// its captures, the scratch memory it needs, and its kernels in launch order,
+// each with a grid given as expressions of the problem's sizes and its
+// arguments given by role. The runtime validates and launches any plan with
+// one code path; it knows no variant, schedule or kernel name.
+//
+// Needs no MLIR: the compiler fills it from the tile program's attributes,
+// `kiln compile` writes it as JSON (SpecFormat.h), the runtime reads it back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LAUNCHPLAN_H
+#define KILN_LAUNCHPLAN_H
+
+#include "kiln/Types.h"
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// An integer expression over the problem's symbols: a constant, a symbol
+/// (batch, heads, kv_heads, seq_q, seq_kv, num_sms), or add / mul / ceildiv /
+/// max of operands. Written in JSON and in the tile dialect's attributes the
+/// same way: 64, "seq_q", ["ceildiv", "seq_q", 64].
+struct SizeExpr {
+  enum class Op { Constant, Symbol, Add, Mul, CeilDiv, Max };
+  Op op = Op::Constant;
+  int64_t value = 0;              ///< Constant
+  std::string symbol;             ///< Symbol
+  std::vector<SizeExpr> operands; ///< Add, Mul, Max: 2 or more; CeilDiv: 2
+
+  static SizeExpr constant(int64_t v);
+  static SizeExpr named(std::string symbol);
+  static SizeExpr apply(Op op, std::vector<SizeExpr> operands);
+
+  /// "ceildiv(seq_q, 64)".
+  std::string str() const;
+};
+
+/// The operator's spelling ("add", "mul", "ceildiv", "max"); null for
+/// Constant and Symbol. `opFromName` is its inverse.
+const char *opName(SizeExpr::Op op);
+bool opFromName(const std::string &name, SizeExpr::Op &op);
+
+/// The symbols a size expression may name. num_sms is the device's
+/// multiprocessor count (persistent grids: one CTA per SM); the others are
+/// bound from the program's tensors when it runs.
+const std::vector<std::string> &problemSymbols();
+
+using SymbolValues = std::map<std::string, int64_t>;
+
+/// The value of `e`; an error names an unbound symbol, a division by a
+/// non-positive number or an overflow of 64 bits.
+Status evaluate(const SizeExpr &e, const SymbolValues &values, int64_t &result);
+
+/// A tensor the caller passes by name. Its shape binds symbols: the first
+/// tensor (in declaration order) with a bare symbol at a dimension defines
+/// the symbol; every other use must agree.
+struct TensorDecl {
+  std::string name;
+  DType dtype = DType::BF16;
+  std::vector<SizeExpr> shape;
+  /// 0: any non-negative strides. Otherwise the kernels copy rows in chunks
+  /// of this many bytes (cp.async): unit innermost stride, base pointer and
+  /// every other stride multiples of it.
+  int64_t alignBytes = 0;
+};
+
+/// Device scratch memory the runtime allocates per stream: a contiguous
+/// array of `shape`, shared by every kernel argument that names it.
+struct WorkspaceDecl {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<SizeExpr> shape;
+  bool zeroFill = false; ///< cleared on the stream before the first kernel
+};
+
+/// One argument of a kernel, by role.
+struct KernelArg {
+  enum class Kind { Tensor, Capture, Workspace, Scalar, TensorMap };
+  Kind kind = Kind::Tensor;
+  /// Tensor, Workspace: its name; TensorMap: the tensor it describes.
+  std::string name;
+  int64_t capture = 0; ///< Capture: index into ProgramSpec::captures
+  /// Tensor, Capture, Workspace: passed as Tensor<T, rank> (pointer, rank
+  /// sizes, rank strides, all 64-bit).
+  int64_t rank = 0;
+  SizeExpr value; ///< Scalar: passed as a 64-bit integer
+  /// TensorMap: the box (innermost first) and swizzle in bytes (0, 32, 64,
+  /// 128) of a TMA descriptor. Reserved for the Hopper schedule: plans with
+  /// one are read and checked, and refused at load until it lands.
+  std::vector<int64_t> box;
+  int64_t swizzle = 0;
+};
+
+/// One launch: grid (x, y, z), block of `numThreads`, dynamic shared memory.
+struct KernelLaunch {
+  std::string name; ///< the __global__ function in the program's source
+  std::array<SizeExpr, 3> grid;
+  int64_t numThreads = 128;
+  int64_t sharedBytes = 0;
+  std::vector<KernelArg> args;
+};
+
+/// A compiled program: what `kiln compile` writes and Program::load reads.
+struct ProgramSpec {
+  std::string variant; ///< the attn.attention's name
+  std::string kind;    ///< "forward" or "backward"
+  std::string arch;    ///< sm_80 or sm_90a
+  std::string source;  ///< CUDA C++ including "kiln/kiln.cuh"
+  /// Descriptive: what the variant was compiled for (reports, benchmarks).
+  DType dtype = DType::BF16;
+  int64_t headDimQK = 0, headDimV = 0, gqaGroup = 1, blockM = 0, blockN = 0;
+  std::string schedule; ///< backward: "two-kernel" or "atomic"
+
+  std::vector<TensorDecl> tensors;
+  std::vector<CaptureSpec> captures;
+  std::vector<WorkspaceDecl> workspaces;
+  /// Pairs that must be equal (GQA: heads = kv_heads * G).
+  std::vector<std::pair<SizeExpr, SizeExpr>> constraints;
+  std::vector<KernelLaunch> kernels; ///< in launch order
+
+  const TensorDecl *findTensor(const std::string &name) const;
+  const WorkspaceDecl *findWorkspace(const std::string &name) const;
+};
+
+/// The plan's own consistency, without a device: known symbols and
+/// operators, arguments naming declared tensors / captures / workspaces at
+/// their declared ranks, launchable block sizes. Messages name the program,
+/// the kernel and the argument.
+Status verifyPlan(const ProgramSpec &spec);
+
+/// A tensor passed to a program by name.
+struct NamedTensor {
+  std::string name;
+  TensorRef tensor;
+};
+
+/// The host-side part of a run: the plan's symbols bound from the tensors,
+/// and the tensors in the plan's declaration order.
+struct BoundRun {
+  SymbolValues symbols;
+  std::vector<const TensorRef *> tensors; ///< parallel to spec.tensors
+};
+
+/// Matches `tensors` to the plan's declarations by name (each exactly once),
+/// binds the symbols their shapes define (num_sms from `numSms`), then checks
+/// every tensor's dtype, rank, shape, strides and alignment, the plan's
+/// constraints, and the captures against their declarations. Touches no
+/// device (the CPU backend runs plans too); the launcher checks that the
+/// pointers are device memory.
+Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
+               const std::vector<TensorRef> &captures, int64_t numSms,
+               BoundRun &bound);
+
+/// Where each workspace starts in one buffer (256-byte aligned offsets) and
+/// its contiguous shape, for `symbols`; `totalBytes` is the buffer's size.
+struct WorkspaceLayout {
+  std::vector<size_t> offsets;
+  std::vector<std::vector<int64_t>> shapes;
+  size_t totalBytes = 0;
+};
+Status layoutWorkspaces(const ProgramSpec &spec, const SymbolValues &symbols,
+                        WorkspaceLayout &layout);
+
+/// The kernel's grid for `symbols`, within CUDA's limits (x < 2^31, y and z
+/// at most 65535, each at least 1).
+Status evaluateGrid(const ProgramSpec &spec, const KernelLaunch &kernel,
+                    const SymbolValues &symbols, std::array<int64_t, 3> &grid);
+
+} // namespace kiln
+
+#endif // KILN_LAUNCHPLAN_H

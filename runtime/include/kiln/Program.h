@@ -1,0 +1,71 @@
+//===- Program.h - load and launch any compiled program ---------*- C++ -*-===//
+//
+// The one launcher of the runtime: a ProgramSpec (LaunchPlan.h) compiled,
+// loaded, and run on tensors given by name. Forward, backward and every later
+// program (split-KV decoding, block-mask builders) go through it;
+// ForwardKernel and BackwardKernel are views that name their tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PROGRAM_H
+#define KILN_PROGRAM_H
+
+#include "kiln/LaunchPlan.h"
+
+#include <memory>
+
+namespace kiln {
+
+namespace detail {
+class StreamWorkspaces;
+} // namespace detail
+
+/// A compiled program loaded on one device.
+///
+/// Workspaces: run() allocates the plan's workspaces from one device buffer
+/// per stream handle (per handle and thread for CU_STREAM_PER_THREAD), made
+/// on first use and grown (never shrunk) when a call needs more, all freed by
+/// the destructor. Work on one stream runs in order, so calls on one stream
+/// share a buffer, and calls on different streams never do: concurrent run()
+/// calls on one object are safe from any threads on any streams (they are
+/// serialized on the host while they enqueue). Growing a stream's buffer
+/// first synchronizes that stream. Destroy the object only after its work has
+/// finished, and do not reuse a destroyed stream's handle for new work while
+/// the old stream's work may still run.
+class Program {
+public:
+  /// Verifies the plan, compiles `spec.source` (or finds its cubin in the
+  /// cache) and loads it on device `ordinal`, with every kernel of the plan.
+  static Status load(const ProgramSpec &spec, int ordinal,
+                     std::unique_ptr<Program> &program);
+  ~Program();
+
+  /// Validates every tensor (name, dtype, shape against the plan with its
+  /// symbols bound, strides, alignment, device), the captures against their
+  /// declarations and the plan's constraints, then enqueues the kernels on
+  /// `stream` (a CUstream; null: the default stream) without synchronizing.
+  Status run(const std::vector<NamedTensor> &tensors,
+             const std::vector<TensorRef> &captures, void *stream) const;
+
+  const ProgramSpec &spec() const { return spec_; }
+  double compileMs() const { return compileMs_; }
+  double loadMs() const { return loadMs_; }
+  bool cacheHit() const { return cacheHit_; }
+  /// Bytes of workspace the last run() used; 0 before the first.
+  size_t workspaceBytes() const;
+
+private:
+  Program();
+  ProgramSpec spec_;
+  void *context_ = nullptr; ///< made current around launches (other threads)
+  void *module_ = nullptr;
+  std::vector<void *> functions_; ///< one per spec_.kernels entry
+  int64_t numSms_ = 0;
+  double compileMs_ = 0, loadMs_ = 0;
+  bool cacheHit_ = false;
+  std::unique_ptr<detail::StreamWorkspaces> workspaces_;
+};
+
+} // namespace kiln
+
+#endif // KILN_PROGRAM_H

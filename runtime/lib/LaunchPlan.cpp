@@ -1,0 +1,312 @@
+//===- LaunchPlan.cpp - size expressions and the plan's own checks --------===//
+
+#include "kiln/LaunchPlan.h"
+
+#include <algorithm>
+#include <set>
+
+namespace kiln {
+
+SizeExpr SizeExpr::constant(int64_t v) {
+  SizeExpr e;
+  e.value = v;
+  return e;
+}
+
+SizeExpr SizeExpr::named(std::string symbol) {
+  SizeExpr e;
+  e.op = Op::Symbol;
+  e.symbol = std::move(symbol);
+  return e;
+}
+
+SizeExpr SizeExpr::apply(Op op, std::vector<SizeExpr> operands) {
+  SizeExpr e;
+  e.op = op;
+  e.operands = std::move(operands);
+  return e;
+}
+
+const char *opName(SizeExpr::Op op) {
+  switch (op) {
+  case SizeExpr::Op::Add:
+    return "add";
+  case SizeExpr::Op::Mul:
+    return "mul";
+  case SizeExpr::Op::CeilDiv:
+    return "ceildiv";
+  case SizeExpr::Op::Max:
+    return "max";
+  case SizeExpr::Op::Constant:
+  case SizeExpr::Op::Symbol:
+    break;
+  }
+  return nullptr;
+}
+
+bool opFromName(const std::string &name, SizeExpr::Op &op) {
+  for (SizeExpr::Op candidate : {SizeExpr::Op::Add, SizeExpr::Op::Mul,
+                                 SizeExpr::Op::CeilDiv, SizeExpr::Op::Max})
+    if (name == opName(candidate)) {
+      op = candidate;
+      return true;
+    }
+  return false;
+}
+
+std::string SizeExpr::str() const {
+  if (op == Op::Constant)
+    return std::to_string(value);
+  if (op == Op::Symbol)
+    return symbol;
+  std::string s = std::string(opName(op)) + "(";
+  for (size_t i = 0; i < operands.size(); ++i)
+    s += (i ? ", " : "") + operands[i].str();
+  return s + ")";
+}
+
+const std::vector<std::string> &problemSymbols() {
+  static const std::vector<std::string> symbols{"batch", "heads",  "kv_heads",
+                                                "seq_q", "seq_kv", "num_sms"};
+  return symbols;
+}
+
+Status evaluate(const SizeExpr &e, const SymbolValues &values,
+                int64_t &result) {
+  switch (e.op) {
+  case SizeExpr::Op::Constant:
+    result = e.value;
+    return Status();
+  case SizeExpr::Op::Symbol: {
+    auto it = values.find(e.symbol);
+    if (it == values.end())
+      return Status::error("'" + e.symbol + "' has no value here");
+    result = it->second;
+    return Status();
+  }
+  default:
+    break;
+  }
+  std::vector<int64_t> xs;
+  for (const SizeExpr &operand : e.operands) {
+    int64_t x = 0;
+    if (Status s = evaluate(operand, values, x); !s.ok())
+      return s;
+    xs.push_back(x);
+  }
+  if (xs.size() < 2 || (e.op == SizeExpr::Op::CeilDiv && xs.size() != 2))
+    return Status::error("'" + e.str() + "' has the wrong number of operands");
+  int64_t acc = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) {
+    int64_t x = xs[i];
+    bool overflow = false;
+    switch (e.op) {
+    case SizeExpr::Op::Add:
+      overflow = __builtin_add_overflow(acc, x, &acc);
+      break;
+    case SizeExpr::Op::Mul:
+      overflow = __builtin_mul_overflow(acc, x, &acc);
+      break;
+    case SizeExpr::Op::Max:
+      acc = std::max(acc, x);
+      break;
+    case SizeExpr::Op::CeilDiv:
+      if (x <= 0)
+        return Status::error("'" + e.str() + "' divides by " +
+                             std::to_string(x));
+      // Rounds towards +inf for negative numerators too.
+      acc = acc >= 0 ? acc / x + (acc % x != 0) : -((-acc) / x);
+      break;
+    default:
+      break;
+    }
+    if (overflow)
+      return Status::error("'" + e.str() + "' overflows 64 bits");
+  }
+  result = acc;
+  return Status();
+}
+
+const TensorDecl *ProgramSpec::findTensor(const std::string &name) const {
+  for (const TensorDecl &t : tensors)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+const WorkspaceDecl *ProgramSpec::findWorkspace(const std::string &name) const {
+  for (const WorkspaceDecl &w : workspaces)
+    if (w.name == name)
+      return &w;
+  return nullptr;
+}
+
+namespace {
+
+/// Known symbols, operators of the right arity, constants where the runtime
+/// divides.
+Status checkExpr(const SizeExpr &e, const std::string &where) {
+  switch (e.op) {
+  case SizeExpr::Op::Constant:
+    return Status();
+  case SizeExpr::Op::Symbol: {
+    const auto &known = problemSymbols();
+    if (std::find(known.begin(), known.end(), e.symbol) == known.end())
+      return Status::error(where + " names '" + e.symbol +
+                           "'; a size expression may name batch, heads, "
+                           "kv_heads, seq_q, seq_kv or num_sms");
+    return Status();
+  }
+  case SizeExpr::Op::CeilDiv:
+    if (e.operands.size() != 2)
+      return Status::error(where + ": ceildiv takes 2 operands, got " +
+                           std::to_string(e.operands.size()));
+    break;
+  default:
+    if (e.operands.size() < 2)
+      return Status::error(where + ": " + opName(e.op) +
+                           " takes 2 or more operands, got " +
+                           std::to_string(e.operands.size()));
+    break;
+  }
+  for (const SizeExpr &operand : e.operands)
+    if (Status s = checkExpr(operand, where); !s.ok())
+      return s;
+  return Status();
+}
+
+Status checkShape(const std::vector<SizeExpr> &shape, const std::string &what) {
+  if (shape.empty() || shape.size() > 4)
+    return Status::error(what + " has rank " + std::to_string(shape.size()) +
+                         "; tensors have rank 1 to 4");
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (Status s =
+            checkExpr(shape[i], what + " dimension " + std::to_string(i));
+        !s.ok())
+      return s;
+  return Status();
+}
+
+Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
+                const std::string &where) {
+  auto rankMismatch = [&](const std::string &what, size_t declared) {
+    return Status::error(where + " passes " + what + " at rank " +
+                         std::to_string(arg.rank) + "; it is declared with " +
+                         std::to_string(declared) + " dimensions");
+  };
+  switch (arg.kind) {
+  case KernelArg::Kind::Tensor: {
+    const TensorDecl *t = spec.findTensor(arg.name);
+    if (!t)
+      return Status::error(where + " names tensor '" + arg.name +
+                           "', which the program does not declare");
+    if (arg.rank != static_cast<int64_t>(t->shape.size()))
+      return rankMismatch("tensor '" + arg.name + "'", t->shape.size());
+    return Status();
+  }
+  case KernelArg::Kind::Workspace: {
+    const WorkspaceDecl *w = spec.findWorkspace(arg.name);
+    if (!w)
+      return Status::error(where + " names workspace '" + arg.name +
+                           "', which the program does not declare");
+    if (arg.rank != static_cast<int64_t>(w->shape.size()))
+      return rankMismatch("workspace '" + arg.name + "'", w->shape.size());
+    return Status();
+  }
+  case KernelArg::Kind::Capture: {
+    if (arg.capture < 0 ||
+        arg.capture >= static_cast<int64_t>(spec.captures.size()))
+      return Status::error(where + " names capture " +
+                           std::to_string(arg.capture) + "; the program has " +
+                           std::to_string(spec.captures.size()));
+    size_t dims = spec.captures[arg.capture].dims.size();
+    // A capture without dims is passed as a rank-1 array.
+    if (arg.rank != static_cast<int64_t>(dims ? dims : 1))
+      return rankMismatch("capture '" + spec.captures[arg.capture].name + "'",
+                          dims ? dims : 1);
+    return Status();
+  }
+  case KernelArg::Kind::Scalar:
+    return checkExpr(arg.value, where);
+  case KernelArg::Kind::TensorMap: {
+    const TensorDecl *t = spec.findTensor(arg.name);
+    if (!t)
+      return Status::error(where + " maps tensor '" + arg.name +
+                           "', which the program does not declare");
+    if (arg.box.empty() || arg.box.size() > t->shape.size())
+      return Status::error(where + ": the tensor map's box has " +
+                           std::to_string(arg.box.size()) + " dims, tensor '" +
+                           arg.name + "' " + std::to_string(t->shape.size()));
+    for (int64_t b : arg.box)
+      if (b < 1 || b > 256)
+        return Status::error(where + ": a box dimension is " +
+                             std::to_string(b) + "; TMA boxes hold 1 to 256");
+    if (arg.swizzle != 0 && arg.swizzle != 32 && arg.swizzle != 64 &&
+        arg.swizzle != 128)
+      return Status::error(where + ": swizzle " + std::to_string(arg.swizzle) +
+                           " is not 0, 32, 64 or 128 bytes");
+    return Status();
+  }
+  }
+  return Status::error(where + " has an unknown kind");
+}
+
+} // namespace
+
+Status verifyPlan(const ProgramSpec &spec) {
+  std::string program = "program '" + spec.variant + "'";
+  if (spec.kind != "forward" && spec.kind != "backward")
+    return Status::error(program + " has kind '" + spec.kind +
+                         "'; expected forward or backward");
+  if (spec.kernels.empty())
+    return Status::error(program + " has no kernels");
+  std::set<std::string> names;
+  for (const TensorDecl &t : spec.tensors) {
+    if (t.name.empty() || !names.insert(t.name).second)
+      return Status::error(program + " declares tensor '" + t.name +
+                           "' twice or without a name");
+    if (Status s = checkShape(t.shape, program + ": tensor '" + t.name + "'");
+        !s.ok())
+      return s;
+    if (t.alignBytes < 0 || (t.alignBytes & (t.alignBytes - 1)) != 0)
+      return Status::error(program + ": tensor '" + t.name +
+                           "' has alignment " + std::to_string(t.alignBytes) +
+                           "; it must be 0 or a power of two");
+  }
+  for (const WorkspaceDecl &w : spec.workspaces) {
+    if (w.name.empty() || !names.insert(w.name).second)
+      return Status::error(program + " declares workspace '" + w.name +
+                           "' twice, without a name or with a tensor's name");
+    if (Status s =
+            checkShape(w.shape, program + ": workspace '" + w.name + "'");
+        !s.ok())
+      return s;
+  }
+  for (const auto &[lhs, rhs] : spec.constraints)
+    for (const SizeExpr *e : {&lhs, &rhs})
+      if (Status s = checkExpr(*e, program + ": a constraint"); !s.ok())
+        return s;
+  for (const KernelLaunch &k : spec.kernels) {
+    std::string where = program + ": kernel '" + k.name + "'";
+    if (k.name.empty())
+      return Status::error(program + " has a kernel without a name");
+    if (k.numThreads < 1 || k.numThreads > 1024)
+      return Status::error(where + " has " + std::to_string(k.numThreads) +
+                           " threads; a block holds 1 to 1024");
+    if (k.sharedBytes < 0)
+      return Status::error(where + " has a negative shared memory size");
+    for (int axis = 0; axis < 3; ++axis)
+      if (Status s = checkExpr(k.grid[axis],
+                               where + " grid " + std::string(1, "xyz"[axis]));
+          !s.ok())
+        return s;
+    for (size_t i = 0; i < k.args.size(); ++i)
+      if (Status s = checkArg(spec, k.args[i],
+                              where + " argument " + std::to_string(i));
+          !s.ok())
+        return s;
+  }
+  return Status();
+}
+
+} // namespace kiln

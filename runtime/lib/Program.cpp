@@ -1,0 +1,174 @@
+//===- Program.cpp - load and launch any compiled program -----------------===//
+
+#include "kiln/Program.h"
+
+#include "CudaApi.h"
+#include "Launch.h"
+#include "StreamWorkspaces.h"
+
+namespace kiln {
+
+using namespace detail;
+
+Program::Program() : workspaces_(std::make_unique<StreamWorkspaces>()) {}
+
+Program::~Program() {
+  // The workspaces and the module belong to the context they were made in.
+  ScopedContext scope(context_);
+  workspaces_.reset();
+  unloadModule(module_);
+}
+
+Status Program::load(const ProgramSpec &spec, int ordinal,
+                     std::unique_ptr<Program> &program) {
+  if (Status s = verifyPlan(spec); !s.ok())
+    return s;
+  for (const KernelLaunch &k : spec.kernels)
+    for (const KernelArg &a : k.args)
+      if (a.kind == KernelArg::Kind::TensorMap)
+        return Status::error(
+            "kernel '" + k.name + "' takes a TMA tensor map of '" + a.name +
+            "'; this runtime does not build tensor maps yet (the sm_90a "
+            "TMA schedule is not part of this Kiln)");
+  std::vector<FunctionRequest> requests;
+  for (const KernelLaunch &k : spec.kernels)
+    requests.push_back({k.name, k.sharedBytes});
+  std::string name = spec.variant + (spec.kind == "forward" ? "" : "_bwd");
+  LoadedModule loaded;
+  if (Status s =
+          loadModule(spec.source, spec.arch, name, ordinal, requests, loaded);
+      !s.ok())
+    return s;
+  auto result = std::unique_ptr<Program>(new Program());
+  result->spec_ = spec;
+  result->context_ = loaded.context;
+  result->module_ = loaded.module;
+  result->functions_ = loaded.functions;
+  result->numSms_ = loaded.numSms;
+  result->compileMs_ = loaded.compileMs;
+  result->loadMs_ = loaded.loadMs;
+  result->cacheHit_ = loaded.cacheHit;
+  program = std::move(result);
+  return Status();
+}
+
+size_t Program::workspaceBytes() const { return workspaces_->lastBytes(); }
+
+namespace {
+
+/// A contiguous array of `sizes` at `data`.
+TensorRef contiguous(void *data, DType dtype, std::vector<int64_t> sizes) {
+  TensorRef t;
+  t.data = data;
+  t.dtype = dtype;
+  t.strides.assign(sizes.size(), 1);
+  for (size_t i = sizes.size(); i-- > 1;)
+    t.strides[i - 1] = t.strides[i] * sizes[i];
+  t.sizes = std::move(sizes);
+  return t;
+}
+
+} // namespace
+
+Status Program::run(const std::vector<NamedTensor> &tensors,
+                    const std::vector<TensorRef> &captures,
+                    void *stream) const {
+  ScopedContext scope(context_);
+  if (!scope.status().ok())
+    return scope.status();
+  const ProgramSpec &s = spec_;
+  BoundRun bound;
+  if (Status st = bindRun(s, tensors, captures, numSms_, bound); !st.ok())
+    return st;
+  for (size_t i = 0; i < s.tensors.size(); ++i)
+    if (Status st = checkOnDevice(s.tensors[i].name.c_str(), *bound.tensors[i]);
+        !st.ok())
+      return st;
+  for (size_t i = 0; i < captures.size(); ++i) {
+    std::string what = "capture '" + s.captures[i].name + "'";
+    if (Status st = checkOnDevice(what.c_str(), captures[i]); !st.ok())
+      return st;
+  }
+  std::vector<std::array<int64_t, 3>> grids(s.kernels.size());
+  for (size_t k = 0; k < s.kernels.size(); ++k)
+    if (Status st = evaluateGrid(s, s.kernels[k], bound.symbols, grids[k]);
+        !st.ok())
+      return st;
+  WorkspaceLayout layout;
+  if (Status st = layoutWorkspaces(s, bound.symbols, layout); !st.ok())
+    return st;
+
+  const api::Driver *d = nullptr;
+  if (Status st = api::driver(d); !st.ok())
+    return st;
+  // Held until the last launch is enqueued (see StreamWorkspaces::lock).
+  auto guard = workspaces_->lock();
+  std::vector<TensorRef> workspaces;
+  if (layout.totalBytes > 0) {
+    void *buffer = nullptr;
+    if (Status st = workspaces_->acquire(stream, layout.totalBytes, buffer);
+        !st.ok())
+      return st;
+    for (size_t w = 0; w < s.workspaces.size(); ++w) {
+      void *data = static_cast<char *>(buffer) + layout.offsets[w];
+      workspaces.push_back(
+          contiguous(data, s.workspaces[w].dtype, layout.shapes[w]));
+      if (!s.workspaces[w].zeroFill)
+        continue;
+      size_t end = w + 1 < s.workspaces.size() ? layout.offsets[w + 1]
+                                               : layout.totalBytes;
+      if (Status st = api::check(
+              d->cuMemsetD8Async(reinterpret_cast<api::CUdeviceptr>(data), 0,
+                                 end - layout.offsets[w], stream),
+              ("clearing workspace '" + s.workspaces[w].name + "'").c_str());
+          !st.ok())
+        return st;
+    }
+  }
+
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    const KernelLaunch &kernel = s.kernels[k];
+    KernelParams params;
+    for (const KernelArg &a : kernel.args) {
+      switch (a.kind) {
+      case KernelArg::Kind::Tensor: {
+        size_t i = 0;
+        while (s.tensors[i].name != a.name)
+          ++i;
+        params.addTensor(*bound.tensors[i], a.rank);
+        break;
+      }
+      case KernelArg::Kind::Workspace: {
+        size_t w = 0;
+        while (s.workspaces[w].name != a.name)
+          ++w;
+        params.addTensor(workspaces[w], a.rank);
+        break;
+      }
+      case KernelArg::Kind::Capture:
+        params.addTensor(captures[a.capture], a.rank);
+        break;
+      case KernelArg::Kind::Scalar: {
+        int64_t value = 0;
+        if (Status st = evaluate(a.value, bound.symbols, value); !st.ok())
+          return Status::error("kernel '" + kernel.name +
+                               "' scalar: " + st.message());
+        params.addInt64(value);
+        break;
+      }
+      case KernelArg::Kind::TensorMap: // refused by load
+        return Status::error("kernel '" + kernel.name +
+                             "' takes a tensor map, which this runtime does "
+                             "not build");
+      }
+    }
+    if (Status st = launch(functions_[k], grids[k][0], grids[k][1], grids[k][2],
+                           kernel.numThreads, kernel.sharedBytes, stream,
+                           params, "cuLaunchKernel of '" + kernel.name + "'");
+        !st.ok())
+      return st;
+  }
+  return Status();
+}
+
+} // namespace kiln

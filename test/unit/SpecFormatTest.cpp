@@ -1,0 +1,155 @@
+//===- SpecFormatTest.cpp - the program spec format and plan checks -------===//
+//
+// Specs round-trip through JSON; a spec of another version, malformed JSON,
+// and plans that cannot be launched (unknown symbols, missing captures,
+// wrong ranks, bad workspace expressions) are refused with a message naming
+// the field, before anything reaches a device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/SpecFormat.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln;
+
+namespace {
+
+ProgramSpec backwardLike() {
+  auto sym = SizeExpr::named;
+  auto c = SizeExpr::constant;
+  ProgramSpec p;
+  p.variant = "alibi";
+  p.kind = "backward";
+  p.arch = "sm_90a";
+  p.source = "extern \"C\" __global__ void k() {}\n";
+  p.headDimQK = p.headDimV = 64;
+  p.blockM = p.blockN = 64;
+  p.schedule = "atomic";
+  p.tensors = {
+      {"q", DType::BF16, {sym("batch"), sym("seq_q"), sym("heads"), c(64)}, 16},
+      {"lse", DType::F32, {sym("batch"), sym("heads"), sym("seq_q")}, 0}};
+  p.captures = {{"slopes", DType::F32, {"heads"}}};
+  p.workspaces = {{"acc",
+                   DType::F32,
+                   {sym("batch"), sym("seq_q"), sym("heads"), c(64)},
+                   true}};
+  p.constraints = {{sym("heads"), sym("kv_heads")}};
+  KernelLaunch k;
+  k.name = "alibi_bwd_k";
+  k.grid = {SizeExpr::apply(SizeExpr::Op::CeilDiv, {sym("seq_q"), c(64)}),
+            SizeExpr::apply(SizeExpr::Op::Max, {sym("num_sms"), c(1)}),
+            sym("batch")};
+  k.numThreads = 256;
+  k.sharedBytes = 49152;
+  k.args = {{KernelArg::Kind::Tensor, "q", 0, 4},
+            {KernelArg::Kind::Workspace, "acc", 0, 4},
+            {KernelArg::Kind::Capture, "", 0, 1}};
+  KernelArg scalar;
+  scalar.kind = KernelArg::Kind::Scalar;
+  scalar.value = SizeExpr::apply(SizeExpr::Op::Mul, {sym("seq_q"), c(2)});
+  k.args.push_back(scalar);
+  p.kernels = {k};
+  return p;
+}
+
+TEST(SpecFormat, RoundTrips) {
+  ProgramSpec original = backwardLike();
+  ASSERT_TRUE(verifyPlan(original).ok()) << verifyPlan(original).message();
+  std::string text = writeSpecJson(original);
+  ProgramSpec read;
+  Status s = readSpecJson(text, read);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(writeSpecJson(read), text);
+  EXPECT_EQ(read.source, original.source);
+  EXPECT_EQ(read.kernels[0].grid[0].str(), "ceildiv(seq_q, 64)");
+  EXPECT_EQ(read.kernels[0].args[3].value.str(), "mul(seq_q, 2)");
+  EXPECT_TRUE(read.workspaces[0].zeroFill);
+  EXPECT_EQ(read.tensors[0].alignBytes, 16);
+}
+
+TEST(SpecFormat, RefusesOtherVersionsAndNonSpecs) {
+  ProgramSpec spec;
+  EXPECT_EQ(readSpecJson("{", spec).message(), "the spec is not valid JSON");
+  // Kiln 0.1's unversioned forward spec.
+  Status old = readSpecJson(
+      R"({"variant": "plain", "kernel": "plain_fwd", "threads": 128})", spec);
+  EXPECT_NE(old.message().find("not a Kiln program spec of a known version"),
+            std::string::npos)
+      << old.message();
+  std::string text = writeSpecJson(backwardLike());
+  std::string v3 = text;
+  v3.replace(v3.find("\"version\": 2"), 12, "\"version\": 3");
+  EXPECT_NE(readSpecJson(v3, spec).message().find(
+                "format version 3; this runtime reads version 2"),
+            std::string::npos);
+}
+
+/// The message of reading `text` after replacing `from` with `to`.
+std::string refusal(const std::string &from, const std::string &to) {
+  std::string text = writeSpecJson(backwardLike());
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  ProgramSpec spec;
+  return readSpecJson(text, spec).message();
+}
+
+TEST(SpecFormat, RefusesMalformedPlans) {
+  EXPECT_EQ(refusal(R"(["ceildiv","seq_q",64])", R"(["ceildiv","seqlen",64])"),
+            "program 'alibi': kernel 'alibi_bwd_k' grid x names 'seqlen'; a "
+            "size expression may name batch, heads, kv_heads, seq_q, seq_kv "
+            "or num_sms");
+  EXPECT_EQ(refusal(R"({"capture":0,"rank":1})", R"({"capture":1,"rank":1})"),
+            "program 'alibi': kernel 'alibi_bwd_k' argument 2 names capture "
+            "1; the program has 1");
+  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})", R"({"tensor":"q","rank":3})"),
+            "program 'alibi': kernel 'alibi_bwd_k' argument 0 passes tensor "
+            "'q' at rank 3; it is declared with 4 dimensions");
+  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})", R"({"tensor":"k","rank":4})"),
+            "program 'alibi': kernel 'alibi_bwd_k' argument 0 names tensor "
+            "'k', which the program does not declare");
+  EXPECT_EQ(
+      refusal(R"("shape":["batch","seq_q","heads",64],"zero_fill")",
+              R"("shape":["batch",["div","seq_q",2],"heads",64],"zero_fill")"),
+      "malformed spec: workspaces[0].shape[1] uses operator 'div'; "
+      "expected add, mul, ceildiv or max");
+  EXPECT_EQ(refusal(R"(["ceildiv","seq_q",64])", R"(["ceildiv","seq_q"])"),
+            "program 'alibi': kernel 'alibi_bwd_k' grid x: ceildiv takes 2 "
+            "operands, got 1");
+  EXPECT_EQ(refusal(R"("threads":256)", R"("threads":2048)"),
+            "program 'alibi': kernel 'alibi_bwd_k' has 2048 threads; a block "
+            "holds 1 to 1024");
+  EXPECT_EQ(refusal(R"("dtype":"f32","dims")", R"("dtype":"f16","dims")"),
+            "malformed spec: captures[0].dtype is 'f16'; expected bf16, fp16, "
+            "f32, f64, i32 or i64");
+  EXPECT_EQ(refusal(R"("kind": "backward")", R"("kind": "decode")"),
+            "program 'alibi' has kind 'decode'; expected forward or backward");
+  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
+                    R"({"tensor_map":"q","box":[64,300],"swizzle":128})"),
+            "program 'alibi': kernel 'alibi_bwd_k' argument 0: a box "
+            "dimension is 300; TMA boxes hold 1 to 256");
+}
+
+TEST(SpecFormat, EvaluatesExpressions) {
+  SizeExpr e = SizeExpr::apply(
+      SizeExpr::Op::Add,
+      {SizeExpr::apply(SizeExpr::Op::CeilDiv,
+                       {SizeExpr::named("seq_q"), SizeExpr::constant(64)}),
+       SizeExpr::constant(1)});
+  int64_t v = 0;
+  ASSERT_TRUE(evaluate(e, {{"seq_q", 129}}, v).ok());
+  EXPECT_EQ(v, 4);
+  EXPECT_EQ(evaluate(e, {}, v).message(), "'seq_q' has no value here");
+  SizeExpr div0 = SizeExpr::apply(
+      SizeExpr::Op::CeilDiv, {SizeExpr::constant(3), SizeExpr::named("batch")});
+  EXPECT_EQ(evaluate(div0, {{"batch", 0}}, v).message(),
+            "'ceildiv(3, batch)' divides by 0");
+  SizeExpr big =
+      SizeExpr::apply(SizeExpr::Op::Mul, {SizeExpr::constant(int64_t{1} << 40),
+                                          SizeExpr::constant(1 << 30)});
+  EXPECT_EQ(evaluate(big, {}, v).message(),
+            "'mul(1099511627776, 1073741824)' overflows 64 bits");
+}
+
+} // namespace
