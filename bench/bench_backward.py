@@ -70,12 +70,12 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
                 F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).backward(do.transpose(1, 2))
             ref = [t.grad.transpose(1, 2) for t in (qt, kt, vt)]
-            fwd = runtime.load_forward(spec(variant, hd, ""))
+            fwd = runtime.load(spec(variant, hd, ""))
             for suffix, name in SCHEDULES.items():
                 path = spec(variant, hd, "_bwd" + suffix)
                 if path is None:
                     continue
-                bwd = runtime.load_backward(path)
+                bwd = runtime.load(path)
                 for t in (dq, dk, dv):
                     t.fill_(float("nan"))
                 runtime.forward(fwd, q, k, v, o, lse)

@@ -38,7 +38,7 @@ def load(variant, hd, suffix=""):
     path = os.path.join(args.specs, f"{variant}_hd{hd}{suffix}.cubin.json")
     if suffix and not os.path.exists(path):
         return None
-    return runtime.load_forward(path)
+    return runtime.load(path)
 
 
 def kiln_call(handle, q, k, v, o, lse):

@@ -1,74 +1,90 @@
-"""Kiln's runtime C API (runtime/include/kiln/kiln_c.h) from Python, for the
-benchmarks: load kernel specs written by `kiln compile` (forward, or
-`--backward`) and launch them on torch tensors on torch's current stream."""
+"""Kiln's runtime C API (runtime/include/kiln/kiln_c.h) from Python: load a
+program spec written by `kiln compile` (a forward, or a backward with
+`--backward`) and run it on torch tensors, by name, on torch's current
+stream. The spec's launch plan decides the kernels; nothing here knows them.
+
+    rt = Runtime("build/lib/libkiln_runtime.so")
+    fwd = rt.load("alibi.cubin.json")
+    fwd(q=q, k=k, v=v, out=o, lse=lse, captures=[slopes])
+"""
 import ctypes, json
 
 import torch
 
 LL = ctypes.POINTER(ctypes.c_longlong)
 
+# kiln_c.h's element type codes.
+DTYPES = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2, torch.float64: 3,
+          torch.int32: 4, torch.int64: 5}
 
-class Entry(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("num_threads", ctypes.c_int), ("shared_bytes", ctypes.c_int)]
+
+class CTensor(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p), ("dtype", ctypes.c_int),
+                ("rank", ctypes.c_int), ("sizes", LL), ("strides", LL)]
 
 
-class BackwardSpec(ctypes.Structure):
-    _fields_ = [("source", ctypes.c_char_p), ("variant", ctypes.c_char_p), ("arch", ctypes.c_char_p)] + [
-        (f, ctypes.c_int) for f in ("atomic_dq", "block_m", "block_n", "head_dim_qk", "head_dim_v",
-                                    "gqa_group", "dtype", "num_captures")] + [
-        (f, Entry) for f in ("preprocess", "dq", "dkdv", "convert")]
+class Program:
+    """A loaded program: call it with its tensors by name and its captures."""
+
+    def __init__(self, runtime, handle, spec):
+        self.runtime, self.handle, self.spec = runtime, handle, spec
+        self.tensor_names = [t["name"] for t in spec["tensors"]]
+        self.capture_names = [c["name"] for c in spec["captures"]]
+
+    def __call__(self, captures=(), **tensors):
+        keep = []  # the size/stride arrays live until the call returns
+
+        def c_tensor(name, t):
+            if t.dtype not in DTYPES:
+                raise TypeError(f"{name}: Kiln takes {list(DTYPES)}, got {t.dtype}")
+            sizes = (ctypes.c_longlong * t.dim())(*t.shape)
+            strides = (ctypes.c_longlong * t.dim())(*t.stride())
+            keep.append((sizes, strides))
+            return CTensor(name.encode() if name else None, t.data_ptr(), DTYPES[t.dtype], t.dim(),
+                           ctypes.cast(sizes, LL), ctypes.cast(strides, LL))
+
+        named = (CTensor * len(tensors))(*(c_tensor(n, t) for n, t in tensors.items()))
+        caps = (CTensor * len(captures))(*(c_tensor(n, t) for n, t in zip(self.capture_names, captures)))
+        err = ctypes.create_string_buffer(4096)
+        if self.runtime.lib.kiln_program_run(self.handle, named, len(tensors), caps, len(captures),
+                                             ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
+                                             err, len(err)):
+            raise RuntimeError(err.value.decode())
+
+    def workspace_bytes(self):
+        return self.runtime.lib.kiln_program_workspace_bytes(self.handle)
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            self.runtime.lib.kiln_program_free(self.handle)
+            self.handle = None
 
 
 class Runtime:
     def __init__(self, path):
         lib = self.lib = ctypes.CDLL(path)
-        lib.kiln_forward_load.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_int] * 9 + [
-            ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_int]
-        lib.kiln_forward_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p, LL, LL] * 5 + [
-            ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
-        lib.kiln_backward_load.argtypes = [ctypes.POINTER(BackwardSpec), ctypes.c_int,
-                                           ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_int]
-        lib.kiln_backward_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p, LL, LL] * 9 + [
-            ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        lib.kiln_program_load_file.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),
+                                               ctypes.c_char_p, ctypes.c_int]
+        lib.kiln_program_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(CTensor), ctypes.c_int,
+                                         ctypes.POINTER(CTensor), ctypes.c_int, ctypes.c_void_p,
+                                         ctypes.c_char_p, ctypes.c_int]
+        lib.kiln_program_workspace_bytes.argtypes = [ctypes.c_void_p]
+        lib.kiln_program_workspace_bytes.restype = ctypes.c_longlong
+        lib.kiln_program_free.argtypes = [ctypes.c_void_p]
 
-    def load_forward(self, path):
-        spec = json.load(open(path))
+    def load(self, path, device=0):
         handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
-        if self.lib.kiln_forward_load(spec["source"].encode(), spec["kernel"].encode(), spec["arch"].encode(),
-                                      spec["threads"], spec["shared_bytes"], spec["block_m"],
-                                      spec["head_dim_qk"], spec["head_dim_v"], spec["gqa_group"],
-                                      spec["dtype"], spec["captures"], 0, ctypes.byref(handle), err, len(err)):
+        if self.lib.kiln_program_load_file(path.encode(), device, ctypes.byref(handle), err, len(err)):
             raise RuntimeError(err.value.decode())
-        return handle
+        with open(path) as f:
+            spec = json.load(f)  # for its tensor and capture names
+        return Program(self, handle, spec)
 
-    def load_backward(self, path):
-        spec = json.load(open(path))
-        entry = lambda e: Entry(e["name"].encode(), e["threads"], e["shared_bytes"])
-        c = BackwardSpec(spec["source"].encode(), spec["variant"].encode(), spec["arch"].encode(),
-                         spec["atomic_dq"], spec["block_m"], spec["block_n"], spec["head_dim_qk"],
-                         spec["head_dim_v"], spec["gqa_group"], spec["dtype"], spec["captures"],
-                         *(entry(spec[k]) for k in ("preprocess", "dq", "dkdv", "convert")))
-        handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
-        if self.lib.kiln_backward_load(ctypes.byref(c), 0, ctypes.byref(handle), err, len(err)):
-            raise RuntimeError(err.value.decode())
-        return handle
+    # The attention programs' tensor names, for callers that pass positions.
+    @staticmethod
+    def forward(program, q, k, v, o, lse, captures=()):
+        program(q=q, k=k, v=v, out=o, lse=lse, captures=captures)
 
     @staticmethod
-    def _tensors(*ts):
-        arr = lambda values: (ctypes.c_longlong * len(values))(*values)
-        parts = []
-        for t in ts:
-            parts += [ctypes.c_void_p(t.data_ptr()), arr(t.shape), arr(t.stride())]
-        return parts
-
-    def _call(self, fn, handle, tensors):
-        err = ctypes.create_string_buffer(4096)
-        if fn(handle, *self._tensors(*tensors), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
-              err, len(err)):
-            raise RuntimeError(err.value.decode())
-
-    def forward(self, handle, q, k, v, o, lse):
-        self._call(self.lib.kiln_forward_run, handle, (q, k, v, o, lse))
-
-    def backward(self, handle, q, k, v, o, do, lse, dq, dk, dv):
-        self._call(self.lib.kiln_backward_run, handle, (q, k, v, o, do, lse, dq, dk, dv))
+    def backward(program, q, k, v, o, do, lse, dq, dk, dv, captures=()):
+        program(q=q, k=k, v=v, out=o, dout=do, lse=lse, dq=dq, dk=dk, dv=dv, captures=captures)

@@ -7,26 +7,17 @@ runtime's C API on torch tensors for N = 2048 ... 16384 and the peak of
 torch's allocator (which holds every device byte the run uses: the runtime
 allocates nothing) must be proportional to N. Exits 1 otherwise.
 """
-import ctypes, json, sys
+import os, sys
 
 import torch
 
-lib = ctypes.CDLL(sys.argv[1])
-spec = json.load(open(sys.argv[2]))
-LL = ctypes.POINTER(ctypes.c_longlong)
-lib.kiln_forward_load.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_int] * 9 + [
-    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_int]
-lib.kiln_forward_run.argtypes = [ctypes.c_void_p] + [ctypes.c_void_p, LL, LL] * 5 + [
-    ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
-handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
-if lib.kiln_forward_load(spec["source"].encode(), spec["kernel"].encode(), spec["arch"].encode(),
-                         spec["threads"], spec["shared_bytes"], spec["block_m"], spec["head_dim_qk"],
-                         spec["head_dim_v"], spec["gqa_group"], spec["dtype"], spec["captures"], 0, ctypes.byref(handle),
-                         err, len(err)):
-    sys.exit("load failed: " + err.value.decode())
-arr = lambda values: (ctypes.c_longlong * len(values))(*values)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from kiln_ctypes import Runtime
+
+program = Runtime(sys.argv[1]).load(sys.argv[2])
+spec = program.spec
 D, H = spec["head_dim_qk"], 8
-dt = torch.bfloat16 if spec["dtype"] == 0 else torch.float16
+dt = torch.bfloat16 if spec["dtype"] == "bf16" else torch.float16
 peaks = []
 for N in (2048, 4096, 8192, 16384):
     torch.cuda.synchronize(); torch.cuda.empty_cache(); torch.cuda.reset_peak_memory_stats()
@@ -34,11 +25,7 @@ for N in (2048, 4096, 8192, 16384):
     q = torch.randn(1, N, H, D, device="cuda", dtype=dt); k, v = torch.randn_like(q), torch.randn_like(q)
     o = torch.empty_like(q); lse = torch.empty(1, H, N, device="cuda", dtype=torch.float32)
     free_before, _ = torch.cuda.mem_get_info()
-    parts = []
-    for t in (q, k, v, o, lse):
-        parts += [ctypes.c_void_p(t.data_ptr()), arr(t.shape), arr(t.stride())]
-    if lib.kiln_forward_run(handle, *parts, None, err, len(err)):
-        sys.exit("run failed: " + err.value.decode())
+    program(q=q, k=k, v=v, out=o, lse=lse)
     torch.cuda.synchronize()
     free_after, _ = torch.cuda.mem_get_info()
     # Nothing outside torch's allocator either (the driver's free memory).

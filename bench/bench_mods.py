@@ -1,0 +1,156 @@
+"""Variants with captures: Kiln's ALiBi and document-mask attention next to
+FlexAttention with the same score_mod / mask_mod, in one process on one GPU.
+
+Kiln runs the specs of `kiln compile examples/alibi.mlir` and
+`examples/document_mask.mlir` (forward, and the backward with `--backward`)
+through the runtime's C API, the captured tensors (ALiBi's per-head slopes,
+the per-token document ids) passed as captures. FlexAttention runs under
+torch.compile with the same mods; its block mask is built by
+create_block_mask, timed on its own and together with the attention (a new
+document layout needs a new block mask). Both are checked against each other
+in the same run.
+
+  python3 bench/bench_mods.py --lib build/lib/libkiln_runtime.so --specs DIR
+
+DIR holds <variant>_hd<D>.cubin.json and <variant>_hd<D>_bwd.cubin.json for
+variant in {alibi, document_mask}. Shapes: 16384 tokens per batch, hidden
+2048, 8 documents of random lengths per sequence. FLOPs count the visible
+(query, key) pairs: 4 * B * H * pairs * D forward, 3.5x that forward+backward.
+"""
+import argparse, json, os, sys
+
+import torch
+import triton
+from torch.nn.attention.flex_attention import flex_attention, create_block_mask
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kiln_ctypes import Runtime
+
+p = argparse.ArgumentParser()
+p.add_argument("--lib", required=True)
+p.add_argument("--specs", required=True)
+p.add_argument("--hdims", default="128")
+p.add_argument("--seqlens", default="4096,16384")
+p.add_argument("--docs", type=int, default=8)
+args = p.parse_args()
+
+dev, dt = "cuda", torch.bfloat16
+runtime = Runtime(args.lib)
+flex = torch.compile(flex_attention, dynamic=False)
+torch._dynamo.config.cache_size_limit = 256
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+def relerr(got, ref):
+    return ((got.float() - ref.float()).norm() / ref.float().norm()).item()
+
+
+def load(variant, hd, suffix):
+    path = os.path.join(args.specs, f"{variant}_hd{hd}{suffix}.cubin.json")
+    return runtime.load(path) if os.path.exists(path) else None
+
+
+def doc_ids(N, docs, gen):
+    """Per-token document ids: `docs` documents with random boundaries."""
+    cuts = torch.randperm(N - 1, generator=gen)[: docs - 1].sort().values + 1
+    lengths = torch.diff(torch.cat([torch.tensor([0]), cuts, torch.tensor([N])]))
+    return torch.repeat_interleave(torch.arange(docs, dtype=torch.int32), lengths).to(dev), lengths
+
+
+rows = []
+print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
+gen = torch.Generator().manual_seed(0)
+for hd in [int(x) for x in args.hdims.split(",")]:
+    for N in [int(x) for x in args.seqlens.split(",")]:
+        B, H = max(1, 16384 // N), 2048 // hd
+        q = torch.randn(B, N, H, hd, device=dev, dtype=dt)
+        k, v, do = torch.randn_like(q), torch.randn_like(q), torch.randn_like(q)
+        o, dq, dk, dv = (torch.empty_like(q) for _ in range(4))
+        lse = torch.empty(B, H, N, device=dev, dtype=torch.float32)
+        t = lambda x: x.transpose(1, 2)  # Kiln's [B, N, H, D] as Flex's [B, H, N, D]
+        slopes = torch.tensor([2.0 ** (-8.0 * (i + 1) / H) for i in range(H)], device=dev, dtype=torch.float32)
+        docs, lengths = doc_ids(N, args.docs, gen)
+
+        def causal(b, h, qi, ki):
+            return qi >= ki
+
+        def alibi_mod(score, b, h, qi, ki):
+            return score + slopes[h] * (ki - qi).to(torch.float32)
+
+        def doc_mask(b, h, qi, ki):
+            return (qi >= ki) & (docs[qi] == docs[ki])
+
+        cases = {
+            # name: (captures, Flex kwargs builder, mask_mod for the block mask, visible pairs)
+            "alibi": ([slopes], lambda bm: dict(score_mod=alibi_mod, block_mask=bm), causal, N * (N + 1) // 2),
+            "document_mask": ([docs, docs], lambda bm: dict(block_mask=bm), doc_mask,
+                              int(sum(n * (n + 1) // 2 for n in lengths.tolist()))),
+        }
+        for variant, (captures, flex_kwargs, mask_mod, pairs) in cases.items():
+            fwd, bwd = load(variant, hd, ""), load(variant, hd, "_bwd")
+            if fwd is None:
+                print(f"no spec for {variant} hd{hd}", flush=True)
+                continue
+            flops = 4 * B * H * pairs * hd
+            row = dict(variant=variant, hdim=hd, N=N, B=B, H=H, docs=args.docs if variant == "document_mask" else 0)
+            torch._dynamo.reset()
+            make_mask = lambda: create_block_mask(mask_mod, None, None, N, N, device=dev)
+            bm = make_mask()
+            row["flex_block_mask_ms"] = bench(make_mask)
+            qt, kt, vt = (t(x).detach().requires_grad_() for x in (q, k, v))
+            flex_fwd = lambda: flex(qt, kt, vt, **flex_kwargs(bm))
+            ref = flex_fwd()
+            ref.backward(t(do))
+            ref_grads = [x.grad for x in (qt, kt, vt)]
+
+            o.fill_(float("nan"))
+            runtime.forward(fwd, q, k, v, o, lse, captures)
+            torch.cuda.synchronize()
+            row["kiln_vs_flex_relerr"] = relerr(t(o), ref)
+            row["kiln_fwd_ms"] = bench(lambda: runtime.forward(fwd, q, k, v, o, lse, captures))
+            with torch.no_grad():
+                row["flex_fwd_ms"] = bench(flex_fwd)
+                row["flex_fwd_with_mask_ms"] = bench(lambda: flex(qt, kt, vt, **flex_kwargs(make_mask())))
+
+            def flex_fb():
+                qt.grad = kt.grad = vt.grad = None
+                flex_fwd().backward(t(do))
+            row["flex_fb_ms"] = bench(flex_fb)
+            if bwd is not None:
+                for g in (dq, dk, dv):
+                    g.fill_(float("nan"))
+                runtime.backward(bwd, q, k, v, o, do, lse, dq, dk, dv, captures)
+                torch.cuda.synchronize()
+                row["kiln_grad_vs_flex_relerr"] = max(relerr(t(g), r) for g, r in zip((dq, dk, dv), ref_grads))
+
+                def kiln_fb():
+                    runtime.forward(fwd, q, k, v, o, lse, captures)
+                    runtime.backward(bwd, q, k, v, o, do, lse, dq, dk, dv, captures)
+                row["kiln_fb_ms"] = bench(kiln_fb)
+            for key in ("kiln_fwd", "flex_fwd", "flex_fwd_with_mask"):
+                row[key + "_tflops"] = flops / row[key + "_ms"] / 1e9
+            for key in ("kiln_fb", "flex_fb"):
+                if key + "_ms" in row:
+                    row[key + "_tflops"] = 3.5 * flops / row[key + "_ms"] / 1e9
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            del qt, kt, vt, ref, ref_grads
+        del q, k, v, do, o, dq, dk, dv, lse
+        torch.cuda.empty_cache()
+
+out = os.environ.get("OUT", "/tmp")
+json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.join(out, "bench_mods.json"), "w"),
+          indent=1)
+print(f"\nTFLOP/s of visible pairs, {torch.cuda.get_device_name()}; Flex fwd with mask = create_block_mask + attention")
+print(f"{'variant':>13} {'hd':>3} {'N':>6} {'kiln':>6} {'flex':>6} {'flex+bm':>7} {'k/flex':>6} {'k/f+bm':>6} "
+      f"{'kiln fb':>7} {'flex fb':>7} {'fb k/f':>6} {'err':>7} {'grad err':>8}")
+for r in rows:
+    fb = (f"{r['kiln_fb_tflops']:7.1f} {r['flex_fb_tflops']:7.1f} {r['kiln_fb_tflops'] / r['flex_fb_tflops']:6.2f}"
+          if "kiln_fb_tflops" in r else f"{'n/a':>7} {r['flex_fb_tflops']:7.1f} {'n/a':>6}")
+    print(f"{r['variant']:>13} {r['hdim']:3d} {r['N']:6d} {r['kiln_fwd_tflops']:6.1f} {r['flex_fwd_tflops']:6.1f} "
+          f"{r['flex_fwd_with_mask_tflops']:7.1f} {r['kiln_fwd_tflops'] / r['flex_fwd_tflops']:6.2f} "
+          f"{r['kiln_fwd_tflops'] / r['flex_fwd_with_mask_tflops']:6.2f} {fb} {r['kiln_vs_flex_relerr']:7.1e} "
+          f"{r.get('kiln_grad_vs_flex_relerr', float('nan')):8.1e}")

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# One device call for the launch-plan runtime (every kernel launched from its
+# spec's plan): unpack .device/ (bench/prepare-device.sh), then
+#   check - forward and backward of every example checked against float64,
+#           the JIT example, the PyTorch autograd example with captures,
+#           malformed inputs refused, compute-sanitizer on the workspace path,
+#           and the quick forward and backward suites;
+#   bench - ALiBi and the document mask through the C API next to
+#           FlexAttention (bench/bench_mods.py), and plain / causal next to
+#           SDPA (bench/bench_forward.py) to see that nothing slowed down.
+# Details go to $OUT; a short summary prints last.
+#   bash bench/device-run-plans.sh check|bench
+set -u
+MODE=${1:-check}
+OUT=${OUT:-/tmp/kiln-out}
+mkdir -p "$OUT" /tmp/kiln-bin
+for b in kiln kiln-jit-example; do
+  gunzip -c .device/$b.gz > /tmp/kiln-bin/$b && chmod +x /tmp/kiln-bin/$b
+done
+KILN=/tmp/kiln-bin/kiln
+LIB=$PWD/.device/libkiln_runtime.so
+S=.device/specs
+export KILN_CACHE_DIR=/tmp/kiln-cache
+nvidia-smi -L
+case "$MODE" in
+check)
+  {
+    for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+      heads=3; [ $ex = gqa_causal ] && heads=8
+      for sched in two-kernel atomic; do
+        echo "== $ex $sched"
+        $KILN run examples/$ex.mlir --backend cuda --backward --bwd-schedule $sched --seqlen 333 \
+          --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
+      done
+    done
+  } > "$OUT/examples.txt" 2>&1
+  echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS lines, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error lines"
+  grep -B3 -E "FAIL|error" "$OUT/examples.txt" | head -20
+  /tmp/kiln-bin/kiln-jit-example examples/causal_softcap.mlir 2>&1 | tee "$OUT/jit.txt" | tail -3 | sed 's/^/jit: /'
+  for v in plain causal alibi document_mask; do
+    echo -n "torch $v: "
+    python3 examples/torch_autograd.py --lib "$LIB" --forward $S/${v}_hd64.cubin.json \
+      --backward $S/${v}_hd64_bwd.cubin.json --seqlen 700 2>&1 | tr '\n' ' '; echo
+  done | tee "$OUT/torch.txt"
+  # Refusals through the plan: wrong heads for GQA, misaligned rows.
+  $KILN run examples/gqa_causal.mlir --backend cuda --heads 6 --seqlen 64 2>&1 | tail -1
+  $KILN run examples/plain.mlir --backend cuda --pad 3 --seqlen 64 2>&1 | tail -1
+  {
+    echo "== memcheck alibi backward atomic (workspaces)"
+    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $KILN run examples/alibi.mlir --backend cuda \
+      --backward --bwd-schedule atomic --seqlen 130 --heads 2 --check 2>&1 | tail -2
+    echo "== memcheck document_mask forward + backward"
+    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $KILN run examples/document_mask.mlir \
+      --backend cuda --backward --seqlen 70 --check 2>&1 | tail -2
+  } > "$OUT/sanitizer.txt" 2>&1
+  grep -E "^==|ERROR SUMMARY|PASS|FAIL" "$OUT/sanitizer.txt"
+  timeout 200 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
+  echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
+  timeout 200 bash test/Runtime/run-gpu-backward-suite.sh $KILN --quick > "$OUT/bwd-suite.txt" 2>&1
+  echo "backward suite rc=$?: $(tail -1 "$OUT/bwd-suite.txt")"; grep -E "^FAIL" -A6 "$OUT/bwd-suite.txt" | head -30
+  ;;
+bench)
+  timeout 330 python3 bench/bench_mods.py --lib "$LIB" --specs $S --hdims 64,128 --seqlens 4096,16384 \
+    > "$OUT/bench_mods.txt" 2>&1
+  echo "bench_mods rc=$?"; tail -n 7 "$OUT/bench_mods.txt"
+  timeout 200 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128 --seqlens 4096,16384 \
+    --variants "" > "$OUT/bench.txt" 2>&1
+  echo "bench_forward rc=$?"; tail -n 10 "$OUT/bench.txt"
+  ;;
+esac

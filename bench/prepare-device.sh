@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Assembles .device/ for the device scripts (device-run.sh,
+# device-run-backward.sh, device-run-plans.sh): the stripped, gzipped kiln
+# binaries, the runtime's shared library and the specs the benchmarks load,
+# all compiled here (no GPU needed). `.device/` is ignored by git; the device
+# tool carries it.
+#   bash bench/prepare-device.sh [build-dir]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+D=.device
+rm -rf "$D" && mkdir -p "$D/specs"
+for b in kiln kiln-jit-example; do
+  strip -o "$D/$b" "$BUILD/bin/$b" && gzip -f "$D/$b"
+done
+cp "$BUILD/lib/libkiln_runtime.so" "$D/"
+K="$BUILD/bin/kiln"
+compile() { # name example args...
+  local name=$1 ex=$2; shift 2
+  "$K" compile "examples/$ex.mlir" "$@" -o "$D/specs/$name.cubin" > /dev/null
+  rm -f "$D/specs/$name.cubin" # the runtime compiles the spec's source itself
+}
+for hd in 64 128; do
+  for v in plain causal; do
+    compile "${v}_hd$hd" $v --head-dim $hd &
+    compile "${v}_hd$hd"_bwd $v --head-dim $hd --backward &
+    compile "${v}_hd$hd"_bwd_atomic $v --head-dim $hd --backward --bwd-schedule atomic &
+    wait
+  done
+  for v in alibi document_mask; do
+    compile "${v}_hd$hd" $v --head-dim $hd &
+    compile "${v}_hd$hd"_bwd $v --head-dim $hd --backward &
+    wait
+  done
+done
+du -sh "$D"
