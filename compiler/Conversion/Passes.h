@@ -22,6 +22,10 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "compiler/Conversion/Passes.h.inc"
 
+/// convert-tile-to-cpu gives every kernel K a launcher named K followed by
+/// this, which runs K's whole grid (memrefs, then the grid's three sizes).
+inline constexpr llvm::StringLiteral kCPULauncherSuffix = "_grid";
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_CONVERSION_PASSES_H

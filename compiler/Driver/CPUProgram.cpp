@@ -2,6 +2,7 @@
 
 #include "compiler/Driver/CPUProgram.h"
 
+#include "compiler/Conversion/Passes.h"
 #include "compiler/Driver/CUDABackwardRun.h"
 
 namespace kiln::driver {
@@ -94,7 +95,7 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
       error = s.message();
       return false;
     }
-    if (!kernel.launch(k.name + "_grid", args, grid, error))
+    if (!kernel.launch(k.name + kCPULauncherSuffix.str(), args, grid, error))
       return false;
   }
   return true;

@@ -561,7 +561,7 @@ int writeCompiled(const RunOptions &o, const ProgramSpec &spec,
                   const std::string &summary, llvm::raw_ostream &out,
                   llvm::raw_ostream &err) {
   const std::string &arch = spec.arch, &source = spec.source;
-  std::string name = spec.variant + (spec.kind == "forward" ? "_fwd" : "_bwd");
+  std::string name = spec.displayName();
   std::string cubin, log;
   auto start = std::chrono::steady_clock::now();
   if (Status s = kiln::compileToCubin(source, arch, name, cubin, log);

@@ -33,10 +33,9 @@ Status Program::load(const ProgramSpec &spec, int ordinal,
   std::vector<FunctionRequest> requests;
   for (const KernelLaunch &k : spec.kernels)
     requests.push_back({k.name, k.sharedBytes});
-  std::string name = spec.variant + (spec.kind == "forward" ? "" : "_bwd");
   LoadedModule loaded;
-  if (Status s =
-          loadModule(spec.source, spec.arch, name, ordinal, requests, loaded);
+  if (Status s = loadModule(spec.source, spec.arch, spec.displayName(), ordinal,
+                            requests, loaded);
       !s.ok())
     return s;
   auto result = std::unique_ptr<Program>(new Program());

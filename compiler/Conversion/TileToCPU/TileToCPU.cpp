@@ -366,9 +366,9 @@ LogicalResult scheduleGrid(func::FuncOp kernel) {
   b.setInsertionPointAfter(kernel);
   SmallVector<Type> launcherTypes(argTypes.begin(), argTypes.begin() + numArgs);
   launcherTypes.append(3, indexType);
-  auto launcher =
-      func::FuncOp::create(b, loc, (kernel.getName() + "_grid").str(),
-                           b.getFunctionType(launcherTypes, {}));
+  auto launcher = func::FuncOp::create(
+      b, loc, (kernel.getName() + kCPULauncherSuffix).str(),
+      b.getFunctionType(launcherTypes, {}));
   launcher->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     b.getUnitAttr());
   Block *body = launcher.addEntryBlock();

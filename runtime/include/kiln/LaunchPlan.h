@@ -127,6 +127,9 @@ struct ProgramSpec {
   std::vector<std::pair<SizeExpr, SizeExpr>> constraints;
   std::vector<KernelLaunch> kernels; ///< in launch order
 
+  /// "<variant>_<kind>": how messages, logs and NVRTC name the program.
+  std::string displayName() const { return variant + "_" + kind; }
+
   const TensorDecl *findTensor(const std::string &name) const;
   const WorkspaceDecl *findWorkspace(const std::string &name) const;
 };

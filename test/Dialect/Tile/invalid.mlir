@@ -525,3 +525,90 @@ func.func @atomic_add_bf16(%t: tensor<64x32xbf16>, %d: !tile.desc<?x32xbf16>, %r
   tile.atomic_add %t, %d[%r, %r] : tensor<64x32xbf16>, !tile.desc<?x32xbf16>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// Launch attributes (TileAttrNames.h, TileDialect.cpp): the grid on kernels,
+// the role and shape of each argument.
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'tile.grid' must be an array of 3 size expressions (x, y, z)}}
+func.func @grid_two_axes() attributes {tile.grid = ["heads", "batch"]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv or num_sms}}
+func.func @grid_unknown_symbol() attributes {tile.grid = [["ceildiv", "seqlen", 64], "heads", "batch"]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{size expression operator 'div' is not add, mul, ceildiv or max}}
+func.func @grid_unknown_op() attributes {tile.grid = [["div", "seq_q", 64], "heads", "batch"]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'ceildiv' has 3 operands}}
+func.func @grid_ceildiv_arity() attributes {tile.grid = [["ceildiv", "seq_q", 64, 2], "heads", "batch"]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a size expression is an integer, a symbol or ["op", operands...], got 1.000000e+00 : f32}}
+func.func @grid_float() attributes {tile.grid = [1.0 : f32, "heads", "batch"]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'tile.shape' has 3 dimensions; the argument's type is 'memref<?x?x?x64xbf16>'}}
+func.func @shape_rank(%q: memref<?x?x?x64xbf16> {tile.tensor = "q", tile.shape = ["batch", "seq_q", "heads"]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: dimension 3 is 64 in the type but "seq_kv" in 'tile.shape'}}
+func.func @shape_static_dim(%q: memref<?x?x?x64xbf16> {tile.tensor = "q", tile.shape = ["batch", "seq_q", "heads", "seq_kv"]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: dimension 3 is 64 in the type but 128 : i64 in 'tile.shape'}}
+func.func @shape_wrong_constant(%q: memref<?x?x?x64xbf16> {tile.tensor = "q", tile.shape = ["batch", "seq_q", "heads", 128]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'tile.tensor' must be a string}}
+func.func @tensor_name(%q: memref<?xf32> {tile.tensor = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'tile.workspace' marks a memref argument}}
+func.func @workspace_scalar(%d: index {tile.workspace = "delta"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'tile.capture' must be a non-negative capture index}}
+func.func @capture_index(%c: memref<?xf32> {tile.capture = -1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: unknown tile argument attribute 'tile.role'}}
+func.func @unknown_arg_attr(%c: memref<?xf32> {tile.role = "q"}) {
+  return
+}

@@ -1,0 +1,92 @@
+// The launch plan read off a module's kernels (kiln-translate
+// --emit-launch-plan): the tensors and workspaces with their shapes, the
+// captures, the constraints between symbols and the kernels in launch order
+// with their grids and arguments by role.
+
+// At the tile level (the CPU backend's plan): unscheduled kernels run one
+// program at a time and copy nothing, so no tensor needs aligned rows.
+// RUN: kiln-opt %examples/alibi.mlir -kiln-fwd-tile-pipeline | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=TILE
+// TILE: "variant": "alibi",
+// TILE-NEXT: "kind": "forward",
+// TILE: "tensors": [
+// TILE-NEXT: {"name":"q","dtype":"bf16","shape":["batch","seq_q","heads",64],"align":0},
+// TILE-NEXT: {"name":"k","dtype":"bf16","shape":["batch","seq_kv","kv_heads",64],"align":0},
+// TILE-NEXT: {"name":"v","dtype":"bf16","shape":["batch","seq_kv","kv_heads",64],"align":0},
+// TILE-NEXT: {"name":"out","dtype":"bf16","shape":["batch","seq_q","heads",64],"align":0},
+// TILE-NEXT: {"name":"lse","dtype":"f32","shape":["batch","heads","seq_q"],"align":0}
+// TILE-NEXT: {{^ \]}},
+// TILE-NEXT: "captures": [
+// TILE-NEXT: {"name":"slopes","dtype":"f32","dims":["heads"]}
+// TILE-NEXT: {{^ \]}},
+// TILE-NEXT: "workspaces": [],
+// TILE-NEXT: "constraints": {{\[\["heads","kv_heads"\]\]}},
+// TILE-NEXT: "kernels": [
+// TILE-NEXT: {"name":"alibi_fwd","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":1,"shared_bytes":0,"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"capture":0,"rank":1}]}
+// TILE-NEXT: {{^ \]}},
+// TILE-NEXT: "source": ""
+
+// The tile pipeline with the backward: the module holds both programs, and
+// each plan takes its own kernels.
+// RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline="backward=true" | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=BOTH
+// BOTH: "kind": "forward",
+// BOTH: "kernels": [
+// BOTH-NEXT: {"name":"plain_fwd",
+// BOTH-NEXT: {{^ \]}},
+// BOTH: "kind": "backward",
+// BOTH: "kernels": [
+// BOTH-NEXT: {"name":"plain_bwd_preprocess",
+// BOTH-NEXT: {"name":"plain_bwd_dq",
+// BOTH-NEXT: {"name":"plain_bwd_dkdv",
+// BOTH-NEXT: {{^ \]}},
+
+// Scheduled for the GPU: the tensors the kernels copy with cp.async need
+// 16-byte aligned rows; threads and shared memory come from the schedule;
+// GQA ties heads to kv_heads; the atomic schedule's dQ accumulator is a
+// workspace shared by three kernels, zeroed by the first of them.
+// RUN: kiln-opt %examples/gqa_causal.mlir -kiln-cuda-bwd-pipeline="backward-schedule=atomic arch=sm_80" | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=SCHED
+// SCHED: "arch": "sm_80",
+// SCHED: "gqa_group": 4,
+// SCHED: {"name":"out","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":0},
+// SCHED-NEXT: {"name":"dout","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":16},
+// SCHED-NEXT: {"name":"q","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":16},
+// SCHED-NEXT: {"name":"k","dtype":"bf16","shape":["batch","seq_kv","kv_heads",128],"align":16},
+// SCHED: "workspaces": [
+// SCHED-NEXT: {"name":"delta","dtype":"f32","shape":["batch","heads","seq_q"],"zero_fill":false},
+// SCHED-NEXT: {"name":"dq_accum","dtype":"f32","shape":["batch","seq_q","heads",128],"zero_fill":false}
+// SCHED-NEXT: {{^ \]}},
+// SCHED-NEXT: "constraints": {{\[\["heads",\["mul","kv_heads",4\]\]\]}},
+// SCHED-NEXT: "kernels": [
+// SCHED-NEXT: {"name":"gqa_causal_bwd_preprocess","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"tensor":"out","rank":4},{"tensor":"dout","rank":4},{"workspace":"delta","rank":3},{"workspace":"dq_accum","rank":4}]},
+// SCHED-NEXT: {"name":"gqa_causal_bwd_dkdv","grid":{{\[\["ceildiv","seq_kv",64\],"kv_heads","batch"\]}},"threads":128,"shared_bytes":{{[1-9][0-9]*}},"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"dout","rank":4},{"tensor":"lse","rank":3},{"workspace":"delta","rank":3},{"tensor":"dk","rank":4},{"tensor":"dv","rank":4},{"workspace":"dq_accum","rank":4}]},
+// SCHED-NEXT: {"name":"gqa_causal_bwd_dq_convert","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"workspace":"dq_accum","rank":4},{"tensor":"dq","rank":4}]}
+// SCHED-NEXT: {{^ \]}},
+
+// Kernels the plan cannot describe are refused with the reason.
+// RUN: not kiln-translate %s -split-input-file --emit-launch-plan 2>&1 | FileCheck %s --check-prefix=ERR
+// ERR: error: argument 1 of kernel 'no_role' has no launch role: a memref with 'tile.tensor' or 'tile.workspace' and 'tile.shape', or 'tile.capture'
+// ERR: error: kernel 'disagree_b' declares 'q' as bf16 [batch, seq_kv, heads, 64], an earlier kernel as bf16 [batch, seq_q, heads, 64]
+// ERR: error: kernel 'no_grid' has no launch grid or variant ('tile.grid', 'tile.variant')
+module {
+  func.func @no_role(%q: memref<?x?x?x64xbf16> {tile.tensor = "q", tile.shape = ["batch", "seq_q", "heads", 64]},
+                     %k: memref<?x?x?x64xbf16>)
+      attributes {tile.kernel, tile.variant = "v", tile.grid = [1, 1, 1]} {
+    return
+  }
+}
+// -----
+module {
+  func.func @disagree_a(%q: memref<?x?x?x64xbf16> {tile.tensor = "q", tile.shape = ["batch", "seq_q", "heads", 64]})
+      attributes {tile.kernel, tile.variant = "v", tile.grid = [1, 1, 1]} {
+    return
+  }
+  func.func @disagree_b(%q: memref<?x?x?x64xbf16> {tile.tensor = "q", tile.shape = ["batch", "seq_kv", "heads", 64]})
+      attributes {tile.kernel, tile.variant = "v", tile.grid = [1, 1, 1]} {
+    return
+  }
+}
+// -----
+module {
+  func.func @no_grid() attributes {tile.kernel, tile.variant = "v"} {
+    return
+  }
+}
