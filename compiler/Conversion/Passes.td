@@ -31,8 +31,11 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     `[B, H, Lq]` f32.
   }];
   let options = [
-    Option<"blockM", "block-m", "int64_t", "64", "Query rows per program">,
-    Option<"blockN", "block-n", "int64_t", "64", "Keys per KV loop iteration">,
+    Option<"blockM", "block-m", "int64_t", "0",
+           "Query rows per program (0: the op's attn.block_m from "
+           "attn-choose-tiles, else 64)">,
+    Option<"blockN", "block-n", "int64_t", "0",
+           "Keys per KV loop iteration (0: the op's attn.block_n, else 64)">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",
            "Split the KV loop into masked and unmasked parts using an exact kv_band">,
   ];
@@ -81,8 +84,10 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     GPU.
   }];
   let options = [
-    Option<"blockM", "block-m", "int64_t", "64", "Query rows per step">,
-    Option<"blockN", "block-n", "int64_t", "64", "Keys per step">,
+    Option<"blockM", "block-m", "int64_t", "0",
+           "Query rows per step (0: the op's attn.block_m, else 64)">,
+    Option<"blockN", "block-n", "int64_t", "0",
+           "Keys per step (0: the op's attn.block_n, else 64)">,
     Option<"schedule", "schedule", "std::string", "\"two-kernel\"",
            "two-kernel (deterministic, 12 N^2 d FLOPs) or atomic (one kernel "
            "with atomic dQ, 10 N^2 d FLOPs)">,
@@ -144,7 +149,10 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tgpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"arch", "arch", "std::string", "\"sm_90a\"", "Target architecture: sm_80 or sm_90a">,
-    Option<"numWarps", "num-warps", "int64_t", "4", "Warps per CTA">,
+    Option<"numWarps", "num-warps", "int64_t", "0",
+           "Warps per CTA (0: 16 rows per warp of the kernel's row block: "
+           "tile.block_m, or min(tile.block_m, tile.block_n) for backward "
+           "kernels)">,
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "232448",
            "Shared memory a CTA may use on the target (sm_90: 227 KiB)">,
   ];

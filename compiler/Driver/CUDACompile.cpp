@@ -91,8 +91,7 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
   setPipelineOptions(options, arch, overlapCopies, blockM, blockN);
   options.prefetchNextStep = prefetchNextStep;
   PassManager pm(module.getContext());
-  int64_t elementBytes = 2;
-  buildCUDAForwardPipeline(pm, options, headDimQK, headDimV, elementBytes);
+  buildCUDAForwardPipeline(pm, options);
   return lowerAndEmit(module, pm, variant, arch, "forward", tgpuIR, spec);
 }
 
@@ -108,7 +107,7 @@ Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
   setPipelineOptions(options, arch, overlapCopies, blockM, blockN);
   options.backwardSchedule = atomicDQ ? "atomic" : "two-kernel";
   PassManager pm(module.getContext());
-  buildCUDABackwardPipeline(pm, options, headDimQK, headDimV);
+  buildCUDABackwardPipeline(pm, options);
   if (Status s =
           lowerAndEmit(module, pm, variant, arch, "backward", tgpuIR, spec);
       !s.ok())

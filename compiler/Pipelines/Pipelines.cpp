@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "compiler/Conversion/Passes.h"
+#include "dialects/Attn/Transforms/ChooseTiles.h"
 #include "dialects/Attn/Transforms/Passes.h"
 #include "dialects/TileGPU/Transforms/Passes.h"
 
@@ -95,136 +96,66 @@ void buildCPUForwardPipeline(OpPassManager &pm,
   buildCPULoweringPipeline(pm);
 }
 
-int64_t defaultSharedMemoryBytes(StringRef arch) {
-  // Opt-in shared memory per block: 227 KiB on sm_90, 163 KiB on sm_80.
-  return arch == "sm_80" ? 166912 : 232448;
-}
-
-ForwardTiles chooseForwardTiles(StringRef arch, int64_t sharedBytes,
-                                int64_t headDimQK, int64_t headDimV,
-                                int64_t elementBytes, int64_t blockM,
-                                int64_t blockN) {
-  // Each warp owns 16 query rows, so a thread holds (BLOCK_N + D_v) / 2
-  // floats of S and the accumulator whatever BLOCK_M is; BLOCK_M sets how
-  // many warps share each K/V tile loaded into shared memory.
-  ForwardTiles tiles{64, 64, 4};
-  if (blockM > 0) {
-    tiles.blockM = blockM;
-    tiles.numWarps = std::max<int64_t>(1, blockM / 16);
-  }
-  auto sharedFor = [&](int64_t blockN) {
-    // Q, K and V tiles, each row padded by 16 bytes.
-    int64_t padQK = headDimQK + 16 / elementBytes;
-    int64_t padV = headDimV + 16 / elementBytes;
-    return (tiles.blockM * padQK + blockN * padQK + blockN * padV) *
-           elementBytes;
-  };
-  // Larger KV blocks amortise the per-step barriers and row reductions, but
-  // S (BLOCK_M x BLOCK_N f32) shares the register file with the
-  // accumulator: keep their sum at most 160 floats per thread (measured: no
-  // spills at 248-254 registers for D = 64, 128, 256).
-  if (blockN > 0) {
-    tiles.blockN = blockN;
-    return tiles;
-  }
-  for (int64_t candidate : {128, 64, 32, 16}) {
-    bool registersFit = (candidate + headDimV) / 2 <= 160;
-    if (registersFit && sharedFor(candidate) <= sharedBytes) {
-      tiles.blockN = candidate;
-      return tiles;
-    }
-  }
-  tiles.blockN = 16;
-  return tiles;
-}
-
 /// Layouts, shared-memory staging with cp.async, mma.sync; then back-to-back
 /// staged copies issued together (V's load under Q K^T and the softmax in
 /// the forward; Q with dO, K with V in the backward).
+/// Warps follow each kernel's tiles (16 rows per warp).
 static void addSM80Schedule(OpPassManager &pm,
-                            const CUDAPipelineOptions &options,
-                            int64_t numWarps, int64_t shared) {
+                            const CUDAPipelineOptions &options) {
   ConvertTileToTileGPUOptions schedule;
   schedule.arch = options.arch;
-  schedule.numWarps = numWarps;
-  schedule.sharedMemoryBytes = shared;
+  schedule.sharedMemoryBytes =
+      options.sharedMemoryBytes > 0
+          ? int64_t(options.sharedMemoryBytes)
+          : attn::defaultSharedMemoryBytes(options.arch);
   pm.addPass(createConvertTileToTileGPU(schedule));
   if (options.overlapCopies)
     pm.addPass(tgpu::createTileGPUOverlapCopies());
 }
 
+/// Tiles for the target, chosen from the variant's own head dims and dtype
+/// (so kiln-opt and kiln compile agree), recorded on the op for the
+/// lowerings.
+static void addChooseTiles(OpPassManager &pm,
+                           const CUDAPipelineOptions &options,
+                           StringRef program) {
+  attn::AttnChooseTilesOptions tiles;
+  tiles.arch = options.arch;
+  tiles.program = program.str();
+  tiles.blockM = options.blockM;
+  tiles.blockN = options.blockN;
+  tiles.sharedMemoryBytes = options.sharedMemoryBytes;
+  pm.addPass(attn::createAttnChooseTiles(tiles));
+}
+
 void buildCUDAForwardPipeline(OpPassManager &pm,
-                              const CUDAPipelineOptions &options,
-                              int64_t headDimQK, int64_t headDimV,
-                              int64_t elementBytes) {
-  int64_t shared = options.sharedMemoryBytes > 0
-                       ? int64_t(options.sharedMemoryBytes)
-                       : defaultSharedMemoryBytes(options.arch);
-  ForwardTiles tiles =
-      chooseForwardTiles(options.arch, shared, headDimQK, headDimV,
-                         elementBytes, options.blockM, options.blockN);
+                              const CUDAPipelineOptions &options) {
+  addChooseTiles(pm, options, "forward");
+  // The tile program is the same one the CPU backend runs, with the chosen
+  // tiles (block sizes 0: the op's).
   ForwardPipelineOptions forward;
-  forward.blockM = tiles.blockM;
-  forward.blockN = tiles.blockN;
-  // The tile program is the same one the CPU backend runs.
+  forward.blockM = 0;
+  forward.blockN = 0;
   buildForwardTilePipeline(pm, forward);
-  addSM80Schedule(pm, options, tiles.numWarps, shared);
+  addSM80Schedule(pm, options);
   // ... and the next step's K with this step's P*V.
   if (options.overlapCopies && options.prefetchNextStep)
     pm.addPass(tgpu::createTileGPUPrefetchNextStep());
   pm.addPass(createCSEPass());
 }
 
-ForwardTiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
-                                 int64_t blockM, int64_t blockN) {
-  // BLOCK_N = 64 keys as FlashAttention-2's sm_80 backward: the dK/dV kernel
-  // keeps both accumulators (BLOCK_N x D f32 each, 16 rows per warp: D
-  // floats per thread together) plus S and dP in registers. At D <= 64 there
-  // is room for 128-row Q blocks over the same 4 warps (two m16 tiles per
-  // warp): each B fragment then feeds two mmas, halving the shared-memory
-  // reads of S and dP per FLOP (measured on the H200: +8% fwd+bwd without a
-  // mask band, level with causal, whose diagonal blocks grow). At D = 128
-  // that spills ~400 bytes per thread, and at D = 256 the accumulators alone
-  // fill the register file (the kernel spills even at 64 x 64; a warp layout
-  // splitting columns would not).
-  int64_t defaultM = std::max(headDimQK, headDimV) <= 64 ? 128 : 64;
-  ForwardTiles tiles{blockM > 0 ? blockM : defaultM, blockN > 0 ? blockN : 64,
-                     4};
-  tiles.numWarps =
-      std::max<int64_t>(1, std::min(tiles.blockM, tiles.blockN) / 16);
-  return tiles;
-}
-
 void buildCUDABackwardPipeline(OpPassManager &pm,
-                               const CUDAPipelineOptions &options,
-                               int64_t headDimQK, int64_t headDimV) {
-  int64_t shared = options.sharedMemoryBytes > 0
-                       ? int64_t(options.sharedMemoryBytes)
-                       : defaultSharedMemoryBytes(options.arch);
-  ForwardTiles tiles =
-      chooseBackwardTiles(headDimQK, headDimV, options.blockM, options.blockN);
+                               const CUDAPipelineOptions &options) {
+  addChooseTiles(pm, options, "backward");
   ForwardPipelineOptions program;
-  program.blockM = tiles.blockM;
-  program.blockN = tiles.blockN;
+  program.blockM = 0;
+  program.blockN = 0;
   program.forward = false;
   program.backward = true;
   program.backwardSchedule = options.backwardSchedule;
   buildForwardTilePipeline(pm, program);
-  addSM80Schedule(pm, options, tiles.numWarps, shared);
+  addSM80Schedule(pm, options);
   pm.addPass(createCSEPass());
-}
-
-/// kiln-opt entry: a pass pipeline is built before it sees the IR, so the
-/// tiles are sized for the `head-dim` option.
-static void buildCUDAForwardPipelineFromIR(OpPassManager &pm,
-                                           const CUDAPipelineOptions &options) {
-  buildCUDAForwardPipeline(pm, options, options.headDim, options.headDim, 2);
-}
-
-static void
-buildCUDABackwardPipelineFromIR(OpPassManager &pm,
-                                const CUDAPipelineOptions &options) {
-  buildCUDABackwardPipeline(pm, options, options.headDim, options.headDim);
 }
 
 void registerPipelines() {
@@ -232,12 +163,12 @@ void registerPipelines() {
       "kiln-cuda-bwd-pipeline",
       "Lower attn.attention to its scheduled tgpu backward kernels "
       "(backward-schedule=two-kernel|atomic)",
-      buildCUDABackwardPipelineFromIR);
+      buildCUDABackwardPipeline);
   PassPipelineRegistration<CUDAPipelineOptions>(
       "kiln-cuda-fwd-pipeline",
       "Lower attn.attention to a scheduled tgpu kernel for CUDA emission "
-      "(tiles sized for head-dim, default 128)",
-      buildCUDAForwardPipelineFromIR);
+      "(tiles chosen from the variant for the arch)",
+      buildCUDAForwardPipeline);
   PassPipelineRegistration<ForwardPipelineOptions>(
       "kiln-fwd-tile-pipeline",
       "Lower attn.attention to the forward tile program",

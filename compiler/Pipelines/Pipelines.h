@@ -74,49 +74,18 @@ struct CUDAPipelineOptions
       llvm::cl::desc("kiln-cuda-bwd-pipeline: two-kernel (deterministic) or "
                      "atomic (atomic dQ)"),
       llvm::cl::init("two-kernel")};
-  Option<int64_t> headDim{
-      *this, "head-dim",
-      llvm::cl::desc("Head dim the tiles are sized for (kiln-opt only; the "
-                     "driver and API use the variant's)"),
-      llvm::cl::init(128)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory
 /// budget: the largest KV block that keeps Q, K and V in shared memory and
 /// the accumulator in registers.
-struct ForwardTiles {
-  int64_t blockM, blockN, numWarps;
-};
-ForwardTiles chooseForwardTiles(llvm::StringRef arch, int64_t sharedBytes,
-                                int64_t headDimQK, int64_t headDimV,
-                                int64_t elementBytes, int64_t blockM = 0,
-                                int64_t blockN = 0);
-
-/// Shared memory a CTA may use on `arch` (opt-in maximum).
-int64_t defaultSharedMemoryBytes(llvm::StringRef arch);
-
-/// attn -> tgpu: the forward tile program with the sm_80 schedule (also run
-/// on sm_90a), ready for CUDA emission.
+/// attn.attention -> scheduled tgpu kernels for `options.arch`, tiles
+/// chosen from each variant's head dims and dtype (attn-choose-tiles).
 void buildCUDAForwardPipeline(mlir::OpPassManager &pm,
-                              const CUDAPipelineOptions &options,
-                              int64_t headDimQK, int64_t headDimV,
-                              int64_t elementBytes);
-
-/// Tile sizes of the backward GPU schedule: BLOCK_M query rows by BLOCK_N
-/// keys per step, register tiles split over the warps in m16 tiles (one per
-/// warp at 64 rows, two at 128).
-ForwardTiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
-                                 int64_t blockM = 0, int64_t blockN = 0);
-
-/// attn -> tgpu: the backward kernels (preprocess, dQ or dQ convert, dK/dV)
-/// of options.backwardSchedule with the same sm_80 schedule.
+                              const CUDAPipelineOptions &options);
 void buildCUDABackwardPipeline(mlir::OpPassManager &pm,
-                               const CUDAPipelineOptions &options,
-                               int64_t headDimQK, int64_t headDimV);
+                               const CUDAPipelineOptions &options);
 
-/// Registers `kiln-fwd-tile-pipeline`, `kiln-cpu-lowering-pipeline` and
-/// `kiln-cpu-fwd-pipeline`, `kiln-cuda-fwd-pipeline` and
-/// `kiln-cuda-bwd-pipeline` for kiln-opt.
 void registerPipelines();
 
 } // namespace kiln

@@ -1,7 +1,7 @@
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="head-dim=64 block-m=64" | FileCheck %s
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="head-dim=64 block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="head-dim=64 block-m=64" | FileCheck %s --check-prefix=LAYOUT
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="head-dim=64 block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=LAYOUT
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64" | FileCheck %s
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64" | FileCheck %s --check-prefix=LAYOUT
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=LAYOUT
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 block-n=128" | FileCheck %s --check-prefix=BLOCKS
 // RUN: not kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD-SCHEDULE
 

@@ -1,12 +1,14 @@
 // RUN: kiln-opt %s -kiln-cuda-fwd-pipeline | FileCheck %s
-// RUN: kiln-opt %s -kiln-cuda-fwd-pipeline="arch=sm_80 head-dim=256" | FileCheck %s --check-prefix=HD256
+// RUN: sed 's/_head_dim = 128/_head_dim = 256/g' %s | kiln-opt -kiln-cuda-fwd-pipeline="arch=sm_80" | FileCheck %s --check-prefix=HD256
+// RUN: kiln-opt %s -kiln-cuda-fwd-pipeline="block-m=128 block-n=32" | FileCheck %s --check-prefix=GIVEN
 
 // attn -> scheduled tgpu kernel: no attn op, no unscheduled tile.load or
 // tile.dot, every register tile has a layout; tiles sized from the head dim
-// and the target's shared memory (head dim 128: 64 x 128 blocks).
+// of the variant itself and the target's shared memory (head dim 128: 64 x
+// 128 blocks; attn-choose-tiles), 4 warps of 16 rows.
 // CHECK-NOT: attn.attention
 // CHECK-LABEL: func.func @window_fwd
-// CHECK-SAME: tgpu.arch = "sm_90a"
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64
 // CHECK-SAME: tile.block_m = 64 : i64, tile.block_n = 128 : i64
 // CHECK-NOT: tile.load
 // CHECK-NOT: tile.dot
@@ -18,6 +20,10 @@
 // HD256-LABEL: func.func @window_fwd
 // HD256-SAME: tgpu.arch = "sm_80"
 // HD256-SAME: tile.block_n = 64 : i64
+// Given tiles win over the choice; the warps follow BLOCK_M.
+// GIVEN-LABEL: func.func @window_fwd
+// GIVEN-SAME: tgpu.num_warps = 8 : i64
+// GIVEN-SAME: tile.block_m = 128 : i64, tile.block_n = 32 : i64
 attn.attention @window {qk_head_dim = 128, v_head_dim = 128, element_type = bf16}
   mask_mod(%b: index, %h: index, %q: index, %kv: index) {
     %w = arith.constant 512 : index

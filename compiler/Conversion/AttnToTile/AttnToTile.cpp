@@ -281,14 +281,16 @@ struct ConvertAttnToTile
     : public kiln::impl::ConvertAttnToTileBase<ConvertAttnToTile> {
   using Base::Base;
   void runOnOperation() override {
-    if (blockM <= 0 || blockN <= 0) {
-      getOperation().emitError("block-m and block-n must be positive");
+    if (blockM < 0 || blockN < 0) {
+      getOperation().emitError("block-m and block-n must not be negative");
       return signalPassFailure();
     }
     SmallVector<attn::AttentionOp> specs;
     getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
     for (attn::AttentionOp spec : specs) {
-      if (failed(lowerAttention(spec, blockM, blockN, splitMaskedBlocks)))
+      std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
+      if (failed(lowerAttention(spec, tiles.first, tiles.second,
+                                splitMaskedBlocks)))
         return signalPassFailure();
       spec.erase();
     }

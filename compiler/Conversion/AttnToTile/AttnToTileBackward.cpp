@@ -466,8 +466,8 @@ struct ConvertAttnToTileBackward
           ConvertAttnToTileBackward> {
   using Base::Base;
   void runOnOperation() override {
-    if (blockM <= 0 || blockN <= 0) {
-      getOperation().emitError("block-m and block-n must be positive");
+    if (blockM < 0 || blockN < 0) {
+      getOperation().emitError("block-m and block-n must not be negative");
       return signalPassFailure();
     }
     SmallVector<attn::AttentionOp> specs;
@@ -478,9 +478,12 @@ struct ConvertAttnToTileBackward
                                  << schedule << "'";
       return signalPassFailure();
     }
-    for (attn::AttentionOp spec : specs)
-      if (failed(lowerBackward(spec, blockM, blockN, schedule == "atomic")))
+    for (attn::AttentionOp spec : specs) {
+      std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
+      if (failed(lowerBackward(spec, tiles.first, tiles.second,
+                               schedule == "atomic")))
         return signalPassFailure();
+    }
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include "compiler/Conversion/AttnToTile/KernelSignature.h"
 
+#include "dialects/Attn/IR/AttnAttrNames.h"
 #include "dialects/Tile/IR/TileAttrNames.h"
 
 using namespace mlir;
@@ -44,6 +45,19 @@ func::FuncOp createKernel(OpBuilder &b, attn::AttentionOp spec,
   }
   func.addEntryBlock();
   return func;
+}
+
+std::pair<int64_t, int64_t> chosenTiles(attn::AttentionOp spec, int64_t blockM,
+                                        int64_t blockN) {
+  auto pick = [&](int64_t option, StringRef name) -> int64_t {
+    if (option > 0)
+      return option;
+    if (auto chosen = spec->getAttrOfType<IntegerAttr>(name))
+      return chosen.getInt();
+    return 64;
+  };
+  return {pick(blockM, attn::attrs::kBlockM),
+          pick(blockN, attn::attrs::kBlockN)};
 }
 
 SmallVector<Attribute> queryShape(Builder &b, int64_t cols) {

@@ -43,6 +43,11 @@ struct KernelDecl {
 mlir::func::FuncOp createKernel(mlir::OpBuilder &b, attn::AttentionOp spec,
                                 const KernelDecl &decl);
 
+/// The tiles a lowering uses for `spec`: the pass options when positive,
+/// else the op's attn.block_m / attn.block_n (attn-choose-tiles), else 64.
+std::pair<int64_t, int64_t> chosenTiles(attn::AttentionOp spec, int64_t blockM,
+                                        int64_t blockN);
+
 /// [batch, seq_q, heads, cols]: q, out, dout, dq and the dQ accumulator.
 llvm::SmallVector<mlir::Attribute> queryShape(mlir::Builder &b, int64_t cols);
 /// [batch, seq_kv, kv_heads, cols]: k, v, dk, dv.

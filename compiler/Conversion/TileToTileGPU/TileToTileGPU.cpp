@@ -337,6 +337,22 @@ private:
   SmallVector<tile::LoadOp> windowed;
 };
 
+/// Warps of a kernel when the pass is not given a count: each warp owns 16
+/// rows of the kernel's row block. A forward CTA's rows are its BLOCK_M
+/// queries; the backward kernels use min(BLOCK_M, BLOCK_N), so that the dK/dV
+/// kernel's BLOCK_N keys and the dQ kernel's BLOCK_M queries get the same
+/// warps (at BLOCK_M = 128, BLOCK_N = 64: 4 warps of two m16 tiles each).
+int64_t warpsFor(func::FuncOp kernel) {
+  auto m = kernel->getAttrOfType<IntegerAttr>(tile::attrs::kBlockM);
+  auto n = kernel->getAttrOfType<IntegerAttr>(tile::attrs::kBlockN);
+  if (!m)
+    return 0;
+  int64_t rows = m.getInt();
+  if (kernel->hasAttr(tile::attrs::kBackwardStage) && n)
+    rows = std::min(rows, n.getInt());
+  return std::max<int64_t>(1, rows / 16);
+}
+
 struct ConvertTileToTileGPU
     : public kiln::impl::ConvertTileToTileGPUBase<ConvertTileToTileGPU> {
   using Base::Base;
@@ -346,8 +362,8 @@ struct ConvertTileToTileGPU
           << "unsupported arch '" << arch << "'; expected sm_80 or sm_90a";
       return signalPassFailure();
     }
-    if (numWarps < 1 || numWarps > 16) {
-      getOperation().emitError() << "num-warps must be in [1, 16]";
+    if (numWarps < 0 || numWarps > 16) {
+      getOperation().emitError() << "num-warps must be in [0, 16]";
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> kernels;
@@ -356,7 +372,13 @@ struct ConvertTileToTileGPU
         kernels.push_back(f);
     });
     for (func::FuncOp kernel : kernels) {
-      Scheduler scheduler(kernel, numWarps);
+      int64_t warps = numWarps > 0 ? int64_t(numWarps) : warpsFor(kernel);
+      if (warps < 1 || warps > 16) {
+        kernel.emitError() << "the kernel's tiles give " << warps
+                           << " warps; expected 1 to 16";
+        return signalPassFailure();
+      }
+      Scheduler scheduler(kernel, warps);
       if (failed(scheduler.run(sharedMemoryBytes)))
         return signalPassFailure();
       kernel->setAttr(tgpu::attrs::kArch, StringAttr::get(&getContext(), arch));

@@ -37,4 +37,44 @@ def AttnInferMaskBounds : Pass<"attn-infer-mask-bounds", "::mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::attn::AttnDialect"];
 }
 
+def AttnChooseTiles : Pass<"attn-choose-tiles", "::mlir::ModuleOp"> {
+  let summary = "Chooses each attn.attention's tile sizes for a GPU target from its own head dims and dtype";
+  let description = [{
+    Sizes the blocked program of every `attn.attention` for `program`
+    (forward or backward) on `arch`, from the op's `qk_head_dim`,
+    `v_head_dim` and `element_type` and the target's shared memory, and
+    records the choice on the op as `attn.block_m` / `attn.block_n`. The
+    attn -> tile lowerings take their tiles from there (their own options,
+    when positive, win). Because the choice is read from the IR, `kiln-opt
+    -kiln-cuda-fwd-pipeline` and `kiln compile` give the same kernel for the
+    same file.
+
+    Forward: BLOCK_M = 64 query rows (4 warps of 16 rows) and the largest
+    BLOCK_N in {128, 64, 32, 16} whose Q, K and V tiles fit the shared
+    memory and whose S tile and accumulator fit 160 floats per thread.
+    Backward: BLOCK_N = 64 keys and BLOCK_M = 128 query rows at head dims
+    up to 64, 64 above (the dK/dV accumulators share the register file).
+    `block-m` / `block-n` override either choice.
+
+    Before:
+    ```mlir
+    attn.attention @plain {qk_head_dim = 128, v_head_dim = 128, element_type = bf16}
+    ```
+    After (`program=forward arch=sm_90a`):
+    ```mlir
+    attn.attention @plain {attn.block_m = 64 : i64, attn.block_n = 128 : i64, ...}
+    ```
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", "\"sm_90a\"", "Target: sm_80 or sm_90a">,
+    Option<"program", "program", "std::string", "\"forward\"",
+           "The program the tiles are for: forward or backward">,
+    Option<"blockM", "block-m", "int64_t", "0", "Query rows per program (0: chosen)">,
+    Option<"blockN", "block-n", "int64_t", "0", "Keys per step (0: chosen)">,
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
+           "Shared memory per CTA (0: the arch's opt-in maximum)">
+  ];
+  let dependentDialects = ["::kiln::attn::AttnDialect"];
+}
+
 #endif // KILN_ATTN_PASSES

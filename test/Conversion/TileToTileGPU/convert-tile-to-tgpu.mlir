@@ -1,16 +1,20 @@
-// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-tile-to-tgpu | FileCheck %s --enable-var-scope
-// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-tile-to-tgpu | FileCheck %s --check-prefix=PLAIN
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-tile-to-tgpu=num-warps=4 | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-tile-to-tgpu=num-warps=4 | FileCheck %s --check-prefix=PLAIN
+// Without num-warps, each kernel gets 16 rows per warp of its row block
+// (tile.block_m; min(tile.block_m, tile.block_n) for backward kernels). The
+// file's invalid kernels still fail, hence `not`.
+// RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu 2>/dev/null | FileCheck %s --check-prefix=DERIVED
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-tile-to-tgpu="arch=sm_80 num-warps=2" | FileCheck %s --check-prefix=SM80 --enable-var-scope
 //
 // Pass options that are wrong for every kernel of this file:
 // RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu=arch=sm_70 2>&1 | FileCheck %s --check-prefix=BAD-ARCH
-// RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu=num-warps=0 2>&1 | FileCheck %s --check-prefix=BAD-WARPS
+// RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu=num-warps=-1 2>&1 | FileCheck %s --check-prefix=BAD-WARPS
 // RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu=num-warps=17 2>&1 | FileCheck %s --check-prefix=BAD-WARPS
 // RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu=num-warps=8 2>&1 | FileCheck %s --check-prefix=WARPS8
 // RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu=shared-memory-bytes=27647 2>&1 | FileCheck %s --check-prefix=SMEM
 
 // BAD-ARCH: error: unsupported arch 'sm_70'; expected sm_80 or sm_90a
-// BAD-WARPS: error: num-warps must be in [1, 16]
+// BAD-WARPS: error: num-warps must be in [0, 16]
 // WARPS8: error: block_m 64 must be a multiple of 16 * num_warps (128) for the mma layout
 // SMEM: error: the schedule needs 27648 bytes of shared memory but the target allows 27647; use smaller tiles for this head dim
 
@@ -492,6 +496,10 @@ func.func @rows_beyond_block_m(%qd: !tile.desc<?x64xf16>, %kd: !tile.desc<?x64xf
 // CHECK: tgpu.shared_alloc offset 18432 : memref<128x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.shared_alloc offset 0 : memref<128x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.mma %{{.+}} {transpose_rhs} : {{.*}} -> tensor<128x128xf32, #tgpu.mma<warps = 4>>
+// DERIVED-LABEL: func.func @first_kernel
+// DERIVED-SAME: tgpu.num_warps = 4 : i64
+// DERIVED-LABEL: func.func @second_kernel
+// DERIVED-SAME: tgpu.num_warps = 8 : i64
 // CHECK-LABEL: func.func @not_a_kernel
 // CHECK-SAME: ([[A:%[^:]+]]: tensor<64x64xbf16>, [[B:%[^:]+]]: tensor<64x64xbf16>) -> tensor<64x64xf32> {
 // CHECK-NEXT: [[D:%.+]] = tile.dot [[A]], [[B]] {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>

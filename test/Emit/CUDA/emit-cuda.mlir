@@ -1,5 +1,5 @@
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="head-dim=64" | kiln-translate --emit-cuda | FileCheck %s
-// RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="head-dim=64 overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s
+// RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
 // RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
 
 // The kernel is named after the variant, includes only the device library,

@@ -1,0 +1,32 @@
+//===- ChooseTiles.h - tile sizes of the GPU schedules ----------*- C++ -*-===//
+
+#ifndef KILN_DIALECTS_ATTN_TRANSFORMS_CHOOSETILES_H
+#define KILN_DIALECTS_ATTN_TRANSFORMS_CHOOSETILES_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+
+namespace kiln::attn {
+
+struct Tiles {
+  int64_t blockM, blockN;
+};
+
+/// The opt-in shared memory per block of `arch`: 227 KiB on sm_90, 163 KiB
+/// on sm_80.
+int64_t defaultSharedMemoryBytes(llvm::StringRef arch);
+
+/// The forward's tiles (attn-choose-tiles explains the rule); a positive
+/// `blockM` / `blockN` is taken as given.
+Tiles chooseForwardTiles(int64_t sharedBytes, int64_t headDimQK,
+                         int64_t headDimV, int64_t elementBytes,
+                         int64_t blockM = 0, int64_t blockN = 0);
+
+/// The backward's tiles, likewise.
+Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
+                          int64_t blockM = 0, int64_t blockN = 0);
+
+} // namespace kiln::attn
+
+#endif // KILN_DIALECTS_ATTN_TRANSFORMS_CHOOSETILES_H

@@ -1,0 +1,52 @@
+// RUN: kiln-opt %s -split-input-file -attn-choose-tiles | FileCheck %s --check-prefix=FWD90
+// RUN: kiln-opt %s -split-input-file -attn-choose-tiles="arch=sm_80" | FileCheck %s --check-prefix=FWD80
+// RUN: kiln-opt %s -split-input-file -attn-choose-tiles="program=backward" | FileCheck %s --check-prefix=BWD
+// RUN: kiln-opt %s -split-input-file -attn-choose-tiles="block-m=128 block-n=32" | FileCheck %s --check-prefix=GIVEN
+// RUN: kiln-opt %s -split-input-file -attn-choose-tiles="shared-memory-bytes=49152" | FileCheck %s --check-prefix=SMALL
+// RUN: not kiln-opt %s -attn-choose-tiles="arch=sm_70" 2>&1 | FileCheck %s --check-prefix=BAD-ARCH
+// RUN: not kiln-opt %s -attn-choose-tiles="program=decode" 2>&1 | FileCheck %s --check-prefix=BAD-PROGRAM
+// RUN: not kiln-opt %s -attn-choose-tiles="block-m=-16" 2>&1 | FileCheck %s --check-prefix=BAD-BLOCK
+
+// The tiles come from each op's own head dims and dtype: 64 query rows, and
+// the largest key block whose Q, K, V tiles fit the shared memory and whose
+// S tile and accumulator fit 160 floats per thread. The backward takes 64
+// keys and 128 query rows up to head dim 64, 64 above.
+
+// FWD90-LABEL: attn.attention @hd64
+// FWD90-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
+// FWD80-LABEL: attn.attention @hd64
+// FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
+// BWD-LABEL: attn.attention @hd64
+// BWD-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
+// GIVEN-LABEL: attn.attention @hd64
+// GIVEN-SAME: attn.block_m = 128 : i64, attn.block_n = 32 : i64
+// SMALL-LABEL: attn.attention @hd64
+// SMALL-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
+attn.attention @hd64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+
+// -----
+
+// FWD90-LABEL: attn.attention @hd256
+// FWD90-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// FWD80-LABEL: attn.attention @hd256
+// FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-LABEL: attn.attention @hd256
+// BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// SMALL-LABEL: attn.attention @hd256
+// SMALL-SAME: attn.block_m = 64 : i64, attn.block_n = 16 : i64
+attn.attention @hd256 {qk_head_dim = 256, v_head_dim = 256, element_type = f16}
+
+// -----
+
+// Different qk and v head dims: the v head dim sizes the accumulator.
+// FWD90-LABEL: attn.attention @qk192_v128
+// FWD90-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
+// BWD-LABEL: attn.attention @qk192_v128
+// BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// SMALL-LABEL: attn.attention @qk192_v128
+// SMALL-SAME: attn.block_m = 64 : i64, attn.block_n = 32 : i64
+attn.attention @qk192_v128 {qk_head_dim = 192, v_head_dim = 128, element_type = bf16}
+
+// BAD-ARCH: error: arch must be sm_80 or sm_90a, got 'sm_70'
+// BAD-PROGRAM: error: program must be forward or backward, got 'decode'
+// BAD-BLOCK: error: block-m, block-n and shared-memory-bytes must not be negative
