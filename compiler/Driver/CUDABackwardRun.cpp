@@ -11,39 +11,6 @@ namespace kiln::driver {
 
 namespace cuda = kiln::cuda;
 
-DType deviceDType(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::BF16:
-    return DType::BF16;
-  case ElementKind::F16:
-    return DType::F16;
-  case ElementKind::F32:
-    return DType::F32;
-  case ElementKind::F64:
-    return DType::F64;
-  case ElementKind::I32:
-    return DType::I32;
-  case ElementKind::I64:
-    return DType::I64;
-  }
-  return DType::F32;
-}
-
-void makeGradients(const Problem &p, uint64_t seed, Gradients &g) {
-  std::mt19937_64 rng(seed ^ 0x5eedull);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  g.dO = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
-  for (int64_t i = 0, n = g.dO.numElements(); i < n; ++i)
-    g.dO.set(i, normal(rng));
-  // Gradients come back in the input type, like the inputs.
-  g.dq = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dqk}, p.pad);
-  g.dk =
-      HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dqk}, p.pad);
-  g.dv = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
-  for (HostBuffer *t : {&g.dq, &g.dk, &g.dv})
-    t->poison();
-}
-
 namespace {
 
 /// Device copies of host buffers, freed on every path.

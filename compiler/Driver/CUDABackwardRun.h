@@ -3,6 +3,7 @@
 #ifndef KILN_COMPILER_DRIVER_CUDABACKWARDRUN_H
 #define KILN_COMPILER_DRIVER_CUDABACKWARDRUN_H
 
+#include "compiler/Driver/ProblemInputs.h"
 #include "compiler/Driver/ReferenceCheck.h"
 #include "compiler/Driver/RunOptions.h"
 
@@ -13,13 +14,6 @@
 #include <string>
 
 namespace kiln::driver {
-
-/// The runtime's name for a host element kind.
-DType deviceDType(ElementKind kind);
-
-/// A random dO (normal, from `seed`), and the gradients poisoned, in
-/// the shapes of `p` (gradients in the input type).
-void makeGradients(const Problem &p, uint64_t seed, Gradients &g);
 
 /// Runs the backward kernels of `spec` on device 0 for the forward's
 /// results in `in`, copies dQ, dK, dV back into `g`, and appends timing and

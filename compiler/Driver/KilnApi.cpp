@@ -3,6 +3,7 @@
 #include "kiln/Kiln.h"
 
 #include "compiler/Driver/CUDACompile.h"
+#include "compiler/Driver/Variant.h"
 #include "compiler/Pipelines/Registration.h"
 #include "dialects/Attn/IR/AttnDialect.h"
 
@@ -37,9 +38,7 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
                          const std::function<Status(ModuleOp)> &lower) {
   if (options.arch.empty())
     return Status::error("compiling a spec needs an arch (sm_80 or sm_90a)");
-  DialectRegistry registry;
-  registerKilnDialects(registry);
-  MLIRContext context(registry);
+  MLIRContext context(driver::kilnRegistry());
   context.loadAllAvailableDialects();
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);
@@ -51,36 +50,16 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
       parseSourceString<ModuleOp>(variant.mlir, &context, "variant");
   if (!module)
     return Status::error("the variant does not parse:\n" + diagnostics);
-  SmallVector<attn::AttentionOp> all;
-  module->walk([&](attn::AttentionOp op) { all.push_back(op); });
+  driver::VariantSpecialization specialization;
+  specialization.headDim = options.headDim;
+  specialization.headDimV = options.headDimV;
+  specialization.dtype = options.dtype;
   attn::AttentionOp chosen;
-  for (attn::AttentionOp op : all)
-    if (variant.name.empty() ? all.size() == 1
-                             : op.getSymName() == variant.name)
-      chosen = op;
-  if (!chosen)
-    return Status::error(variant.name.empty()
-                             ? "the variant text must hold exactly one "
-                               "attn.attention (or name one)"
-                             : "no attn.attention named '" + variant.name +
-                                   "'");
-  for (attn::AttentionOp op : all)
-    if (op != chosen)
-      op.erase();
-  Builder b(&context);
-  if (options.headDim > 0) {
-    chosen.setQkHeadDim(options.headDim);
-    chosen.setVHeadDim(options.headDim);
-  }
-  if (options.dtype == "bf16")
-    chosen.setElementType(b.getBF16Type());
-  else if (options.dtype == "fp16")
-    chosen.setElementType(b.getF16Type());
-  else if (!options.dtype.empty())
-    return Status::error("dtype must be bf16 or fp16, got '" + options.dtype +
-                         "'");
-  if (failed(verify(*module)))
-    return Status::error("the variant is invalid:\n" + diagnostics);
+  if (Status s = driver::selectAndSpecialize(*module, variant.name,
+                                             specialization, chosen);
+      !s.ok())
+    return Status::error(s.message() +
+                         (diagnostics.empty() ? "" : ":\n" + diagnostics));
   return lower(*module);
 }
 

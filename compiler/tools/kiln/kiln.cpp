@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Driver/ForwardRun.h"
+#include "compiler/Driver/Commands.h"
 #include "compiler/Driver/RunOptions.h"
 
 #include "llvm/Support/InitLLVM.h"
@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (command == "compile")
-    return kiln::driver::compileVariant(parsed.options, llvm::outs(),
+    return kiln::driver::compileCommand(parsed.options, llvm::outs(),
                                         llvm::errs());
-  return kiln::driver::runForward(parsed.options, llvm::outs(), llvm::errs());
+  return kiln::driver::runCommand(parsed.options, llvm::outs(), llvm::errs());
 }

@@ -32,11 +32,15 @@ struct Variant {
 
 Status loadVariantFile(const std::string &path, Variant &variant);
 
+/// Overrides of the variant, as `kiln run`'s flags: `headDim` sets
+/// qk_head_dim, and v_head_dim too when the variant's two are equal and
+/// `headDimV` is 0; `headDimV` sets v_head_dim.
 struct CompileOptions {
   int device = 0;
-  std::string arch;    ///< empty: the device's (sm_80 / sm_90a)
-  int64_t headDim = 0; ///< 0: the variant's head dims
-  std::string dtype;   ///< "", "bf16" or "fp16"
+  std::string arch;     ///< empty: the device's (sm_80 / sm_90a)
+  int64_t headDim = 0;  ///< 0: the variant's
+  int64_t headDimV = 0; ///< 0: the variant's (or headDim, as above)
+  std::string dtype;    ///< "", "bf16" or "fp16"
 };
 
 /// Lowers `variant` to a CUDA kernel spec for `options.arch` (required when

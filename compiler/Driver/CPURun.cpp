@@ -1,0 +1,121 @@
+//===- CPURun.cpp - `kiln run --backend cpu` ------------------------------===//
+
+#include "compiler/Driver/CPURun.h"
+
+#include "compiler/Driver/CPUProgram.h"
+#include "compiler/Driver/ProblemInputs.h"
+#include "compiler/Emit/LaunchPlan/LaunchPlan.h"
+#include "compiler/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+#include <chrono>
+
+using namespace mlir;
+
+namespace kiln::driver {
+
+namespace {
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
+                                 CPUPrograms &programs, llvm::raw_ostream &out,
+                                 llvm::raw_ostream &err) {
+  MLIRContext &context = *module.getContext();
+  ForwardPipelineOptions pipelineOptions;
+  pipelineOptions.blockM = o.blockM;
+  pipelineOptions.blockN = o.blockN;
+  pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
+  pipelineOptions.backward = o.backward;
+  pipelineOptions.backwardSchedule = o.backwardSchedule;
+  auto start = std::chrono::steady_clock::now();
+  PassManager tilePM(&context);
+  buildForwardTilePipeline(tilePM, pipelineOptions);
+  if (failed(tilePM.run(module)))
+    return kBadInput;
+  if (o.emit == EmitStage::Tile) {
+    module.print(out);
+    out << "\n";
+    return 0;
+  }
+  if (failed(buildLaunchPlan(module, "forward", programs.forward)) ||
+      (o.backward &&
+       failed(buildLaunchPlan(module, "backward", programs.backward)))) {
+    err << "kiln: error: the tile program has no consistent launch plan\n";
+    return kInternalError;
+  }
+  PassManager cpuPM(&context);
+  buildCPULoweringPipeline(cpuPM);
+  if (failed(cpuPM.run(module))) {
+    err << "kiln: error: the CPU lowering failed\n";
+    return kInternalError;
+  }
+  programs.loweringMs = millisecondsSince(start);
+  if (o.emit == EmitStage::LLVM) {
+    llvm::LLVMContext llvmContext;
+    auto llvmModule = translateModuleToLLVMIR(module, llvmContext);
+    if (!llvmModule) {
+      err << "kiln: error: translation to LLVM IR failed\n";
+      return kInternalError;
+    }
+    llvmModule->print(out, nullptr);
+    return 0;
+  }
+  std::string error;
+  auto compileStart = std::chrono::steady_clock::now();
+  programs.kernel = CPUKernel::compile(module, error);
+  if (!programs.kernel) {
+    err << "kiln: error: " << error << "\n";
+    return kInternalError;
+  }
+  programs.compileMs = millisecondsSince(compileStart);
+  return std::nullopt;
+}
+
+int runOnCPU(CPUPrograms &programs, const RunOptions &o, const Problem &p,
+             Inputs &in, std::vector<HostBuffer> &captures, Gradients &g,
+             double &runMs, llvm::raw_ostream &err) {
+  std::string error;
+  auto runStart = std::chrono::steady_clock::now();
+  if (!runPlanOnCPU(*programs.kernel, programs.forward,
+                    {{"q", &in.q},
+                     {"k", &in.k},
+                     {"v", &in.v},
+                     {"out", &in.o},
+                     {"lse", &in.lse}},
+                    captures, error)) {
+    err << "kiln: error: " << error << "\n";
+    return kInternalError;
+  }
+  runMs = millisecondsSince(runStart);
+  if (!o.backward)
+    return 0;
+  makeGradients(p, o.seed, g);
+  if (!runPlanOnCPU(*programs.kernel, programs.backward,
+                    {{"q", &in.q},
+                     {"k", &in.k},
+                     {"v", &in.v},
+                     {"out", &in.o},
+                     {"dout", &g.dO},
+                     {"lse", &in.lse},
+                     {"dq", &g.dq},
+                     {"dk", &g.dk},
+                     {"dv", &g.dv}},
+                    captures, error)) {
+    err << "kiln: error: " << error << "\n";
+    return kInternalError;
+  }
+  return 0;
+}
+
+} // namespace kiln::driver

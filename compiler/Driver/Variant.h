@@ -1,0 +1,62 @@
+//===- Variant.h - parse, select and specialise a variant -------*- C++ -*-===//
+//
+// One place decides which attn.attention of a text is compiled and how flags
+// specialise it, for `kiln run`, `kiln compile` and kiln/Kiln.h alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_DRIVER_VARIANT_H
+#define KILN_COMPILER_DRIVER_VARIANT_H
+
+#include "dialects/Attn/IR/AttnDialect.h"
+#include "kiln/Types.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace kiln::driver {
+
+/// What a caller may override in a variant; 0 and "" keep the variant's.
+/// `headDim` sets qk_head_dim, and v_head_dim too when the variant's two
+/// were equal and `headDimV` is not given; `headDimV` sets v_head_dim.
+struct VariantSpecialization {
+  int64_t headDim = 0, headDimV = 0;
+  std::string dtype; ///< "", "bf16" or "fp16"
+};
+
+/// Keeps the attn.attention named `name` in `module` (or the only one when
+/// `name` is empty), erases the others, applies `s` and verifies the module
+/// (the verifier's diagnostics go to the context's handler).
+Status selectAndSpecialize(mlir::ModuleOp module, const std::string &name,
+                           const VariantSpecialization &s,
+                           attn::AttentionOp &chosen);
+
+/// The dialects every Kiln tool parses.
+mlir::DialectRegistry kilnRegistry();
+
+/// A variant file parsed for one command, with the context it lives in and
+/// the handler that prints diagnostics with their locations (members are
+/// destroyed module first).
+struct VariantSession {
+  explicit VariantSession(llvm::raw_ostream &err);
+  /// Parses `path` and selects / specialises as above; 0 or an exit code
+  /// (kBadInput) after a message on `err`.
+  int load(const std::string &path, const std::string &name,
+           const VariantSpecialization &s, llvm::raw_ostream &err);
+
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  attn::AttentionOp spec;
+};
+
+} // namespace kiln::driver
+
+#endif // KILN_COMPILER_DRIVER_VARIANT_H
