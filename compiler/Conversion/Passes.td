@@ -155,6 +155,10 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tgpu", "::mlir::ModuleOp"> {
            "kernels)">,
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "232448",
            "Shared memory a CTA may use on the target (sm_90: 227 KiB)">,
+    Option<"atomicProductColumns", "atomic-product-columns", "int64_t", "32",
+           "Split a tile.atomic_add of a product wider than this into column "
+           "chunks (0: never); 32 keeps the atomic backward's dQ share at 16 "
+           "f32 registers per thread per m16 tile">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect", "::mlir::memref::MemRefDialect"];
 }

@@ -32,10 +32,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// Columns of dQ the atomic schedule's dK/dV kernel computes and adds at a
-/// time (16 f32 registers per thread per m16 tile of a warp).
-constexpr int64_t kDqChunk = 32;
-
 /// One backward kernel being built: its function and the usual views.
 struct Kernel {
   func::FuncOp func;
@@ -329,13 +325,6 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value kv0 = pb.mul(kvb, pb.index(bn));
     Value kTile = pb.load(kd, {bn, dqk}, elt, {kv0, pb.index(0)}, 0.0);
     Value vTile = pb.load(vd, {bn, dv}, elt, {kv0, pb.index(0)}, 0.0);
-    // Atomic schedule: K again in column chunks, the rhs of the chunked
-    // dS K products (loaded once per program, like K).
-    SmallVector<Value> kChunks;
-    if (atomic)
-      for (int64_t c0 = 0; c0 < dqk; c0 += kDqChunk)
-        kChunks.push_back(pb.load(kd, {bn, std::min(kDqChunk, dqk - c0)}, elt,
-                                  {kv0, pb.index(c0)}, 0.0));
     SmallVector<int64_t> sShape{bm, bn};
     Value colIota = pb.iota(1, sShape);
     Value kvIdx = pb.add(colIota, pb.splat(kv0, sShape));
@@ -401,23 +390,19 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                   dvAcc = dot(ip, {bn, dv}, p, in.dO, dvAcc, true, false);
                   dk = dot(ip, {bn, dqk}, ds, in.q, dk, true, false);
                   if (atomic) {
-                    // This KV block's share of dQ for these query rows, a
-                    // column chunk at a time: the whole BLOCK_M x D f32
-                    // product would sit in registers next to the dK and dV
-                    // accumulators and spill.
+                    // This KV block's share of dQ for these query rows. (A
+                    // GPU schedule may split it into column chunks to keep
+                    // registers free: convert-tile-to-tgpu's
+                    // atomic-product-columns.)
                     Value dqDesc = ip.view(e->getArgument(8), bt, h, dqk,
                                            ip.b.getF32Type());
-                    for (auto [c0, kChunk] : llvm::enumerate(kChunks)) {
-                      int64_t cols =
-                          std::min(kDqChunk, dqk - int64_t(c0) * kDqChunk);
-                      Value part = dot(ip, {bm, cols}, ds, kChunk, Value(),
-                                       false, false);
-                      Value scale =
-                          ip.splatF32(spec.getEffectiveScale(), {bm, cols});
-                      tile::AtomicAddOp::create(
-                          qb, l2, ip.mul(part, scale), dqDesc,
-                          ValueRange{i, ip.index(int64_t(c0) * kDqChunk)});
-                    }
+                    Value part =
+                        dot(ip, {bm, dqk}, ds, kTile, Value(), false, false);
+                    Value scale =
+                        ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
+                    tile::AtomicAddOp::create(qb, l2, ip.mul(part, scale),
+                                              dqDesc,
+                                              ValueRange{i, ip.index(0)});
                   }
                 }
                 scf::YieldOp::create(qb, l2, ValueRange{dk, dvAcc});

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/TileToTileGPU/ChunkAtomicProducts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -378,6 +379,7 @@ struct ConvertTileToTileGPU
                            << " warps; expected 1 to 16";
         return signalPassFailure();
       }
+      chunkAtomicProducts(kernel, atomicProductColumns);
       Scheduler scheduler(kernel, warps);
       if (failed(scheduler.run(sharedMemoryBytes)))
         return signalPassFailure();

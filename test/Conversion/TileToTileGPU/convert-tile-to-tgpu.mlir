@@ -5,6 +5,7 @@
 // file's invalid kernels still fail, hence `not`.
 // RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu 2>/dev/null | FileCheck %s --check-prefix=DERIVED
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-tile-to-tgpu="arch=sm_80 num-warps=2" | FileCheck %s --check-prefix=SM80 --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-tile-to-tgpu="num-warps=4 atomic-product-columns=0" | FileCheck %s --check-prefix=WHOLE
 //
 // Pass options that are wrong for every kernel of this file:
 // RUN: not kiln-opt %s -split-input-file -convert-tile-to-tgpu=arch=sm_70 2>&1 | FileCheck %s --check-prefix=BAD-ARCH
@@ -769,5 +770,44 @@ func.func @column_windows(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>
   %b = tile.dot %p, %k1 : tensor<64x64xbf16>, tensor<64x32xbf16> -> tensor<64x32xf32>
   tile.store %a, %od[%c0, %c0] : tensor<64x32xf32>, !tile.desc<?x64xf32>
   tile.store %b, %od[%c0, %c32] : tensor<64x32xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+// An atomic add of a product wider than atomic-product-columns (32) is split
+// into column chunks, each its own product, scale and add: the atomic
+// backward's dQ share would otherwise sit in registers whole. The rhs chunks
+// are windows of its staged buffer. With atomic-product-columns=0 it stays
+// whole.
+// CHECK-LABEL: func.func @atomic_chunks
+// CHECK: %[[KB:.+]] = tgpu.shared_alloc offset {{[0-9]+}} : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK: %[[W0:.+]] = memref.subview %[[KB]][0, 0] [64, 32] [1, 1]
+// CHECK: %[[W1:.+]] = memref.subview %[[KB]][0, 32] [64, 32] [1, 1]
+// CHECK: %[[P0:.+]] = tgpu.mma %{{.+}}, %[[W0]], %{{.+}} : {{.*}} -> tensor<64x32xf32, #tgpu.mma<warps = 4>>
+// CHECK: %[[S0:.+]] = arith.mulf %[[P0]], %{{.+}} : tensor<64x32xf32, #tgpu.mma<warps = 4>>
+// CHECK: tile.atomic_add %[[S0]], %{{.+}}[%{{.+}}, %c0{{.*}}] : tensor<64x32xf32, #tgpu.mma<warps = 4>>
+// CHECK: %[[P1:.+]] = tgpu.mma %{{.+}}, %[[W1]], %{{.+}} : {{.*}} -> tensor<64x32xf32, #tgpu.mma<warps = 4>>
+// CHECK: %[[S1:.+]] = arith.mulf %[[P1]], %{{.+}} : tensor<64x32xf32, #tgpu.mma<warps = 4>>
+// CHECK: tile.atomic_add %[[S1]], %{{.+}}[%{{.+}}, %c32{{.*}}] : tensor<64x32xf32, #tgpu.mma<warps = 4>>
+// CHECK-NOT: tile.atomic_add
+// CHECK: return
+// WHOLE-LABEL: func.func @atomic_chunks
+// WHOLE: tgpu.mma {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// WHOLE: tile.atomic_add %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// WHOLE-NOT: tile.atomic_add
+func.func @atomic_chunks(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>,
+                         %od: !tile.desc<?x64xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %scale = arith.constant 0.125 : f32
+  %q = tile.load %qd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %k = tile.load %kd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %splat = tile.splat %scale : f32 -> tensor<64x64xf32>
+  %s = tile.dot %q, %k {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  %p = arith.truncf %s : tensor<64x64xf32> to tensor<64x64xbf16>
+  %d = tile.dot %p, %k : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  %scaled = arith.mulf %d, %splat : tensor<64x64xf32>
+  tile.atomic_add %scaled, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
   return
 }
