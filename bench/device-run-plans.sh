@@ -7,9 +7,11 @@
 #           and the quick forward and backward suites;
 #   bench - ALiBi and the document mask through the C API next to
 #           FlexAttention (bench/bench_mods.py), and plain / causal next to
-#           SDPA (bench/bench_forward.py) to see that nothing slowed down.
+#           SDPA (bench/bench_forward.py) to see that nothing slowed down;
+#   bwd   - forward+backward, both schedules, next to SDPA
+#           (bench/bench_backward.py).
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench
+#   bash bench/device-run-plans.sh check|bench|bwd
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -66,5 +68,10 @@ bench)
   timeout 200 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128 --seqlens 4096,16384 \
     --variants "" > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 10 "$OUT/bench.txt"
+  ;;
+bwd)
+  timeout 400 python3 bench/bench_backward.py --lib "$LIB" --specs $S --hdims 64,128 --seqlens 4096,16384 \
+    > "$OUT/bench_backward.txt" 2>&1
+  echo "bench_backward rc=$?"; tail -n 10 "$OUT/bench_backward.txt"
   ;;
 esac
