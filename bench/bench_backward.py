@@ -20,10 +20,10 @@ import argparse, json, os, sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
-import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
+from measure import bench, relerr
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
@@ -42,14 +42,6 @@ SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic"}
 def spec(variant, hd, suffix):
     path = os.path.join(args.specs, f"{variant}_hd{hd}{suffix}.cubin.json")
     return path if os.path.exists(path) else None
-
-
-def bench(fn):
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
-
-
-def relerr(got, ref):
-    return ((got.float() - ref.float()).norm() / ref.float().norm()).item()
 
 
 rows = []

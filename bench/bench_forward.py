@@ -16,10 +16,10 @@ import argparse, json, os, sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
-import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
+from measure import bench, relerr
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
@@ -45,10 +45,6 @@ def kiln_call(handle, q, k, v, o, lse):
     runtime.forward(handle, q, k, v, o, lse)
 
 
-def bench(fn):
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
-
-
 rows = []
 print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
 for hd in [int(x) for x in args.hdims.split(",")]:
@@ -72,7 +68,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             o.fill_(float("nan"))
             kiln_call(handles[causal], q, k, v, o, lse)
             torch.cuda.synchronize()
-            row["kiln_vs_flash_relerr"] = ((o.float() - ref).norm() / ref.norm()).item()
+            row["kiln_vs_flash_relerr"] = relerr(o, ref)
             row["kiln_ms"] = bench(lambda: kiln_call(handles[causal], q, k, v, o, lse))
             for sfx in suffixes:
                 if ablated[(causal, sfx)] is not None:

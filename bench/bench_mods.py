@@ -20,11 +20,11 @@ variant in {alibi, document_mask}. Shapes: 16384 tokens per batch, hidden
 import argparse, json, os, sys
 
 import torch
-import triton
 from torch.nn.attention.flex_attention import flex_attention, create_block_mask
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
+from measure import bench, relerr
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
@@ -38,14 +38,6 @@ dev, dt = "cuda", torch.bfloat16
 runtime = Runtime(args.lib)
 flex = torch.compile(flex_attention, dynamic=False)
 torch._dynamo.config.cache_size_limit = 256
-
-
-def bench(fn):
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
-
-
-def relerr(got, ref):
-    return ((got.float() - ref.float()).norm() / ref.float().norm()).item()
 
 
 def load(variant, hd, suffix):

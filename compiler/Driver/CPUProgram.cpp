@@ -3,7 +3,7 @@
 #include "compiler/Driver/CPUProgram.h"
 
 #include "compiler/Conversion/Passes.h"
-#include "compiler/Driver/CUDABackwardRun.h"
+#include "compiler/Driver/ProblemInputs.h"
 
 namespace kiln::driver {
 
@@ -12,24 +12,6 @@ namespace {
 TensorRef refOf(HostBuffer &buffer) {
   return {buffer.data(), deviceDType(buffer.kind), buffer.sizes,
           buffer.strides};
-}
-
-std::optional<ElementKind> kindOf(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-    return ElementKind::BF16;
-  case DType::F16:
-    return ElementKind::F16;
-  case DType::F32:
-    return ElementKind::F32;
-  case DType::F64:
-    return ElementKind::F64;
-  case DType::I32:
-    return ElementKind::I32;
-  case DType::I64:
-    return ElementKind::I64;
-  }
-  return std::nullopt;
 }
 
 } // namespace
@@ -57,7 +39,7 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
   }
   std::vector<HostBuffer> workspaces;
   for (size_t w = 0; w < plan.workspaces.size(); ++w) {
-    HostBuffer buffer = HostBuffer::allocate(*kindOf(plan.workspaces[w].dtype),
+    HostBuffer buffer = HostBuffer::allocate(hostKind(plan.workspaces[w].dtype),
                                              layout.shapes[w]);
     // Poisoned unless the plan says the runtime clears it: a kernel that
     // reads scratch it never wrote shows up as NaN.

@@ -1,6 +1,7 @@
 //===- CPURun.cpp - `kiln run --backend cpu` ------------------------------===//
 
 #include "compiler/Driver/CPURun.h"
+#include "compiler/Driver/Timing.h"
 
 #include "compiler/Driver/CPUProgram.h"
 #include "compiler/Driver/ProblemInputs.h"
@@ -17,16 +18,6 @@
 using namespace mlir;
 
 namespace kiln::driver {
-
-namespace {
-
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-} // namespace
 
 std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
                                  CPUPrograms &programs, llvm::raw_ostream &out,

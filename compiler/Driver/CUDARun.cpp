@@ -1,6 +1,7 @@
 //===- CUDARun.cpp - `kiln run --backend cuda` ----------------------------===//
 
 #include "compiler/Driver/CUDARun.h"
+#include "compiler/Driver/Timing.h"
 
 #include "compiler/Driver/CUDACompile.h"
 #include "compiler/Driver/ProblemInputs.h"
@@ -14,16 +15,6 @@
 using namespace mlir;
 
 namespace kiln::driver {
-
-namespace {
-
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-} // namespace
 
 std::optional<int> compileForCUDA(ModuleOp module, ModuleOp variant,
                                   const RunOptions &o, CUDAPrograms &programs,

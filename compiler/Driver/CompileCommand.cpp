@@ -1,6 +1,7 @@
 //===- CompileCommand.cpp - `kiln compile` --------------------------------===//
 
 #include "compiler/Driver/Commands.h"
+#include "compiler/Driver/Timing.h"
 
 #include "compiler/Driver/CUDACompile.h"
 #include "compiler/Driver/ReferenceCheck.h"
@@ -17,12 +18,6 @@ using namespace mlir;
 namespace kiln::driver {
 
 namespace {
-
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 /// NVRTC-compiles the program's source, writes the cubin to -o and the spec
 /// (source and launch plan, for runtimes that load it without MLIR: bench/

@@ -26,6 +26,15 @@ DType deviceDType(ElementKind kind) {
   return DType::F32;
 }
 
+ElementKind hostKind(DType dtype) {
+  for (ElementKind kind :
+       {ElementKind::BF16, ElementKind::F16, ElementKind::F32, ElementKind::F64,
+        ElementKind::I32, ElementKind::I64})
+    if (deviceDType(kind) == dtype)
+      return kind;
+  return ElementKind::F32;
+}
+
 namespace {
 
 /// The element kind a capture's memref holds on the host, if supported.

@@ -20,8 +20,9 @@
 
 namespace kiln::driver {
 
-/// The runtime's name for a host element kind.
+/// The runtime's name for a host element kind, and back.
 DType deviceDType(ElementKind kind);
+ElementKind hostKind(DType dtype);
 
 /// The problem of `o` for the (specialised) variant `spec`: sizes, KV heads
 /// from the GQA group, head dims and element type; 0 or kBadInput after a

@@ -389,7 +389,8 @@ LogicalResult scheduleGrid(func::FuncOp kernel) {
   // lowering); tile-level metadata does not go further down.
   SmallVector<StringAttr> tileAttrs;
   for (NamedAttribute attr : kernel->getDiscardableAttrs())
-    if (attr.getName().getValue().starts_with("tile."))
+    if (attr.getName().getValue().starts_with(
+            (tile::TileDialect::getDialectNamespace() + ".").str()))
       tileAttrs.push_back(attr.getName());
   for (StringAttr name : tileAttrs)
     kernel->removeDiscardableAttr(name);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Emit/CUDA/EmitCUDA.h"
+#include "compiler/Emit/EmitDialects.h"
 
 #include "dialects/Tile/IR/TileAttrNames.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
@@ -711,12 +712,7 @@ void registerEmitCUDATranslation() {
           return op->emitError("expected a module"), failure();
         return emitCUDA(module, os);
       },
-      [](DialectRegistry &registry) {
-        registry
-            .insert<attn::AttnDialect, tile::TileDialect, tgpu::TileGPUDialect,
-                    func::FuncDialect, scf::SCFDialect, arith::ArithDialect,
-                    math::MathDialect, memref::MemRefDialect>();
-      });
+      registerEmitDialects);
 }
 
 } // namespace kiln

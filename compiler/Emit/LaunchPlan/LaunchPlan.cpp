@@ -1,6 +1,7 @@
 //===- LaunchPlan.cpp - a tile program's launch plan ----------------------===//
 
 #include "compiler/Emit/LaunchPlan/LaunchPlan.h"
+#include "compiler/Emit/EmitDialects.h"
 
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "dialects/Tile/IR/TileAttrNames.h"
@@ -271,12 +272,7 @@ void registerEmitLaunchPlanTranslation() {
           return module.emitError() << "no tile kernel to plan";
         return success();
       },
-      [](DialectRegistry &registry) {
-        registry
-            .insert<attn::AttnDialect, tile::TileDialect, tgpu::TileGPUDialect,
-                    func::FuncDialect, scf::SCFDialect, arith::ArithDialect,
-                    math::MathDialect, memref::MemRefDialect>();
-      });
+      registerEmitDialects);
 }
 
 } // namespace kiln
