@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call for the launch-plan runtime (every kernel launched from its
 # spec's plan): unpack .device/ (bench/prepare-device.sh), then
-#   check - forward and backward of every example checked against float64,
+#   check - the runtime's TMA tensor maps (kiln-tma-check), forward and
+#           backward of every example checked against float64,
 #           the JIT example, the PyTorch autograd example with captures,
 #           malformed inputs refused, compute-sanitizer on the workspace path,
 #           and the quick forward and backward suites;
@@ -16,7 +17,7 @@ set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT" /tmp/kiln-bin
-for b in kiln kiln-jit-example; do
+for b in kiln kiln-jit-example kiln-tma-check; do
   gunzip -c .device/$b.gz > /tmp/kiln-bin/$b && chmod +x /tmp/kiln-bin/$b
 done
 KILN=/tmp/kiln-bin/kiln
@@ -26,6 +27,7 @@ export KILN_CACHE_DIR=/tmp/kiln-cache
 nvidia-smi -L
 case "$MODE" in
 check)
+  /tmp/kiln-bin/kiln-tma-check 2>&1 | tee "$OUT/tma.txt" | tail -4
   {
     for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
       heads=3; [ $ex = gqa_causal ] && heads=8

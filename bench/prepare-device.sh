@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 D=.device
 rm -rf "$D" && mkdir -p "$D/specs"
-for b in kiln kiln-jit-example; do
+for b in kiln kiln-jit-example kiln-tma-check; do
   strip -o "$D/$b" "$BUILD/bin/$b" && gzip -f "$D/$b"
 done
 cp "$BUILD/lib/libkiln_runtime.so" "$D/"

@@ -21,7 +21,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kiln_tools_dir, append_path=True)
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["kiln-opt", "kiln-translate", "kiln"], tool_dirs)
+llvm_config.add_tool_substitutions(["kiln-opt", "kiln-translate", "kiln", "kiln-tma-check"], tool_dirs)
 
 # `REQUIRES: cuda` tests run only where a CUDA device answers.
 if shutil.which("nvidia-smi") and os.system("nvidia-smi -L > /dev/null 2>&1") == 0:

@@ -1,7 +1,8 @@
 // kiln/kiln.cuh - Kiln's device library: the primitives emitted kernels call.
 //
-// Primitives only (types, layouts, copies, loads, mma, reductions, stores); the
-// structure of every kernel is printed from IR by compiler/Emit/CUDA.
+// Primitives only (types, layouts, copies, loads, mma, reductions, stores, TMA
+// copies and mbarriers); the structure of every kernel is printed from IR by
+// compiler/Emit/CUDA.
 #pragma once
 #include "kiln/types.cuh"
 #include "kiln/layout.cuh"
@@ -10,3 +11,4 @@
 #include "kiln/mma.cuh"
 #include "kiln/reduce.cuh"
 #include "kiln/store.cuh"
+#include "kiln/tma.cuh"

@@ -61,6 +61,8 @@ Status loadDriver(Driver &d) {
   if (!ok)
     return Status::error("the CUDA driver lacks an entry point Kiln needs; "
                          "update the NVIDIA driver");
+  if (!bind(lib, d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}))
+    d.cuTensorMapEncodeTiled = nullptr;
   if (d.cuInit(0) != 0)
     return Status::error("cuInit failed: no usable CUDA device or driver");
   int count = 0;

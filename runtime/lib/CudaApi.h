@@ -67,6 +67,16 @@ struct Driver {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  /// Optional (drivers for CUDA 12 and later): null where the driver lacks
+  /// it; only plans with TMA tensor maps need it.
+  CUresult (*cuTensorMapEncodeTiled)(void *tensorMap, int dataType,
+                                     unsigned rank, void *globalAddress,
+                                     const unsigned long long *globalDim,
+                                     const unsigned long long *globalStrides,
+                                     const unsigned *boxDim,
+                                     const unsigned *elementStrides,
+                                     int interleave, int swizzle,
+                                     int l2Promotion, int oobFill);
 };
 
 using nvrtcResult = int;

@@ -35,6 +35,25 @@ Status checkAligned(const char *what, const TensorRef &t, int64_t alignBytes);
 /// `t.data` is device memory of the current context.
 Status checkOnDevice(const char *what, const TensorRef &t);
 
+/// What cuTensorMapEncodeTiled takes for a tensor-map argument: the whole
+/// tensor, its dimensions in the map's order (innermost first), strides in
+/// bytes of every one but the innermost, and the box (the plan's, then 1).
+struct TensorMapLayout {
+  int dataType = 0; ///< CUtensorMapDataType
+  unsigned rank = 0;
+  void *address = nullptr;
+  unsigned long long dims[5] = {}, strides[4] = {};
+  unsigned box[5] = {};
+  int swizzle = 0; ///< CUtensorMapSwizzle
+};
+
+/// Checks `t` against what the copy engine needs (unit innermost stride,
+/// 16-byte aligned base and byte strides below 2^40, dimensions up to 2^32)
+/// and fills `layout` for the tensor map `arg` of kernel `kernel`. Touches no
+/// device.
+Status tensorMapLayout(const std::string &kernel, const KernelArg &arg,
+                       const TensorRef &t, TensorMapLayout &layout);
+
 /// The argument list of one launch. A tensor is passed as the kernel's
 /// Tensor<T, R> by value: an 8-byte pointer, then R sizes, then R strides,
 /// all 64-bit.
@@ -44,6 +63,8 @@ public:
   void addTensor(const TensorRef &t, size_t rank);
   /// Packs a 64-bit integer (a problem scalar).
   void addInt64(int64_t value);
+  /// Packs `size` raw bytes (an encoded tensor map, passed by value).
+  void addBytes(const void *bytes, size_t size);
   /// cuLaunchKernel's kernelParams; valid until the next add.
   void **pointers();
 

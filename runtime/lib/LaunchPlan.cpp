@@ -233,6 +233,15 @@ Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
     if (!t)
       return Status::error(where + " maps tensor '" + arg.name +
                            "', which the program does not declare");
+    std::vector<int64_t> seen(t->shape.size(), 0);
+    bool permutation = arg.mapDims.size() == t->shape.size();
+    for (int64_t d : arg.mapDims)
+      permutation = permutation && d >= 0 &&
+                    d < static_cast<int64_t>(seen.size()) && !seen[d]++;
+    if (!permutation || arg.mapDims[0] != static_cast<int64_t>(seen.size()) - 1)
+      return Status::error(where + ": the tensor map's dims must order all " +
+                           std::to_string(t->shape.size()) + " dimensions of '" +
+                           arg.name + "', its last (contiguous) one first");
     if (arg.box.empty() || arg.box.size() > t->shape.size())
       return Status::error(where + ": the tensor map's box has " +
                            std::to_string(arg.box.size()) + " dims, tensor '" +
@@ -245,6 +254,17 @@ Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
         arg.swizzle != 128)
       return Status::error(where + ": swizzle " + std::to_string(arg.swizzle) +
                            " is not 0, 32, 64 or 128 bytes");
+    // The copy engine moves whole 16-byte chunks of the innermost box row,
+    // and a swizzled row must fit the swizzle's span.
+    int64_t rowBytes = arg.box[0] * static_cast<int64_t>(dtypeBytes(t->dtype));
+    if (rowBytes % 16 != 0)
+      return Status::error(where + ": the box's innermost extent is " +
+                           std::to_string(rowBytes) +
+                           " bytes; TMA needs a multiple of 16");
+    if (arg.swizzle != 0 && rowBytes > arg.swizzle)
+      return Status::error(where + ": the box's innermost extent is " +
+                           std::to_string(rowBytes) + " bytes, wider than its " +
+                           std::to_string(arg.swizzle) + "-byte swizzle");
     return Status();
   }
   }

@@ -23,13 +23,13 @@ Status Program::load(const ProgramSpec &spec, int ordinal,
                      std::unique_ptr<Program> &program) {
   if (Status s = verifyPlan(spec); !s.ok())
     return s;
+  // Tensor maps are Hopper's (compute capability 9.0).
   for (const KernelLaunch &k : spec.kernels)
     for (const KernelArg &a : k.args)
-      if (a.kind == KernelArg::Kind::TensorMap)
-        return Status::error(
-            "kernel '" + k.name + "' takes a TMA tensor map of '" + a.name +
-            "'; this runtime does not build tensor maps yet (the sm_90a "
-            "TMA schedule is not part of this Kiln)");
+      if (a.kind == KernelArg::Kind::TensorMap && spec.arch != "sm_90a")
+        return Status::error("kernel '" + k.name + "' takes a TMA tensor map "
+                             "of '" + a.name + "', which needs sm_90a; the "
+                             "program is compiled for " + spec.arch);
   std::vector<FunctionRequest> requests;
   for (const KernelLaunch &k : spec.kernels)
     requests.push_back({k.name, k.sharedBytes});
@@ -103,6 +103,12 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
   // Held until the last launch is enqueued (see StreamWorkspaces::lock).
   auto guard = workspaces_->lock();
   std::vector<TensorRef> workspaces;
+  struct Clear {
+    void *data;
+    size_t bytes;
+    const std::string *name;
+  };
+  std::vector<Clear> clears; // enqueued with the kernels, below
   if (layout.totalBytes > 0) {
     void *buffer = nullptr;
     if (Status st = workspaces_->acquire(stream, layout.totalBytes, buffer);
@@ -116,18 +122,16 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
         continue;
       size_t end = w + 1 < s.workspaces.size() ? layout.offsets[w + 1]
                                                : layout.totalBytes;
-      if (Status st = api::check(
-              d->cuMemsetD8Async(reinterpret_cast<api::CUdeviceptr>(data), 0,
-                                 end - layout.offsets[w], stream),
-              ("clearing workspace '" + s.workspaces[w].name + "'").c_str());
-          !st.ok())
-        return st;
+      clears.push_back({data, end - layout.offsets[w], &s.workspaces[w].name});
     }
   }
 
+  // Every kernel's arguments first (tensor maps are encoded and checked
+  // here), so a refused argument leaves nothing enqueued.
+  std::vector<KernelParams> allParams(s.kernels.size());
   for (size_t k = 0; k < s.kernels.size(); ++k) {
     const KernelLaunch &kernel = s.kernels[k];
-    KernelParams params;
+    KernelParams &params = allParams[k];
     for (const KernelArg &a : kernel.args) {
       switch (a.kind) {
       case KernelArg::Kind::Tensor: {
@@ -155,10 +159,37 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
         params.addInt64(value);
         break;
       }
-      case KernelArg::Kind::TensorMap: // refused by load
-        return Status::error("kernel '" + kernel.name +
-                             "' takes a tensor map, which this runtime does "
-                             "not build");
+      case KernelArg::Kind::TensorMap: {
+        size_t i = 0;
+        while (s.tensors[i].name != a.name)
+          ++i;
+        TensorMapLayout layout;
+        if (Status st =
+                tensorMapLayout(kernel.name, a, *bound.tensors[i], layout);
+            !st.ok())
+          return st;
+        if (!d->cuTensorMapEncodeTiled)
+          return Status::error("kernel '" + kernel.name +
+                               "' takes a TMA tensor map, and this CUDA "
+                               "driver has no cuTensorMapEncodeTiled");
+        // CUtensorMap: 128 bytes, 64-byte aligned. Element strides 1, no
+        // interleave, 128-byte L2 promotion, zeros past the tensor.
+        alignas(128) unsigned char map[128];
+        const unsigned elementStrides[5] = {1, 1, 1, 1, 1};
+        if (Status st = api::check(
+                d->cuTensorMapEncodeTiled(
+                    map, layout.dataType, layout.rank, layout.address,
+                    layout.dims, layout.strides, layout.box, elementStrides,
+                    /*interleave=*/0, layout.swizzle, /*l2Promotion=*/2,
+                    /*oobFill=*/0),
+                ("cuTensorMapEncodeTiled for '" + a.name + "' of '" +
+                 kernel.name + "'")
+                    .c_str());
+            !st.ok())
+          return st;
+        params.addBytes(map, sizeof(map));
+        break;
+      }
       }
     }
     if (Status st = launch(functions_[k], grids[k][0], grids[k][1], grids[k][2],

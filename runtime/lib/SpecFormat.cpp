@@ -44,7 +44,10 @@ json argToJson(const KernelArg &a) {
   case KernelArg::Kind::Scalar:
     return {{"scalar", exprToJson(a.value)}};
   case KernelArg::Kind::TensorMap:
-    return {{"tensor_map", a.name}, {"box", a.box}, {"swizzle", a.swizzle}};
+    return {{"tensor_map", a.name},
+            {"dims", a.mapDims},
+            {"box", a.box},
+            {"swizzle", a.swizzle}};
   }
   return json();
 }
@@ -167,15 +170,18 @@ struct Reader {
     }
     if (j.contains("tensor_map")) {
       a.kind = KernelArg::Kind::TensorMap;
+      const json *dims = array(j, "dims", where);
       const json *box = array(j, "box", where);
-      if (!string(j, "tensor_map", where, a.name) || !box ||
+      if (!string(j, "tensor_map", where, a.name) || !dims || !box ||
           !integer(j, "swizzle", where, a.swizzle))
         return false;
-      for (const json &b : *box) {
-        if (!b.is_number_integer())
-          return fail(where + ".box must hold integers");
-        a.box.push_back(b.get<int64_t>());
-      }
+      for (auto [list, name, out] :
+           {std::tuple{dims, "dims", &a.mapDims}, {box, "box", &a.box}})
+        for (const json &v : *list) {
+          if (!v.is_number_integer())
+            return fail(where + "." + name + " must hold integers");
+          out->push_back(v.get<int64_t>());
+        }
       return true;
     }
     return fail(where + " must have one of \"tensor\", \"capture\", "

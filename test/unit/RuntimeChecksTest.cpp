@@ -228,6 +228,38 @@ TEST(RuntimeChecks, GridsAndWorkspacesFollowTheExpressions) {
   EXPECT_EQ(layout.totalBytes, 8448u + 129 * 3 * 4);
 }
 
+TEST(RuntimeChecks, TensorMapsDescribeTheWholeTensorInnermostFirst) {
+  TensorRef q = contiguousBf16({2, 100, 8, 64});
+  KernelArg map;
+  map.kind = KernelArg::Kind::TensorMap;
+  map.name = "q";
+  // D, N, H, B: a box covers 128 rows of one head.
+  map.mapDims = {3, 1, 2, 0};
+  map.box = {64, 128};
+  map.swizzle = 128;
+  TensorMapLayout layout;
+  ASSERT_TRUE(tensorMapLayout("k", map, q, layout).ok());
+  EXPECT_EQ(layout.dataType, 9); // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+  EXPECT_EQ(layout.rank, 4u);
+  EXPECT_EQ(std::vector<unsigned long long>(layout.dims, layout.dims + 4),
+            (std::vector<unsigned long long>{64, 100, 8, 2}));
+  // Byte strides of every dimension but the innermost, in the map's order.
+  EXPECT_EQ(std::vector<unsigned long long>(layout.strides, layout.strides + 3),
+            (std::vector<unsigned long long>{1024, 128, 102400}));
+  EXPECT_EQ(std::vector<unsigned>(layout.box, layout.box + 4),
+            (std::vector<unsigned>{64, 128, 1, 1}));
+  EXPECT_EQ(layout.swizzle, 3); // CU_TENSOR_MAP_SWIZZLE_128B
+  // Rows 67 bf16 apart are 134 bytes: not a TMA stride.
+  TensorRef odd = tensor(DType::BF16, {1, 4, 1, 64}, {268, 67, 67, 1});
+  EXPECT_EQ(tensorMapLayout("k", map, odd, layout).message(),
+            "tensor map of 'q' (kernel 'k'): stride 67 of dimension 1 is not "
+            "a multiple of 16 bytes below 2^40");
+  TensorRef strided = tensor(DType::BF16, {1, 4, 1, 64}, {512, 128, 128, 2});
+  EXPECT_EQ(tensorMapLayout("k", map, strided, layout).message(),
+            "tensor map of 'q' (kernel 'k'): the tensor must be contiguous in "
+            "its last dimension, got stride 2");
+}
+
 TEST(RuntimeChecks, PacksTensorsAsTheKernelsTensorStruct) {
   // Tensor<T, 3> by value: pointer, 3 sizes, 3 strides, all 64-bit.
   TensorRef lse = tensor(DType::F32, {2, 4, 100}, {400, 100, 1});

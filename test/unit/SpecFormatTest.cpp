@@ -126,9 +126,34 @@ TEST(SpecFormat, RefusesMalformedPlans) {
   EXPECT_EQ(refusal(R"("kind": "backward")", R"("kind": "decode")"),
             "program 'alibi' has kind 'decode'; expected forward or backward");
   EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
-                    R"({"tensor_map":"q","box":[64,300],"swizzle":128})"),
+                    R"({"tensor_map":"q","dims":[3,1,2,0],"box":[64,300],"swizzle":128})"),
             "program 'alibi': kernel 'alibi_bwd_k' argument 0: a box "
             "dimension is 300; TMA boxes hold 1 to 256");
+  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
+                    R"({"tensor_map":"q","dims":[3,1,2,0],"box":[4,64],"swizzle":0})"),
+            "program 'alibi': kernel 'alibi_bwd_k' argument 0: the box's "
+            "innermost extent is 8 bytes; TMA needs a multiple of 16");
+  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
+                    R"({"tensor_map":"q","dims":[3,1,2,0],"box":[128,64],"swizzle":128})"),
+            "program 'alibi': kernel 'alibi_bwd_k' argument 0: the box's "
+            "innermost extent is 256 bytes, wider than its 128-byte swizzle");
+  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
+                    R"({"tensor_map":"q","dims":[1,3,2,0],"box":[64,64],"swizzle":0})"),
+            "program 'alibi': kernel 'alibi_bwd_k' argument 0: the tensor "
+            "map's dims must order all 4 dimensions of 'q', its last "
+            "(contiguous) one first");
+  // A well-formed tensor map reads back as one.
+  ProgramSpec spec;
+  std::string text = writeSpecJson(backwardLike());
+  std::string whole = R"({"tensor":"q","rank":4})";
+  text.replace(text.find(whole), whole.size(),
+               R"({"tensor_map":"q","dims":[3,1,2,0],"box":[64,64],"swizzle":128})");
+  Status read = readSpecJson(text, spec);
+  ASSERT_TRUE(read.ok()) << read.message();
+  EXPECT_EQ(spec.kernels[0].args[0].kind, KernelArg::Kind::TensorMap);
+  EXPECT_EQ(spec.kernels[0].args[0].box, (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(spec.kernels[0].args[0].mapDims,
+            (std::vector<int64_t>{3, 1, 2, 0}));
 }
 
 TEST(SpecFormat, EvaluatesExpressions) {

@@ -93,9 +93,14 @@ struct KernelArg {
   /// sizes, rank strides, all 64-bit).
   int64_t rank = 0;
   SizeExpr value; ///< Scalar: passed as a 64-bit integer
-  /// TensorMap: the box (innermost first) and swizzle in bytes (0, 32, 64,
-  /// 128) of a TMA descriptor. Reserved for the Hopper schedule: plans with
-  /// one are read and checked, and refused at load until it lands.
+  /// TensorMap: which of the tensor's dimensions the map walks, innermost
+  /// first (a permutation starting with the tensor's last, contiguous,
+  /// dimension: [3, 1, 2, 0] walks a [B, N, H, D] tensor as D, N, H, B so
+  /// that a box covers rows of one head), the box over the first of them (1
+  /// beyond), and the swizzle in bytes (0, 32, 64, 128). The runtime encodes
+  /// it per launch (cuTensorMapEncodeTiled; sm_90a only) and passes the 128
+  /// bytes by value.
+  std::vector<int64_t> mapDims;
   std::vector<int64_t> box;
   int64_t swizzle = 0;
 };

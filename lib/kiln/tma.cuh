@@ -1,0 +1,76 @@
+// kiln/tma.cuh - Hopper's tensor memory accelerator: tensor-map copies into
+// shared memory completed on mbarriers (sm_90a).
+//
+// A kernel receives each tensor map as a `const __grid_constant__
+// kiln::TensorMap` parameter (the runtime encodes it per launch from the
+// launch plan's tensor_map argument); one thread issues the copy, and the
+// threads that read the tile wait on the mbarrier's phase.
+#pragma once
+#include "kiln/copy.cuh"
+
+namespace kiln {
+
+/// The driver's CUtensorMap: 128 opaque bytes, passed by value.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+/// Initialises the mbarrier at `bar` (8 bytes of shared memory) for
+/// `arrivals` arrivals per phase, and makes it visible to the copy engine.
+__device__ __forceinline__ void mbarrier_init(unsigned long long *bar,
+                                              unsigned arrivals) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)),
+               "r"(arrivals));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+/// Arrives once at `bar` and expects `bytes` more of asynchronous copies in
+/// the current phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(
+    unsigned long long *bar, unsigned bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::"r"(
+          smem_addr(bar)),
+      "r"(bytes)
+      : "memory");
+#endif
+}
+
+/// Waits until the phase with parity `phase` of `bar` has completed.
+__device__ __forceinline__ void mbarrier_wait(unsigned long long *bar,
+                                              unsigned phase) {
+#if __CUDA_ARCH__ >= 900
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n"
+                 "}\n"
+                 : "=r"(done)
+                 : "r"(smem_addr(bar)), "r"(phase)
+                 : "memory");
+#endif
+}
+
+/// Copies the box of `map` at element coordinates (c0 innermost .. c3) into
+/// `dst` (shared memory, 128-byte aligned; 1024 for 128-byte swizzles),
+/// completing `bytes` of the phase of `bar`. Coordinates past the tensor read
+/// zeros. One thread issues it.
+__device__ __forceinline__ void tma_load_4d(void *dst, const TensorMap &map,
+                                            unsigned long long *bar, int c0,
+                                            int c1, int c2, int c3) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(
+                   smem_addr(dst)),
+               "l"(reinterpret_cast<unsigned long long>(&map)),
+               "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+#endif
+}
+
+} // namespace kiln
