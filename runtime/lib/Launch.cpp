@@ -122,7 +122,8 @@ void KernelParams::addBytes(const void *bytes, size_t size) {
 
 Status tensorMapLayout(const std::string &kernel, const KernelArg &arg,
                        const TensorRef &t, TensorMapLayout &layout) {
-  std::string what = "tensor map of '" + arg.name + "' (kernel '" + kernel + "')";
+  std::string what =
+      "tensor map of '" + arg.name + "' (kernel '" + kernel + "')";
   // CUtensorMapDataType of each DType.
   int dataType = -1;
   switch (t.dtype) {
@@ -151,8 +152,9 @@ Status tensorMapLayout(const std::string &kernel, const KernelArg &arg,
     return Status::error(what + ": the tensor has rank " +
                          std::to_string(rank) + "; TMA takes 1 to 5");
   if (t.strides[rank - 1] != 1)
-    return Status::error(what + ": the tensor must be contiguous in its last "
-                                "dimension, got stride " +
+    return Status::error(what +
+                         ": the tensor must be contiguous in its last "
+                         "dimension, got stride " +
                          std::to_string(t.strides[rank - 1]));
   if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
     return Status::error(what + ": the tensor must be 16-byte aligned");
@@ -172,7 +174,8 @@ Status tensorMapLayout(const std::string &kernel, const KernelArg &arg,
                            "; TMA takes 1 to 2^32");
     layout.dims[i] = static_cast<unsigned long long>(t.sizes[d]);
     if (i > 0) {
-      unsigned long long stride = static_cast<unsigned long long>(t.strides[d]) * bytes;
+      unsigned long long stride =
+          static_cast<unsigned long long>(t.strides[d]) * bytes;
       if (stride % 16 != 0 || stride >= (1ull << 40))
         return Status::error(what + ": stride " + std::to_string(t.strides[d]) +
                              " of dimension " + std::to_string(d) +
@@ -186,7 +189,7 @@ Status tensorMapLayout(const std::string &kernel, const KernelArg &arg,
                          std::to_string(arg.box.size()) +
                          " dimensions, the tensor " + std::to_string(rank));
   // CUtensorMapSwizzle: none, 32, 64, 128 bytes.
-  layout.swizzle = arg.swizzle == 128 ? 3
+  layout.swizzle = arg.swizzle == 128  ? 3
                    : arg.swizzle == 64 ? 2
                    : arg.swizzle == 32 ? 1
                                        : 0;
@@ -486,11 +489,20 @@ Status layoutWorkspaces(const ProgramSpec &spec, const SymbolValues &symbols,
         return Status::error("workspace '" + w.name + "' has shape " +
                              shapeString(shape) + ", which is not a size");
     }
-    size_t offset =
-        (layout.totalBytes + kAlignment - 1) / kAlignment * kAlignment;
+    // Checked: a plan's expressions may ask for more than 64 bits hold.
+    uint64_t bytes = 0, offset = 0, end = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(elements),
+                               static_cast<uint64_t>(dtypeBytes(w.dtype)),
+                               &bytes) ||
+        __builtin_add_overflow(static_cast<uint64_t>(layout.totalBytes),
+                               uint64_t{kAlignment - 1}, &offset) ||
+        __builtin_add_overflow(offset / kAlignment * kAlignment, bytes, &end))
+      return Status::error("workspace '" + w.name + "' of shape " +
+                           shapeString(shape) + " needs more than 2^64 bytes");
+    offset = offset / kAlignment * kAlignment;
     layout.offsets.push_back(offset);
     layout.shapes.push_back(shape);
-    layout.totalBytes = offset + elements * dtypeBytes(w.dtype);
+    layout.totalBytes = end;
   }
   return Status();
 }

@@ -3,6 +3,7 @@
 #include "kiln/LaunchPlan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 namespace kiln {
@@ -114,8 +115,9 @@ Status evaluate(const SizeExpr &e, const SymbolValues &values,
       if (x <= 0)
         return Status::error("'" + e.str() + "' divides by " +
                              std::to_string(x));
-      // Rounds towards +inf for negative numerators too.
-      acc = acc >= 0 ? acc / x + (acc % x != 0) : -((-acc) / x);
+      // Division truncates towards zero, which already rounds a negative
+      // numerator up (and never negates INT64_MIN).
+      acc = acc / x + (acc % x != 0 && acc > 0);
       break;
     default:
       break;
@@ -179,11 +181,44 @@ Status checkShape(const std::vector<SizeExpr> &shape, const std::string &what) {
   if (shape.empty() || shape.size() > 4)
     return Status::error(what + " has rank " + std::to_string(shape.size()) +
                          "; tensors have rank 1 to 4");
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (Status s =
-            checkExpr(shape[i], what + " dimension " + std::to_string(i));
-        !s.ok())
+  for (size_t i = 0; i < shape.size(); ++i) {
+    std::string where = what + " dimension " + std::to_string(i);
+    if (Status s = checkExpr(shape[i], where); !s.ok())
       return s;
+    if (shape[i].op == SizeExpr::Op::Constant && shape[i].value < 1)
+      return Status::error(where + " is " + std::to_string(shape[i].value) +
+                           "; sizes are at least 1");
+  }
+  return Status();
+}
+
+/// Names, dtypes the kernels take, and dims that are problem symbols or
+/// positive sizes, at most 4 of them.
+Status checkCaptures(const ProgramSpec &spec, const std::string &program) {
+  std::set<std::string> names;
+  for (const CaptureSpec &c : spec.captures) {
+    std::string what = program + ": capture '" + c.name + "'";
+    if (c.name.empty() || !names.insert(c.name).second)
+      return Status::error(what + " is declared twice or without a name");
+    if (c.dtype == DType::BF16 || c.dtype == DType::F16)
+      return Status::error(what + " holds " + dtypeName(c.dtype) +
+                           "; captures are f32, f64, i32 or i64");
+    if (c.dims.size() > 4)
+      return Status::error(what + " has " + std::to_string(c.dims.size()) +
+                           " dims; captures have at most 4");
+    for (const std::string &dim : c.dims) {
+      const auto &known = problemSymbols();
+      if (dim != "num_sms" &&
+          std::find(known.begin(), known.end(), dim) != known.end())
+        continue;
+      char *end = nullptr;
+      long long size = std::strtoll(dim.c_str(), &end, 10);
+      if (dim.empty() || *end != '\0' || size < 1)
+        return Status::error(
+            what + " declares dim '" + dim +
+            "'; a dim is batch, heads, kv_heads, seq_q, seq_kv or a size");
+    }
+  }
   return Status();
 }
 
@@ -240,8 +275,9 @@ Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
                     d < static_cast<int64_t>(seen.size()) && !seen[d]++;
     if (!permutation || arg.mapDims[0] != static_cast<int64_t>(seen.size()) - 1)
       return Status::error(where + ": the tensor map's dims must order all " +
-                           std::to_string(t->shape.size()) + " dimensions of '" +
-                           arg.name + "', its last (contiguous) one first");
+                           std::to_string(t->shape.size()) +
+                           " dimensions of '" + arg.name +
+                           "', its last (contiguous) one first");
     if (arg.box.empty() || arg.box.size() > t->shape.size())
       return Status::error(where + ": the tensor map's box has " +
                            std::to_string(arg.box.size()) + " dims, tensor '" +
@@ -263,7 +299,8 @@ Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
                            " bytes; TMA needs a multiple of 16");
     if (arg.swizzle != 0 && rowBytes > arg.swizzle)
       return Status::error(where + ": the box's innermost extent is " +
-                           std::to_string(rowBytes) + " bytes, wider than its " +
+                           std::to_string(rowBytes) +
+                           " bytes, wider than its " +
                            std::to_string(arg.swizzle) + "-byte swizzle");
     return Status();
   }
@@ -302,6 +339,8 @@ Status verifyPlan(const ProgramSpec &spec) {
         !s.ok())
       return s;
   }
+  if (Status s = checkCaptures(spec, program); !s.ok())
+    return s;
   for (const auto &[lhs, rhs] : spec.constraints)
     for (const SizeExpr *e : {&lhs, &rhs})
       if (Status s = checkExpr(*e, program + ": a constraint"); !s.ok())

@@ -27,9 +27,13 @@ Status Program::load(const ProgramSpec &spec, int ordinal,
   for (const KernelLaunch &k : spec.kernels)
     for (const KernelArg &a : k.args)
       if (a.kind == KernelArg::Kind::TensorMap && spec.arch != "sm_90a")
-        return Status::error("kernel '" + k.name + "' takes a TMA tensor map "
-                             "of '" + a.name + "', which needs sm_90a; the "
-                             "program is compiled for " + spec.arch);
+        return Status::error("kernel '" + k.name +
+                             "' takes a TMA tensor map "
+                             "of '" +
+                             a.name +
+                             "', which needs sm_90a; the "
+                             "program is compiled for " +
+                             spec.arch);
   std::vector<FunctionRequest> requests;
   for (const KernelLaunch &k : spec.kernels)
     requests.push_back({k.name, k.sharedBytes});
@@ -109,21 +113,23 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
     const std::string *name;
   };
   std::vector<Clear> clears; // enqueued with the kernels, below
+  void *buffer = nullptr;
   if (layout.totalBytes > 0) {
-    void *buffer = nullptr;
     if (Status st = workspaces_->acquire(stream, layout.totalBytes, buffer);
         !st.ok())
       return st;
-    for (size_t w = 0; w < s.workspaces.size(); ++w) {
-      void *data = static_cast<char *>(buffer) + layout.offsets[w];
-      workspaces.push_back(
-          contiguous(data, s.workspaces[w].dtype, layout.shapes[w]));
-      if (!s.workspaces[w].zeroFill)
-        continue;
-      size_t end = w + 1 < s.workspaces.size() ? layout.offsets[w + 1]
-                                               : layout.totalBytes;
+  } else {
+    workspaces_->noteUnused();
+  }
+  for (size_t w = 0; w < s.workspaces.size(); ++w) {
+    void *data =
+        buffer ? static_cast<char *>(buffer) + layout.offsets[w] : nullptr;
+    workspaces.push_back(
+        contiguous(data, s.workspaces[w].dtype, layout.shapes[w]));
+    size_t end =
+        w + 1 < s.workspaces.size() ? layout.offsets[w + 1] : layout.totalBytes;
+    if (s.workspaces[w].zeroFill && end > layout.offsets[w])
       clears.push_back({data, end - layout.offsets[w], &s.workspaces[w].name});
-    }
   }
 
   // Every kernel's arguments first (tensor maps are encoded and checked

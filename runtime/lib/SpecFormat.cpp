@@ -15,6 +15,12 @@ namespace {
 
 constexpr const char *kFormatName = "kiln-program";
 
+/// Compact JSON; bytes that are not UTF-8 (a variant name is the user's)
+/// become U+FFFD instead of aborting (this code has no exceptions).
+std::string dumpText(const json &j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 json exprToJson(const SizeExpr &e) {
   if (e.op == SizeExpr::Op::Constant)
     return e.value;
@@ -62,7 +68,15 @@ struct Reader {
     return false;
   }
 
-  bool expr(const json &j, const std::string &where, SizeExpr &e) {
+  /// Deeper expressions are refused rather than recursed into (the plan's
+  /// own are a few levels deep).
+  static constexpr int kMaxExprDepth = 32;
+
+  bool expr(const json &j, const std::string &where, SizeExpr &e,
+            int depth = 0) {
+    if (depth > kMaxExprDepth)
+      return fail(where + " nests deeper than " +
+                  std::to_string(kMaxExprDepth) + " levels");
     if (j.is_number_integer()) {
       e = SizeExpr::constant(j.get<int64_t>());
       return true;
@@ -82,7 +96,7 @@ struct Reader {
                   "'; expected add, mul, ceildiv or max");
     std::vector<SizeExpr> operands(j.size() - 1);
     for (size_t i = 1; i < j.size(); ++i)
-      if (!expr(j[i], where, operands[i - 1]))
+      if (!expr(j[i], where, operands[i - 1], depth + 1))
         return false;
     e = SizeExpr::apply(op, std::move(operands));
     return true;
@@ -373,14 +387,15 @@ std::string writeSpecJson(const ProgramSpec &s) {
   std::string text = "{\n";
   size_t field = 0;
   for (const auto &[key, value] : j.items()) {
-    text += " " + json(key).dump() + ": ";
+    text += " " + dumpText(json(key)) + ": ";
     if (value.is_array() && !value.empty() && value[0].is_object()) {
       text += "[\n";
       for (size_t i = 0; i < value.size(); ++i)
-        text += "  " + value[i].dump() + (i + 1 < value.size() ? ",\n" : "\n");
+        text +=
+            "  " + dumpText(value[i]) + (i + 1 < value.size() ? ",\n" : "\n");
       text += " ]";
     } else {
-      text += value.dump();
+      text += dumpText(value);
     }
     text += ++field < j.size() ? ",\n" : "\n";
   }

@@ -39,7 +39,11 @@ public:
   /// The caller holds lock().
   Status acquire(void *stream, size_t bytes, void *&buffer);
 
-  /// The `bytes` of the last successful acquire(); 0 before the first.
+  /// Records a call that needed no workspace. The caller holds lock().
+  void noteUnused() { lastBytes_ = 0; }
+
+  /// The `bytes` of the last call (acquire or noteUnused); 0 before the
+  /// first.
   size_t lastBytes() const;
 
 private:

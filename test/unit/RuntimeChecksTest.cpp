@@ -226,6 +226,12 @@ TEST(RuntimeChecks, GridsAndWorkspacesFollowTheExpressions) {
   EXPECT_EQ(layout.offsets, (std::vector<size_t>{0, 8448}));
   EXPECT_EQ(layout.shapes[1], (std::vector<int64_t>{129, 3}));
   EXPECT_EQ(layout.totalBytes, 8448u + 129 * 3 * 4);
+  // Sizes past 64 bits are refused, not wrapped into a small buffer.
+  p.workspaces[1].shape = {SizeExpr::constant(int64_t{1} << 62),
+                           SizeExpr::constant(1)};
+  EXPECT_EQ(layoutWorkspaces(p, symbols, layout).message(),
+            "workspace 'acc' of shape [4611686018427387904, 1] needs more "
+            "than 2^64 bytes");
 }
 
 TEST(RuntimeChecks, TensorMapsDescribeTheWholeTensorInnermostFirst) {

@@ -125,29 +125,53 @@ TEST(SpecFormat, RefusesMalformedPlans) {
             "f32, f64, i32 or i64");
   EXPECT_EQ(refusal(R"("kind": "backward")", R"("kind": "decode")"),
             "program 'alibi' has kind 'decode'; expected forward or backward");
-  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
-                    R"({"tensor_map":"q","dims":[3,1,2,0],"box":[64,300],"swizzle":128})"),
-            "program 'alibi': kernel 'alibi_bwd_k' argument 0: a box "
-            "dimension is 300; TMA boxes hold 1 to 256");
-  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
-                    R"({"tensor_map":"q","dims":[3,1,2,0],"box":[4,64],"swizzle":0})"),
-            "program 'alibi': kernel 'alibi_bwd_k' argument 0: the box's "
-            "innermost extent is 8 bytes; TMA needs a multiple of 16");
-  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
-                    R"({"tensor_map":"q","dims":[3,1,2,0],"box":[128,64],"swizzle":128})"),
-            "program 'alibi': kernel 'alibi_bwd_k' argument 0: the box's "
-            "innermost extent is 256 bytes, wider than its 128-byte swizzle");
-  EXPECT_EQ(refusal(R"({"tensor":"q","rank":4})",
-                    R"({"tensor_map":"q","dims":[1,3,2,0],"box":[64,64],"swizzle":0})"),
-            "program 'alibi': kernel 'alibi_bwd_k' argument 0: the tensor "
-            "map's dims must order all 4 dimensions of 'q', its last "
-            "(contiguous) one first");
+  EXPECT_EQ(
+      refusal(
+          R"({"tensor":"q","rank":4})",
+          R"({"tensor_map":"q","dims":[3,1,2,0],"box":[64,300],"swizzle":128})"),
+      "program 'alibi': kernel 'alibi_bwd_k' argument 0: a box "
+      "dimension is 300; TMA boxes hold 1 to 256");
+  EXPECT_EQ(
+      refusal(
+          R"({"tensor":"q","rank":4})",
+          R"({"tensor_map":"q","dims":[3,1,2,0],"box":[4,64],"swizzle":0})"),
+      "program 'alibi': kernel 'alibi_bwd_k' argument 0: the box's "
+      "innermost extent is 8 bytes; TMA needs a multiple of 16");
+  EXPECT_EQ(
+      refusal(
+          R"({"tensor":"q","rank":4})",
+          R"({"tensor_map":"q","dims":[3,1,2,0],"box":[128,64],"swizzle":128})"),
+      "program 'alibi': kernel 'alibi_bwd_k' argument 0: the box's "
+      "innermost extent is 256 bytes, wider than its 128-byte swizzle");
+  EXPECT_EQ(
+      refusal(
+          R"({"tensor":"q","rank":4})",
+          R"({"tensor_map":"q","dims":[1,3,2,0],"box":[64,64],"swizzle":0})"),
+      "program 'alibi': kernel 'alibi_bwd_k' argument 0: the tensor "
+      "map's dims must order all 4 dimensions of 'q', its last "
+      "(contiguous) one first");
+  EXPECT_EQ(refusal(R"("shape":["batch","seq_q","heads",64],"zero_fill")",
+                    R"("shape":["batch",0,"heads",64],"zero_fill")"),
+            "program 'alibi': workspace 'acc' dimension 1 is 0; sizes are at "
+            "least 1");
+  EXPECT_EQ(refusal(R"("dims":["heads"])", R"("dims":["num_sms"])"),
+            "program 'alibi': capture 'slopes' declares dim 'num_sms'; a dim "
+            "is batch, heads, kv_heads, seq_q, seq_kv or a size");
+  // Expressions nest a few levels; a spec nesting deeper is refused, not
+  // recursed into.
+  std::string deep = "\"seq_q\"";
+  for (int i = 0; i < 40; ++i)
+    deep = "[\"add\"," + deep + ",1]";
+  EXPECT_NE(refusal(R"(["ceildiv","seq_q",64])", deep)
+                .find("nests deeper than 32 levels"),
+            std::string::npos);
   // A well-formed tensor map reads back as one.
   ProgramSpec spec;
   std::string text = writeSpecJson(backwardLike());
   std::string whole = R"({"tensor":"q","rank":4})";
-  text.replace(text.find(whole), whole.size(),
-               R"({"tensor_map":"q","dims":[3,1,2,0],"box":[64,64],"swizzle":128})");
+  text.replace(
+      text.find(whole), whole.size(),
+      R"({"tensor_map":"q","dims":[3,1,2,0],"box":[64,64],"swizzle":128})");
   Status read = readSpecJson(text, spec);
   ASSERT_TRUE(read.ok()) << read.message();
   EXPECT_EQ(spec.kernels[0].args[0].kind, KernelArg::Kind::TensorMap);

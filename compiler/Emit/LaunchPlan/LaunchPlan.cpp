@@ -116,19 +116,25 @@ LogicalResult addArgument(func::FuncOp kernel, unsigned i, bool copied,
                           ProgramSpec &plan, KernelLaunch &launch) {
   auto type = dyn_cast<MemRefType>(kernel.getArgument(i).getType());
   KernelArg arg;
-  if (auto capture =
-          kernel.getArgAttrOfType<IntegerAttr>(i, tile::attrs::kCapture)) {
-    arg.kind = KernelArg::Kind::Capture;
-    arg.capture = capture.getInt();
-    arg.rank = type ? type.getRank() : 1;
-    launch.args.push_back(arg);
-    return success();
-  }
+  auto capture = kernel.getArgAttrOfType<IntegerAttr>(i, tile::attrs::kCapture);
   auto tensor = kernel.getArgAttrOfType<StringAttr>(i, tile::attrs::kTensor);
   auto workspace =
       kernel.getArgAttrOfType<StringAttr>(i, tile::attrs::kWorkspace);
+  if (int(bool(capture)) + int(bool(tensor)) + int(bool(workspace)) > 1)
+    return kernel.emitError()
+           << "argument " << i << " of kernel '" << kernel.getName()
+           << "' has more than one launch role";
+  if (capture) {
+    arg.kind = KernelArg::Kind::Capture;
+    arg.capture = capture.getInt();
+    // A scalar capture (memref<T>) is passed as Tensor<T, 1>, as the emitter
+    // declares it.
+    arg.rank = type ? std::max<int64_t>(type.getRank(), 1) : 1;
+    launch.args.push_back(arg);
+    return success();
+  }
   auto shapeAttr = kernel.getArgAttrOfType<ArrayAttr>(i, tile::attrs::kShape);
-  if ((!tensor && !workspace) || (tensor && workspace) || !shapeAttr || !type)
+  if ((!tensor && !workspace) || !shapeAttr || !type)
     return kernel.emitError()
            << "argument " << i << " of kernel '" << kernel.getName()
            << "' has no launch role: a memref with 'tile.tensor' or "
@@ -192,6 +198,11 @@ LogicalResult buildLaunchPlan(ModuleOp module, StringRef kind,
              << "kernel '" << kernel.getName()
              << "' has no launch grid or variant ('" << tile::attrs::kGrid
              << "', '" << tile::attrs::kVariant << "')";
+    if (!plan.kernels.empty() && plan.variant != variant.getValue())
+      return kernel.emitError()
+             << "the module holds " << kind << " kernels of variants '"
+             << plan.variant << "' and '" << variant.getValue()
+             << "'; a launch plan is one variant's";
     if (plan.kernels.empty()) {
       plan.variant = variant.str();
       if (auto g = kernel->getAttrOfType<IntegerAttr>(tile::attrs::kGqaGroup))
@@ -233,15 +244,17 @@ LogicalResult buildLaunchPlan(ModuleOp module, StringRef kind,
                                 {kvHeads, SizeExpr::constant(plan.gqaGroup)})});
   else
     plan.constraints.push_back({heads, kvHeads});
+  if (Status s = verifyPlan(plan); !s.ok())
+    return module.emitError()
+           << "the launch plan is inconsistent: " << s.message();
+  // Descriptive: what the attention programs were compiled for (verified:
+  // every shape has at least one dimension).
   if (const TensorDecl *q = plan.findTensor("q")) {
     plan.dtype = q->dtype;
     plan.headDimQK = q->shape.back().value;
   }
   if (const TensorDecl *v = plan.findTensor("v"))
     plan.headDimV = v->shape.back().value;
-  if (Status s = verifyPlan(plan); !s.ok())
-    return module.emitError()
-           << "the launch plan is inconsistent: " << s.message();
   return success();
 }
 

@@ -4,6 +4,7 @@
 #include "dialects/Tile/IR/TileAttrNames.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -83,6 +84,19 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
+/// The type of argument `argIndex`: from the function's signature, so that
+/// declarations without a body are checked too.
+static Type argumentType(Operation *op, unsigned regionIndex,
+                         unsigned argIndex) {
+  if (auto function = dyn_cast<FunctionOpInterface>(op))
+    if (argIndex < function.getNumArguments())
+      return function.getArgumentTypes()[argIndex];
+  Region &region = op->getRegion(regionIndex);
+  if (!region.empty() && argIndex < region.getNumArguments())
+    return region.getArgument(argIndex).getType();
+  return Type();
+}
+
 LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
@@ -95,8 +109,8 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
   if (name == attrs::kTensor || name == attrs::kWorkspace) {
     if (!isa<StringAttr>(value))
       return emitError() << "'" << name << "' must be a string";
-    auto type = dyn_cast<MemRefType>(
-        op->getRegion(regionIndex).getArgument(argIndex).getType());
+    auto type =
+        dyn_cast_or_null<MemRefType>(argumentType(op, regionIndex, argIndex));
     if (!type)
       return emitError() << "'" << name << "' marks a memref argument";
     return success();
@@ -106,13 +120,11 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
     if (!shape)
       return emitError() << "'" << name
                          << "' must be an array of size expressions";
-    auto type = dyn_cast<MemRefType>(
-        op->getRegion(regionIndex).getArgument(argIndex).getType());
+    Type argType = argumentType(op, regionIndex, argIndex);
+    auto type = dyn_cast_or_null<MemRefType>(argType);
     if (!type || type.getRank() != static_cast<int64_t>(shape.size()))
-      return emitError()
-             << "'" << name << "' has " << shape.size()
-             << " dimensions; the argument's type is "
-             << op->getRegion(regionIndex).getArgument(argIndex).getType();
+      return emitError() << "'" << name << "' has " << shape.size()
+                         << " dimensions; the argument's type is " << argType;
     for (auto [dim, expr] : llvm::enumerate(shape)) {
       if (failed(verifySizeExpr(expr, emitError)))
         return failure();

@@ -612,3 +612,9 @@ func.func @capture_index(%c: memref<?xf32> {tile.capture = -1}) {
 func.func @unknown_arg_attr(%c: memref<?xf32> {tile.role = "q"}) {
   return
 }
+
+// -----
+
+// Declarations without a body are checked too.
+// expected-error @+1 {{argument 0: 'tile.shape' has 2 dimensions; the argument's type is 'memref<?xf32>'}}
+func.func private @declared(%q: memref<?xf32> {tile.tensor = "q", tile.shape = ["batch", "seq_q"]})

@@ -61,11 +61,28 @@
 // SCHED-NEXT: {"name":"gqa_causal_bwd_dq_convert","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"workspace":"dq_accum","rank":4},{"tensor":"dq","rank":4}]}
 // SCHED-NEXT: {{^ \]}},
 
+// A rank-0 (scalar) capture is passed as a rank-1 tensor, as the emitter
+// declares it; the variant runs on both backends' plans (CPU checked here,
+// the GPU kernel compiled by NVRTC).
+// RUN: kiln-opt %S/Inputs/scalar-capture.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=SCALAR
+// SCALAR: {"name":"window","dtype":"i64","dims":[]}
+// SCALAR: {"tensor":"lse","rank":3},{"capture":0,"rank":1}]}
+// RUN: kiln run %S/Inputs/scalar-capture.mlir --seqlen 70 --heads 2 --backward --check | FileCheck %s --check-prefix=SCALAR-CHECKED
+// SCALAR-CHECKED: PASS
+// SCALAR-CHECKED: PASS (backward)
+// RUN: kiln compile %S/Inputs/scalar-capture.mlir -o %t.scalar.cubin | FileCheck %s --check-prefix=SCALAR-NVRTC
+// SCALAR-NVRTC: kiln compile: runtime_window_forward for sm_90a
+
+// A module with kernels of two variants has no single plan.
+// RUN: cat %examples/plain.mlir %examples/causal.mlir | kiln-opt -kiln-fwd-tile-pipeline | not kiln-translate --emit-launch-plan 2>&1 | FileCheck %s --check-prefix=MIXED
+// MIXED: error: the module holds forward kernels of variants 'plain' and 'causal'; a launch plan is one variant's
+
 // Kernels the plan cannot describe are refused with the reason.
 // RUN: not kiln-translate %s -split-input-file --emit-launch-plan 2>&1 | FileCheck %s --check-prefix=ERR
 // ERR: error: argument 1 of kernel 'no_role' has no launch role: a memref with 'tile.tensor' or 'tile.workspace' and 'tile.shape', or 'tile.capture'
 // ERR: error: kernel 'disagree_b' declares 'q' as bf16 [batch, seq_kv, heads, 64], an earlier kernel as bf16 [batch, seq_q, heads, 64]
 // ERR: error: kernel 'no_grid' has no launch grid or variant ('tile.grid', 'tile.variant')
+// ERR: error: argument 0 of kernel 'two_roles' has more than one launch role
 module {
   func.func @no_role(%q: memref<?x?x?x64xbf16> {tile.tensor = "q", tile.shape = ["batch", "seq_q", "heads", 64]},
                      %k: memref<?x?x?x64xbf16>)
@@ -87,6 +104,13 @@ module {
 // -----
 module {
   func.func @no_grid() attributes {tile.kernel, tile.variant = "v"} {
+    return
+  }
+}
+// -----
+module {
+  func.func @two_roles(%q: memref<?xf32> {tile.tensor = "q", tile.shape = ["seq_q"], tile.capture = 0})
+      attributes {tile.kernel, tile.variant = "v", tile.grid = [1, 1, 1]} {
     return
   }
 }
