@@ -1,5 +1,5 @@
-"""Variants with captures: Kiln's ALiBi and document-mask attention next to
-FlexAttention with the same score_mod / mask_mod, in one process on one GPU.
+"""Variants with mods: Kiln's softcap, ALiBi and document-mask attention next
+to FlexAttention with the same score_mod / mask_mod, in one process on one GPU.
 
 Kiln runs the specs of `kiln compile examples/alibi.mlir` and
 `examples/document_mask.mlir` (forward, and the backward with `--backward`)
@@ -13,7 +13,9 @@ in the same run.
   python3 bench/bench_mods.py --lib build/lib/libkiln_runtime.so --specs DIR
 
 DIR holds <variant>_hd<D>.cubin.json and <variant>_hd<D>_bwd.cubin.json for
-variant in {alibi, document_mask}. Shapes: 16384 tokens per batch, hidden
+variant in {softcap, alibi, document_mask}; <variant>_hd<D>_precise[_bwd] (compiled
+with --no-fast-math) is timed next to them where present (the fast-math
+ablation). Shapes: 16384 tokens per batch, hidden
 2048, 8 documents of random lengths per sequence. FLOPs count the visible
 (query, key) pairs: 4 * B * H * pairs * D forward, 3.5x that forward+backward.
 """
@@ -66,6 +68,9 @@ for hd in [int(x) for x in args.hdims.split(",")]:
         slopes = torch.tensor([2.0 ** (-8.0 * (i + 1) / H) for i in range(H)], device=dev, dtype=torch.float32)
         docs, lengths = doc_ids(N, args.docs, gen)
 
+        def softcap_mod(score, b, h, qi, ki):
+            return 20.0 * torch.tanh(score / 20.0)
+
         def causal(b, h, qi, ki):
             return qi >= ki
 
@@ -77,6 +82,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
 
         cases = {
             # name: (captures, Flex kwargs builder, mask_mod for the block mask, visible pairs)
+            "softcap": ([], lambda bm: dict(score_mod=softcap_mod), None, N * N),
             "alibi": ([slopes], lambda bm: dict(score_mod=alibi_mod, block_mask=bm), causal, N * (N + 1) // 2),
             "document_mask": ([docs, docs], lambda bm: dict(block_mask=bm), doc_mask,
                               int(sum(n * (n + 1) // 2 for n in lengths.tolist()))),
@@ -89,9 +95,11 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             flops = 4 * B * H * pairs * hd
             row = dict(variant=variant, hdim=hd, N=N, B=B, H=H, docs=args.docs if variant == "document_mask" else 0)
             torch._dynamo.reset()
-            make_mask = lambda: create_block_mask(mask_mod, None, None, N, N, device=dev)
+            make_mask = (lambda: create_block_mask(mask_mod, None, None, N, N, device=dev)) if mask_mod else (
+                lambda: None)
             bm = make_mask()
-            row["flex_block_mask_ms"] = bench(make_mask)
+            if mask_mod:
+                row["flex_block_mask_ms"] = bench(make_mask)
             qt, kt, vt = (t(x).detach().requires_grad_() for x in (q, k, v))
             flex_fwd = lambda: flex(qt, kt, vt, **flex_kwargs(bm))
             ref = flex_fwd()
@@ -103,6 +111,9 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             torch.cuda.synchronize()
             row["kiln_vs_flex_relerr"] = relerr(t(o), ref)
             row["kiln_fwd_ms"] = bench(lambda: runtime.forward(fwd, q, k, v, o, lse, captures))
+            precise, precise_bwd = load(variant, hd, "_precise"), load(variant, hd, "_precise_bwd")
+            if precise is not None:
+                row["kiln_precise_fwd_ms"] = bench(lambda: runtime.forward(precise, q, k, v, o, lse, captures))
             with torch.no_grad():
                 row["flex_fwd_ms"] = bench(flex_fwd)
                 row["flex_fwd_with_mask_ms"] = bench(lambda: flex(qt, kt, vt, **flex_kwargs(make_mask())))
@@ -122,9 +133,15 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     runtime.forward(fwd, q, k, v, o, lse, captures)
                     runtime.backward(bwd, q, k, v, o, do, lse, dq, dk, dv, captures)
                 row["kiln_fb_ms"] = bench(kiln_fb)
-            for key in ("kiln_fwd", "flex_fwd", "flex_fwd_with_mask"):
-                row[key + "_tflops"] = flops / row[key + "_ms"] / 1e9
-            for key in ("kiln_fb", "flex_fb"):
+                if precise is not None and precise_bwd is not None:
+                    def kiln_precise_fb():
+                        runtime.forward(precise, q, k, v, o, lse, captures)
+                        runtime.backward(precise_bwd, q, k, v, o, do, lse, dq, dk, dv, captures)
+                    row["kiln_precise_fb_ms"] = bench(kiln_precise_fb)
+            for key in ("kiln_fwd", "kiln_precise_fwd", "flex_fwd", "flex_fwd_with_mask"):
+                if key + "_ms" in row:
+                    row[key + "_tflops"] = flops / row[key + "_ms"] / 1e9
+            for key in ("kiln_fb", "kiln_precise_fb", "flex_fb"):
                 if key + "_ms" in row:
                     row[key + "_tflops"] = 3.5 * flops / row[key + "_ms"] / 1e9
             rows.append(row)
@@ -137,12 +154,15 @@ out = os.environ.get("OUT", "/tmp")
 json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.join(out, "bench_mods.json"), "w"),
           indent=1)
 print(f"\nTFLOP/s of visible pairs, {torch.cuda.get_device_name()}; Flex fwd with mask = create_block_mask + attention")
-print(f"{'variant':>13} {'hd':>3} {'N':>6} {'kiln':>6} {'flex':>6} {'flex+bm':>7} {'k/flex':>6} {'k/f+bm':>6} "
-      f"{'kiln fb':>7} {'flex fb':>7} {'fb k/f':>6} {'err':>7} {'grad err':>8}")
+cols = [("kiln", "kiln_fwd_tflops"), ("precise", "kiln_precise_fwd_tflops"), ("flex", "flex_fwd_tflops"),
+        ("flex+bm", "flex_fwd_with_mask_tflops"), ("kiln fb", "kiln_fb_tflops"),
+        ("prec fb", "kiln_precise_fb_tflops"), ("flex fb", "flex_fb_tflops")]
+print(f"{'variant':>13} {'hd':>3} {'N':>6} " + " ".join(f"{c:>7}" for c, _ in cols) +
+      f" {'k/flex':>6} {'k/f+bm':>6} {'fb k/f':>6} {'err':>7} {'grad err':>8}")
 for r in rows:
-    fb = (f"{r['kiln_fb_tflops']:7.1f} {r['flex_fb_tflops']:7.1f} {r['kiln_fb_tflops'] / r['flex_fb_tflops']:6.2f}"
-          if "kiln_fb_tflops" in r else f"{'n/a':>7} {r['flex_fb_tflops']:7.1f} {'n/a':>6}")
-    print(f"{r['variant']:>13} {r['hdim']:3d} {r['N']:6d} {r['kiln_fwd_tflops']:6.1f} {r['flex_fwd_tflops']:6.1f} "
-          f"{r['flex_fwd_with_mask_tflops']:7.1f} {r['kiln_fwd_tflops'] / r['flex_fwd_tflops']:6.2f} "
-          f"{r['kiln_fwd_tflops'] / r['flex_fwd_with_mask_tflops']:6.2f} {fb} {r['kiln_vs_flex_relerr']:7.1e} "
-          f"{r.get('kiln_grad_vs_flex_relerr', float('nan')):8.1e}")
+    val = lambda key: f"{r[key]:7.1f}" if key in r else f"{'n/a':>7}"
+    ratio = lambda a, b: f"{r[a] / r[b]:6.2f}" if a in r and b in r else f"{'n/a':>6}"
+    print(f"{r['variant']:>13} {r['hdim']:3d} {r['N']:6d} " + " ".join(val(k) for _, k in cols) +
+          f" {ratio('kiln_fwd_tflops', 'flex_fwd_tflops')} {ratio('kiln_fwd_tflops', 'flex_fwd_with_mask_tflops')}"
+          f" {ratio('kiln_fb_tflops', 'flex_fb_tflops')} {r['kiln_vs_flex_relerr']:7.1e}"
+          f" {r.get('kiln_grad_vs_flex_relerr', float('nan')):8.1e}")

@@ -9,10 +9,11 @@
 #   bench - ALiBi and the document mask through the C API next to
 #           FlexAttention (bench/bench_mods.py), and plain / causal next to
 #           SDPA (bench/bench_forward.py) to see that nothing slowed down;
+#   mods  - bench/bench_mods.py alone, hd 128;
 #   bwd   - forward+backward, both schedules, next to SDPA
 #           (bench/bench_backward.py).
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|bwd
+#   bash bench/device-run-plans.sh check|bench|mods|bwd
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -36,6 +37,12 @@ check)
         $KILN run examples/$ex.mlir --backend cuda --backward --bwd-schedule $sched --seqlen 333 \
           --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
       done
+    done
+    # The fast-math ablation's error: the same softcap runs with precise tanhf.
+    for ex in softcap causal_softcap; do
+      echo "== $ex precise (--no-fast-math)"
+      $KILN run examples/$ex.mlir --backend cuda --backward --no-fast-math --seqlen 333 \
+        --seqlen-kv 517 --heads 3 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
     done
   } > "$OUT/examples.txt" 2>&1
   echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS lines, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error lines"
@@ -70,6 +77,11 @@ bench)
   timeout 200 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128 --seqlens 4096,16384 \
     --variants "" > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 10 "$OUT/bench.txt"
+  ;;
+mods)
+  timeout 400 python3 bench/bench_mods.py --lib "$LIB" --specs $S --hdims 128 --seqlens 4096,16384 \
+    > "$OUT/bench_mods.txt" 2>&1
+  echo "bench_mods rc=$?"; tail -n 9 "$OUT/bench_mods.txt"
   ;;
 bwd)
   timeout 400 python3 bench/bench_backward.py --lib "$LIB" --specs $S --hdims 64,128 --seqlens 4096,16384 \

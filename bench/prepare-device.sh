@@ -27,6 +27,11 @@ for hd in 64 128; do
     compile "${v}_hd$hd"_bwd_atomic $v --head-dim $hd --backward --bwd-schedule atomic &
     wait
   done
+  compile softcap_hd$hd softcap --head-dim $hd &
+  compile softcap_hd$hd"_bwd" softcap --head-dim $hd --backward &
+  compile softcap_hd$hd"_precise" softcap --head-dim $hd --no-fast-math &
+  compile softcap_hd$hd"_precise_bwd" softcap --head-dim $hd --backward --no-fast-math &
+  wait
   for v in alibi document_mask; do
     compile "${v}_hd$hd" $v --head-dim $hd &
     compile "${v}_hd$hd"_bwd $v --head-dim $hd --backward &

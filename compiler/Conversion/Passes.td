@@ -155,6 +155,10 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tgpu", "::mlir::ModuleOp"> {
            "kernels)">,
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "232448",
            "Shared memory a CTA may use on the target (sm_90: 227 KiB)">,
+    Option<"fastMath", "fast-math", "bool", "true",
+           "Mark the kernels tgpu.fast_math: math.tanh and math.exp print as "
+           "the hardware approximations (bf16/fp16 outputs do not see their "
+           "error)">,
     Option<"atomicProductColumns", "atomic-product-columns", "int64_t", "32",
            "Split a tile.atomic_add of a product wider than this into column "
            "chunks (0: never); 32 keeps the atomic backward's dQ share at 16 "

@@ -82,7 +82,7 @@ Status lowerAndEmit(ModuleOp module, PassManager &pm, const std::string &what,
 Status compileForwardCUDA(ModuleOp module, const std::string &arch,
                           ProgramSpec &spec, std::string *tgpuIR,
                           bool overlapCopies, int64_t blockM, int64_t blockN,
-                          bool prefetchNextStep) {
+                          bool prefetchNextStep, bool fastMath) {
   std::string variant;
   int64_t headDimQK = 0, headDimV = 0;
   if (Status s = checkVariant(module, variant, headDimQK, headDimV); !s.ok())
@@ -90,6 +90,7 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
   CUDAPipelineOptions options;
   setPipelineOptions(options, arch, overlapCopies, blockM, blockN);
   options.prefetchNextStep = prefetchNextStep;
+  options.fastMath = fastMath;
   PassManager pm(module.getContext());
   buildCUDAForwardPipeline(pm, options);
   return lowerAndEmit(module, pm, variant, arch, "forward", tgpuIR, spec);
@@ -98,7 +99,7 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
 Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
                            bool atomicDQ, ProgramSpec &spec,
                            std::string *tgpuIR, bool overlapCopies,
-                           int64_t blockM, int64_t blockN) {
+                           int64_t blockM, int64_t blockN, bool fastMath) {
   std::string variant;
   int64_t headDimQK = 0, headDimV = 0;
   if (Status s = checkVariant(module, variant, headDimQK, headDimV); !s.ok())
@@ -106,6 +107,7 @@ Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
   CUDAPipelineOptions options;
   setPipelineOptions(options, arch, overlapCopies, blockM, blockN);
   options.backwardSchedule = atomicDQ ? "atomic" : "two-kernel";
+  options.fastMath = fastMath;
   PassManager pm(module.getContext());
   buildCUDABackwardPipeline(pm, options);
   if (Status s =

@@ -18,7 +18,8 @@ namespace kiln::driver {
 Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
                           ProgramSpec &spec, std::string *tgpuIR = nullptr,
                           bool overlapCopies = true, int64_t blockM = 0,
-                          int64_t blockN = 0, bool prefetchNextStep = true);
+                          int64_t blockN = 0, bool prefetchNextStep = true,
+                          bool fastMath = true);
 
 /// Lowers the single attn.attention of `module` through the backward CUDA
 /// pipeline (two-kernel, or atomic dQ with `atomicDQ`) and emits its
@@ -27,7 +28,7 @@ Status compileBackwardCUDA(mlir::ModuleOp module, const std::string &arch,
                            bool atomicDQ, ProgramSpec &spec,
                            std::string *tgpuIR = nullptr,
                            bool overlapCopies = true, int64_t blockM = 0,
-                           int64_t blockN = 0);
+                           int64_t blockN = 0, bool fastMath = true);
 
 } // namespace kiln::driver
 

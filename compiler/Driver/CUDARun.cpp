@@ -41,7 +41,8 @@ std::optional<int> compileForCUDA(ModuleOp module, ModuleOp variant,
   if (Status s =
           compileForwardCUDA(module, arch, programs.forward, &tgpuIR,
                              o.overlapCopies, o.blockMGiven ? o.blockM : 0,
-                             o.blockNGiven ? o.blockN : 0, o.prefetchNextStep);
+                             o.blockNGiven ? o.blockN : 0, o.prefetchNextStep,
+                             o.fastMath);
       !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;
@@ -53,7 +54,8 @@ std::optional<int> compileForCUDA(ModuleOp module, ModuleOp variant,
     if (Status s = compileBackwardCUDA(
             *backwardModule, arch, o.backwardSchedule == "atomic",
             programs.backward, &backwardIR, o.overlapCopies,
-            o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0);
+            o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0,
+            o.fastMath);
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;

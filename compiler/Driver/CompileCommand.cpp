@@ -75,14 +75,15 @@ int compileCommand(const RunOptions &o, llvm::raw_ostream &out,
   if (o.backward) {
     if (Status s =
             compileBackwardCUDA(*module, arch, o.backwardSchedule == "atomic",
-                                spec, nullptr, o.overlapCopies, blockM, blockN);
+                                spec, nullptr, o.overlapCopies, blockM, blockN,
+                                o.fastMath);
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;
     }
   } else if (Status s = compileForwardCUDA(*module, arch, spec, nullptr,
                                            o.overlapCopies, blockM, blockN,
-                                           o.prefetchNextStep);
+                                           o.prefetchNextStep, o.fastMath);
              !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;

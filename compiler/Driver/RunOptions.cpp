@@ -35,6 +35,7 @@ const char *runUsage() {
   --no-split                keep one masked KV loop (ablation of the block split)
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
+  --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
   --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
   -emit=attn|tile|llvm      print the IR of a stage instead of running
@@ -120,7 +121,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
 
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
                     name == "no-split" || name == "no-overlap-copies" ||
-                    name == "no-prefetch" || name == "backward";
+                    name == "no-prefetch" || name == "no-fast-math" ||
+                    name == "backward";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -135,6 +137,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.overlapCopies = false;
     } else if (name == "no-prefetch") {
       o.prefetchNextStep = false;
+    } else if (name == "no-fast-math") {
+      o.fastMath = false;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

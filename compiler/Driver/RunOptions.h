@@ -39,6 +39,7 @@ struct RunOptions {
   bool splitMaskedBlocks = true;
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
+  bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations
   int64_t repeats = 0;          ///< cuda: timed launches after the check
   std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;           ///< kiln compile: -o file

@@ -104,6 +104,7 @@ static void addSM80Schedule(OpPassManager &pm,
                             const CUDAPipelineOptions &options) {
   ConvertTileToTileGPUOptions schedule;
   schedule.arch = options.arch;
+  schedule.fastMath = options.fastMath;
   schedule.sharedMemoryBytes =
       options.sharedMemoryBytes > 0
           ? int64_t(options.sharedMemoryBytes)

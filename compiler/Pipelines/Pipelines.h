@@ -74,6 +74,11 @@ struct CUDAPipelineOptions
       llvm::cl::desc("kiln-cuda-bwd-pipeline: two-kernel (deterministic) or "
                      "atomic (atomic dQ)"),
       llvm::cl::init("two-kernel")};
+  Option<bool> fastMath{
+      *this, "fast-math",
+      llvm::cl::desc("math.tanh / math.exp on the hardware approximations "
+                     "(convert-tile-to-tgpu fast-math)"),
+      llvm::cl::init(true)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory

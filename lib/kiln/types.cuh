@@ -59,6 +59,20 @@ __device__ __forceinline__ float exp2_fast(float x) {
   return y;
 }
 
+/// tanh on the SFU (tanh.approx.f32, max abs. error about 2^-10.7): what the
+/// fast-math schedule prints for math.tanh (softcap's score_mod), instead of
+/// tanhf's dozens of instructions.
+__device__ __forceinline__ float tanh_fast(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/// e^x as 2^(x log2 e) on the SFU: math.exp under fast math.
+__device__ __forceinline__ float exp_fast(float x) {
+  return exp2_fast(x * 1.4426950408889634f);
+}
+
 // Integer division rounding toward -inf / +inf (arith.floordivsi/ceildivsi).
 __device__ __forceinline__ int floordiv(int a, int b) {
   int q = a / b;

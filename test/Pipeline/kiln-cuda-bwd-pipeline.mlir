@@ -26,7 +26,7 @@
 // memory, no barrier, no mma.
 // CHECK-LABEL: func.func @causal_softcap_bwd_preprocess(
 // CHECK-SAME: tile.workspace = "delta"
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 0 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.bwd_stage = "preprocess"
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 0 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.bwd_stage = "preprocess"
 // CHECK-SAME: tile.kernel
 // CHECK-NOT: {{tgpu\.(shared_alloc|copy_async|barrier|async_wait|store_shared)|= tgpu\.mma}}
 // CHECK: [[O:%.+]] = tile.load {{.*}} : bf16 : <?x64xbf16> -> tensor<64x64xbf16, #tgpu.mma<warps = 4>>
@@ -158,7 +158,7 @@
 // accumulators have 128 rows (twice block_m) and still get the mma layout;
 // P and dS (64 x 128) go through 64 x 128 buffers.
 // BLOCKS-LABEL: func.func @causal_softcap_bwd_dkdv(
-// BLOCKS-SAME: tgpu.arch = "sm_80", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 90112 : i64, tile.block_m = 64 : i64, tile.block_n = 128 : i64
+// BLOCKS-SAME: tgpu.arch = "sm_80", tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 90112 : i64, tile.block_m = 64 : i64, tile.block_n = 128 : i64
 // BLOCKS: scf.for {{.*}} -> (tensor<128x64xf32, #tgpu.mma<warps = 4>>, tensor<128x64xf32, #tgpu.mma<warps = 4>>)
 // BLOCKS: tgpu.store_shared %{{.+}}, [[PB:%[0-9]+]] : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, memref<64x128xbf16, strided<[136, 1]>, 3>
 // BLOCKS-NEXT: tgpu.barrier{{$}}

@@ -8,7 +8,7 @@
 // 128 blocks; attn-choose-tiles), 4 warps of 16 rows.
 // CHECK-NOT: attn.attention
 // CHECK-LABEL: func.func @window_fwd
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 4 : i64
 // CHECK-SAME: tile.block_m = 64 : i64, tile.block_n = 128 : i64
 // CHECK-NOT: tile.load
 // CHECK-NOT: tile.dot

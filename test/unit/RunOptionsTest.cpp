@@ -276,6 +276,9 @@ TEST(RunOptions, GpuFlags) {
   ParsedRunOptions bad = parse({"v.mlir", "--arch", "sm_75"});
   EXPECT_NE(bad.error.find("--arch must be sm_80 or sm_90a"), std::string::npos)
       << bad.error;
+  EXPECT_TRUE(parseOk({"v.mlir"}).fastMath);
+  EXPECT_FALSE(parseOk({"v.mlir", "--no-fast-math"}).fastMath);
+  EXPECT_NE(parse({"v.mlir", "--no-fast-math=1"}).error, "");
   bad = parse({"v.mlir", "--repeats", "-1"});
   EXPECT_NE(bad.error.find("--repeats"), std::string::npos) << bad.error;
 }

@@ -384,6 +384,8 @@ struct ConvertTileToTileGPU
       if (failed(scheduler.run(sharedMemoryBytes)))
         return signalPassFailure();
       kernel->setAttr(tgpu::attrs::kArch, StringAttr::get(&getContext(), arch));
+      if (fastMath)
+        kernel->setAttr(tgpu::attrs::kFastMath, UnitAttr::get(&getContext()));
     }
   }
 };

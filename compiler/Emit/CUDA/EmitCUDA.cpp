@@ -161,6 +161,8 @@ private:
   unsigned indent = 2;
   unsigned nextId = 0;
   int64_t numThreads = 0;
+  /// The kernel is tgpu.fast_math: tanh and exp on the approximations.
+  bool fastMath = false;
   llvm::DenseMap<Value, std::string> names;
 };
 
@@ -319,11 +321,13 @@ FailureOr<std::string> CUDAPrinter::expression(Operation *op,
                             : "static_cast<unsigned long long>(" + a[0] + ")";
         return cast(resultType, u);
       })
-      .Case<math::ExpOp>([&](auto) { return call("expf"); })
+      .Case<math::ExpOp>(
+          [&](auto) { return call(fastMath ? "kiln::exp_fast" : "expf"); })
       .Case<math::Exp2Op>([&](auto) { return call("kiln::exp2_fast"); })
       .Case<math::LogOp>([&](auto) { return call("logf"); })
       .Case<math::Log2Op>([&](auto) { return call("log2f"); })
-      .Case<math::TanhOp>([&](auto) { return call("tanhf"); })
+      .Case<math::TanhOp>(
+          [&](auto) { return call(fastMath ? "kiln::tanh_fast" : "tanhf"); })
       .Case<math::SqrtOp>([&](auto) { return call("sqrtf"); })
       .Case<math::RsqrtOp>([&](auto) { return call("rsqrtf"); })
       .Case<math::AbsFOp>([&](auto) { return call("fabsf"); })
@@ -646,6 +650,7 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func, EmittedKernel &info) {
     return func.emitError() << "only scheduled kernels (convert-tile-to-tgpu) "
                                "can be emitted";
   numThreads = warps.getInt() * 32;
+  fastMath = func->hasAttr(tgpu::attrs::kFastMath);
   info.name = func.getName().str();
   info.numThreads = numThreads;
   info.sharedBytes = shared.getInt();

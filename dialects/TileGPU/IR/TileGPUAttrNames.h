@@ -18,6 +18,9 @@ inline constexpr llvm::StringLiteral kNumWarps = "tgpu.num_warps";
 inline constexpr llvm::StringLiteral kArch = "tgpu.arch";
 /// Dynamic shared memory the kernel is launched with.
 inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";
+/// The kernel's math.tanh and math.exp run on the hardware approximations
+/// (tanh.approx, ex2.approx) rather than libdevice's precise functions.
+inline constexpr llvm::StringLiteral kFastMath = "tgpu.fast_math";
 
 } // namespace kiln::tgpu::attrs
 

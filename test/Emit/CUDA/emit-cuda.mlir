@@ -1,6 +1,7 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s
 // RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
 // RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
 
 // The kernel is named after the variant, includes only the device library,
 // and every statement is preceded by the op it comes from.
@@ -29,7 +30,12 @@
 // CHECK: kiln::mma<false, true>([[S:v[0-9]+]], [[QS]], [[KS]]);
 // The score_mod, inlined elementwise over the thread's fragment.
 // CHECK: // math.tanh loc(
-// CHECK: for (int e = 0; e < kiln::Frag<float, 64, {{[0-9]+}}, 4>::kSize; ++e) {{v[0-9]+}}.x[e] = tanhf({{v[0-9]+}}.x[e]);
+// The schedule is tgpu.fast_math by default: the mod's tanh runs on the
+// SFU's tanh.approx; with fast-math=false, on the precise tanhf.
+// CHECK: for (int e = 0; e < kiln::Frag<float, 64, {{[0-9]+}}, 4>::kSize; ++e) {{v[0-9]+}}.x[e] = kiln::tanh_fast({{v[0-9]+}}.x[e]);
+// PRECISE: // math.tanh loc(
+// PRECISE: for (int e = 0; e < kiln::Frag<float, 64, {{[0-9]+}}, 4>::kSize; ++e) {{v[0-9]+}}.x[e] = tanhf({{v[0-9]+}}.x[e]);
+// PRECISE-NOT: tanh_fast
 // CHECK: kiln::reduce_rows<true>(
 // CHECK: kiln::exp2_fast(
 // CHECK: kiln::reduce_rows<false>(
