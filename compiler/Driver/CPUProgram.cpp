@@ -54,13 +54,10 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
       case KernelArg::Kind::Tensor:
         args.push_back(tensors.at(a.name));
         break;
-      case KernelArg::Kind::Workspace: {
-        size_t w = 0;
-        while (plan.workspaces[w].name != a.name)
-          ++w;
-        args.push_back(&workspaces[w]);
+      case KernelArg::Kind::Workspace:
+        args.push_back(
+            &workspaces[plan.findWorkspace(a.name) - plan.workspaces.data()]);
         break;
-      }
       case KernelArg::Kind::Capture:
         args.push_back(&captures[a.capture]);
         break;

@@ -140,20 +140,14 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
     KernelParams &params = allParams[k];
     for (const KernelArg &a : kernel.args) {
       switch (a.kind) {
-      case KernelArg::Kind::Tensor: {
-        size_t i = 0;
-        while (s.tensors[i].name != a.name)
-          ++i;
-        params.addTensor(*bound.tensors[i], a.rank);
+      case KernelArg::Kind::Tensor:
+        params.addTensor(
+            *bound.tensors[s.findTensor(a.name) - s.tensors.data()], a.rank);
         break;
-      }
-      case KernelArg::Kind::Workspace: {
-        size_t w = 0;
-        while (s.workspaces[w].name != a.name)
-          ++w;
-        params.addTensor(workspaces[w], a.rank);
+      case KernelArg::Kind::Workspace:
+        params.addTensor(
+            workspaces[s.findWorkspace(a.name) - s.workspaces.data()], a.rank);
         break;
-      }
       case KernelArg::Kind::Capture:
         params.addTensor(captures[a.capture], a.rank);
         break;
@@ -166,12 +160,10 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
         break;
       }
       case KernelArg::Kind::TensorMap: {
-        size_t i = 0;
-        while (s.tensors[i].name != a.name)
-          ++i;
         TensorMapLayout layout;
-        if (Status st =
-                tensorMapLayout(kernel.name, a, *bound.tensors[i], layout);
+        const TensorRef &tensor =
+            *bound.tensors[s.findTensor(a.name) - s.tensors.data()];
+        if (Status st = tensorMapLayout(kernel.name, a, tensor, layout);
             !st.ok())
           return st;
         if (!d->cuTensorMapEncodeTiled)

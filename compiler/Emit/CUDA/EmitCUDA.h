@@ -11,20 +11,11 @@
 
 namespace kiln {
 
-/// What a launcher needs to know of an emitted kernel.
-struct EmittedKernel {
-  std::string name;
-  int64_t numThreads = 0;
-  int64_t sharedBytes = 0;
-  int64_t blockM = 0;
-  std::string arch;
-};
-
 /// Prints every scheduled kernel (a func.func with tgpu.num_warps) of
 /// `module` as CUDA C++ that includes the device library "kiln/kiln.cuh".
-/// Fails with a diagnostic on an op the emitter cannot print.
-mlir::LogicalResult emitCUDA(mlir::ModuleOp module, llvm::raw_ostream &os,
-                             std::vector<EmittedKernel> *kernels = nullptr);
+/// Fails with a diagnostic on an op the emitter cannot print. How the
+/// kernels are launched is the launch plan's (compiler/Emit/LaunchPlan).
+mlir::LogicalResult emitCUDA(mlir::ModuleOp module, llvm::raw_ostream &os);
 
 /// Registers `--emit-cuda` for kiln-translate.
 void registerEmitCUDATranslation();

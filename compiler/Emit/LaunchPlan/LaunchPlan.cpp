@@ -155,7 +155,7 @@ LogicalResult addArgument(func::FuncOp kernel, unsigned i, bool copied,
            << ", an earlier kernel as " << earlier;
   };
   if (tensor) {
-    if (auto *decl = const_cast<TensorDecl *>(plan.findTensor(arg.name))) {
+    if (TensorDecl *decl = plan.findTensor(arg.name)) {
       if (decl->dtype != *dtype || shapeText(decl->shape) != shapeText(shape))
         return mismatch(std::string(dtypeName(decl->dtype)) + " " +
                         shapeText(decl->shape));
@@ -167,11 +167,11 @@ LogicalResult addArgument(func::FuncOp kernel, unsigned i, bool copied,
     }
   } else {
     bool zeroFill = kernel.getArgAttr(i, tile::attrs::kZeroFill) != nullptr;
-    if (const WorkspaceDecl *decl = plan.findWorkspace(arg.name)) {
+    if (WorkspaceDecl *decl = plan.findWorkspace(arg.name)) {
       if (decl->dtype != *dtype || shapeText(decl->shape) != shapeText(shape))
         return mismatch(std::string(dtypeName(decl->dtype)) + " " +
                         shapeText(decl->shape));
-      const_cast<WorkspaceDecl *>(decl)->zeroFill |= zeroFill;
+      decl->zeroFill |= zeroFill;
     } else {
       plan.workspaces.push_back({arg.name, *dtype, shape, zeroFill});
     }

@@ -21,6 +21,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln {
@@ -137,6 +138,13 @@ struct ProgramSpec {
 
   const TensorDecl *findTensor(const std::string &name) const;
   const WorkspaceDecl *findWorkspace(const std::string &name) const;
+  TensorDecl *findTensor(const std::string &name) {
+    return const_cast<TensorDecl *>(std::as_const(*this).findTensor(name));
+  }
+  WorkspaceDecl *findWorkspace(const std::string &name) {
+    return const_cast<WorkspaceDecl *>(
+        std::as_const(*this).findWorkspace(name));
+  }
 };
 
 /// The plan's own consistency, without a device: known symbols and
