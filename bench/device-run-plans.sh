@@ -11,7 +11,12 @@
 #           SDPA (bench/bench_forward.py) to see that nothing slowed down;
 #   mods  - bench/bench_mods.py alone, hd 128;
 #   bwd   - forward+backward, both schedules, next to SDPA
-#           (bench/bench_backward.py).
+#           (bench/bench_backward.py);
+#   hopper - the sm_90a forward schedule: every example's forward at odd
+#           shapes, head dims 64/96/128/192/256 and fp16 against float64,
+#           the quick forward suite, memcheck/racecheck/synccheck on it, the
+#           SASS of the kernels (HGMMA count, local memory), and plain /
+#           causal next to SDPA with the mma.sync ablation (`_mma` specs).
 # Details go to $OUT; a short summary prints last.
 #   bash bench/device-run-plans.sh check|bench|mods|bwd
 set -u
@@ -87,5 +92,46 @@ bwd)
   timeout 400 python3 bench/bench_backward.py --lib "$LIB" --specs $S --hdims 64,128 --seqlens 4096,16384 \
     > "$OUT/bench_backward.txt" 2>&1
   echo "bench_backward rc=$?"; tail -n 10 "$OUT/bench_backward.txt"
+  ;;
+hopper)
+  {
+    for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+      heads=3; [ $ex = gqa_causal ] && heads=8
+      echo "== $ex"
+      $KILN run examples/$ex.mlir --backend cuda --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 \
+        | grep -E "rel L2|PASS|FAIL|error|differ"
+    done
+    for hd in 64 96 128 192 256; do
+      for ex in plain causal; do
+        for dt in bf16 fp16; do
+          echo "== $ex hd$hd $dt"
+          $KILN run examples/$ex.mlir --backend cuda --head-dim $hd --dtype $dt --seqlen 300 --seqlen-kv 700 \
+            --heads 2 --batch 2 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
+        done
+      done
+    done
+    echo "== causal Lq=1"
+    $KILN run examples/causal.mlir --backend cuda --seqlen 1 --seqlen-kv 900 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error"
+  } > "$OUT/examples.txt" 2>&1
+  echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error"
+  grep -B3 -E "FAIL|error" "$OUT/examples.txt" | head -20
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool: "
+    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir \
+      --backend cuda --head-dim 128 --seqlen 200 --check 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+  {
+    for c in $KILN_CACHE_DIR/*.cubin; do
+      echo "$(basename $c): HGMMA $(cuobjdump -sass $c | grep -c HGMMA), HMMA $(cuobjdump -sass $c | grep -c HMMA)," \
+        "LDL/STL $(cuobjdump -sass $c | grep -cE 'LDL|STL')"
+    done
+  } > "$OUT/sass.txt" 2>&1
+  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA," \
+    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
+  timeout 150 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
+  echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
+  timeout 200 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \
+    --variants _mma > "$OUT/bench.txt" 2>&1
+  echo "bench_forward rc=$?"; tail -n 16 "$OUT/bench.txt"
   ;;
 esac

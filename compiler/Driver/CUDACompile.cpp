@@ -40,11 +40,14 @@ Status checkVariant(ModuleOp module, std::string &variant, int64_t &headDimQK,
 
 /// The options both GPU pipelines take from the driver.
 void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
-                        bool overlapCopies, int64_t blockM, int64_t blockN) {
+                        const ScheduleChoices &choices) {
   options.arch = arch;
-  options.overlapCopies = overlapCopies;
-  options.blockM = blockM;
-  options.blockN = blockN;
+  options.blockM = choices.blockM;
+  options.blockN = choices.blockN;
+  options.overlapCopies = choices.overlapCopies;
+  options.prefetchNextStep = choices.prefetchNextStep;
+  options.fastMath = choices.fastMath;
+  options.warpgroupMma = choices.warpgroupMma;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -79,18 +82,26 @@ Status lowerAndEmit(ModuleOp module, PassManager &pm, const std::string &what,
 
 } // namespace
 
+ScheduleChoices scheduleChoices(const RunOptions &o) {
+  ScheduleChoices choices;
+  choices.blockM = o.blockMGiven ? o.blockM : 0;
+  choices.blockN = o.blockNGiven ? o.blockN : 0;
+  choices.overlapCopies = o.overlapCopies;
+  choices.prefetchNextStep = o.prefetchNextStep;
+  choices.fastMath = o.fastMath;
+  choices.warpgroupMma = o.warpgroupMma;
+  return choices;
+}
+
 Status compileForwardCUDA(ModuleOp module, const std::string &arch,
-                          ProgramSpec &spec, std::string *tgpuIR,
-                          bool overlapCopies, int64_t blockM, int64_t blockN,
-                          bool prefetchNextStep, bool fastMath) {
+                          ProgramSpec &spec, const ScheduleChoices &choices,
+                          std::string *tgpuIR) {
   std::string variant;
   int64_t headDimQK = 0, headDimV = 0;
   if (Status s = checkVariant(module, variant, headDimQK, headDimV); !s.ok())
     return s;
   CUDAPipelineOptions options;
-  setPipelineOptions(options, arch, overlapCopies, blockM, blockN);
-  options.prefetchNextStep = prefetchNextStep;
-  options.fastMath = fastMath;
+  setPipelineOptions(options, arch, choices);
   PassManager pm(module.getContext());
   buildCUDAForwardPipeline(pm, options);
   return lowerAndEmit(module, pm, variant, arch, "forward", tgpuIR, spec);
@@ -98,16 +109,15 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
 
 Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
                            bool atomicDQ, ProgramSpec &spec,
-                           std::string *tgpuIR, bool overlapCopies,
-                           int64_t blockM, int64_t blockN, bool fastMath) {
+                           const ScheduleChoices &choices,
+                           std::string *tgpuIR) {
   std::string variant;
   int64_t headDimQK = 0, headDimV = 0;
   if (Status s = checkVariant(module, variant, headDimQK, headDimV); !s.ok())
     return s;
   CUDAPipelineOptions options;
-  setPipelineOptions(options, arch, overlapCopies, blockM, blockN);
+  setPipelineOptions(options, arch, choices);
   options.backwardSchedule = atomicDQ ? "atomic" : "two-kernel";
-  options.fastMath = fastMath;
   PassManager pm(module.getContext());
   buildCUDABackwardPipeline(pm, options);
   if (Status s =

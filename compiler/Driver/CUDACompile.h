@@ -3,6 +3,7 @@
 #ifndef KILN_COMPILER_DRIVER_CUDACOMPILE_H
 #define KILN_COMPILER_DRIVER_CUDACOMPILE_H
 
+#include "compiler/Driver/RunOptions.h"
 #include "kiln/Runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -11,24 +12,35 @@
 
 namespace kiln::driver {
 
+/// The schedule decisions a caller may fix (tiles) or turn off (the
+/// ablation switches of `kiln run`); the defaults are the chosen schedule.
+struct ScheduleChoices {
+  int64_t blockM = 0, blockN = 0; ///< 0: chosen from the variant
+  bool overlapCopies = true;      ///< tgpu-overlap-copies
+  bool prefetchNextStep = true;   ///< tgpu-prefetch-next-step (forward)
+  bool fastMath = true;           ///< tanh / exp on the approximations
+  bool warpgroupMma = true;       ///< tgpu-warpgroup-mma (sm_90a forward)
+};
+
+/// The choices `kiln run` / `kiln compile` flags make.
+ScheduleChoices scheduleChoices(const RunOptions &options);
+
 /// Lowers the single attn.attention of `module` (consumed) through the CUDA
 /// pipeline for `arch`: `spec` receives the emitted source and the launch
 /// plan of the forward program. `tgpuIR`, when given, receives the
 /// scheduled IR.
 Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
-                          ProgramSpec &spec, std::string *tgpuIR = nullptr,
-                          bool overlapCopies = true, int64_t blockM = 0,
-                          int64_t blockN = 0, bool prefetchNextStep = true,
-                          bool fastMath = true);
+                          ProgramSpec &spec,
+                          const ScheduleChoices &choices = {},
+                          std::string *tgpuIR = nullptr);
 
 /// Lowers the single attn.attention of `module` through the backward CUDA
 /// pipeline (two-kernel, or atomic dQ with `atomicDQ`) and emits its
 /// kernels into one source.
 Status compileBackwardCUDA(mlir::ModuleOp module, const std::string &arch,
                            bool atomicDQ, ProgramSpec &spec,
-                           std::string *tgpuIR = nullptr,
-                           bool overlapCopies = true, int64_t blockM = 0,
-                           int64_t blockN = 0, bool fastMath = true);
+                           const ScheduleChoices &choices = {},
+                           std::string *tgpuIR = nullptr);
 
 } // namespace kiln::driver
 

@@ -39,10 +39,8 @@ std::optional<int> compileForCUDA(ModuleOp module, ModuleOp variant,
   std::string tgpuIR;
   auto start = std::chrono::steady_clock::now();
   if (Status s =
-          compileForwardCUDA(module, arch, programs.forward, &tgpuIR,
-                             o.overlapCopies, o.blockMGiven ? o.blockM : 0,
-                             o.blockNGiven ? o.blockN : 0, o.prefetchNextStep,
-                             o.fastMath);
+          compileForwardCUDA(module, arch, programs.forward,
+                             scheduleChoices(o), &tgpuIR);
       !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;
@@ -53,9 +51,7 @@ std::optional<int> compileForCUDA(ModuleOp module, ModuleOp variant,
     std::string backwardIR;
     if (Status s = compileBackwardCUDA(
             *backwardModule, arch, o.backwardSchedule == "atomic",
-            programs.backward, &backwardIR, o.overlapCopies,
-            o.blockMGiven ? o.blockM : 0, o.blockNGiven ? o.blockN : 0,
-            o.fastMath);
+            programs.backward, scheduleChoices(o), &backwardIR);
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;

@@ -69,21 +69,17 @@ int compileCommand(const RunOptions &o, llvm::raw_ostream &out,
     return kBadInput;
   }
   std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
-  int64_t blockM = o.blockMGiven ? o.blockM : 0;
-  int64_t blockN = o.blockNGiven ? o.blockN : 0;
   ProgramSpec spec;
   if (o.backward) {
     if (Status s =
             compileBackwardCUDA(*module, arch, o.backwardSchedule == "atomic",
-                                spec, nullptr, o.overlapCopies, blockM, blockN,
-                                o.fastMath);
+                                spec, scheduleChoices(o));
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;
     }
-  } else if (Status s = compileForwardCUDA(*module, arch, spec, nullptr,
-                                           o.overlapCopies, blockM, blockN,
-                                           o.prefetchNextStep, o.fastMath);
+  } else if (Status s =
+                 compileForwardCUDA(*module, arch, spec, scheduleChoices(o));
              !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kBadInput;

@@ -142,6 +142,15 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   // ... and the next step's K with this step's P*V.
   if (options.overlapCopies && options.prefetchNextStep)
     pm.addPass(tgpu::createTileGPUPrefetchNextStep());
+  // Hopper: wgmma over swizzled tiles where the products allow it.
+  if (options.arch == "sm_90a" && options.warpgroupMma) {
+    tgpu::TileGPUWarpgroupMmaOptions wgmma;
+    wgmma.sharedMemoryBytes =
+        options.sharedMemoryBytes > 0
+            ? int64_t(options.sharedMemoryBytes)
+            : attn::defaultSharedMemoryBytes(options.arch);
+    pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
+  }
   pm.addPass(createCSEPass());
 }
 

@@ -79,6 +79,11 @@ struct CUDAPipelineOptions
       llvm::cl::desc("math.tanh / math.exp on the hardware approximations "
                      "(convert-tile-to-tgpu fast-math)"),
       llvm::cl::init(true)};
+  Option<bool> warpgroupMma{
+      *this, "warpgroup-mma",
+      llvm::cl::desc("sm_90a forward: products on wgmma from swizzled shared "
+                     "tiles (tgpu-warpgroup-mma)"),
+      llvm::cl::init(true)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory

@@ -13,14 +13,17 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
 /// zero-filled by the copy (src-size 0), so the tile needs no later masking
 /// to be finite. Needs unit column stride and 16-byte aligned rows (the
 /// launcher checks both).
-template <int THREADS, typename T, int ROWS, int COLS, int PITCH>
-__device__ __forceinline__ void copy_async(SmemTile<T, ROWS, COLS, PITCH> dst,
-                                           const Desc<T> &src, int row0,
-                                           int col0) {
+/// `Tile` is a SmemTile or a SwizzledTile: each places element (r, c) at
+/// its own offset.
+template <int THREADS, typename Tile>
+__device__ __forceinline__ void
+copy_async(Tile dst, const Desc<typename Tile::Element> &src, int row0,
+           int col0) {
+  using T = typename Tile::Element;
   constexpr int kChunk = 16 / sizeof(T);
-  static_assert(COLS % kChunk == 0, "rows must be whole 16-byte chunks");
-  constexpr int kChunksPerRow = COLS / kChunk;
-  constexpr int kChunks = ROWS * kChunksPerRow;
+  static_assert(Tile::kCols % kChunk == 0, "rows must be whole 16-byte chunks");
+  constexpr int kChunksPerRow = Tile::kCols / kChunk;
+  constexpr int kChunks = Tile::kRows * kChunksPerRow;
 #pragma unroll
   for (int c = threadIdx.x; c < kChunks; c += THREADS) {
     int r = c / kChunksPerRow;
@@ -29,7 +32,7 @@ __device__ __forceinline__ void copy_async(SmemTile<T, ROWS, COLS, PITCH> dst,
     bool inside = gr >= 0 && gr < src.rows;
     const T *g = inside ? src.ptr + gr * src.row_stride + (col0 + cc) : src.ptr;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                     smem_addr(dst.ptr + r * PITCH + cc)),
+                     smem_addr(dst.ptr) + Tile::offset(r, cc)),
                  "l"(g), "r"(inside ? 16 : 0));
   }
   asm volatile("cp.async.commit_group;\n" ::);

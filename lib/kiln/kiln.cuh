@@ -1,7 +1,7 @@
 // kiln/kiln.cuh - Kiln's device library: the primitives emitted kernels call.
 //
 // Primitives only (types, layouts, copies, loads, mma, reductions, stores, TMA
-// copies and mbarriers); the structure of every kernel is printed from IR by
+// copies and mbarriers, wgmma); the structure of every kernel is printed from IR by
 // compiler/Emit/CUDA.
 #pragma once
 #include "kiln/types.cuh"
@@ -12,3 +12,4 @@
 #include "kiln/reduce.cuh"
 #include "kiln/store.cuh"
 #include "kiln/tma.cuh"
+#include "kiln/wgmma.cuh"

@@ -42,9 +42,36 @@ template <typename T, int M, int W> struct RowFrag {
   }
 };
 
-/// A rows x cols tile in shared memory with a row pitch of PITCH elements.
+/// A rows x cols tile in shared memory with a row pitch of PITCH elements
+/// (padded rows: ldmatrix's eight row addresses hit distinct banks).
 template <typename T, int ROWS, int COLS, int PITCH> struct SmemTile {
+  using Element = T;
+  static constexpr int kRows = ROWS, kCols = COLS;
   T *ptr;
+  /// Byte offset of element (r, c) from `ptr`.
+  __device__ __forceinline__ static int offset(int r, int c) {
+    return (r * PITCH + c) * static_cast<int>(sizeof(T));
+  }
+};
+
+/// A rows x cols tile in shared memory in wgmma's / TMA's swizzled layout
+/// (#tgpu.swizzle): column blocks of SWIZZLE bytes, every row of a block
+/// SWIZZLE bytes after the previous one, and the 16-byte chunk index of
+/// each offset XORed with its bits [7, 7 + log2(SWIZZLE / 16)). `ptr` is
+/// 1024-byte aligned, so the offset's bits are the address's.
+template <typename T, int ROWS, int COLS, int SWIZZLE> struct SwizzledTile {
+  static_assert(SWIZZLE == 32 || SWIZZLE == 64 || SWIZZLE == 128,
+                "wgmma swizzles 32, 64 or 128 bytes");
+  static_assert(ROWS % 8 == 0 && (COLS * sizeof(T)) % SWIZZLE == 0,
+                "whole swizzle atoms: 8 rows, whole swizzle columns");
+  using Element = T;
+  static constexpr int kRows = ROWS, kCols = COLS;
+  T *ptr;
+  __device__ __forceinline__ static int offset(int r, int c) {
+    int b = c * static_cast<int>(sizeof(T));
+    int o = (b / SWIZZLE) * ROWS * SWIZZLE + r * SWIZZLE + b % SWIZZLE;
+    return o ^ (((o >> 7) & (SWIZZLE / 16 - 1)) << 4);
+  }
 };
 
 } // namespace kiln

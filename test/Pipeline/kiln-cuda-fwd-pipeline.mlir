@@ -1,20 +1,28 @@
 // RUN: kiln-opt %s -kiln-cuda-fwd-pipeline | FileCheck %s
 // RUN: sed 's/_head_dim = 128/_head_dim = 256/g' %s | kiln-opt -kiln-cuda-fwd-pipeline="arch=sm_80" | FileCheck %s --check-prefix=HD256
 // RUN: kiln-opt %s -kiln-cuda-fwd-pipeline="block-m=128 block-n=32" | FileCheck %s --check-prefix=GIVEN
+// RUN: kiln-opt %s -kiln-cuda-fwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NOWG
 
 // attn -> scheduled tgpu kernel: no attn op, no unscheduled tile.load or
 // tile.dot, every register tile has a layout; tiles sized from the head dim
-// of the variant itself and the target's shared memory (head dim 128: 64 x
-// 128 blocks; attn-choose-tiles), 4 warps of 16 rows.
+// of the variant itself and the target's shared memory (head dim 128 on
+// sm_90a: 128 x 128 blocks; attn-choose-tiles), 8 warps of 16 rows, the
+// products on wgmma (tgpu-warpgroup-mma).
 // CHECK-NOT: attn.attention
 // CHECK-LABEL: func.func @window_fwd
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 4 : i64
-// CHECK-SAME: tile.block_m = 64 : i64, tile.block_n = 128 : i64
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 8 : i64
+// CHECK-SAME: tile.block_m = 128 : i64, tile.block_n = 128 : i64
 // CHECK-NOT: tile.load
 // CHECK-NOT: tile.dot
 // CHECK-NOT: tensor<{{[0-9x]+}}x{{[a-z0-9]+}}>
-// CHECK: tgpu.mma
+// CHECK-NOT: {{tgpu.mma }}
+// CHECK: tgpu.warpgroup_mma
 // CHECK: return
+// The ablation keeps mma.sync at the same tiles.
+// NOWG-LABEL: func.func @window_fwd
+// NOWG-SAME: tgpu.num_warps = 8 : i64
+// NOWG-NOT: tgpu.warpgroup_mma
+// NOWG: {{tgpu.mma }}
 
 // Head dim 256 keeps S and the accumulator in registers with 64-key blocks.
 // HD256-LABEL: func.func @window_fwd

@@ -104,6 +104,11 @@ private:
       auto elt = scalarType(memref.getElementType(), loc);
       if (failed(elt))
         return failure();
+      if (int64_t swizzle = tgpu::swizzleBytes(memref))
+        return llvm::formatv("kiln::SwizzledTile<{0}, {1}, {2}, {3}>", *elt,
+                             memref.getDimSize(0), memref.getDimSize(1),
+                             swizzle)
+            .str();
       if (tgpu::isSharedMemRef(memref)) {
         SmallVector<int64_t> strides;
         int64_t offset;
@@ -153,6 +158,9 @@ private:
   FailureOr<std::string> expression(Operation *op, ArrayRef<std::string> a);
 
   LogicalResult emitOp(Operation *op);
+  /// `result = acc; fn(result, lhs, rhs);` for the product ops.
+  LogicalResult emitProduct(Operation *op, const std::string &fn, Value acc,
+                            Value lhs, Value rhs);
   LogicalResult emitElementwise(Operation *op);
   LogicalResult emitFor(scf::ForOp loop);
   LogicalResult emitBlock(Block &block);
@@ -409,6 +417,18 @@ LogicalResult CUDAPrinter::emitFor(scf::ForOp loop) {
   return success();
 }
 
+LogicalResult CUDAPrinter::emitProduct(Operation *op, const std::string &fn,
+                                       Value acc, Value lhs, Value rhs) {
+  Value result = op->getResult(0);
+  auto type = cppType(result.getType(), op->getLoc());
+  if (failed(type))
+    return failure();
+  line() << *type << " " << name(result) << " = " << name(acc) << ";\n";
+  line() << fn << "(" << name(result) << ", " << name(lhs) << ", " << name(rhs)
+         << ");\n";
+  return success();
+}
+
 LogicalResult CUDAPrinter::emitOp(Operation *op) {
   if (isa<func::ReturnOp>(op)) {
     line() << "return;\n";
@@ -623,15 +643,19 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << "__syncthreads();\n";
         return success();
       })
-      .Case([&](tgpu::MmaOp m) -> LogicalResult {
-        auto type = cppType(m.getType(), loc);
-        if (failed(type))
-          return failure();
-        line() << *type << " " << name(m) << " = " << name(m.getAcc()) << ";\n";
-        line() << "kiln::mma<" << (m.getTransposeLhs() ? "true" : "false")
-               << ", " << (m.getTransposeRhs() ? "true" : "false") << ">("
-               << name(m) << ", " << name(m.getLhs()) << ", "
-               << name(m.getRhs()) << ");\n";
+      .Case([&](tgpu::MmaOp m) {
+        std::string flags = std::string(m.getTransposeLhs() ? "true" : "false") +
+                            ", " + (m.getTransposeRhs() ? "true" : "false");
+        return emitProduct(m, "kiln::mma<" + flags + ">", m.getAcc(),
+                           m.getLhs(), m.getRhs());
+      })
+      .Case([&](tgpu::WarpgroupMmaOp m) {
+        std::string flag = m.getTransposeRhs() ? "true" : "false";
+        return emitProduct(m, "kiln::wgmma<" + flag + ">", m.getAcc(),
+                           m.getLhs(), m.getRhs());
+      })
+      .Case([&](tgpu::FenceAsyncSharedOp) {
+        line() << "kiln::fence_async_shared();\n";
         return success();
       })
       .Default([&](Operation *o) -> LogicalResult {
@@ -670,7 +694,8 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
     os << (i ? ",\n    " : "") << *type << " " << name(arg);
   }
   os << ") {\n";
-  line() << "extern __shared__ __align__(128) unsigned char kiln_smem[];\n";
+  // 1024: the period of the widest swizzle (#tgpu.swizzle buffers).
+  line() << "extern __shared__ __align__(1024) unsigned char kiln_smem[];\n";
   for (Operation &op : func.front())
     if (failed(emitOp(&op)))
       return failure();

@@ -55,6 +55,46 @@ Tiles chooseForwardTiles(int64_t sharedBytes, int64_t headDimQK,
   return tiles;
 }
 
+Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
+                                  int64_t headDimV, int64_t elementBytes,
+                                  int64_t blockM, int64_t blockN) {
+  // Two consumer warpgroups (128 query rows, FlashAttention-3's shape): each
+  // K/V tile in shared memory feeds twice the rows of one warpgroup.
+  int64_t m = blockM > 0 ? blockM : 128;
+  if (blockN > 0)
+    return {m, blockN};
+  // A thread holds S (BLOCK_N / 2 floats), P (BLOCK_N / 4 registers of
+  // packed 16-bit pairs) and the accumulator (D_v / 2 floats) of its 16
+  // rows, whatever BLOCK_M is. Two CTAs of 256 threads per SM leave each
+  // thread 128 registers: those tiles must stay within 96 of them. One CTA
+  // per SM leaves 255: within 176 (measured without spills at D = 256,
+  // BLOCK_N = 64). More warps per SM hide more of each step's waits, so a
+  // KV block that fits two CTAs wins; otherwise the larger block, which
+  // amortises the per-step barriers and row reductions. Tiles are swizzled,
+  // not padded.
+  auto tileRegisters = [&](int64_t n) { return 3 * n / 4 + headDimV / 2; };
+  auto sharedFor = [&](int64_t n) {
+    return (m * headDimQK + n * headDimQK + n * headDimV) * elementBytes;
+  };
+  Tiles best{0, 0};
+  int64_t bestCTAs = 0;
+  for (int64_t n : {128, 64}) {
+    int64_t regs = tileRegisters(n);
+    int64_t ctas = regs <= 96 && 2 * sharedFor(n) <= sharedBytes ? 2
+                   : regs <= 176 && sharedFor(n) <= sharedBytes  ? 1
+                                                                 : 0;
+    if (ctas > bestCTAs) {
+      best = {m, n};
+      bestCTAs = ctas;
+    }
+  }
+  if (bestCTAs > 0)
+    return best;
+  // Nothing fits two warpgroups' worth of registers: the sm_80 rule.
+  return chooseForwardTiles(sharedBytes, headDimQK, headDimV, elementBytes,
+                            blockM, blockN);
+}
+
 Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV, int64_t blockM,
                           int64_t blockN) {
   // BLOCK_N = 64 keys as FlashAttention-2's sm_80 backward: the dK/dV kernel
@@ -96,10 +136,13 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
     getOperation().walk([&](AttentionOp op) {
       int64_t dqk = op.getQkHeadDim(), dv = op.getVHeadDim();
       int64_t elementBytes = op.getElementType().getIntOrFloatBitWidth() / 8;
-      Tiles tiles = program == "forward"
-                        ? chooseForwardTiles(shared, dqk, dv, elementBytes,
-                                             blockM, blockN)
-                        : chooseBackwardTiles(dqk, dv, blockM, blockN);
+      Tiles tiles =
+          program == "backward" ? chooseBackwardTiles(dqk, dv, blockM, blockN)
+          : arch == "sm_90a"
+              ? chooseWarpgroupForwardTiles(shared, dqk, dv, elementBytes,
+                                            blockM, blockN)
+              : chooseForwardTiles(shared, dqk, dv, elementBytes, blockM,
+                                   blockN);
       Builder b(op);
       op->setAttr(attrs::kBlockM, b.getI64IntegerAttr(tiles.blockM));
       op->setAttr(attrs::kBlockN, b.getI64IntegerAttr(tiles.blockN));

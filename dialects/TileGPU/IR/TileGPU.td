@@ -10,7 +10,7 @@
 // The first schedule is the sm_80 one (cp.async + mma.sync, 4 warps, one Q
 // block per CTA). Hopper's (TMA ring + mbarriers, wgmma from consumer
 // warpgroups, a producer warp, setmaxnreg) extends this dialect with ops of
-// the same kind (tgpu.tma_copy, tgpu.mbarrier_*, tgpu.wgmma, warp-role
+// the same kind (tgpu.tma_copy, tgpu.mbarrier_*, tgpu.warpgroup_mma, warp-role
 // regions) chosen by passes; nothing here assumes mma.sync beyond tgpu.mma's
 // lowering in the emitter.
 //
@@ -21,6 +21,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def TileGPU_Dialect : Dialect {
@@ -55,6 +56,33 @@ def TileGPU_RowsLayoutAttr : AttrDef<TileGPU_Dialect, "RowsLayout"> {
   }];
   let parameters = (ins "int64_t":$warps);
   let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def TileGPU_SwizzleLayoutAttr
+    : AttrDef<TileGPU_Dialect, "SwizzleLayout",
+              [DeclareAttrInterfaceMethods<MemRefLayoutAttrInterface,
+                                           ["isIdentity", "verifyLayout",
+                                            "getStridesAndOffset"]>]> {
+  let mnemonic = "swizzle";
+  let summary = "a shared tile in the swizzled layout that wgmma and TMA use";
+  let description = [{
+    `memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>`: the tile is
+    stored as column blocks of `bytes` bytes (64 bf16 columns for 128), each
+    block holding every row at `bytes` bytes per row; within a block the
+    16-byte chunk index of byte offset `o` is XORed with bits
+    [7, 7 + log2(bytes / 16)) of `o` (CUTLASS's Swizzle<3,4,3> for 128
+    bytes, <2,4,3> for 64, <1,4,3> for 32). This is the canonical layout a
+    wgmma shared-memory descriptor reads, K-major (rows are M or N) or
+    MN-major (rows are K), and the one a TMA copy with the same swizzle
+    writes, so a buffer in it needs no padding and no bank-conflict care.
+    The index space stays row-major (getAffineMap is the identity map) but
+    the placement is not strided: getStridesAndOffset fails, so nothing
+    mistakes it for a plain buffer. Rows are a multiple of 8 and the row's
+    bytes a multiple of `bytes`; the buffer starts 1024-byte aligned.
+  }];
+  let parameters = (ins "int64_t":$bytes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 class TileGPU_Op<string mnemonic, list<Trait> traits = []>
@@ -127,6 +155,43 @@ def TileGPU_MmaOp : TileGPU_Op<"mma", [MemoryEffects<[MemRead]>]> {
     $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `,` type($acc) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def TileGPU_WarpgroupMmaOp
+    : TileGPU_Op<"warpgroup_mma", [MemoryEffects<[MemRead]>]> {
+  let summary = "acc + A * op(B) by wgmma (sm_90a), B read through a descriptor";
+  let description = [{
+    Hopper's warpgroup product: each group of four warps multiplies its 64
+    rows of A by all of op(B) with `wgmma.mma_async` m64nNk16 steps over K,
+    A from a swizzled shared buffer (K-major, read through a descriptor) or
+    from registers (`#tgpu.mma` bf16/f16, P in P*V), B from a swizzled
+    shared buffer: K-major when `transpose_rhs` (K rows for Q K^T), else
+    MN-major (V rows for P V; the transpose happens in the descriptor, not
+    in an ldmatrix.trans copy). The accumulator is the same `#tgpu.mma`
+    register tile as `tgpu.mma`'s, with one m16 tile per warp: that is the
+    wgmma accumulator layout, so the softmax and the mods around it do not
+    change. The op is synchronous: it waits for its own products.
+    `tgpu-warpgroup-mma` rewrites eligible `tgpu.mma` ops into it.
+  }];
+  let arguments = (ins AnyType:$lhs, AnyStaticShapeMemRef:$rhs,
+                       AnyRankedTensor:$acc, UnitAttr:$transpose_rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `,` type($acc) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_FenceAsyncSharedOp : TileGPU_Op<"fence_async_shared"> {
+  let summary = "orders this thread's shared-memory writes before async-proxy reads";
+  let description = [{
+    `fence.proxy.async.shared::cta`: wgmma and TMA read shared memory through
+    the async proxy, which does not see what a thread wrote through the
+    generic proxy (cp.async, st.shared) until the writer fences. Each writing
+    thread fences after its writes complete and before the barrier that
+    publishes them.
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // KILN_TILEGPU

@@ -36,11 +36,73 @@ bool kiln::tgpu::isSharedMemRef(Type type) {
   return space && space.getInt() == kSharedMemorySpace;
 }
 
+int64_t kiln::tgpu::swizzleBytes(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !isSharedMemRef(memref))
+    return 0;
+  auto layout = dyn_cast<SwizzleLayoutAttr>(memref.getLayout());
+  return layout ? layout.getBytes() : 0;
+}
+
+int64_t kiln::tgpu::widestSwizzle(int64_t rowBytes) {
+  for (int64_t bytes : {128, 64, 32})
+    if (rowBytes > 0 && rowBytes % bytes == 0)
+      return bytes;
+  return 0;
+}
+
+LogicalResult
+SwizzleLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          int64_t bytes) {
+  if (bytes != 32 && bytes != 64 && bytes != 128)
+    return emitError() << "swizzle bytes must be 32, 64 or 128, got " << bytes;
+  return success();
+}
+
+AffineMap SwizzleLayoutAttr::getAffineMap() const {
+  // The logical index space only; see the attribute's description.
+  return AffineMap::getMultiDimIdentityMap(2, getContext());
+}
+
+bool SwizzleLayoutAttr::isIdentity() const { return false; }
+
+LogicalResult SwizzleLayoutAttr::verifyLayout(
+    ArrayRef<int64_t> shape,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 2 || ShapedType::isDynamic(shape[0]) ||
+      ShapedType::isDynamic(shape[1]))
+    return emitError() << "a #tgpu.swizzle buffer is a static 2-D tile";
+  if (shape[0] % 8 != 0)
+    return emitError() << "a #tgpu.swizzle buffer has a multiple of 8 rows "
+                          "(one swizzle atom), got "
+                       << shape[0];
+  return success();
+}
+
+LogicalResult SwizzleLayoutAttr::getStridesAndOffset(
+    ArrayRef<int64_t>, SmallVectorImpl<int64_t> &, int64_t &) const {
+  return failure();
+}
+
 LogicalResult SharedAllocOp::verify() {
   if (!isSharedMemRef(getBuffer().getType()))
     return emitOpError() << "allocates in shared memory: the memref needs "
                             "memory space 3";
   int64_t offset = static_cast<int64_t>(getOffset());
+  MemRefType type = getBuffer().getType();
+  if (int64_t swizzle = swizzleBytes(type)) {
+    int64_t rowBytes =
+        type.getDimSize(1) * type.getElementTypeBitWidth() / 8;
+    if (rowBytes % swizzle != 0)
+      return emitOpError() << "a row of " << rowBytes
+                           << " bytes does not split into " << swizzle
+                           << "-byte swizzle columns";
+    if (offset % 1024 != 0)
+      return emitOpError() << "a swizzled buffer starts 1024-byte aligned "
+                              "(the swizzle pattern repeats every 1024 "
+                              "bytes), got offset "
+                           << offset;
+  }
   if (offset < 0 || offset % 16 != 0)
     return emitOpError() << "offset must be a non-negative multiple of 16 "
                             "bytes (cp.async and ldmatrix alignment), got "
@@ -99,5 +161,60 @@ LogicalResult MmaOp::verify() {
                          << k << ", op(rhs) " << rhsK << "x" << n
                          << ", accumulator " << acc.getDimSize(0) << "x"
                          << acc.getDimSize(1);
+  return success();
+}
+
+LogicalResult WarpgroupMmaOp::verify() {
+  auto acc = cast<RankedTensorType>(getAcc().getType());
+  if (getResult().getType() != acc)
+    return emitOpError() << "result type must equal the accumulator type";
+  auto layout = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
+  if (!layout || !acc.getElementType().isF32() || acc.getRank() != 2)
+    return emitOpError() << "accumulates in 2-D f32 #tgpu.mma register tiles";
+  int64_t warps = layout.getWarps();
+  if (warps % 4 != 0 || acc.getDimSize(0) != 16 * warps)
+    return emitOpError() << "needs whole warpgroups with one m16 tile per "
+                            "warp (64 rows per 4 warps); the accumulator has "
+                         << acc.getDimSize(0) << " rows over " << warps
+                         << " warps";
+  int64_t n = acc.getDimSize(1);
+  if (n % 16 != 0 || n < 16 || n > 256)
+    return emitOpError() << "wgmma's N is a multiple of 16 up to 256, got "
+                         << n;
+  MemRefType rhs = getRhs().getType();
+  if (!swizzleBytes(rhs))
+    return emitOpError() << "reads rhs from a #tgpu.swizzle shared buffer";
+  Type elt = rhs.getElementType();
+  if (!elt.isBF16() && !elt.isF16())
+    return emitOpError() << "multiplies bf16 or f16, got " << elt;
+  ArrayRef<int64_t> lhsShape;
+  if (auto regs = dyn_cast<RankedTensorType>(getLhs().getType())) {
+    auto lhsLayout = dyn_cast_or_null<MmaLayoutAttr>(regs.getEncoding());
+    if (!lhsLayout || lhsLayout.getWarps() != warps)
+      return emitOpError() << "a register lhs must be in the accumulator's "
+                              "#tgpu.mma layout";
+    if (regs.getElementType() != elt)
+      return emitOpError() << "lhs and rhs must have one element type";
+    lhsShape = regs.getShape();
+  } else if (swizzleBytes(getLhs().getType())) {
+    auto lhs = cast<MemRefType>(getLhs().getType());
+    if (lhs.getElementType() != elt)
+      return emitOpError() << "lhs and rhs must have one element type";
+    lhsShape = lhs.getShape();
+  } else {
+    return emitOpError() << "lhs must be a #tgpu.swizzle shared buffer or a "
+                            "register tile";
+  }
+  ArrayRef<int64_t> rhsShape = rhs.getShape();
+  int64_t rhsK = rhsShape[getTransposeRhs() ? 1 : 0];
+  int64_t rhsN = rhsShape[getTransposeRhs() ? 0 : 1];
+  if (lhsShape.size() != 2 || lhsShape[0] != acc.getDimSize(0) ||
+      lhsShape[1] != rhsK || rhsN != n)
+    return emitOpError() << "shapes do not multiply: lhs " << lhsShape[0]
+                         << "x" << lhsShape[1] << ", op(rhs) " << rhsK << "x"
+                         << rhsN << ", accumulator " << acc.getDimSize(0)
+                         << "x" << n;
+  if (rhsK % 16 != 0)
+    return emitOpError() << "K must be a multiple of 16, got " << rhsK;
   return success();
 }

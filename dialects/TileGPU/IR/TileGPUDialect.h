@@ -24,6 +24,11 @@ namespace kiln::tgpu {
 /// Shared memory is memref memory space 3 (as in NVVM).
 inline constexpr unsigned kSharedMemorySpace = 3;
 bool isSharedMemRef(mlir::Type type);
+/// The swizzle width of a shared buffer in #tgpu.swizzle layout, or 0.
+int64_t swizzleBytes(mlir::Type type);
+/// The widest swizzle (128, 64 or 32 bytes) that divides a row of
+/// `rowBytes`, or 0 when none does.
+int64_t widestSwizzle(int64_t rowBytes);
 } // namespace kiln::tgpu
 
 #endif // KILN_DIALECTS_TILEGPU_IR_TILEGPUDIALECT_H

@@ -80,4 +80,37 @@ def TileGPUPrefetchNextStep : Pass<"tgpu-prefetch-next-step"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPUWarpgroupMma : Pass<"tgpu-warpgroup-mma"> {
+  let summary = "Multiplies on Hopper's warpgroup tensor cores (wgmma) from swizzled shared tiles";
+  let description = [{
+    Rewrites the `tgpu.mma` ops of sm_90a kernels into
+    `tgpu.warpgroup_mma` where wgmma can take them, and puts the shared
+    buffers they read into the swizzled layout its descriptors read
+    (`#tgpu.swizzle`, the widest of 128/64/32 bytes that divides a row),
+    with no row padding:
+
+    * the accumulator has one m16 tile per warp and the kernel whole
+      warpgroups (the `#tgpu.mma` layout is then wgmma's accumulator
+      layout), N is a multiple of 16 up to 256, K of 16, bf16 or f16;
+    * A is a shared buffer read K-major (Q in Q K^T) or a register tile
+      (P in P V); B a shared buffer, K-major (K) or MN-major (V);
+    * every other use of such a buffer must be a `tgpu.copy_async` into it
+      or another product that converts: a buffer also read by ldmatrix
+      (a transposed lhs, a window) keeps its padded layout, and the products
+      that read it stay `tgpu.mma`.
+
+    Shared buffers are then laid out again (swizzled ones 1024-byte
+    aligned, the pattern's period) and `tgpu.shared_bytes` updated; the
+    pass fails if the result exceeds `shared-memory-bytes` (0: unchecked).
+    A `tgpu.fence_async_shared` follows every `tgpu.async_wait`, so the
+    cp.async writes that the barrier after it publishes are visible to
+    wgmma's async-proxy reads.
+  }];
+  let options = [
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
+           "Shared memory per CTA on the device (0: unchecked)">,
+  ];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
+}
+
 #endif // KILN_TILEGPU_PASSES

@@ -441,3 +441,93 @@ func.func private @mma_layout_no_warps(tensor<64x64xf32, #tgpu.mma<>>)
 
 // expected-error @+1 {{duplicate or unknown struct parameter name: lanes}}
 func.func private @rows_layout_bad_key(tensor<64xf32, #tgpu.rows<lanes = 4>>)
+
+//===----------------------------------------------------------------------===//
+// #tgpu.swizzle and tgpu.warpgroup_mma
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{swizzle bytes must be 32, 64 or 128, got 16}}
+func.func private @swizzle_bytes(memref<64x64xbf16, #tgpu.swizzle<bytes = 16>, 3>)
+
+// -----
+
+// expected-error @+1 {{a #tgpu.swizzle buffer has a multiple of 8 rows (one swizzle atom), got 12}}
+func.func private @swizzle_rows(memref<12x64xbf16, #tgpu.swizzle<bytes = 128>, 3>)
+
+// -----
+
+func.func @swizzle_row_bytes() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op a row of 96 bytes does not split into 128-byte swizzle columns}}
+  %b = tgpu.shared_alloc offset 0 : memref<64x48xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+func.func @swizzle_offset() {
+  // expected-error @+1 {{'tgpu.shared_alloc' op a swizzled buffer starts 1024-byte aligned (the swizzle pattern repeats every 1024 bytes), got offset 512}}
+  %b = tgpu.shared_alloc offset 512 : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+func.func @wgmma_rows_per_warp(%a: memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                               %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                               %c: tensor<128x64xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op needs whole warpgroups with one m16 tile per warp (64 rows per 4 warps); the accumulator has 128 rows over 4 warps}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_rhs} : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_padded_rhs(%a: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                            %b: memref<64x64xbf16, strided<[72, 1]>, 3>,
+                            %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op reads rhs from a #tgpu.swizzle shared buffer}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_rhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_padded_lhs(%a: memref<64x64xbf16, strided<[72, 1]>, 3>,
+                            %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                            %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op lhs must be a #tgpu.swizzle shared buffer or a register tile}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_rhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_shapes(%a: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                        %b: memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                        %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op shapes do not multiply: lhs 64x64, op(rhs) 128x64, accumulator 64x64}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_rhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_register_lhs_layout(%a: tensor<64x64xbf16, #tgpu.mma<warps = 8>>,
+                                     %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                     %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op a register lhs must be in the accumulator's #tgpu.mma layout}}
+  %r = tgpu.warpgroup_mma %a, %b, %c : tensor<64x64xbf16, #tgpu.mma<warps = 8>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_f32(%a: tensor<64x64xf32, #tgpu.mma<warps = 4>>,
+                     %b: memref<64x64xf32, #tgpu.swizzle<bytes = 128>, 3>,
+                     %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op multiplies bf16 or f16, got 'f32'}}
+  %r = tgpu.warpgroup_mma %a, %b, %c : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}

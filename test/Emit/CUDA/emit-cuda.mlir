@@ -1,7 +1,25 @@
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s
-// RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80" | kiln-translate --emit-cuda | FileCheck %s
+// RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
 // RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
+
+// sm_90a (tgpu-warpgroup-mma): two warpgroups, swizzled tiles at 1024-byte
+// aligned offsets, cp.async into them, a proxy fence after each wait, and
+// both products on wgmma (K read K-major, V MN-major).
+// WGMMA: extern "C" __global__ void __launch_bounds__(256)
+// WGMMA: extern __shared__ __align__(1024) unsigned char kiln_smem[];
+// WGMMA-DAG: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[V:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 0)};
+// WGMMA-DAG: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[K:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 8192)};
+// WGMMA-DAG: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[Q:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 16384)};
+// WGMMA: kiln::copy_async<256>([[Q]],
+// WGMMA-NEXT: // tgpu.async_wait
+// WGMMA-NEXT: kiln::cp_async_wait<0>();
+// WGMMA-NEXT: // tgpu.fence_async_shared
+// WGMMA-NEXT: kiln::fence_async_shared();
+// WGMMA: kiln::wgmma<true>({{v[0-9]+}}, [[Q]], [[K]]);
+// WGMMA: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[V]]);
+// WGMMA-NOT: kiln::mma<
 
 // The kernel is named after the variant, includes only the device library,
 // and every statement is preceded by the op it comes from.
@@ -10,7 +28,7 @@
 // CHECK: extern "C" __global__ void __launch_bounds__(128)
 // CHECK-NEXT: causal_softcap_fwd(kiln::Tensor<kiln::bf16, 4> [[Q:v[0-9]+]],
 // CHECK: kiln::Tensor<float, 3> [[LSE:v[0-9]+]]) {
-// CHECK: extern __shared__ __align__(128) unsigned char kiln_smem[];
+// CHECK: extern __shared__ __align__(1024) unsigned char kiln_smem[];
 // CHECK: // tgpu.shared_alloc loc(
 // CHECK: const kiln::SmemTile<kiln::bf16, 64, 64, 72> [[QS:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 0)};
 // CHECK: const int [[BH:v[0-9]+]] = blockIdx.y;

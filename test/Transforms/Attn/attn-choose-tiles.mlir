@@ -7,31 +7,39 @@
 // RUN: not kiln-opt %s -attn-choose-tiles="program=decode" 2>&1 | FileCheck %s --check-prefix=BAD-PROGRAM
 // RUN: not kiln-opt %s -attn-choose-tiles="block-m=-16" 2>&1 | FileCheck %s --check-prefix=BAD-BLOCK
 
-// The tiles come from each op's own head dims and dtype: 64 query rows, and
-// the largest key block whose Q, K, V tiles fit the shared memory and whose
-// S tile and accumulator fit 160 floats per thread. The backward takes 64
-// keys and 128 query rows up to head dim 64, 64 above.
+// The tiles come from each op's own head dims and dtype. sm_80: 64 query
+// rows, and the largest key block whose Q, K, V tiles fit the shared memory
+// and whose S tile and accumulator fit 160 floats per thread. sm_90a: 128
+// query rows (two warpgroups) and the key block that fits the most CTAs per
+// SM by registers (S, P and the accumulator within 96 per thread for two,
+// 176 for one) and shared memory, the larger on a tie; when none fits, the
+// sm_80 rule. The backward takes 64 keys and 128 query rows up to head dim
+// 64, 64 above.
 
+// Head dim 64: 64-key blocks leave room for two CTAs per SM.
 // FWD90-LABEL: attn.attention @hd64
-// FWD90-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // FWD80-LABEL: attn.attention @hd64
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @hd64
 // BWD-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // GIVEN-LABEL: attn.attention @hd64
 // GIVEN-SAME: attn.block_m = 128 : i64, attn.block_n = 32 : i64
+// With 48 KiB only one CTA fits either way: the larger key block.
 // SMALL-LABEL: attn.attention @hd64
-// SMALL-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
+// SMALL-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
 attn.attention @hd64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 
 // -----
 
+// Head dim 256: 128-key blocks would need 224 registers of tiles.
 // FWD90-LABEL: attn.attention @hd256
-// FWD90-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // FWD80-LABEL: attn.attention @hd256
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // BWD-LABEL: attn.attention @hd256
 // BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// Nothing of two warpgroups fits 48 KiB: the sm_80 rule.
 // SMALL-LABEL: attn.attention @hd256
 // SMALL-SAME: attn.block_m = 64 : i64, attn.block_n = 16 : i64
 attn.attention @hd256 {qk_head_dim = 256, v_head_dim = 256, element_type = f16}
@@ -40,7 +48,7 @@ attn.attention @hd256 {qk_head_dim = 256, v_head_dim = 256, element_type = f16}
 
 // Different qk and v head dims: the v head dim sizes the accumulator.
 // FWD90-LABEL: attn.attention @qk192_v128
-// FWD90-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @qk192_v128
 // BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // SMALL-LABEL: attn.attention @qk192_v128

@@ -1,0 +1,188 @@
+//===- WarpgroupMma.cpp - tgpu.mma -> tgpu.warpgroup_mma (sm_90a) ---------===//
+//
+// The sm_80 schedule multiplies with mma.sync, each warp loading its
+// operands from padded shared tiles with ldmatrix: on Hopper that path runs
+// at well under half the tensor cores' rate, and B is read once per warp.
+// wgmma reads both shared operands itself, through descriptors over
+// swizzled tiles, once per warpgroup. This pass picks the products that can
+// go there and the buffers that must change layout for them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/TileGPU/Transforms/Passes.h"
+
+#include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace kiln::tgpu {
+#define GEN_PASS_DEF_TILEGPUWARPGROUPMMA
+#include "dialects/TileGPU/Transforms/Passes.h.inc"
+} // namespace kiln::tgpu
+
+using namespace mlir;
+using namespace kiln::tgpu;
+
+namespace {
+
+/// The padded pitch or the swizzle leaves a buffer this many bytes long.
+int64_t bufferBytes(MemRefType type) {
+  int64_t eltBytes = type.getElementTypeBitWidth() / 8;
+  int64_t pitch = type.getDimSize(1);
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!swizzleBytes(type) &&
+      succeeded(type.getStridesAndOffset(strides, offset)))
+    pitch = strides[0];
+  return type.getDimSize(0) * pitch * eltBytes;
+}
+
+/// A shared buffer that a swizzled layout can hold: 8-row atoms, whole
+/// swizzle columns, 16-bit elements.
+bool swizzleable(MemRefType type) {
+  if (type.getRank() != 2 || !type.hasStaticShape())
+    return false;
+  Type elt = type.getElementType();
+  if (!elt.isBF16() && !elt.isF16())
+    return false;
+  return type.getDimSize(0) % 8 == 0 &&
+         widestSwizzle(type.getDimSize(1) * 2) != 0;
+}
+
+/// Whether wgmma can compute `mma` once its shared operands are swizzled.
+bool eligible(MmaOp mma) {
+  auto acc = cast<RankedTensorType>(mma.getAcc().getType());
+  auto layout = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
+  if (!layout || mma.getTransposeLhs())
+    return false;
+  int64_t warps = layout.getWarps(), n = acc.getDimSize(1);
+  if (warps % 4 != 0 || acc.getDimSize(0) != 16 * warps || n % 16 != 0 ||
+      n > 256)
+    return false;
+  auto rhsAlloc = mma.getRhs().getDefiningOp<SharedAllocOp>();
+  if (!rhsAlloc || !swizzleable(rhsAlloc.getType()))
+    return false;
+  Type elt = rhsAlloc.getType().getElementType();
+  int64_t k = rhsAlloc.getType().getDimSize(mma.getTransposeRhs() ? 1 : 0);
+  if (k % 16 != 0)
+    return false;
+  Value lhs = mma.getLhs();
+  if (auto regs = dyn_cast<RankedTensorType>(lhs.getType()))
+    return regs.getElementType() == elt && regs.getEncoding() == layout;
+  auto lhsAlloc = lhs.getDefiningOp<SharedAllocOp>();
+  return lhsAlloc && swizzleable(lhsAlloc.getType()) &&
+         lhsAlloc.getType().getElementType() == elt;
+}
+
+struct TileGPUWarpgroupMma
+    : public kiln::tgpu::impl::TileGPUWarpgroupMmaBase<TileGPUWarpgroupMma> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> kernels;
+    getOperation()->walk([&](func::FuncOp f) {
+      auto arch = f->getAttrOfType<StringAttr>(attrs::kArch);
+      if (arch && arch.getValue() == "sm_90a")
+        kernels.push_back(f);
+    });
+    for (func::FuncOp kernel : kernels)
+      if (failed(runOnKernel(kernel)))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOnKernel(func::FuncOp kernel) {
+    // Products wgmma can take, then drop those that read a buffer which
+    // something else reads with ldmatrix (until nothing changes: dropping a
+    // product keeps its buffers padded, which may drop others).
+    llvm::SetVector<MmaOp> products;
+    kernel.walk([&](MmaOp mma) {
+      if (eligible(mma))
+        products.insert(mma);
+    });
+    auto buffersOf = [](MmaOp mma) {
+      SmallVector<SharedAllocOp, 2> buffers;
+      if (auto lhs = mma.getLhs().getDefiningOp<SharedAllocOp>())
+        buffers.push_back(lhs);
+      buffers.push_back(mma.getRhs().getDefiningOp<SharedAllocOp>());
+      return buffers;
+    };
+    auto convertible = [&](SharedAllocOp alloc) {
+      for (OpOperand &use : alloc->getUses()) {
+        Operation *user = use.getOwner();
+        if (auto copy = dyn_cast<CopyAsyncOp>(user);
+            copy && use.get() == copy.getDest())
+          continue;
+        if (auto mma = dyn_cast<MmaOp>(user); mma && products.contains(mma))
+          continue;
+        return false;
+      }
+      return true;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (MmaOp mma : SmallVector<MmaOp>(products.begin(), products.end()))
+        if (!llvm::all_of(buffersOf(mma), convertible)) {
+          products.remove(mma);
+          changed = true;
+        }
+    }
+    if (products.empty())
+      return success();
+
+    // Swizzle the buffers, then rewrite the products.
+    MLIRContext *ctx = kernel.getContext();
+    llvm::SetVector<SharedAllocOp> swizzled;
+    for (MmaOp mma : products)
+      for (SharedAllocOp alloc : buffersOf(mma))
+        swizzled.insert(alloc);
+    for (SharedAllocOp alloc : swizzled) {
+      MemRefType type = alloc.getType();
+      int64_t bytes = widestSwizzle(type.getDimSize(1) *
+                                    type.getElementTypeBitWidth() / 8);
+      alloc.getBuffer().setType(
+          MemRefType::get(type.getShape(), type.getElementType(),
+                          SwizzleLayoutAttr::get(ctx, bytes),
+                          type.getMemorySpace()));
+    }
+    OpBuilder builder(ctx);
+    for (MmaOp mma : products) {
+      builder.setInsertionPoint(mma);
+      auto product = WarpgroupMmaOp::create(
+          builder, mma.getLoc(), mma.getType(), mma.getLhs(), mma.getRhs(),
+          mma.getAcc(), mma.getTransposeRhs());
+      mma.replaceAllUsesWith(product.getResult());
+      mma.erase();
+    }
+
+    // Offsets again: the swizzled buffers lost their padding and need the
+    // swizzle's 1024-byte period as alignment.
+    int64_t next = 0;
+    kernel.walk([&](SharedAllocOp alloc) {
+      int64_t align = swizzleBytes(alloc.getType()) ? 1024 : 128;
+      next = llvm::alignTo(next, align);
+      alloc.setOffset(next);
+      next += bufferBytes(alloc.getType());
+    });
+    next = llvm::alignTo(next, 128);
+    int64_t limit = sharedMemoryBytes;
+    if (limit > 0 && next > limit)
+      return kernel.emitError()
+             << "the wgmma schedule needs " << next
+             << " bytes of shared memory but the target allows " << limit;
+    kernel->setAttr(attrs::kSharedBytes,
+                    IntegerAttr::get(IntegerType::get(ctx, 64), next));
+
+    // cp.async writes through the generic proxy, wgmma reads through the
+    // async one.
+    kernel.walk([&](AsyncWaitOp wait) {
+      builder.setInsertionPointAfter(wait);
+      FenceAsyncSharedOp::create(builder, wait.getLoc());
+    });
+    return success();
+  }
+};
+
+} // namespace

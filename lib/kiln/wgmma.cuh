@@ -1,0 +1,219 @@
+// kiln/wgmma.cuh - warpgroup products on Hopper's tensor cores (wgmma,
+// sm_90a): shared-memory matrix descriptors over swizzled tiles, the
+// m64nNk16 instructions, and their fences.
+//
+// A warpgroup (four consecutive warps, the first a multiple of 4) computes
+// 64 rows of the product; its accumulator layout is the mma.m16n8
+// accumulator layout of each warp's 16 rows (kiln::Frag with one m16 tile
+// per warp), and a register A operand is mma.m16n8k16's A layout.
+#pragma once
+#include "kiln/copy.cuh"
+#include "kiln/mma.cuh"
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace kiln {
+
+/// The 64-bit shared-memory matrix descriptor: start address, leading and
+/// stride byte offsets (all in 16-byte units) and the swizzle mode
+/// (1: 128 bytes, 2: 64, 3: 32).
+__device__ __forceinline__ unsigned long long
+wgmma_desc(unsigned addr, unsigned leading, unsigned stride, int swizzle) {
+  unsigned long long mode = swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3;
+  return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>((leading >> 4) & 0x3FFF) << 16) |
+         (static_cast<unsigned long long>((stride >> 4) & 0x3FFF) << 32) |
+         (mode << 62);
+}
+
+/// K-major operand (rows are M or N, columns K): the 16 columns from k0 of
+/// the 8-row atoms from row0. Rows step by 8 * SWIZZLE bytes (stride
+/// offset); a step of K stays inside one swizzle column (the leading offset
+/// is unused), so k0 selects the column block and the bytes within it.
+template <typename T, int R, int C, int S>
+__device__ __forceinline__ unsigned long long
+desc_k_major(SwizzledTile<T, R, C, S> t, int row0, int k0) {
+  int kb = k0 * static_cast<int>(sizeof(T));
+  unsigned addr = smem_addr(t.ptr) + (kb / S) * R * S + row0 * S + kb % S;
+  return wgmma_desc(addr, 16, 8 * S, S);
+}
+
+/// MN-major operand (rows are K, columns N: V in P V): the 16 rows from
+/// k0. Groups of 8 rows step by 8 * SWIZZLE bytes (stride offset); the
+/// column blocks of SWIZZLE bytes step by a whole block, R * SWIZZLE bytes
+/// (leading offset).
+template <typename T, int R, int C, int S>
+__device__ __forceinline__ unsigned long long
+desc_mn_major(SwizzledTile<T, R, C, S> t, int k0) {
+  return wgmma_desc(smem_addr(t.ptr) + k0 * S, R * S, 8 * S, S);
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/// Keeps the compiler from moving accesses of the accumulators across the
+/// asynchronous products that own them.
+template <int N> __device__ __forceinline__ void wgmma_fence_regs(float (&x)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    asm volatile("" : "+f"(x[i])::"memory");
+}
+
+/// Publishes this thread's generic-proxy shared-memory writes (cp.async,
+/// st.shared) to the async proxy (wgmma, TMA).
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// ---- m64nNk16 instructions -------------------------------------------------
+// Inline asm needs the accumulator list spelled out: %0..%(N/2 - 1) are the
+// accumulators, the operands after them are numbered from N/2.
+#define KILN_WG_R0 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define KILN_WG_R1 "%8, %9, %10, %11, %12, %13, %14, %15"
+#define KILN_WG_R2 "%16, %17, %18, %19, %20, %21, %22, %23"
+#define KILN_WG_R3 "%24, %25, %26, %27, %28, %29, %30, %31"
+#define KILN_WG_R4 "%32, %33, %34, %35, %36, %37, %38, %39"
+#define KILN_WG_R5 "%40, %41, %42, %43, %44, %45, %46, %47"
+#define KILN_WG_R6 "%48, %49, %50, %51, %52, %53, %54, %55"
+#define KILN_WG_R7 "%56, %57, %58, %59, %60, %61, %62, %63"
+#define KILN_WG_R8 "%64, %65, %66, %67, %68, %69, %70, %71"
+#define KILN_WG_R9 "%72, %73, %74, %75, %76, %77, %78, %79"
+#define KILN_WG_R10 "%80, %81, %82, %83, %84, %85, %86, %87"
+#define KILN_WG_R11 "%88, %89, %90, %91, %92, %93, %94, %95"
+#define KILN_WG_R12 "%96, %97, %98, %99, %100, %101, %102, %103"
+#define KILN_WG_R13 "%104, %105, %106, %107, %108, %109, %110, %111"
+#define KILN_WG_R14 "%112, %113, %114, %115, %116, %117, %118, %119"
+#define KILN_WG_R15 "%120, %121, %122, %123, %124, %125, %126, %127"
+#define KILN_WG_OUT8(i)                                                     \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]),                \
+      "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define KILN_WG_REGS_8 KILN_WG_R0
+#define KILN_WG_REGS_16 KILN_WG_REGS_8 ", " KILN_WG_R1
+#define KILN_WG_REGS_24 KILN_WG_REGS_16 ", " KILN_WG_R2
+#define KILN_WG_REGS_32 KILN_WG_REGS_24 ", " KILN_WG_R3
+#define KILN_WG_REGS_40 KILN_WG_REGS_32 ", " KILN_WG_R4
+#define KILN_WG_REGS_48 KILN_WG_REGS_40 ", " KILN_WG_R5
+#define KILN_WG_REGS_56 KILN_WG_REGS_48 ", " KILN_WG_R6
+#define KILN_WG_REGS_64 KILN_WG_REGS_56 ", " KILN_WG_R7
+#define KILN_WG_REGS_72 KILN_WG_REGS_64 ", " KILN_WG_R8
+#define KILN_WG_REGS_80 KILN_WG_REGS_72 ", " KILN_WG_R9
+#define KILN_WG_REGS_88 KILN_WG_REGS_80 ", " KILN_WG_R10
+#define KILN_WG_REGS_96 KILN_WG_REGS_88 ", " KILN_WG_R11
+#define KILN_WG_REGS_104 KILN_WG_REGS_96 ", " KILN_WG_R12
+#define KILN_WG_REGS_112 KILN_WG_REGS_104 ", " KILN_WG_R13
+#define KILN_WG_REGS_120 KILN_WG_REGS_112 ", " KILN_WG_R14
+#define KILN_WG_REGS_128 KILN_WG_REGS_120 ", " KILN_WG_R15
+#define KILN_WG_OUTS_8 KILN_WG_OUT8(0)
+#define KILN_WG_OUTS_16 KILN_WG_OUTS_8, KILN_WG_OUT8(8)
+#define KILN_WG_OUTS_24 KILN_WG_OUTS_16, KILN_WG_OUT8(16)
+#define KILN_WG_OUTS_32 KILN_WG_OUTS_24, KILN_WG_OUT8(24)
+#define KILN_WG_OUTS_40 KILN_WG_OUTS_32, KILN_WG_OUT8(32)
+#define KILN_WG_OUTS_48 KILN_WG_OUTS_40, KILN_WG_OUT8(40)
+#define KILN_WG_OUTS_56 KILN_WG_OUTS_48, KILN_WG_OUT8(48)
+#define KILN_WG_OUTS_64 KILN_WG_OUTS_56, KILN_WG_OUT8(56)
+#define KILN_WG_OUTS_72 KILN_WG_OUTS_64, KILN_WG_OUT8(64)
+#define KILN_WG_OUTS_80 KILN_WG_OUTS_72, KILN_WG_OUT8(72)
+#define KILN_WG_OUTS_88 KILN_WG_OUTS_80, KILN_WG_OUT8(80)
+#define KILN_WG_OUTS_96 KILN_WG_OUTS_88, KILN_WG_OUT8(88)
+#define KILN_WG_OUTS_104 KILN_WG_OUTS_96, KILN_WG_OUT8(96)
+#define KILN_WG_OUTS_112 KILN_WG_OUTS_104, KILN_WG_OUT8(104)
+#define KILN_WG_OUTS_120 KILN_WG_OUTS_112, KILN_WG_OUT8(112)
+#define KILN_WG_OUTS_128 KILN_WG_OUTS_120, KILN_WG_OUT8(120)
+
+/// D = A * op(B) + D, one k16 step: `ss` with A through a descriptor, `rs`
+/// with A from registers. TB: B is MN-major (imm-trans-b).
+template <int N> struct Wgmma;
+#define KILN_WGMMA_TYPED(N, C, TY, CTY, P0, P1, P2, P3, P4, P5, P6)            \
+  template <int TB>                                                            \
+  __device__ __forceinline__ static void ss(float *d, unsigned long long a,    \
+                                            unsigned long long b, CTY) {       \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P2 ", 0;\n"             \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY         \
+                 "." #TY " {" KILN_WG_REGS_##C "}, %" #P0 ", %" #P1            \
+                 ", p, 1, 1, 0, %" #P3 ";\n}\n"                                \
+                 : KILN_WG_OUTS_##C                                            \
+                 : "l"(a), "l"(b), "r"(1), "n"(TB));                           \
+  }                                                                            \
+  template <int TB>                                                            \
+  __device__ __forceinline__ static void rs(float *d, const unsigned *a,       \
+                                            unsigned long long b, CTY) {       \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P5 ", 0;\n"             \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY         \
+                 "." #TY " {" KILN_WG_REGS_##C "}, {%" #P0 ", %" #P1           \
+                 ", %" #P2 ", %" #P3 "}, %" #P4 ", p, 1, 1, %" #P6 ";\n}\n"    \
+                 : KILN_WG_OUTS_##C                                            \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),         \
+                   "r"(1), "n"(TB));                                           \
+  }
+#define KILN_WGMMA_SHAPE(N, C, P0, P1, P2, P3, P4, P5, P6)                     \
+  template <> struct Wgmma<N> {                                                \
+    KILN_WGMMA_TYPED(N, C, bf16, bf16, P0, P1, P2, P3, P4, P5, P6)             \
+    KILN_WGMMA_TYPED(N, C, f16, f16, P0, P1, P2, P3, P4, P5, P6)               \
+  };
+KILN_WGMMA_SHAPE(16, 8, 8, 9, 10, 11, 12, 13, 14)
+KILN_WGMMA_SHAPE(32, 16, 16, 17, 18, 19, 20, 21, 22)
+KILN_WGMMA_SHAPE(48, 24, 24, 25, 26, 27, 28, 29, 30)
+KILN_WGMMA_SHAPE(64, 32, 32, 33, 34, 35, 36, 37, 38)
+KILN_WGMMA_SHAPE(80, 40, 40, 41, 42, 43, 44, 45, 46)
+KILN_WGMMA_SHAPE(96, 48, 48, 49, 50, 51, 52, 53, 54)
+KILN_WGMMA_SHAPE(112, 56, 56, 57, 58, 59, 60, 61, 62)
+KILN_WGMMA_SHAPE(128, 64, 64, 65, 66, 67, 68, 69, 70)
+KILN_WGMMA_SHAPE(144, 72, 72, 73, 74, 75, 76, 77, 78)
+KILN_WGMMA_SHAPE(160, 80, 80, 81, 82, 83, 84, 85, 86)
+KILN_WGMMA_SHAPE(176, 88, 88, 89, 90, 91, 92, 93, 94)
+KILN_WGMMA_SHAPE(192, 96, 96, 97, 98, 99, 100, 101, 102)
+KILN_WGMMA_SHAPE(208, 104, 104, 105, 106, 107, 108, 109, 110)
+KILN_WGMMA_SHAPE(224, 112, 112, 113, 114, 115, 116, 117, 118)
+KILN_WGMMA_SHAPE(240, 120, 120, 121, 122, 123, 124, 125, 126)
+KILN_WGMMA_SHAPE(256, 128, 128, 129, 130, 131, 132, 133, 134)
+
+/// One k16 step with A from a swizzled shared tile (K-major): this
+/// warpgroup's 64 rows.
+template <int TB, int N, typename T, int M, int K, int S>
+__device__ __forceinline__ void wgmma_step(float *d,
+                                           SwizzledTile<T, M, K, S> a,
+                                           unsigned long long b, int k0) {
+  Wgmma<N>::template ss<TB>(d, desc_k_major(a, (warp_id() / 4) * 64, k0), b,
+                            T{});
+}
+/// One k16 step with A from registers (P in P V): each warp's 16 rows are
+/// mma.m16n8k16's A fragment.
+template <int TB, int N, typename T, int M, int K, int W>
+__device__ __forceinline__ void wgmma_step(float *d, const Frag<T, M, K, W> &a,
+                                           unsigned long long b, int k0) {
+  unsigned af[4];
+  load_a(af, a, 0, k0, 0);
+  Wgmma<N>::template rs<TB>(d, af, b, T{});
+}
+
+/// acc += A * op(B) on wgmma, waiting for the result. TRANS_B: `b` holds
+/// B^T (N x K, K-major: K for Q K^T); otherwise B (K x N, MN-major: V for
+/// P V), transposed by the descriptor.
+template <bool TRANS_B, typename A, typename T, int R, int C, int S, int M,
+          int N, int W>
+__device__ __forceinline__ void wgmma(Frag<float, M, N, W> &acc, const A &a,
+                                      SwizzledTile<T, R, C, S> b) {
+  static_assert(M == 16 * W && W % 4 == 0,
+                "whole warpgroups, one m16 tile per warp");
+  constexpr int K = TRANS_B ? C : R;
+  static_assert(K % 16 == 0, "wgmma steps over 16 of K");
+  wgmma_fence_regs(acc.x);
+  wgmma_fence();
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    unsigned long long db = TRANS_B ? desc_k_major(b, 0, k0)
+                                    : desc_mn_major(b, k0);
+    wgmma_step<TRANS_B ? 0 : 1, N>(acc.x, a, db, k0);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  wgmma_fence_regs(acc.x);
+}
+
+} // namespace kiln
+#endif // __CUDA_ARCH_FEAT_SM90_ALL
