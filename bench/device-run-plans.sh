@@ -16,7 +16,8 @@
 #           shapes, head dims 64/96/128/192/256 and fp16 against float64,
 #           the quick forward suite, memcheck/racecheck/synccheck on it, the
 #           SASS of the kernels (HGMMA count, local memory), and plain /
-#           causal next to SDPA with the mma.sync ablation (`_mma` specs).
+#           causal next to SDPA with the mma.sync and single-buffer ablations
+#           (`_mma`, `_nodb` specs).
 # Details go to $OUT; a short summary prints last.
 #   bash bench/device-run-plans.sh check|bench|mods|bwd
 set -u
@@ -131,7 +132,7 @@ hopper)
   timeout 150 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
   echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
   timeout 200 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \
-    --variants _mma > "$OUT/bench.txt" 2>&1
+    --variants _mma,_nodb > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 16 "$OUT/bench.txt"
   ;;
 esac

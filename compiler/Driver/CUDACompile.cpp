@@ -48,6 +48,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.prefetchNextStep = choices.prefetchNextStep;
   options.fastMath = choices.fastMath;
   options.warpgroupMma = choices.warpgroupMma;
+  options.doubleBuffer = choices.doubleBuffer;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -90,6 +91,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.prefetchNextStep = o.prefetchNextStep;
   choices.fastMath = o.fastMath;
   choices.warpgroupMma = o.warpgroupMma;
+  choices.doubleBuffer = o.doubleBuffer;
   return choices;
 }
 

@@ -20,6 +20,7 @@ struct ScheduleChoices {
   bool prefetchNextStep = true;   ///< tgpu-prefetch-next-step (forward)
   bool fastMath = true;           ///< tanh / exp on the approximations
   bool warpgroupMma = true;       ///< tgpu-warpgroup-mma (sm_90a forward)
+  bool doubleBuffer = true;       ///< tgpu-double-buffer (sm_90a forward)
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

@@ -37,6 +37,8 @@ const char *runUsage() {
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
   --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
   --no-warpgroup-mma        cuda sm_90a: mma.sync instead of wgmma (ablation)
+  --no-double-buffer        cuda sm_90a: one K and one V buffer, K of the next
+                            step prefetched under P*V (ablation)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
   --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
   -emit=attn|tile|llvm      print the IR of a stage instead of running
@@ -123,7 +125,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
                     name == "no-split" || name == "no-overlap-copies" ||
                     name == "no-prefetch" || name == "no-fast-math" ||
-                    name == "no-warpgroup-mma" ||
+                    name == "no-warpgroup-mma" || name == "no-double-buffer" ||
                     name == "backward";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
@@ -143,6 +145,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.fastMath = false;
     } else if (name == "no-warpgroup-mma") {
       o.warpgroupMma = false;
+    } else if (name == "no-double-buffer") {
+      o.doubleBuffer = false;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

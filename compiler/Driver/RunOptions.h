@@ -41,6 +41,7 @@ struct RunOptions {
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations
   bool warpgroupMma = true; ///< cuda sm_90a: tgpu-warpgroup-mma (ablation)
+  bool doubleBuffer = true; ///< cuda sm_90a: tgpu-double-buffer (ablation)
   int64_t repeats = 0;          ///< cuda: timed launches after the check
   std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;           ///< kiln compile: -o file

@@ -139,17 +139,25 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.blockN = 0;
   buildForwardTilePipeline(pm, forward);
   addSM80Schedule(pm, options);
-  // ... and the next step's K with this step's P*V.
-  if (options.overlapCopies && options.prefetchNextStep)
+  int64_t sharedLimit = options.sharedMemoryBytes > 0
+                            ? int64_t(options.sharedMemoryBytes)
+                            : attn::defaultSharedMemoryBytes(options.arch);
+  // On sm_90a K and V of the next step load into twin buffers during this
+  // one (a two-stage ring); otherwise the next step's K loads under P*V.
+  bool doubleBuffer = options.arch == "sm_90a" && options.overlapCopies &&
+                      options.doubleBuffer;
+  if (options.overlapCopies && options.prefetchNextStep && !doubleBuffer)
     pm.addPass(tgpu::createTileGPUPrefetchNextStep());
   // Hopper: wgmma over swizzled tiles where the products allow it.
   if (options.arch == "sm_90a" && options.warpgroupMma) {
     tgpu::TileGPUWarpgroupMmaOptions wgmma;
-    wgmma.sharedMemoryBytes =
-        options.sharedMemoryBytes > 0
-            ? int64_t(options.sharedMemoryBytes)
-            : attn::defaultSharedMemoryBytes(options.arch);
+    wgmma.sharedMemoryBytes = sharedLimit;
     pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
+  }
+  if (doubleBuffer) {
+    tgpu::TileGPUDoubleBufferOptions ring;
+    ring.sharedMemoryBytes = sharedLimit;
+    pm.addPass(tgpu::createTileGPUDoubleBuffer(ring));
   }
   pm.addPass(createCSEPass());
 }

@@ -84,6 +84,12 @@ struct CUDAPipelineOptions
       llvm::cl::desc("sm_90a forward: products on wgmma from swizzled shared "
                      "tiles (tgpu-warpgroup-mma)"),
       llvm::cl::init(true)};
+  Option<bool> doubleBuffer{
+      *this, "double-buffer",
+      llvm::cl::desc("sm_90a forward: load the next KV step's K and V into "
+                     "twin buffers during this one (tgpu-double-buffer, "
+                     "instead of tgpu-prefetch-next-step)"),
+      llvm::cl::init(true)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory

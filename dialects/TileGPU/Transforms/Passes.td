@@ -113,4 +113,44 @@ def TileGPUWarpgroupMma : Pass<"tgpu-warpgroup-mma"> {
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }
 
+def TileGPUDoubleBuffer : Pass<"tgpu-double-buffer"> {
+  let summary = "Loads a KV loop's next step into a second pair of buffers while this step computes";
+  let description = [{
+    A two-stage ring for the two operands a KV step stages (K and V). After
+    `tgpu-overlap-copies` a step issues K and V, waits for K, computes
+    Q K^T and the softmax, waits for V and computes P V, so each copy has
+    only part of its own step to land. This pass gives each of the two
+    buffers a twin and alternates them by the step's parity (`arith.select`
+    on the buffers): the step issues the next step's K and V into the
+    buffers the previous step read, then waits for its own (issued one step
+    earlier, `async_wait {pending = 2}`), so every copy has a whole step to
+    land, and one barrier per step remains instead of three:
+
+    * a prologue before the loop issues the first step's copies (after a
+      barrier: an earlier loop may still read the buffers);
+    * the body's top barrier now also separates the previous step's reads
+      of the other buffers from this step's copies into them; the wait and
+      barrier that published B are gone (B landed with A);
+    * an epilogue waits for the last step's unused copies.
+
+    The last step loads rows past the loop's bound: inside the array (read
+    for nothing) or past it (zero-filled by the copy, no read). Applies to
+    loops whose body starts `barrier; copy_async A; copy_async B;
+    async_wait {pending = 1}; [fence_async_shared;] barrier` (the form
+    `tgpu-overlap-copies` gives) with one later `async_wait {pending = 0};
+    [fence_async_shared;] barrier`, whose copies depend on the loop only
+    through the induction variable and whose buffers nothing else in the
+    loop writes, and only when the kernel's shared memory with the twins
+    stays within `shared-memory-bytes` (else the kernel is left alone). Runs
+    instead of `tgpu-prefetch-next-step`.
+  }];
+  let options = [
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
+           "Shared memory per CTA on the device (0: unchecked)">,
+  ];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // KILN_TILEGPU_PASSES

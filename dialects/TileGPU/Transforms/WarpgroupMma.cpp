@@ -10,13 +10,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/TileGPU/Transforms/Passes.h"
+#include "dialects/TileGPU/Transforms/SharedLayout.h"
 
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/MathExtras.h"
 
 namespace kiln::tgpu {
 #define GEN_PASS_DEF_TILEGPUWARPGROUPMMA
@@ -27,18 +28,6 @@ using namespace mlir;
 using namespace kiln::tgpu;
 
 namespace {
-
-/// The padded pitch or the swizzle leaves a buffer this many bytes long.
-int64_t bufferBytes(MemRefType type) {
-  int64_t eltBytes = type.getElementTypeBitWidth() / 8;
-  int64_t pitch = type.getDimSize(1);
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (!swizzleBytes(type) &&
-      succeeded(type.getStridesAndOffset(strides, offset)))
-    pitch = strides[0];
-  return type.getDimSize(0) * pitch * eltBytes;
-}
 
 /// A shared buffer that a swizzled layout can hold: 8-row atoms, whole
 /// swizzle columns, 16-bit elements.
@@ -159,21 +148,9 @@ struct TileGPUWarpgroupMma
 
     // Offsets again: the swizzled buffers lost their padding and need the
     // swizzle's 1024-byte period as alignment.
-    int64_t next = 0;
-    kernel.walk([&](SharedAllocOp alloc) {
-      int64_t align = swizzleBytes(alloc.getType()) ? 1024 : 128;
-      next = llvm::alignTo(next, align);
-      alloc.setOffset(next);
-      next += bufferBytes(alloc.getType());
-    });
-    next = llvm::alignTo(next, 128);
-    int64_t limit = sharedMemoryBytes;
-    if (limit > 0 && next > limit)
-      return kernel.emitError()
-             << "the wgmma schedule needs " << next
-             << " bytes of shared memory but the target allows " << limit;
-    kernel->setAttr(attrs::kSharedBytes,
-                    IntegerAttr::get(IntegerType::get(ctx, 64), next));
+    if (failed(layoutSharedBuffers(kernel, sharedMemoryBytes,
+                                   "the wgmma schedule")))
+      return failure();
 
     // cp.async writes through the generic proxy, wgmma reads through the
     // async one.

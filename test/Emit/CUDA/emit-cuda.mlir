@@ -4,19 +4,24 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
 
-// sm_90a (tgpu-warpgroup-mma): two warpgroups, swizzled tiles at 1024-byte
-// aligned offsets, cp.async into them, a proxy fence after each wait, and
-// both products on wgmma (K read K-major, V MN-major).
+// sm_90a (tgpu-warpgroup-mma, tgpu-double-buffer): two warpgroups,
+// swizzled tiles at 1024-byte aligned offsets (K and V twice, Q last),
+// cp.async into them, a proxy fence after each wait, the step's buffers
+// picked by parity, and both products on wgmma (K read K-major, V MN-major).
 // WGMMA: extern "C" __global__ void __launch_bounds__(256)
 // WGMMA: extern __shared__ __align__(1024) unsigned char kiln_smem[];
-// WGMMA-DAG: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[V:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 0)};
-// WGMMA-DAG: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[K:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 8192)};
-// WGMMA-DAG: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[Q:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 16384)};
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> {{v[0-9]+}}{reinterpret_cast<kiln::bf16 *>(kiln_smem + 24576)};
+// WGMMA-NEXT: // tgpu.shared_alloc
+// WGMMA-NEXT: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[Q:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 32768)};
 // WGMMA: kiln::copy_async<256>([[Q]],
 // WGMMA-NEXT: // tgpu.async_wait
 // WGMMA-NEXT: kiln::cp_async_wait<0>();
 // WGMMA-NEXT: // tgpu.fence_async_shared
 // WGMMA-NEXT: kiln::fence_async_shared();
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[V:v[0-9]+]] = ([[ODD:v[0-9]+]] ? {{v[0-9]+}} : {{v[0-9]+}});
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> {{v[0-9]+}} = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[K:v[0-9]+]] = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
+// WGMMA: kiln::cp_async_wait<2>();
 // WGMMA: kiln::wgmma<true>({{v[0-9]+}}, [[Q]], [[K]]);
 // WGMMA: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[V]]);
 // WGMMA-NOT: kiln::mma<
