@@ -49,6 +49,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.fastMath = choices.fastMath;
   options.warpgroupMma = choices.warpgroupMma;
   options.doubleBuffer = choices.doubleBuffer;
+  options.pipelineProducts = choices.pipelineProducts;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -92,6 +93,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.fastMath = o.fastMath;
   choices.warpgroupMma = o.warpgroupMma;
   choices.doubleBuffer = o.doubleBuffer;
+  choices.pipelineProducts = o.pipelineProducts;
   return choices;
 }
 

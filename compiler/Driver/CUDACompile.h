@@ -21,6 +21,7 @@ struct ScheduleChoices {
   bool fastMath = true;           ///< tanh / exp on the approximations
   bool warpgroupMma = true;       ///< tgpu-warpgroup-mma (sm_90a forward)
   bool doubleBuffer = true;       ///< tgpu-double-buffer (sm_90a forward)
+  bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

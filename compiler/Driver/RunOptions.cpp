@@ -39,6 +39,8 @@ const char *runUsage() {
   --no-warpgroup-mma        cuda sm_90a: mma.sync instead of wgmma (ablation)
   --no-double-buffer        cuda sm_90a: one K and one V buffer, K of the next
                             step prefetched under P*V (ablation)
+  --pipeline-products       cuda sm_90a: overlap each step's softmax with the
+                            previous step's P*V (off by default: slower today)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
   --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
   -emit=attn|tile|llvm      print the IR of a stage instead of running
@@ -126,6 +128,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "no-split" || name == "no-overlap-copies" ||
                     name == "no-prefetch" || name == "no-fast-math" ||
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
+                    name == "pipeline-products" ||
                     name == "backward";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
@@ -147,6 +150,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.warpgroupMma = false;
     } else if (name == "no-double-buffer") {
       o.doubleBuffer = false;
+    } else if (name == "pipeline-products") {
+      o.pipelineProducts = true;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

@@ -42,6 +42,7 @@ struct RunOptions {
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations
   bool warpgroupMma = true; ///< cuda sm_90a: tgpu-warpgroup-mma (ablation)
   bool doubleBuffer = true; ///< cuda sm_90a: tgpu-double-buffer (ablation)
+  bool pipelineProducts = false; ///< cuda sm_90a: tgpu-pipeline-products
   int64_t repeats = 0;          ///< cuda: timed launches after the check
   std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;           ///< kiln compile: -o file

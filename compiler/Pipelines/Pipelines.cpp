@@ -158,6 +158,10 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
     tgpu::TileGPUDoubleBufferOptions ring;
     ring.sharedMemoryBytes = sharedLimit;
     pm.addPass(tgpu::createTileGPUDoubleBuffer(ring));
+    // With the next step's K resident, the softmax can overlap the previous
+    // step's P*V.
+    if (options.warpgroupMma && options.pipelineProducts)
+      pm.addPass(tgpu::createTileGPUPipelineProducts());
   }
   pm.addPass(createCSEPass());
 }

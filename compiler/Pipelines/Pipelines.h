@@ -90,6 +90,14 @@ struct CUDAPipelineOptions
                      "twin buffers during this one (tgpu-double-buffer, "
                      "instead of tgpu-prefetch-next-step)"),
       llvm::cl::init(true)};
+  Option<bool> pipelineProducts{
+      *this, "pipeline-products",
+      llvm::cl::desc("sm_90a forward: issue the previous step's P*V after "
+                     "this step's Q*K^T and overlap it with the softmax "
+                     "(tgpu-pipeline-products; needs warpgroup-mma and "
+                     "double-buffer; off: measured slower, see "
+                     "docs/performance.md)"),
+      llvm::cl::init(false)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory

@@ -125,30 +125,33 @@ __device__ __forceinline__ void fence_async_shared() {
 #define KILN_WG_OUTS_120 KILN_WG_OUTS_112, KILN_WG_OUT8(112)
 #define KILN_WG_OUTS_128 KILN_WG_OUTS_120, KILN_WG_OUT8(120)
 
-/// D = A * op(B) + D, one k16 step: `ss` with A through a descriptor, `rs`
-/// with A from registers. TB: B is MN-major (imm-trans-b).
+/// D = A * op(B) + D (+ D only where scale_d is nonzero), one k16 step:
+/// `ss` with A through a descriptor, `rs` with A from registers. TB: B is
+/// MN-major (imm-trans-b).
 template <int N> struct Wgmma;
 #define KILN_WGMMA_TYPED(N, C, TY, CTY, P0, P1, P2, P3, P4, P5, P6)            \
   template <int TB>                                                            \
   __device__ __forceinline__ static void ss(float *d, unsigned long long a,    \
-                                            unsigned long long b, CTY) {       \
+                                            unsigned long long b, int scale_d, \
+                                            CTY) {                             \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P2 ", 0;\n"             \
                  "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY         \
                  "." #TY " {" KILN_WG_REGS_##C "}, %" #P0 ", %" #P1            \
                  ", p, 1, 1, 0, %" #P3 ";\n}\n"                                \
                  : KILN_WG_OUTS_##C                                            \
-                 : "l"(a), "l"(b), "r"(1), "n"(TB));                           \
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TB));                     \
   }                                                                            \
   template <int TB>                                                            \
   __device__ __forceinline__ static void rs(float *d, const unsigned *a,       \
-                                            unsigned long long b, CTY) {       \
+                                            unsigned long long b, int scale_d, \
+                                            CTY) {                             \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P5 ", 0;\n"             \
                  "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY         \
                  "." #TY " {" KILN_WG_REGS_##C "}, {%" #P0 ", %" #P1           \
                  ", %" #P2 ", %" #P3 "}, %" #P4 ", p, 1, 1, %" #P6 ";\n}\n"    \
                  : KILN_WG_OUTS_##C                                            \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),         \
-                   "r"(1), "n"(TB));                                           \
+                   "r"(scale_d), "n"(TB));                                     \
   }
 #define KILN_WGMMA_SHAPE(N, C, P0, P1, P2, P3, P4, P5, P6)                     \
   template <> struct Wgmma<N> {                                                \
@@ -177,27 +180,31 @@ KILN_WGMMA_SHAPE(256, 128, 128, 129, 130, 131, 132, 133, 134)
 template <int TB, int N, typename T, int M, int K, int S>
 __device__ __forceinline__ void wgmma_step(float *d,
                                            SwizzledTile<T, M, K, S> a,
-                                           unsigned long long b, int k0) {
+                                           unsigned long long b, int k0,
+                                           int scale_d) {
   Wgmma<N>::template ss<TB>(d, desc_k_major(a, (warp_id() / 4) * 64, k0), b,
-                            T{});
+                            scale_d, T{});
 }
 /// One k16 step with A from registers (P in P V): each warp's 16 rows are
 /// mma.m16n8k16's A fragment.
 template <int TB, int N, typename T, int M, int K, int W>
 __device__ __forceinline__ void wgmma_step(float *d, const Frag<T, M, K, W> &a,
-                                           unsigned long long b, int k0) {
+                                           unsigned long long b, int k0,
+                                           int scale_d) {
   unsigned af[4];
   load_a(af, a, 0, k0, 0);
-  Wgmma<N>::template rs<TB>(d, af, b, T{});
+  Wgmma<N>::template rs<TB>(d, af, b, scale_d, T{});
 }
 
-/// acc += A * op(B) on wgmma, waiting for the result. TRANS_B: `b` holds
-/// B^T (N x K, K-major: K for Q K^T); otherwise B (K x N, MN-major: V for
-/// P V), transposed by the descriptor.
-template <bool TRANS_B, typename A, typename T, int R, int C, int S, int M,
-          int N, int W>
-__device__ __forceinline__ void wgmma(Frag<float, M, N, W> &acc, const A &a,
-                                      SwizzledTile<T, R, C, S> b) {
+/// Issues acc += A * op(B) on wgmma, uncommitted (acc = A * op(B) with
+/// ZERO: the first step ignores acc's registers, so no zero tile need be
+/// live). TRANS_B: `b` holds B^T (N x K, K-major: K for Q K^T); otherwise
+/// B (K x N, MN-major: V for P V), transposed by the descriptor.
+template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R,
+          int C, int S, int M, int N, int W>
+__device__ __forceinline__ void wgmma_issue(Frag<float, M, N, W> &acc,
+                                            const A &a,
+                                            SwizzledTile<T, R, C, S> b) {
   static_assert(M == 16 * W && W % 4 == 0,
                 "whole warpgroups, one m16 tile per warp");
   constexpr int K = TRANS_B ? C : R;
@@ -208,11 +215,40 @@ __device__ __forceinline__ void wgmma(Frag<float, M, N, W> &acc, const A &a,
   for (int k0 = 0; k0 < K; k0 += 16) {
     unsigned long long db = TRANS_B ? desc_k_major(b, 0, k0)
                                     : desc_mn_major(b, k0);
-    wgmma_step<TRANS_B ? 0 : 1, N>(acc.x, a, db, k0);
+    wgmma_step<TRANS_B ? 0 : 1, N>(acc.x, a, db, k0, ZERO && k0 == 0 ? 0 : 1);
   }
+}
+
+/// acc += A * op(B) as one committed group, not waited for (where `issue`
+/// is false, warpgroup-uniformly, an empty group: wait counts stay the
+/// same). Read acc only after wgmma_wait(acc).
+template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R,
+          int C, int S, int M, int N, int W>
+__device__ __forceinline__ void wgmma_async(Frag<float, M, N, W> &acc,
+                                            const A &a,
+                                            SwizzledTile<T, R, C, S> b,
+                                            bool issue = true) {
+  if (issue)
+    wgmma_issue<TRANS_B, ZERO>(acc, a, b);
   wgmma_commit();
-  wgmma_wait<0>();
+}
+
+/// Waits until at most N groups are in flight; `acc` is then readable.
+template <int N, int M, int Cols, int W>
+__device__ __forceinline__ void wgmma_wait(Frag<float, M, Cols, W> &acc) {
+  wgmma_wait<N>();
   wgmma_fence_regs(acc.x);
+}
+
+/// acc += A * op(B) (acc = A * op(B) with ZERO) where `issue` holds,
+/// waiting for the result.
+template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R,
+          int C, int S, int M, int N, int W>
+__device__ __forceinline__ void wgmma(Frag<float, M, N, W> &acc, const A &a,
+                                      SwizzledTile<T, R, C, S> b,
+                                      bool issue = true) {
+  wgmma_async<TRANS_B, ZERO>(acc, a, b, issue);
+  wgmma_wait<0>(acc);
 }
 
 } // namespace kiln

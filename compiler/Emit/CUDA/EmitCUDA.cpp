@@ -158,9 +158,10 @@ private:
   FailureOr<std::string> expression(Operation *op, ArrayRef<std::string> a);
 
   LogicalResult emitOp(Operation *op);
-  /// `result = acc; fn(result, lhs, rhs);` for the product ops.
+  /// `result = acc; fn(result, lhs, rhs);` for the product ops (with no
+  /// `acc`, `result` starts uninitialised: the product ignores it).
   LogicalResult emitProduct(Operation *op, const std::string &fn, Value acc,
-                            Value lhs, Value rhs);
+                            Value lhs, Value rhs, Value predicate = Value());
   LogicalResult emitElementwise(Operation *op);
   LogicalResult emitFor(scf::ForOp loop);
   LogicalResult emitBlock(Block &block);
@@ -417,15 +418,31 @@ LogicalResult CUDAPrinter::emitFor(scf::ForOp loop) {
   return success();
 }
 
+/// Whether `v` is a tile.splat of the constant 0.
+static bool isZeroSplat(Value v) {
+  auto splat = v.getDefiningOp<tile::SplatOp>();
+  if (!splat)
+    return false;
+  auto constant = splat.getValue().getDefiningOp<arith::ConstantOp>();
+  auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+  return value && value.getValue().isZero();
+}
+
 LogicalResult CUDAPrinter::emitProduct(Operation *op, const std::string &fn,
-                                       Value acc, Value lhs, Value rhs) {
+                                       Value acc, Value lhs, Value rhs,
+                                       Value predicate) {
   Value result = op->getResult(0);
   auto type = cppType(result.getType(), op->getLoc());
   if (failed(type))
     return failure();
-  line() << *type << " " << name(result) << " = " << name(acc) << ";\n";
-  line() << fn << "(" << name(result) << ", " << name(lhs) << ", " << name(rhs)
-         << ");\n";
+  if (acc)
+    line() << *type << " " << name(result) << " = " << name(acc) << ";\n";
+  else
+    line() << *type << " " << name(result) << ";\n";
+  line() << fn << "(" << name(result) << ", " << name(lhs) << ", " << name(rhs);
+  if (predicate)
+    os << ", " << name(predicate);
+  os << ");\n";
   return success();
 }
 
@@ -444,7 +461,14 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
           return failure();
         std::string value;
         if (auto f = dyn_cast<FloatAttr>(c.getValue()))
-          value = floatLiteral(f.getValueAsDouble());
+          // 16-bit floats have no literals: round the f32 one.
+          value = c.getType().isBF16()  ? "kiln::to_bf16(" +
+                                             floatLiteral(f.getValueAsDouble()) +
+                                             ")"
+                  : c.getType().isF16() ? "kiln::to_f16(" +
+                                              floatLiteral(f.getValueAsDouble()) +
+                                              ")"
+                                        : floatLiteral(f.getValueAsDouble());
         else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
           value = c.getType().isInteger(1)
                       ? (i.getValue().isZero() ? "false" : "true")
@@ -650,9 +674,24 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                            m.getLhs(), m.getRhs());
       })
       .Case([&](tgpu::WarpgroupMmaOp m) {
-        std::string flag = m.getTransposeRhs() ? "true" : "false";
-        return emitProduct(m, "kiln::wgmma<" + flag + ">", m.getAcc(),
-                           m.getLhs(), m.getRhs());
+        // A product into zeros ignores its accumulator registers (wgmma's
+        // scale-d), so the zero tile need not be copied in or kept live.
+        bool zero = isZeroSplat(m.getAcc()) && !m.getPredicate();
+        std::string fn = m.getAsync() ? "kiln::wgmma_async<" : "kiln::wgmma<";
+        fn += m.getTransposeRhs() ? "true" : "false";
+        fn += zero ? ", true>" : ">";
+        return emitProduct(m, fn, zero ? Value() : m.getAcc(), m.getLhs(),
+                           m.getRhs(), m.getPredicate());
+      })
+      .Case([&](tgpu::WarpgroupWaitOp w) -> LogicalResult {
+        auto type = cppType(w.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << "kiln::wgmma_wait<" << w.getPending() << ">("
+               << name(w.getValue()) << ");\n";
+        line() << *type << " " << name(w) << " = " << name(w.getValue())
+               << ";\n";
+        return success();
       })
       .Case([&](tgpu::FenceAsyncSharedOp) {
         line() << "kiln::fence_async_shared();\n";

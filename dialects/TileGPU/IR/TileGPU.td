@@ -170,15 +170,40 @@ def TileGPU_WarpgroupMmaOp
     in an ldmatrix.trans copy). The accumulator is the same `#tgpu.mma`
     register tile as `tgpu.mma`'s, with one m16 tile per warp: that is the
     wgmma accumulator layout, so the softmax and the mods around it do not
-    change. The op is synchronous: it waits for its own products.
-    `tgpu-warpgroup-mma` rewrites eligible `tgpu.mma` ops into it.
+    change. `tgpu-warpgroup-mma` rewrites eligible `tgpu.mma` ops into it.
+
+    The op waits for its own products, unless `async`: then it issues them
+    as one wgmma group and its result may only be read through a
+    `tgpu.warpgroup_wait`. With a `predicate` (warpgroup-uniform) the
+    products are issued only where it holds and the result is `acc`
+    elsewhere; the group is committed either way, so wait counts do not
+    depend on it.
   }];
   let arguments = (ins AnyType:$lhs, AnyStaticShapeMemRef:$rhs,
-                       AnyRankedTensor:$acc, UnitAttr:$transpose_rhs);
+                       AnyRankedTensor:$acc, Optional<I1>:$predicate,
+                       UnitAttr:$transpose_rhs, UnitAttr:$async);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `,` type($acc) `->` type($result)
+    $lhs `,` $rhs `,` $acc (`if` $predicate^)? attr-dict `:` type($lhs) `,` type($rhs) `,` type($acc) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_WarpgroupWaitOp
+    : TileGPU_Op<"warpgroup_wait", [AllTypesMatch<["value", "result"]>]> {
+  let summary = "waits for asynchronous warpgroup products; yields their results";
+  let description = [{
+    `wgmma.wait_group pending`: every wgmma group of this warpgroup but the
+    `pending` most recently committed is complete. Groups complete in
+    issue order, so `%s = tgpu.warpgroup_wait %s0 {pending = 1}` after
+    issuing Q K^T and then P V waits for Q K^T alone. The operand is the
+    result of an async `tgpu.warpgroup_mma`; the result is that value, now
+    readable.
+  }];
+  let arguments = (ins AnyRankedTensor:$value,
+                       DefaultValuedAttr<I64Attr, "0">:$pending);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
   let hasVerifier = 1;
 }
 

@@ -168,6 +168,11 @@ LogicalResult WarpgroupMmaOp::verify() {
   auto acc = cast<RankedTensorType>(getAcc().getType());
   if (getResult().getType() != acc)
     return emitOpError() << "result type must equal the accumulator type";
+  if (getAsync())
+    for (Operation *user : getResult().getUsers())
+      if (!isa<WarpgroupWaitOp>(user))
+        return emitOpError() << "an async product is read only through "
+                                "tgpu.warpgroup_wait";
   auto layout = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
   if (!layout || !acc.getElementType().isF32() || acc.getRank() != 2)
     return emitOpError() << "accumulates in 2-D f32 #tgpu.mma register tiles";
@@ -216,5 +221,17 @@ LogicalResult WarpgroupMmaOp::verify() {
                          << "x" << n;
   if (rhsK % 16 != 0)
     return emitOpError() << "K must be a multiple of 16, got " << rhsK;
+  return success();
+}
+
+LogicalResult WarpgroupWaitOp::verify() {
+  auto product = getValue().getDefiningOp<WarpgroupMmaOp>();
+  if (!product || !product.getAsync())
+    return emitOpError() << "waits for the result of an async "
+                            "tgpu.warpgroup_mma";
+  if (getResult().getType() != getValue().getType())
+    return emitOpError() << "result type must equal the operand type";
+  if (static_cast<int64_t>(getPending()) < 0)
+    return emitOpError() << "pending must not be negative";
   return success();
 }

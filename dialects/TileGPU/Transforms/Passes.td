@@ -153,4 +153,30 @@ def TileGPUDoubleBuffer : Pass<"tgpu-double-buffer"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPUPipelineProducts : Pass<"tgpu-pipeline-products"> {
+  let summary = "Overlaps each KV step's softmax with the previous step's P V on the tensor cores";
+  let description = [{
+    FlashAttention-3's intra-warpgroup pipelining. In a KV loop on wgmma,
+    each step waits for Q K^T, runs the softmax while the tensor cores idle,
+    then waits for P V. This pass rotates the loop by one product: step j
+    issues Q K_j^T and then P_{j-1} V_{j-1} (both `async`), waits for
+    Q K_j^T alone (`pending = 1`; groups complete in order), runs the
+    softmax of step j while P_{j-1} V_{j-1} runs, then waits for it and
+    rescales. P and its V buffer are carried to the next step; the first
+    step issues no P V (a predicated, empty group) and the loop's last P V
+    runs after it, predicated on the loop having run.
+
+    Because step j now reads V_{j-1} from the buffer step j+1's V would be
+    loaded into at the top of the step, V's copy moves after the wait for
+    P V and a barrier (it then has until step j+2's P V to land). Applies
+    to loops in the form `tgpu-double-buffer` gives, whose first product is
+    Q K^T, whose last is P V from registers with its result yielded and
+    read nowhere else, and whose V buffer is picked by parity.
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::kiln::tile::TileDialect"];
+}
+
 #endif // KILN_TILEGPU_PASSES

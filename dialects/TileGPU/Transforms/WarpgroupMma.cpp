@@ -141,7 +141,8 @@ struct TileGPUWarpgroupMma
       builder.setInsertionPoint(mma);
       auto product = WarpgroupMmaOp::create(
           builder, mma.getLoc(), mma.getType(), mma.getLhs(), mma.getRhs(),
-          mma.getAcc(), mma.getTransposeRhs());
+          mma.getAcc(), /*predicate=*/Value(), mma.getTransposeRhs(),
+          /*async=*/false);
       mma.replaceAllUsesWith(product.getResult());
       mma.erase();
     }

@@ -531,3 +531,24 @@ func.func @wgmma_f32(%a: tensor<64x64xf32, #tgpu.mma<warps = 4>>,
   %r = tgpu.warpgroup_mma %a, %b, %c : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
   return
 }
+
+// -----
+
+func.func @wait_for_sync_product(%a: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                 %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                 %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_rhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  // expected-error @+1 {{'tgpu.warpgroup_wait' op waits for the result of an async tgpu.warpgroup_mma}}
+  %w = tgpu.warpgroup_wait %r : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @async_read_directly(%a: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                               %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                               %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) -> tensor<64x64xf32, #tgpu.mma<warps = 4>> {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op an async product is read only through tgpu.warpgroup_wait}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {async, transpose_rhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return %r : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+}

@@ -3,6 +3,7 @@
 // RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
 
 // sm_90a (tgpu-warpgroup-mma, tgpu-double-buffer): two warpgroups,
 // swizzled tiles at 1024-byte aligned offsets (K and V twice, Q last),
@@ -22,9 +23,28 @@
 // WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> {{v[0-9]+}} = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
 // WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[K:v[0-9]+]] = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
 // WGMMA: kiln::cp_async_wait<2>();
-// WGMMA: kiln::wgmma<true>({{v[0-9]+}}, [[Q]], [[K]]);
+// Q K^T starts from zeros: the first wgmma step ignores the accumulator
+// (scale-d 0), so no zero tile is copied in.
+// WGMMA: kiln::Frag<float, 128, 64, 8> [[S:v[0-9]+]];
+// WGMMA-NEXT: kiln::wgmma<true, true>([[S]], [[Q]], [[K]]);
 // WGMMA: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[V]]);
 // WGMMA-NOT: kiln::mma<
+
+// tgpu-pipeline-products: Q K_j^T and then P_{j-1} V_{j-1} go out as
+// groups (the latter only after the first step), the wait for Q K^T leaves
+// one in flight, V's copy follows the wait for P V and a barrier, and the
+// loop's last P V runs after it when the loop ran.
+// PIPELINED: kiln::wgmma_async<true, true>([[S:v[0-9]+]],
+// PIPELINED-NEXT: // tgpu.warpgroup_mma
+// PIPELINED-NEXT: kiln::Frag<float, 128, 64, 8> [[O:v[0-9]+]] = {{v[0-9]+}};
+// PIPELINED-NEXT: kiln::wgmma_async<false>([[O]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
+// PIPELINED-NEXT: // tgpu.warpgroup_wait
+// PIPELINED-NEXT: kiln::wgmma_wait<1>([[S]]);
+// PIPELINED: kiln::wgmma_wait<0>([[O]]);
+// PIPELINED: __syncthreads();
+// PIPELINED-NEXT: // tgpu.copy_async
+// PIPELINED-NEXT: kiln::copy_async<256>(
+// PIPELINED: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
 
 // The kernel is named after the variant, includes only the device library,
 // and every statement is preceded by the op it comes from.
