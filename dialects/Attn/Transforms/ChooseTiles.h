@@ -24,8 +24,8 @@ Tiles chooseForwardTiles(int64_t sharedBytes, int64_t headDimQK,
                          int64_t blockM = 0, int64_t blockN = 0);
 
 /// The forward's tiles on sm_90a, where the products run on wgmma
-/// (tgpu-warpgroup-mma): BLOCK_M in whole warpgroups, BLOCK_N from the
-/// register budget of one or two CTAs per SM (attn-choose-tiles).
+/// (tgpu-warpgroup-mma): BLOCK_M in whole warpgroups, as many as the
+/// register file allows for the larger BLOCK_N (attn-choose-tiles).
 Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
                                   int64_t headDimV, int64_t elementBytes,
                                   int64_t blockM = 0, int64_t blockN = 0);

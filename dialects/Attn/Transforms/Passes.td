@@ -52,10 +52,11 @@ def AttnChooseTiles : Pass<"attn-choose-tiles", "::mlir::ModuleOp"> {
     Forward on sm_80: BLOCK_M = 64 query rows (4 warps of 16 rows) and the
     largest BLOCK_N in {128, 64, 32, 16} whose Q, K and V tiles fit the
     shared memory and whose S tile and accumulator fit 160 floats per
-    thread. Forward on sm_90a (wgmma): BLOCK_M = 128 (two warpgroups) and
-    the BLOCK_N in {128, 64} that lets the most CTAs share an SM by
-    registers (S, P and the accumulator within 96 registers per thread for
-    two CTAs, 176 for one) and shared memory, the larger on a tie.
+    thread. Forward on sm_90a (wgmma): one CTA per SM of whole
+    warpgroups; the larger BLOCK_N in {128, 64}, then the most warpgroups
+    (BLOCK_M = 64 per warpgroup, up to 256) whose per-thread registers (S,
+    P, the accumulator and ~32 more) fit min(255, 65536 / threads) with
+    15% to spare, and whose Q, K, V tiles fit the shared memory.
     Backward: BLOCK_N = 64 keys and BLOCK_M = 128 query rows at head dims
     up to 64, 64 above (the dK/dV accumulators share the register file).
     `block-m` / `block-n` override either choice.
@@ -66,7 +67,7 @@ def AttnChooseTiles : Pass<"attn-choose-tiles", "::mlir::ModuleOp"> {
     ```
     After (`program=forward arch=sm_90a`):
     ```mlir
-    attn.attention @plain {attn.block_m = 128 : i64, attn.block_n = 128 : i64, ...}
+    attn.attention @plain {attn.block_m = 192 : i64, attn.block_n = 128 : i64, ...}
     ```
   }];
   let options = [

@@ -9,23 +9,24 @@
 // swizzled tiles at 1024-byte aligned offsets (K and V twice, Q last),
 // cp.async into them, a proxy fence after each wait, the step's buffers
 // picked by parity, and both products on wgmma (K read K-major, V MN-major).
-// WGMMA: extern "C" __global__ void __launch_bounds__(256)
+// WGMMA: extern "C" __global__ void __launch_bounds__(384)
 // WGMMA: extern __shared__ __align__(1024) unsigned char kiln_smem[];
-// WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> {{v[0-9]+}}{reinterpret_cast<kiln::bf16 *>(kiln_smem + 24576)};
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> {{v[0-9]+}}{reinterpret_cast<kiln::bf16 *>(kiln_smem + 49152)};
 // WGMMA-NEXT: // tgpu.shared_alloc
-// WGMMA-NEXT: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[Q:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 32768)};
-// WGMMA: kiln::copy_async<256>([[Q]],
+// WGMMA-NEXT: const kiln::SwizzledTile<kiln::bf16, 192, 64, 128> [[Q:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 65536)};
+// WGMMA: kiln::copy_async<384>([[Q]],
 // WGMMA-NEXT: // tgpu.async_wait
 // WGMMA-NEXT: kiln::cp_async_wait<0>();
 // WGMMA-NEXT: // tgpu.fence_async_shared
 // WGMMA-NEXT: kiln::fence_async_shared();
-// WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[V:v[0-9]+]] = ([[ODD:v[0-9]+]] ? {{v[0-9]+}} : {{v[0-9]+}});
-// WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> {{v[0-9]+}} = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
-// WGMMA: const kiln::SwizzledTile<kiln::bf16, 64, 64, 128> [[K:v[0-9]+]] = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[V:v[0-9]+]] = ([[ODD:v[0-9]+]] ? {{v[0-9]+}} : {{v[0-9]+}});
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> {{v[0-9]+}} = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[K:v[0-9]+]] = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
 // WGMMA: kiln::cp_async_wait<2>();
 // Q K^T starts from zeros: the first wgmma step ignores the accumulator
 // (scale-d 0), so no zero tile is copied in.
-// WGMMA: kiln::Frag<float, 128, 64, 8> [[S:v[0-9]+]];
+// WGMMA: // tgpu.warpgroup_mma
+// WGMMA-NEXT: kiln::Frag<float, 192, 128, 12> [[S:v[0-9]+]];
 // WGMMA-NEXT: kiln::wgmma<true, true>([[S]], [[Q]], [[K]]);
 // WGMMA: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[V]]);
 // WGMMA-NOT: kiln::mma<
@@ -36,14 +37,14 @@
 // loop's last P V runs after it when the loop ran.
 // PIPELINED: kiln::wgmma_async<true, true>([[S:v[0-9]+]],
 // PIPELINED-NEXT: // tgpu.warpgroup_mma
-// PIPELINED-NEXT: kiln::Frag<float, 128, 64, 8> [[O:v[0-9]+]] = {{v[0-9]+}};
+// PIPELINED-NEXT: kiln::Frag<float, 192, 64, 12> [[O:v[0-9]+]] = {{v[0-9]+}};
 // PIPELINED-NEXT: kiln::wgmma_async<false>([[O]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
 // PIPELINED-NEXT: // tgpu.warpgroup_wait
 // PIPELINED-NEXT: kiln::wgmma_wait<1>([[S]]);
 // PIPELINED: kiln::wgmma_wait<0>([[O]]);
 // PIPELINED: __syncthreads();
 // PIPELINED-NEXT: // tgpu.copy_async
-// PIPELINED-NEXT: kiln::copy_async<256>(
+// PIPELINED-NEXT: kiln::copy_async<384>(
 // PIPELINED: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
 
 // The kernel is named after the variant, includes only the device library,

@@ -9,32 +9,33 @@
 
 // The tiles come from each op's own head dims and dtype. sm_80: 64 query
 // rows, and the largest key block whose Q, K, V tiles fit the shared memory
-// and whose S tile and accumulator fit 160 floats per thread. sm_90a: 128
-// query rows (two warpgroups) and the key block that fits the most CTAs per
-// SM by registers (S, P and the accumulator within 96 per thread for two,
-// 176 for one) and shared memory, the larger on a tie; when none fits, the
-// sm_80 rule. The backward takes 64 keys and 128 query rows up to head dim
-// 64, 64 above.
+// and whose S tile and accumulator fit 160 floats per thread. sm_90a: one
+// CTA per SM; the larger key block (128, else 64), then the most
+// warpgroups (64 query rows each) whose registers per thread (S, P, the
+// accumulator and ~32 more) fit min(255, 65536 / threads) with 15% to
+// spare and whose tiles fit the shared memory; when none fits, the sm_80
+// rule. The backward takes 64 keys and 128 query rows up to head dim 64, 64
+// above.
 
-// Head dim 64: 64-key blocks leave room for two CTAs per SM.
+// Head dim 64: three warpgroups (160 registers per thread of a 170 share).
 // FWD90-LABEL: attn.attention @hd64
-// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
+// FWD90-SAME: attn.block_m = 192 : i64, attn.block_n = 128 : i64
 // FWD80-LABEL: attn.attention @hd64
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @hd64
 // BWD-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // GIVEN-LABEL: attn.attention @hd64
 // GIVEN-SAME: attn.block_m = 128 : i64, attn.block_n = 32 : i64
-// With 48 KiB only one CTA fits either way: the larger key block.
+// With 48 KiB, two warpgroups' tiles are what fits.
 // SMALL-LABEL: attn.attention @hd64
 // SMALL-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
 attn.attention @hd64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 
 // -----
 
-// Head dim 256: 128-key blocks would need 224 registers of tiles.
+// Head dim 256: 256 registers per thread: two warpgroups.
 // FWD90-LABEL: attn.attention @hd256
-// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
 // FWD80-LABEL: attn.attention @hd256
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // BWD-LABEL: attn.attention @hd256
@@ -48,7 +49,7 @@ attn.attention @hd256 {qk_head_dim = 256, v_head_dim = 256, element_type = f16}
 
 // Different qk and v head dims: the v head dim sizes the accumulator.
 // FWD90-LABEL: attn.attention @qk192_v128
-// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
+// FWD90-SAME: attn.block_m = 192 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @qk192_v128
 // BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // SMALL-LABEL: attn.attention @qk192_v128
