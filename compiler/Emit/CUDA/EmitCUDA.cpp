@@ -197,7 +197,12 @@ FailureOr<std::string> CUDAPrinter::expression(Operation *op,
       .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return bin("+"); })
       .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return bin("-"); })
       .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return bin("*"); })
-      .Case<arith::DivFOp, arith::DivSIOp>([&](auto) { return bin("/"); })
+      // Under fast math an f32 divide is a reciprocal and a multiply
+      // (__fdividef, 2 ulp) instead of the IEEE sequence: softcap's s / cap.
+      .Case<arith::DivFOp>([&](auto) {
+        return fastMath && resultType.isF32() ? call("__fdividef") : bin("/");
+      })
+      .Case<arith::DivSIOp>([&](auto) { return bin("/"); })
       .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
       .Case<arith::DivUIOp>([&](auto) {
         return "static_cast<int>(static_cast<unsigned>(" + a[0] +

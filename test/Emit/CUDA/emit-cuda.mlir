@@ -73,6 +73,11 @@
 // CHECK: kiln::cp_async_wait<1>();
 // CHECK: kiln::mma<false, true>([[S:v[0-9]+]], [[QS]], [[KS]]);
 // The score_mod, inlined elementwise over the thread's fragment.
+// The mod's s / cap: a reciprocal and a multiply under fast math.
+// CHECK: // arith.divf loc(
+// CHECK-NEXT: kiln::Frag<float, 64, {{[0-9]+}}, 4> {{v[0-9]+}};
+// CHECK-NEXT: #pragma unroll
+// CHECK-NEXT: for (int e = 0; e < kiln::Frag<float, 64, {{[0-9]+}}, 4>::kSize; ++e) {{v[0-9]+}}.x[e] = __fdividef({{v[0-9]+}}.x[e], {{v[0-9]+}}.x[e]);
 // CHECK: // math.tanh loc(
 // The schedule is tgpu.fast_math by default: the mod's tanh runs on the
 // SFU's tanh.approx; with fast-math=false, on the precise tanhf.
@@ -80,6 +85,7 @@
 // PRECISE: // math.tanh loc(
 // PRECISE: for (int e = 0; e < kiln::Frag<float, 64, {{[0-9]+}}, 4>::kSize; ++e) {{v[0-9]+}}.x[e] = tanhf({{v[0-9]+}}.x[e]);
 // PRECISE-NOT: tanh_fast
+// PRECISE-NOT: __fdividef
 // CHECK: kiln::reduce_rows<true>(
 // CHECK: kiln::exp2_fast(
 // CHECK: kiln::reduce_rows<false>(
