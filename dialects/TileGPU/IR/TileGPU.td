@@ -158,7 +158,8 @@ def TileGPU_MmaOp : TileGPU_Op<"mma", [MemoryEffects<[MemRead]>]> {
 }
 
 def TileGPU_WarpgroupMmaOp
-    : TileGPU_Op<"warpgroup_mma", [MemoryEffects<[MemRead]>]> {
+    : TileGPU_Op<"warpgroup_mma",
+                 [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "acc + A * op(B) by wgmma (sm_90a), B read through a descriptor";
   let description = [{
     Hopper's warpgroup product: each group of four warps multiplies its 64
@@ -177,7 +178,8 @@ def TileGPU_WarpgroupMmaOp
     `tgpu.warpgroup_wait`. With a `predicate` (warpgroup-uniform) the
     products are issued only where it holds and the result is `acc`
     elsewhere; the group is committed either way, so wait counts do not
-    depend on it.
+    depend on it. An async product also writes (the warpgroup's group
+    count): it is neither erased, merged nor moved across other effects.
   }];
   let arguments = (ins AnyType:$lhs, AnyStaticShapeMemRef:$rhs,
                        AnyRankedTensor:$acc, Optional<I1>:$predicate,

@@ -115,6 +115,9 @@ LogicalResult StoreSharedOp::verify() {
   MemRefType dest = getDest().getType();
   if (!isSharedMemRef(dest))
     return emitOpError() << "writes to shared memory (memory space 3)";
+  if (swizzleBytes(dest))
+    return emitOpError() << "writes padded shared tiles, not #tgpu.swizzle "
+                            "ones";
   if (!isa_and_nonnull<MmaLayoutAttr>(value.getEncoding()))
     return emitOpError() << "stores #tgpu.mma register tiles";
   if (value.getShape() != dest.getShape() ||
@@ -134,6 +137,10 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "accumulates in f32 #tgpu.mma register tiles";
   if (!isSharedMemRef(getRhs().getType()))
     return emitOpError() << "reads rhs from shared memory";
+  if (swizzleBytes(getRhs().getType()) || swizzleBytes(getLhs().getType()))
+    return emitOpError() << "reads padded shared tiles with ldmatrix; "
+                            "#tgpu.swizzle tiles are read by "
+                            "tgpu.warpgroup_mma";
   Type lhs = getLhs().getType();
   ArrayRef<int64_t> lhsShape;
   if (auto regs = dyn_cast<RankedTensorType>(lhs)) {
@@ -210,6 +217,8 @@ LogicalResult WarpgroupMmaOp::verify() {
     return emitOpError() << "lhs must be a #tgpu.swizzle shared buffer or a "
                             "register tile";
   }
+  if (lhsShape.size() != 2)
+    return emitOpError() << "multiplies 2-D tiles";
   ArrayRef<int64_t> rhsShape = rhs.getShape();
   int64_t rhsK = rhsShape[getTransposeRhs() ? 1 : 0];
   int64_t rhsN = rhsShape[getTransposeRhs() ? 0 : 1];
@@ -222,6 +231,21 @@ LogicalResult WarpgroupMmaOp::verify() {
   if (rhsK % 16 != 0)
     return emitOpError() << "K must be a multiple of 16, got " << rhsK;
   return success();
+}
+
+void WarpgroupMmaOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getRhsMutable(),
+                       SideEffects::DefaultResource::get());
+  if (isa<MemRefType>(getLhs().getType()))
+    effects.emplace_back(MemoryEffects::Read::get(), &getLhsMutable(),
+                         SideEffects::DefaultResource::get());
+  // An async product commits a wgmma group that later waits count, and
+  // keeps reading its buffers until then.
+  if (getAsync())
+    effects.emplace_back(MemoryEffects::Write::get(),
+                         SideEffects::DefaultResource::get());
 }
 
 LogicalResult WarpgroupWaitOp::verify() {

@@ -136,6 +136,9 @@ struct TileGPUDoubleBuffer
       for (CopyAsyncOp copy : {p.first, p.second})
         buffers.insert(copy.getDest().getDefiningOp<SharedAllocOp>());
     auto current = kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes);
+    if (!current)
+      return kernel.emitError() << attrs::kSharedBytes
+                                << " must be an integer attribute";
     int64_t needed = current.getInt();
     for (SharedAllocOp alloc : buffers)
       needed += sharedBufferBytes(alloc.getType()) + 1024;
@@ -196,7 +199,8 @@ struct TileGPUDoubleBuffer
       // Reads in the loop see this step's buffer.
       buffer.replaceUsesWithIf(current, [&](OpOperand &use) {
         Operation *owner = use.getOwner();
-        return loop->isAncestor(owner) && owner != copy.getOperation() &&
+        return loop->isAncestor(owner) && owner != loop.getOperation() &&
+               owner != copy.getOperation() &&
                !llvm::is_contained(selects, owner);
       });
       atNextStep.map(buffer, next);

@@ -552,3 +552,32 @@ func.func @async_read_directly(%a: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>
   %r = tgpu.warpgroup_mma %a, %b, %c {async, transpose_rhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
   return %r : tensor<64x64xf32, #tgpu.mma<warps = 4>>
 }
+
+// -----
+
+func.func @wgmma_lhs_rank(%a: tensor<64xbf16, #tgpu.mma<warps = 4>>,
+                          %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                          %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op multiplies 2-D tiles}}
+  %r = tgpu.warpgroup_mma %a, %b, %c : tensor<64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @mma_swizzled(%a: memref<64x64xbf16, strided<[72, 1]>, 3>,
+                        %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                        %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.mma' op reads padded shared tiles with ldmatrix; #tgpu.swizzle tiles are read by tgpu.warpgroup_mma}}
+  %r = tgpu.mma %a, %b, %c {transpose_rhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @store_swizzled(%t: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+                          %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>) {
+  // expected-error @+1 {{'tgpu.store_shared' op writes padded shared tiles, not #tgpu.swizzle ones}}
+  tgpu.store_shared %t, %b : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
