@@ -222,7 +222,7 @@ LogicalResult WarpgroupMmaOp::verify() {
   ArrayRef<int64_t> rhsShape = rhs.getShape();
   int64_t rhsK = rhsShape[getTransposeRhs() ? 1 : 0];
   int64_t rhsN = rhsShape[getTransposeRhs() ? 0 : 1];
-  if (lhsShape.size() != 2 || lhsShape[0] != acc.getDimSize(0) ||
+  if (lhsShape[0] != acc.getDimSize(0) ||
       lhsShape[1] != rhsK || rhsN != n)
     return emitOpError() << "shapes do not multiply: lhs " << lhsShape[0]
                          << "x" << lhsShape[1] << ", op(rhs) " << rhsK << "x"
