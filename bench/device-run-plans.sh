@@ -16,9 +16,9 @@
 #           shapes, head dims 64/96/128/192/256 and fp16 against float64,
 #           the quick forward suite, memcheck/racecheck/synccheck on it, the
 #           SASS of the kernels (HGMMA count, local memory), and plain /
-#           causal next to SDPA with the mma.sync and single-buffer
-#           ablations and the opt-in pipelined products (`_mma`, `_nodb`,
-#           `_pp` specs).
+#           causal next to SDPA with the mma.sync, cp.async (no producer
+#           warpgroup) and single-buffer ablations and the opt-in pipelined
+#           products (`_mma`, `_nows`, `_nodb`, `_pp` specs).
 # Details go to $OUT; a short summary prints last.
 #   bash bench/device-run-plans.sh check|bench|mods|bwd
 set -u
@@ -133,7 +133,7 @@ hopper)
   timeout 150 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
   echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
   timeout 200 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \
-    --variants _mma,_nodb,_pp > "$OUT/bench.txt" 2>&1
+    --variants _mma,_nows,_nodb,_pp > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 16 "$OUT/bench.txt"
   ;;
 esac

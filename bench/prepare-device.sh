@@ -20,14 +20,16 @@ compile() { # name example args...
   "$K" compile "examples/$ex.mlir" "$@" -o "$D/specs/$name.cubin" > /dev/null
   rm -f "$D/specs/$name.cubin" # the runtime compiles the spec's source itself
 }
-# The sm_90a forward with its ablations (mma.sync; one K and one V buffer) and
-# the opt-in overlap of the softmax with P*V, at
-# every benchmarked head dim.
+# The sm_90a forward with its ablations (mma.sync; cp.async by every warp
+# into twin buffers instead of TMA from a producer warpgroup; cp.async into one
+# K and one V buffer) and the opt-in overlap of the softmax with P*V, at every
+# benchmarked head dim.
 for hd in 64 128 256; do
   for v in plain causal; do
     compile "${v}_hd$hd" $v --head-dim $hd &
     compile "${v}_hd$hd"_mma $v --head-dim $hd --no-warpgroup-mma &
-    compile "${v}_hd$hd"_nodb $v --head-dim $hd --no-double-buffer &
+    compile "${v}_hd$hd"_nows $v --head-dim $hd --no-warp-specialize &
+    compile "${v}_hd$hd"_nodb $v --head-dim $hd --no-warp-specialize --no-double-buffer &
     compile "${v}_hd$hd"_pp $v --head-dim $hd --pipeline-products &
     wait
   done

@@ -50,6 +50,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.warpgroupMma = choices.warpgroupMma;
   options.doubleBuffer = choices.doubleBuffer;
   options.pipelineProducts = choices.pipelineProducts;
+  options.warpSpecialize = choices.warpSpecialize;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -94,6 +95,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.warpgroupMma = o.warpgroupMma;
   choices.doubleBuffer = o.doubleBuffer;
   choices.pipelineProducts = o.pipelineProducts;
+  choices.warpSpecialize = o.warpSpecialize;
   return choices;
 }
 

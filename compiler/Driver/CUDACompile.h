@@ -22,6 +22,7 @@ struct ScheduleChoices {
   bool warpgroupMma = true;       ///< tgpu-warpgroup-mma (sm_90a forward)
   bool doubleBuffer = true;       ///< tgpu-double-buffer (sm_90a forward)
   bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)
+  bool warpSpecialize = true;     ///< tgpu-warp-specialize (likewise)
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

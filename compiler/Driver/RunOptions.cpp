@@ -39,6 +39,8 @@ const char *runUsage() {
   --no-warpgroup-mma        cuda sm_90a: mma.sync instead of wgmma (ablation)
   --no-double-buffer        cuda sm_90a: one K and one V buffer, K of the next
                             step prefetched under P*V (ablation)
+  --no-warp-specialize      cuda sm_90a: cp.async copies by every warp instead
+                            of TMA from a producer warpgroup (ablation)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
                             previous step's P*V (off by default: slower today)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
@@ -129,6 +131,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "no-prefetch" || name == "no-fast-math" ||
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
                     name == "pipeline-products" ||
+                    name == "no-warp-specialize" ||
                     name == "backward";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
@@ -152,6 +155,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.doubleBuffer = false;
     } else if (name == "pipeline-products") {
       o.pipelineProducts = true;
+    } else if (name == "no-warp-specialize") {
+      o.warpSpecialize = false;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

@@ -43,6 +43,7 @@ struct RunOptions {
   bool warpgroupMma = true; ///< cuda sm_90a: tgpu-warpgroup-mma (ablation)
   bool doubleBuffer = true; ///< cuda sm_90a: tgpu-double-buffer (ablation)
   bool pipelineProducts = false; ///< cuda sm_90a: tgpu-pipeline-products
+  bool warpSpecialize = true; ///< cuda sm_90a: tgpu-warp-specialize (ablation)
   int64_t repeats = 0;          ///< cuda: timed launches after the check
   std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;           ///< kiln compile: -o file

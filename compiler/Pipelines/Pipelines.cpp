@@ -146,13 +146,24 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   // one (a two-stage ring); otherwise the next step's K loads under P*V.
   bool doubleBuffer = options.arch == "sm_90a" && options.overlapCopies &&
                       options.doubleBuffer;
-  if (options.overlapCopies && options.prefetchNextStep && !doubleBuffer)
+  // The producer warpgroup loads each step's own rows (no prefetch).
+  bool specialize = options.arch == "sm_90a" && options.warpgroupMma &&
+                    options.warpSpecialize && !options.pipelineProducts;
+  if (options.overlapCopies && options.prefetchNextStep && !doubleBuffer &&
+      !specialize)
     pm.addPass(tgpu::createTileGPUPrefetchNextStep());
   // Hopper: wgmma over swizzled tiles where the products allow it.
   if (options.arch == "sm_90a" && options.warpgroupMma) {
     tgpu::TileGPUWarpgroupMmaOptions wgmma;
     wgmma.sharedMemoryBytes = sharedLimit;
     pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
+    // A producer warpgroup feeds the consumers through TMA; kernels it
+    // leaves alone keep the cp.async schedules below.
+    if (specialize) {
+      tgpu::TileGPUWarpSpecializeOptions specialize;
+      specialize.sharedMemoryBytes = sharedLimit;
+      pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
+    }
   }
   if (doubleBuffer) {
     tgpu::TileGPUDoubleBufferOptions ring;

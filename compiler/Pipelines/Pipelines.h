@@ -98,6 +98,13 @@ struct CUDAPipelineOptions
                      "double-buffer; off: measured slower, see "
                      "docs/performance.md)"),
       llvm::cl::init(false)};
+  Option<bool> warpSpecialize{
+      *this, "warp-specialize",
+      llvm::cl::desc("sm_90a forward: TMA loads from a producer warpgroup "
+                     "into an mbarrier ring (tgpu-warp-specialize, before "
+                     "tgpu-double-buffer, which then takes the kernels it "
+                     "left); needs warpgroup-mma"),
+      llvm::cl::init(true)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory

@@ -7,6 +7,7 @@
 // threads that read the tile wait on the mbarrier's phase.
 #pragma once
 #include "kiln/copy.cuh"
+#include "kiln/layout.cuh"
 
 namespace kiln {
 
@@ -71,6 +72,53 @@ __device__ __forceinline__ void tma_load_4d(void *dst, const TensorMap &map,
                "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
 #endif
+}
+
+/// Arrives once at `bar` (release: this thread's earlier reads of the slot
+/// the barrier guards are done).
+__device__ __forceinline__ void mbarrier_arrive(unsigned long long *bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(
+                   smem_addr(bar))
+               : "memory");
+#endif
+}
+
+/// Loads the tile at element coordinates (c0 = column, c1 = row, c2, c3)
+/// of `map` into `dst`, one box per swizzle column block (a box is at most
+/// one swizzle span wide), all completing on `bar`, which this thread
+/// arrives at expecting the tile's bytes. One thread calls it.
+template <typename T, int ROWS, int COLS, int SWIZZLE>
+__device__ __forceinline__ void
+tma_load_tile(const SwizzledTile<T, ROWS, COLS, SWIZZLE> &dst,
+              const TensorMap &map, unsigned long long *bar, int c0, int c1,
+              int c2, int c3) {
+  constexpr int kBlockCols = SWIZZLE / static_cast<int>(sizeof(T));
+  mbarrier_arrive_expect_tx(bar, ROWS * COLS * sizeof(T));
+#pragma unroll
+  for (int b = 0; b < COLS / kBlockCols; ++b)
+    tma_load_4d(reinterpret_cast<char *>(dst.ptr) + b * ROWS * SWIZZLE, map,
+                bar, c0 + b * kBlockCols, c1, c2, c3);
+}
+
+/// Changes this warpgroup's register budget (sm_90a; every thread of the
+/// warpgroup runs it). The kernel needs a register cap at entry
+/// (__launch_bounds__(threads, 1)) for the compiler to honour it.
+template <int REGS> __device__ __forceinline__ void setmaxnreg_inc() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+#endif
+}
+template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+#endif
+}
+
+/// A barrier of `THREADS` threads (whole warps) on hardware barrier `ID`
+/// (1 to 15; 0 is __syncthreads's).
+template <int ID, int THREADS> __device__ __forceinline__ void named_barrier() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
 }
 
 } // namespace kiln

@@ -109,6 +109,9 @@ private:
                              memref.getDimSize(0), memref.getDimSize(1),
                              swizzle)
             .str();
+      if (tgpu::isSharedMemRef(memref) && memref.getRank() == 1 &&
+          memref.getElementType().isInteger(64))
+        return std::string("unsigned long long *"); // mbarriers
       if (tgpu::isSharedMemRef(memref)) {
         SmallVector<int64_t> strides;
         int64_t offset;
@@ -125,6 +128,8 @@ private:
                            std::max<int64_t>(memref.getRank(), 1))
           .str();
     }
+    if (isa<tgpu::TensorMapType>(t))
+      return std::string("kiln::TensorMap");
     return scalarType(t, loc);
   }
 
@@ -165,11 +170,19 @@ private:
   LogicalResult emitElementwise(Operation *op);
   LogicalResult emitFor(scf::ForOp loop);
   LogicalResult emitBlock(Block &block);
+  LogicalResult emitWarpSpecialize(tgpu::WarpSpecializeOp ws);
+  /// `barriers + index`: the mbarrier an op names.
+  std::string barrier(Value barriers, Value index) {
+    return name(barriers) + " + " + name(index);
+  }
 
   llvm::raw_ostream &os;
   unsigned indent = 2;
   unsigned nextId = 0;
   int64_t numThreads = 0;
+  /// Inside tgpu.warp_specialize's consumer region: barriers count the
+  /// consumer threads (numThreads) alone.
+  bool inConsumers = false;
   /// The kernel is tgpu.fast_math: tanh and exp on the approximations.
   bool fastMath = false;
   llvm::DenseMap<Value, std::string> names;
@@ -633,6 +646,11 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         auto type = cppType(a.getType(), loc);
         if (failed(type))
           return failure();
+        if (StringRef(*type).ends_with("*")) {
+          line() << *type << "const " << name(a) << " = reinterpret_cast<"
+                 << *type << ">(kiln_smem + " << a.getOffset() << ");\n";
+          return success();
+        }
         auto elt = scalarType(a.getType().getElementType(), loc);
         line() << "const " << *type << " " << name(a) << "{reinterpret_cast<"
                << *elt << " *>(kiln_smem + " << a.getOffset() << ")};\n";
@@ -669,9 +687,39 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](tgpu::BarrierOp) {
-        line() << "__syncthreads();\n";
+        if (inConsumers)
+          line() << "kiln::named_barrier<1, " << numThreads << ">();\n";
+        else
+          line() << "__syncthreads();\n";
         return success();
       })
+      .Case([&](tgpu::MbarrierInitOp i) {
+        line() << "if (threadIdx.x == 0) kiln::mbarrier_init("
+               << barrier(i.getBarriers(), i.getIndex()) << ", " << i.getCount()
+               << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::MbarrierArriveOp a) {
+        line() << "kiln::mbarrier_arrive("
+               << barrier(a.getBarriers(), a.getIndex()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::MbarrierWaitOp w) {
+        line() << "kiln::mbarrier_wait("
+               << barrier(w.getBarriers(), w.getIndex()) << ", "
+               << name(w.getParity()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::TmaLoadOp t) {
+        line() << "kiln::tma_load_tile(" << name(t.getDest()) << ", "
+               << name(t.getMap()) << ", "
+               << barrier(t.getBarriers(), t.getIndex());
+        for (Value c : t.getCoords())
+          os << ", " << name(c);
+        os << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::WarpSpecializeOp ws) { return emitWarpSpecialize(ws); })
       .Case([&](tgpu::MmaOp m) {
         std::string flags = std::string(m.getTransposeLhs() ? "true" : "false") +
                             ", " + (m.getTransposeRhs() ? "true" : "false");
@@ -710,6 +758,31 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
       });
 }
 
+LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
+  // One if/else on the warpgroup's role, each branch starting with its
+  // setmaxnreg: the form in which the compiler honours the budgets.
+  line() << "if (threadIdx.x >= " << numThreads << ") {\n";
+  indent += 2;
+  line() << "kiln::setmaxnreg_dec<" << ws.getProducerRegisters() << ">();\n";
+  line() << "if (threadIdx.x == " << numThreads << ") {\n";
+  indent += 2;
+  for (Operation &op : ws.getProducer().front())
+    if (failed(emitOp(&op)))
+      return failure();
+  indent -= 2;
+  line() << "}\n";
+  line() << "return;\n";
+  indent -= 2;
+  line() << "}\n";
+  line() << "kiln::setmaxnreg_inc<" << ws.getConsumerRegisters() << ">();\n";
+  inConsumers = true;
+  for (Operation &op : ws.getConsumer().front())
+    if (failed(emitOp(&op)))
+      return failure();
+  inConsumers = false;
+  return success();
+}
+
 LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
   auto warps = func->getAttrOfType<IntegerAttr>(tgpu::attrs::kNumWarps);
   auto shared = func->getAttrOfType<IntegerAttr>(tgpu::attrs::kSharedBytes);
@@ -718,6 +791,9 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
     return func.emitError() << "only scheduled kernels (convert-tile-to-tgpu) "
                                "can be emitted";
   numThreads = warps.getInt() * 32;
+  auto producers = func->getAttrOfType<IntegerAttr>(tgpu::attrs::kProducerWarps);
+  int64_t launchThreads =
+      numThreads + (producers ? producers.getInt() * 32 : 0);
   fastMath = func->hasAttr(tgpu::attrs::kFastMath);
 
   // The dK/dV kernel's CTA owns a block of keys; every other one a block of
@@ -729,13 +805,23 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
      << shared.getInt() << " bytes of shared memory, one "
      << (perKeyBlock ? blockN.getInt() : blockM.getInt())
      << (perKeyBlock ? "-key block" : "-row query block") << " per CTA.\n";
-  os << "extern \"C\" __global__ void __launch_bounds__(" << numThreads << ")\n"
+  if (producers)
+    os << "// Warp-specialized: " << producers.getInt()
+       << " producer warps after them.\n";
+  // With a producer, one CTA per multiprocessor caps the registers at entry,
+  // which setmaxnreg then moves between the roles.
+  os << "extern \"C\" __global__ void __launch_bounds__(" << launchThreads
+     << (producers ? ", 1" : "") << ")\n"
      << func.getName() << "(";
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto type = cppType(arg.getType(), func.getLoc());
     if (failed(type))
       return failure();
-    os << (i ? ",\n    " : "") << *type << " " << name(arg);
+    // A tensor map is read in place from the parameter space.
+    os << (i ? ",\n    " : "")
+       << (isa<tgpu::TensorMapType>(arg.getType()) ? "const __grid_constant__ "
+                                                    : "")
+       << *type << " " << name(arg);
   }
   os << ") {\n";
   // 1024: the period of the widest swizzle (#tgpu.swizzle buffers).

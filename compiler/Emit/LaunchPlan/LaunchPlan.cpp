@@ -78,6 +78,12 @@ llvm::SmallDenseSet<unsigned> copiedArguments(func::FuncOp kernel) {
         if (arg.getOwner() == &kernel.front())
           copied.insert(arg.getArgNumber());
   });
+  // TMA reads 16-byte aligned rows as well.
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+    if (auto map =
+            kernel.getArgAttrOfType<DictionaryAttr>(i, tgpu::attrs::kTensorMap))
+      if (auto tensor = map.getAs<IntegerAttr>("tensor"))
+        copied.insert(unsigned(tensor.getInt()));
   return copied;
 }
 
@@ -110,12 +116,49 @@ LogicalResult addCaptures(func::FuncOp kernel, ProgramSpec &plan) {
   return success();
 }
 
+/// Appends the tensor map at argument `i` (its tensor is an earlier
+/// argument, declared by then).
+LogicalResult addTensorMap(func::FuncOp kernel, unsigned i,
+                           KernelLaunch &launch) {
+  auto info =
+      kernel.getArgAttrOfType<DictionaryAttr>(i, tgpu::attrs::kTensorMap);
+  auto tensorNumber = info ? info.getAs<IntegerAttr>("tensor") : nullptr;
+  auto dims = info ? info.getAs<DenseI64ArrayAttr>("dims") : nullptr;
+  auto box = info ? info.getAs<DenseI64ArrayAttr>("box") : nullptr;
+  auto swizzle = info ? info.getAs<IntegerAttr>("swizzle") : nullptr;
+  if (!tensorNumber || !dims || !box || !swizzle)
+    return kernel.emitError()
+           << "tensor map argument " << i << " of kernel '" << kernel.getName()
+           << "' needs '" << tgpu::attrs::kTensorMap
+           << "' = {tensor, dims, box, swizzle}";
+  int64_t t = tensorNumber.getInt();
+  auto tensor = t >= 0 && t < int64_t(i)
+                    ? kernel.getArgAttrOfType<StringAttr>(unsigned(t),
+                                                          tile::attrs::kTensor)
+                    : nullptr;
+  if (!tensor)
+    return kernel.emitError()
+           << "tensor map argument " << i << " of kernel '" << kernel.getName()
+           << "' describes argument " << t
+           << ", which is not an earlier tile.tensor argument";
+  KernelArg arg;
+  arg.kind = KernelArg::Kind::TensorMap;
+  arg.name = tensor.str();
+  arg.mapDims.assign(dims.asArrayRef().begin(), dims.asArrayRef().end());
+  arg.box.assign(box.asArrayRef().begin(), box.asArrayRef().end());
+  arg.swizzle = swizzle.getInt();
+  launch.args.push_back(arg);
+  return success();
+}
+
 /// Declares (or checks against an earlier kernel's declaration) the tensor
 /// or workspace at argument `i` and appends the argument.
 LogicalResult addArgument(func::FuncOp kernel, unsigned i, bool copied,
                           ProgramSpec &plan, KernelLaunch &launch) {
   auto type = dyn_cast<MemRefType>(kernel.getArgument(i).getType());
   KernelArg arg;
+  if (isa<tgpu::TensorMapType>(kernel.getArgument(i).getType()))
+    return addTensorMap(kernel, i, launch);
   auto capture = kernel.getArgAttrOfType<IntegerAttr>(i, tile::attrs::kCapture);
   auto tensor = kernel.getArgAttrOfType<StringAttr>(i, tile::attrs::kTensor);
   auto workspace =
@@ -222,6 +265,9 @@ LogicalResult buildLaunchPlan(ModuleOp module, StringRef kind,
     launch.numThreads = 1;
     if (auto warps = kernel->getAttrOfType<IntegerAttr>(tgpu::attrs::kNumWarps))
       launch.numThreads = warps.getInt() * 32;
+    if (auto producers =
+            kernel->getAttrOfType<IntegerAttr>(tgpu::attrs::kProducerWarps))
+      launch.numThreads += producers.getInt() * 32;
     if (auto shared =
             kernel->getAttrOfType<IntegerAttr>(tgpu::attrs::kSharedBytes))
       launch.sharedBytes = shared.getInt();

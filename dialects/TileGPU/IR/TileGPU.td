@@ -29,6 +29,7 @@ def TileGPU_Dialect : Dialect {
   let cppNamespace = "::kiln::tgpu";
   let summary = "GPU schedules of tile programs: layouts, shared memory, async copies, MMA";
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let dependentDialects = ["::kiln::tile::TileDialect",
                            "::mlir::memref::MemRefDialect"];
 }
@@ -85,6 +86,20 @@ def TileGPU_SwizzleLayoutAttr
   let genVerifyDecl = 1;
 }
 
+def TileGPU_TensorMapType : TypeDef<TileGPU_Dialect, "TensorMap"> {
+  let mnemonic = "tensor_map";
+  let summary = "a TMA tensor map (CUtensorMap) the runtime encodes per launch";
+  let description = [{
+    A kernel argument of this type is a `const __grid_constant__
+    kiln::TensorMap`: 128 bytes the runtime builds with
+    cuTensorMapEncodeTiled from a tensor the kernel also receives, as the
+    argument's `tgpu.tensor_map` dictionary says (`tensor`: the number of the
+    memref argument it describes; `dims`: that tensor's dimensions innermost
+    first; `box`: the box over them; `swizzle`: bytes). `tgpu.tma_load`
+    reads through it.
+  }];
+}
+
 class TileGPU_Op<string mnemonic, list<Trait> traits = []>
     : Op<TileGPU_Dialect, mnemonic, traits>;
 
@@ -118,7 +133,12 @@ def TileGPU_AsyncWaitOp : TileGPU_Op<"async_wait"> {
 }
 
 def TileGPU_BarrierOp : TileGPU_Op<"barrier"> {
-  let summary = "a CTA-wide barrier (__syncthreads)";
+  let summary = "a barrier of every thread that runs the code around it";
+  let description = [{
+    `__syncthreads()`, or inside the consumer region of
+    `tgpu.warp_specialize`, a named barrier of the consumer warps alone (the
+    producer warps never reach it).
+  }];
   let assemblyFormat = "attr-dict";
 }
 
@@ -219,6 +239,104 @@ def TileGPU_FenceAsyncSharedOp : TileGPU_Op<"fence_async_shared"> {
     publishes them.
   }];
   let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper's copy engine and warp specialization (sm_90a)
+//===----------------------------------------------------------------------===//
+
+def TileGPU_MbarrierMemRef : MemRefRankOf<[I64], [1]>;
+
+def TileGPU_MbarrierInitOp : TileGPU_Op<"mbarrier_init"> {
+  let summary = "initialises an mbarrier for `count` arrivals per phase";
+  let description = [{
+    The barrier is element `index` of a shared `memref<Nxi64, 3>`. One
+    thread (thread 0) initialises it and fences the initialisation for the
+    copy engine; a `tgpu.barrier` must follow before anyone uses it.
+  }];
+  let arguments = (ins Arg<TileGPU_MbarrierMemRef, "", [MemWrite]>:$barriers,
+                       Index:$index, I64Attr:$count);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `count` $count attr-dict `:` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_MbarrierArriveOp : TileGPU_Op<"mbarrier_arrive"> {
+  let summary = "every thread that runs it arrives once at an mbarrier";
+  let description = [{
+    Release semantics: what the thread read or wrote before it is ordered
+    before the phase's completion. Consumers release a ring slot this way
+    after their last read of it.
+  }];
+  let arguments = (ins Arg<TileGPU_MbarrierMemRef, "", [MemWrite]>:$barriers,
+                       Index:$index);
+  let assemblyFormat = "$barriers `[` $index `]` attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+def TileGPU_MbarrierWaitOp : TileGPU_Op<"mbarrier_wait"> {
+  let summary = "waits until the phase of an mbarrier with the given parity completes";
+  let description = [{
+    `mbarrier.try_wait.parity` in a loop. Phases alternate parity 0, 1, 0,
+    ...; waiting for parity 1 on a fresh barrier returns at once (the phase
+    "before" the first), which is how a producer finds every ring slot empty
+    on its first pass. Acquire semantics: the copies that completed the
+    phase are visible after it.
+  }];
+  let arguments = (ins Arg<TileGPU_MbarrierMemRef, "", [MemRead, MemWrite]>:$barriers,
+                       Index:$index, Index:$parity);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load"> {
+  let summary = "copies a tile through a TMA tensor map, completing on an mbarrier";
+  let description = [{
+    One thread arrives at the barrier expecting the tile's bytes
+    (`mbarrier.arrive.expect_tx`) and issues `cp.async.bulk.tensor` for each
+    column block of the swizzled destination (a 128-byte swizzle holds 64
+    16-bit columns per block, and a TMA box is at most one swizzle span
+    wide). `coords` are element coordinates in the map's order, innermost
+    first; the column coordinate of block b is `coords[0] + b * width`.
+    Boxes past the tensor read zeros. The destination's swizzle must be the
+    map's; the barrier must have been initialised for one arrival.
+  }];
+  let arguments = (ins TileGPU_TensorMapType:$map, Variadic<Index>:$coords,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$dest,
+                       Arg<TileGPU_MbarrierMemRef, "", [MemWrite]>:$barriers,
+                       Index:$index);
+  let assemblyFormat = [{
+    $map `[` $coords `]` `,` $dest `,` $barriers `[` $index `]` attr-dict `:` type($dest) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_WarpSpecializeOp
+    : TileGPU_Op<"warp_specialize", [NoTerminator]> {
+  let summary = "splits the CTA into consumer warps and a producer warpgroup";
+  let description = [{
+    The CTA runs `tgpu.num_warps` consumer warps (the warps every register
+    layout of the kernel counts) and `producer_warps` more after them. The
+    op is the kernel's one if/else on the warp's role: the producer
+    warpgroup lowers its register budget to `producer_registers`
+    (`setmaxnreg.dec`) and one of its threads runs the `producer` region,
+    typically TMA loads into a ring guarded by mbarriers; the consumer warps
+    raise theirs to `consumer_registers` (`setmaxnreg.inc`) and run the
+    `consumer` region. Both regions see the values defined before the op;
+    the producer warps leave the kernel after the op, so nothing after it
+    may need them, and a `tgpu.barrier` inside the consumer region counts
+    consumer threads only.
+  }];
+  let arguments = (ins I64Attr:$producer_warps, I64Attr:$producer_registers,
+                       I64Attr:$consumer_registers);
+  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumer);
+  let assemblyFormat = [{
+    attr-dict `producer` $producer `consumer` $consumer
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // KILN_TILEGPU

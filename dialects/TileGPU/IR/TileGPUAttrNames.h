@@ -21,6 +21,12 @@ inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";
 /// The kernel's math.tanh and math.exp run on the hardware approximations
 /// (tanh.approx, ex2.approx) rather than libdevice's precise functions.
 inline constexpr llvm::StringLiteral kFastMath = "tgpu.fast_math";
+/// Warps after the tgpu.num_warps consumers that tgpu.warp_specialize runs
+/// as producers: the CTA launches with both.
+inline constexpr llvm::StringLiteral kProducerWarps = "tgpu.producer_warps";
+/// On a !tgpu.tensor_map kernel argument: {tensor, dims, box, swizzle}, how
+/// the runtime encodes it (see TensorMapType).
+inline constexpr llvm::StringLiteral kTensorMap = "tgpu.tensor_map";
 
 } // namespace kiln::tgpu::attrs
 

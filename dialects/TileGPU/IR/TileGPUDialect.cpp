@@ -2,7 +2,10 @@
 
 #include "dialects/TileGPU/IR/TileGPUDialect.h"
 
+#include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -14,6 +17,9 @@ using namespace kiln::tgpu;
 #define GET_ATTRDEF_CLASSES
 #include "dialects/TileGPU/IR/TileGPUAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/TileGPU/IR/TileGPUTypes.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/TileGPU/IR/TileGPUOps.cpp.inc"
 
@@ -21,6 +27,10 @@ void TileGPUDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "dialects/TileGPU/IR/TileGPUAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/TileGPU/IR/TileGPUTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST
@@ -257,5 +267,91 @@ LogicalResult WarpgroupWaitOp::verify() {
     return emitOpError() << "result type must equal the operand type";
   if (static_cast<int64_t>(getPending()) < 0)
     return emitOpError() << "pending must not be negative";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// mbarriers, TMA and warp specialization
+//===----------------------------------------------------------------------===//
+
+/// Checks that `barriers` is shared and that a constant `index` lies in it.
+static LogicalResult verifyBarrier(Operation *op, Value barriers,
+                                   Value index) {
+  auto type = cast<MemRefType>(barriers.getType());
+  if (!isSharedMemRef(type))
+    return op->emitOpError() << "mbarriers live in shared memory: the memref "
+                                "needs memory space 3";
+  APInt value;
+  if (matchPattern(index, m_ConstantInt(&value)) &&
+      (value.isNegative() || value.getSExtValue() >= type.getDimSize(0)))
+    return op->emitOpError() << "mbarrier " << value.getSExtValue()
+                             << " is outside the " << type.getDimSize(0)
+                             << " of the buffer";
+  return success();
+}
+
+LogicalResult MbarrierInitOp::verify() {
+  // The hardware counts pending arrivals in 20 bits.
+  int64_t count = static_cast<int64_t>(getCount());
+  if (count < 1 || count >= (int64_t{1} << 20))
+    return emitOpError() << "an mbarrier counts 1 to 2^20 - 1 arrivals, got "
+                         << count;
+  return verifyBarrier(*this, getBarriers(), getIndex());
+}
+
+LogicalResult MbarrierArriveOp::verify() {
+  return verifyBarrier(*this, getBarriers(), getIndex());
+}
+
+LogicalResult MbarrierWaitOp::verify() {
+  return verifyBarrier(*this, getBarriers(), getIndex());
+}
+
+LogicalResult TmaLoadOp::verify() {
+  MemRefType dest = getDest().getType();
+  int64_t swizzle = swizzleBytes(dest);
+  if (!swizzle)
+    return emitOpError() << "loads into a #tgpu.swizzle shared buffer (the "
+                            "layout a swizzled TMA box writes), got "
+                         << dest;
+  if (dest.getDimSize(0) > 256)
+    return emitOpError() << "a TMA box holds at most 256 rows, the buffer "
+                         << dest.getDimSize(0);
+  if (getCoords().size() != 4)
+    return emitOpError() << "takes 4 coordinates (column, row, head, batch: "
+                            "a [B, N, H, D] tensor innermost first), got "
+                         << getCoords().size();
+  return verifyBarrier(*this, getBarriers(), getIndex());
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  int64_t producers = static_cast<int64_t>(getProducerWarps());
+  if (producers < 4 || producers % 4 != 0)
+    return emitOpError() << "the producer is whole warpgroups (a multiple of "
+                            "4 warps: setmaxnreg acts per warpgroup), got "
+                         << producers;
+  for (int64_t regs : {static_cast<int64_t>(getProducerRegisters()),
+                       static_cast<int64_t>(getConsumerRegisters())})
+    if (regs < 24 || regs > 256 || regs % 8 != 0)
+      return emitOpError() << "setmaxnreg takes a multiple of 8 from 24 to "
+                              "256 registers, got "
+                           << regs;
+  Operation *kernel = (*this)->getParentOp();
+  auto warps =
+      kernel ? kernel->getAttrOfType<IntegerAttr>(attrs::kNumWarps) : nullptr;
+  if (!warps)
+    return emitOpError() << "splits a scheduled kernel: it sits directly in "
+                            "a function with "
+                         << attrs::kNumWarps;
+  int64_t consumers = warps.getInt();
+  if (consumers % 4 != 0)
+    return emitOpError() << "the consumers are whole warpgroups, but the "
+                            "kernel has "
+                         << consumers << " warps";
+  int64_t registers = 32 * (producers * int64_t(getProducerRegisters()) +
+                            consumers * int64_t(getConsumerRegisters()));
+  if (registers > 65536)
+    return emitOpError() << "the two budgets need " << registers
+                         << " registers; a multiprocessor has 65536";
   return success();
 }

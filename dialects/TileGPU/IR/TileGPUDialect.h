@@ -17,6 +17,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialects/TileGPU/IR/TileGPUAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/TileGPU/IR/TileGPUTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/TileGPU/IR/TileGPUOps.h.inc"
 

@@ -153,6 +153,51 @@ def TileGPUDoubleBuffer : Pass<"tgpu-double-buffer"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
+  let summary = "Loads through TMA from a producer warpgroup into an mbarrier ring the consumers read";
+  let description = [{
+    Hopper's warp-specialized schedule (sm_90a kernels). The kernel's warps
+    become consumers that only compute, and a producer warpgroup added
+    after them (`tgpu.producer_warps = 4`) issues every copy through the
+    copy engine (`tgpu.tma_load`, from `!tgpu.tensor_map` arguments the
+    pass appends: box = one swizzle span of columns by the buffer's rows):
+
+    * a buffer loaded in KV loops becomes a ring of `stages` buffers (as
+      many as `shared-memory-bytes` holds, at least one), each with a
+      "full" mbarrier (the copy's bytes landed) and an "empty" one (every
+      consumer thread arrived after its last read in the step). Steps are
+      counted across the kernel's loops in order, so ring slot and phase
+      parity agree on both sides: stage = n mod S, parity = (n / S) mod 2;
+    * consumers wait for "full" before a step's first read of the buffer and
+      release it after the last; the producer waits for "empty" (parity
+      flipped, so the first pass finds every slot free) and reloads;
+    * a buffer loaded once (Q) gets one barrier the consumers wait on where
+      the copy was;
+    * the cp.async copies, their waits and the barriers that published them
+      are removed: consumer warpgroups run unsynchronised with each other,
+      and the scalar setup the producer needs (loop bounds, coordinates)
+      moves before the split;
+    * `tgpu.warp_specialize` splits the CTA: the producer warpgroup drops to
+      24 registers, the consumers take the rest (up to 240 each).
+
+    Applies to kernels whose copies read [B, N, H, D] kernel arguments
+    whole rows at a time into swizzled buffers, either once before the
+    loops or once per step at the step's own rows in top-level loops, and
+    whose shared memory is otherwise read only by synchronous
+    `tgpu.warpgroup_mma` (no `tgpu.mma`, `tgpu.store_shared`, async
+    products); other kernels are left to `tgpu-double-buffer`.
+  }];
+  let options = [
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
+           "Shared memory per CTA on the device (0: unchecked)">,
+    Option<"stages", "stages", "int64_t", "2",
+           "Most stages per ring">,
+  ];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileGPUPipelineProducts : Pass<"tgpu-pipeline-products"> {
   let summary = "Overlaps each KV step's softmax with the previous step's P V on the tensor cores";
   let description = [{

@@ -581,3 +581,127 @@ func.func @store_swizzled(%t: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
   tgpu.store_shared %t, %b : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// mbarriers, tgpu.tma_load, tgpu.warp_specialize
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @mbarrier_no_arrivals(%bars: memref<4xi64, 3>, %i: index) {
+  // expected-error @+1 {{'tgpu.mbarrier_init' op an mbarrier counts 1 to 2^20 - 1 arrivals, got 0}}
+  tgpu.mbarrier_init %bars[%i] count 0 : memref<4xi64, 3>
+  return
+}
+
+// -----
+
+func.func @mbarrier_global(%bars: memref<4xi64>, %i: index) {
+  // expected-error @+1 {{'tgpu.mbarrier_arrive' op mbarriers live in shared memory: the memref needs memory space 3}}
+  tgpu.mbarrier_arrive %bars[%i] : memref<4xi64>
+  return
+}
+
+// -----
+
+func.func @mbarrier_outside(%bars: memref<4xi64, 3>, %parity: index) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{'tgpu.mbarrier_wait' op mbarrier 4 is outside the 4 of the buffer}}
+  tgpu.mbarrier_wait %bars[%c4], %parity : memref<4xi64, 3>
+  return
+}
+
+// -----
+
+func.func @mbarrier_wrong_type(%bars: memref<4xi32, 3>, %i: index) {
+  // expected-error @+1 {{'tgpu.mbarrier_arrive' op operand #0 must be 1D memref of 64-bit signless integer values}}
+  tgpu.mbarrier_arrive %bars[%i] : memref<4xi32, 3>
+  return
+}
+
+// -----
+
+func.func @tma_padded(%map: !tgpu.tensor_map, %dst: memref<64x64xbf16, strided<[72, 1]>, 3>,
+                      %bars: memref<4xi64, 3>, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_load' op loads into a #tgpu.swizzle shared buffer (the layout a swizzled TMA box writes)}}
+  tgpu.tma_load %map[%i, %i, %i, %i], %dst, %bars[%i] : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<4xi64, 3>
+  return
+}
+
+// -----
+
+func.func @tma_coords(%map: !tgpu.tensor_map, %dst: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                      %bars: memref<4xi64, 3>, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_load' op takes 4 coordinates (column, row, head, batch: a [B, N, H, D] tensor innermost first), got 2}}
+  tgpu.tma_load %map[%i, %i], %dst, %bars[%i] : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<4xi64, 3>
+  return
+}
+
+// -----
+
+func.func @tma_tall(%map: !tgpu.tensor_map, %dst: memref<512x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                    %bars: memref<4xi64, 3>, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_load' op a TMA box holds at most 256 rows, the buffer 512}}
+  tgpu.tma_load %map[%i, %i, %i, %i], %dst, %bars[%i] : memref<512x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<4xi64, 3>
+  return
+}
+
+// -----
+
+func.func @ws_half_warpgroup() attributes {tgpu.num_warps = 8 : i64} {
+  // expected-error @+1 {{'tgpu.warp_specialize' op the producer is whole warpgroups (a multiple of 4 warps: setmaxnreg acts per warpgroup), got 2}}
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 2 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @ws_registers() attributes {tgpu.num_warps = 8 : i64} {
+  // expected-error @+1 {{'tgpu.warp_specialize' op setmaxnreg takes a multiple of 8 from 24 to 256 registers, got 20}}
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 20 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @ws_budget() attributes {tgpu.num_warps = 12 : i64} {
+  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 95232 registers; a multiprocessor has 65536}}
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @ws_unscheduled() {
+  // expected-error @+1 {{'tgpu.warp_specialize' op splits a scheduled kernel: it sits directly in a function with tgpu.num_warps}}
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @ws_odd_consumers() attributes {tgpu.num_warps = 6 : i64} {
+  // expected-error @+1 {{'tgpu.warp_specialize' op the consumers are whole warpgroups, but the kernel has 6 warps}}
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}

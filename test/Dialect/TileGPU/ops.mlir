@@ -245,3 +245,32 @@ func.func @mma_transpose_both(%acc: tensor<64x128xf32, #tgpu.mma<warps = 2>>)
         tensor<64x128xf32, #tgpu.mma<warps = 2>> -> tensor<64x128xf32, #tgpu.mma<warps = 2>>
   return %r : tensor<64x128xf32, #tgpu.mma<warps = 2>>
 }
+
+// -----
+
+// The copy engine and warp specialization round-trip.
+// CHECK-LABEL: func.func @warp_specialized
+// CHECK-SAME: %arg0: !tgpu.tensor_map
+// CHECK: tgpu.mbarrier_init %{{.+}}[%{{.+}}] count 1 : memref<2xi64, 3>
+// CHECK: tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+// CHECK-NEXT: tgpu.tma_load %arg0[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}], %{{.+}}, %{{.+}}[%{{.+}}] : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<2xi64, 3>
+// CHECK-NEXT: } consumer {
+// CHECK-NEXT: tgpu.mbarrier_wait %{{.+}}[%{{.+}}], %{{.+}} : memref<2xi64, 3>
+// CHECK-NEXT: tgpu.mbarrier_arrive %{{.+}}[%{{.+}}] : memref<2xi64, 3>
+func.func @warp_specialized(%map: !tgpu.tensor_map {tgpu.tensor_map = {tensor = 0 : i64}})
+    attributes {tgpu.num_warps = 8 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %buf = tgpu.shared_alloc offset 0 : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  %bars = tgpu.shared_alloc offset 8192 : memref<2xi64, 3>
+  tgpu.mbarrier_init %bars[%c0] count 1 : memref<2xi64, 3>
+  tgpu.mbarrier_init %bars[%c1] count 256 : memref<2xi64, 3>
+  tgpu.barrier
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    tgpu.tma_load %map[%c0, %c0, %c0, %c0], %buf, %bars[%c0] : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<2xi64, 3>
+  } consumer {
+    tgpu.mbarrier_wait %bars[%c0], %c0 : memref<2xi64, 3>
+    tgpu.mbarrier_arrive %bars[%c1] : memref<2xi64, 3>
+  }
+  return
+}

@@ -2,7 +2,8 @@
 // RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
 // RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WS
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
 
 // sm_90a (tgpu-warpgroup-mma, tgpu-double-buffer): two warpgroups,
@@ -30,6 +31,46 @@
 // WGMMA-NEXT: kiln::wgmma<true, true>([[S]], [[Q]], [[K]]);
 // WGMMA: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[V]]);
 // WGMMA-NOT: kiln::mma<
+
+// tgpu-warp-specialize: 12 consumer warps and a producer warpgroup, one CTA
+// per multiprocessor (the register cap setmaxnreg needs at entry); tensor
+// maps in the parameter space; thread 0 initialises the ring's barriers;
+// one if/else on the role, the producer's single thread issuing TMA loads
+// (Q once, then K and V per step after waiting for the slot to be empty),
+// the consumers waiting for Q and then for each step's K before Q K^T and
+// releasing it after.
+// WS: // Warp-specialized: 4 producer warps after them.
+// WS-NEXT: extern "C" __global__ void __launch_bounds__(512, 1)
+// WS: const __grid_constant__ kiln::TensorMap [[QMAP:v[0-9]+]],
+// WS-NEXT: const __grid_constant__ kiln::TensorMap [[KMAP:v[0-9]+]],
+// WS-NEXT: const __grid_constant__ kiln::TensorMap [[VMAP:v[0-9]+]]) {
+// WS: unsigned long long *const [[BARS:v[0-9]+]] = reinterpret_cast<unsigned long long *>(kiln_smem + {{[0-9]+}});
+// WS: if (threadIdx.x == 0) kiln::mbarrier_init([[BARS]] + {{v[0-9]+}}, 384);
+// WS: __syncthreads();
+// WS: if (threadIdx.x >= 384) {
+// WS-NEXT: kiln::setmaxnreg_dec<24>();
+// WS-NEXT: if (threadIdx.x == 384) {
+// WS: kiln::tma_load_tile({{v[0-9]+}}, [[QMAP]], [[BARS]] + [[QBAR:v[0-9]+]],
+// WS: // KV loop: leading_partial
+// WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, {{v[0-9]+}});
+// WS: kiln::tma_load_tile({{v[0-9]+}}, [[KMAP]], [[BARS]] +
+// WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, {{v[0-9]+}});
+// WS: kiln::tma_load_tile({{v[0-9]+}}, [[VMAP]], [[BARS]] +
+// WS: return;
+// WS: kiln::setmaxnreg_inc<160>();
+// WS-NEXT: // tgpu.mbarrier_wait
+// WS-NEXT: kiln::mbarrier_wait([[BARS]] + [[QBAR]], {{v[0-9]+}});
+// WS: kiln::mbarrier_wait([[BARS]] + [[KFULL:v[0-9]+]], [[PARITY:v[0-9]+]]);
+// WS-NEXT: // tgpu.warpgroup_mma
+// WS-NEXT: kiln::Frag<float, 192, 128, 12> {{v[0-9]+}};
+// WS-NEXT: kiln::wgmma<true, true>(
+// WS-NEXT: // tgpu.mbarrier_arrive
+// WS-NEXT: kiln::mbarrier_arrive([[BARS]] + {{v[0-9]+}});
+// WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, [[PARITY]]);
+// WS: kiln::wgmma<false>(
+// WS-NEXT: // tgpu.mbarrier_arrive
+// WS-NOT: copy_async
+// WS-NOT: __syncthreads
 
 // tgpu-pipeline-products: Q K_j^T and then P_{j-1} V_{j-1} go out as
 // groups (the latter only after the first step), the wait for Q K^T leaves

@@ -1,0 +1,483 @@
+//===- WarpSpecialize.cpp - a TMA producer warpgroup and consumers --------===//
+//
+// See the pass description in Passes.td. The consumers keep the kernel as it
+// was, less its copies and the waits and barriers that published them; the
+// producer is built from the copies alone, in the same order and over the
+// same loops, so the two sides count ring steps identically.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/TileGPU/Transforms/Passes.h"
+#include "dialects/TileGPU/Transforms/SharedLayout.h"
+
+#include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln::tgpu {
+#define GEN_PASS_DEF_TILEGPUWARPSPECIALIZE
+#include "dialects/TileGPU/Transforms/Passes.h.inc"
+} // namespace kiln::tgpu
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tgpu;
+
+namespace {
+
+/// The producer's warpgroup: TMA needs one thread, setmaxnreg a warpgroup.
+constexpr int64_t kProducerWarps = 4;
+/// What the producer keeps: its loop, coordinates and barrier indices.
+constexpr int64_t kProducerRegisters = 24;
+/// setmaxnreg's ceiling.
+constexpr int64_t kMaxRegisters = 240;
+
+/// A copy the producer takes over.
+struct Load {
+  CopyAsyncOp copy;
+  scf::ForOp loop; ///< null: issued once, before any loop
+  tile::ViewOp view;
+  unsigned argument; ///< the kernel argument the view reads
+};
+
+/// A buffer loaded in KV loops: it becomes a ring of `stages` buffers, each
+/// with a "full" barrier (the producer's copy landed) and an "empty" one
+/// (every consumer thread has read it).
+struct Ring {
+  Value buffer;
+  SmallVector<Value> stages;
+  int64_t index = 0; ///< position among the rings
+};
+
+bool isRegisterTile(Type t) { return isa<RankedTensorType>(t); }
+
+/// Scalar setup every warp may run before the split: pure, region-free,
+/// no register tiles.
+bool isSetup(Operation *op) {
+  if (isa<SharedAllocOp>(op))
+    return true;
+  return op->getNumRegions() == 0 && isPure(op) &&
+         llvm::none_of(op->getResultTypes(), isRegisterTile);
+}
+
+/// Why the kernel is left to the other schedules, or null when it fits.
+const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
+  Block &entry = kernel.front();
+  bool bad = false;
+  const char *why = nullptr;
+  auto reject = [&](const char *reason) {
+    if (!why)
+      why = reason;
+    bad = true;
+  };
+  kernel.walk([&](Operation *op) {
+    if (isa<StoreSharedOp, MmaOp, WarpSpecializeOp>(op))
+      reject("shared memory written by threads or read by mma.sync");
+    if (auto mma = dyn_cast<WarpgroupMmaOp>(op); mma && mma.getAsync())
+      reject("asynchronous products");
+    auto copy = dyn_cast<CopyAsyncOp>(op);
+    if (!copy)
+      return;
+    Load load{copy, nullptr, copy.getSource().getDefiningOp<tile::ViewOp>(),
+              0};
+    Block *block = copy->getBlock();
+    if (block != &entry) {
+      load.loop = dyn_cast<scf::ForOp>(block->getParentOp());
+      if (!load.loop || load.loop->getBlock() != &entry)
+        return reject("copies outside the kernel's top level or its loops");
+    }
+    auto arg = load.view ? dyn_cast<BlockArgument>(load.view.getBase())
+                         : BlockArgument();
+    auto type = arg ? dyn_cast<MemRefType>(arg.getType()) : MemRefType();
+    if (!arg || arg.getOwner() != &entry || !type || type.getRank() != 4 ||
+        load.view.getKeep() != ArrayRef<int64_t>{1, 3})
+      return reject("copies from other than a [B, N, H, D] kernel argument");
+    load.argument = arg.getArgNumber();
+    if (!swizzleBytes(copy.getDest().getType()) ||
+        !copy.getDest().getDefiningOp<SharedAllocOp>() ||
+        copy.getDest().getType().getDimSize(0) > 256)
+      return reject("copies into buffers a TMA box cannot fill");
+    auto column = copy.getOffsets()[1].getDefiningOp<arith::ConstantIndexOp>();
+    if (!column || column.value() != 0)
+      return reject("copies of part of a row");
+    // A loop's copy loads the step's own rows.
+    if (load.loop && copy.getOffsets()[0] != load.loop.getInductionVar())
+      return reject("copies of another step's rows");
+    loads.push_back(load);
+  });
+  if (bad)
+    return why;
+  if (loads.empty())
+    return "no copies";
+  // A buffer is loaded once before the loops or once per loop, and read
+  // only by products in the loop (or anywhere, when loaded once).
+  llvm::MapVector<Value, SmallVector<Load *>> byBuffer;
+  for (Load &load : loads)
+    byBuffer[load.copy.getDest()].push_back(&load);
+  for (auto &[buffer, writers] : byBuffer) {
+    bool once = !writers.front()->loop;
+    llvm::SmallPtrSet<Operation *, 4> loops;
+    for (Load *w : writers)
+      if (bool(w->loop) == once || !loops.insert(w->loop).second)
+        return "a buffer loaded both once and in loops, or twice in a loop";
+    if (once && writers.size() != 1)
+      return "a buffer loaded twice";
+    for (Operation *user : buffer.getUsers()) {
+      if (isa<CopyAsyncOp>(user))
+        continue;
+      if (!isa<WarpgroupMmaOp>(user))
+        return "a buffer read by other than a product";
+      if (!once && !llvm::any_of(writers, [&](Load *w) {
+            return w->loop->isAncestor(user);
+          }))
+        return "a ring buffer read outside the loop that loads it";
+    }
+  }
+  return nullptr;
+}
+
+struct TileGPUWarpSpecialize
+    : public kiln::tgpu::impl::TileGPUWarpSpecializeBase<
+          TileGPUWarpSpecialize> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> kernels;
+    getOperation()->walk([&](func::FuncOp f) {
+      auto arch = f->getAttrOfType<StringAttr>(attrs::kArch);
+      if (f->hasAttr(attrs::kSharedBytes) && arch && arch.getValue() == "sm_90a")
+        kernels.push_back(f);
+    });
+    for (func::FuncOp kernel : kernels)
+      if (failed(runOnKernel(kernel)))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOnKernel(func::FuncOp kernel);
+};
+
+/// `n / step` steps into `loop`, counted from `base`: the ring position of
+/// the step, its stage (n mod S) and the parity of its pass over the ring.
+struct StepIndex {
+  Value stage, parity;
+};
+
+StepIndex stepIndex(OpBuilder &b, Location loc, Value iv, Value lb, Value step,
+                    Value base, int64_t stages) {
+  Value n = arith::AddIOp::create(
+      b, loc, base,
+      arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb),
+                             step));
+  Value s = arith::ConstantIndexOp::create(b, loc, stages);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value stage = arith::RemUIOp::create(b, loc, n, s);
+  Value parity = arith::AndIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, n, s), one);
+  return {stage, parity};
+}
+
+/// The stage's buffer of `ring` (a chain of selects; one stage: the buffer).
+Value stageBuffer(OpBuilder &b, Location loc, const Ring &ring, Value stage) {
+  Value current = ring.stages[0];
+  for (size_t i = 1; i < ring.stages.size(); ++i) {
+    Value is = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, stage,
+        arith::ConstantIndexOp::create(b, loc, int64_t(i)));
+    current = arith::SelectOp::create(b, loc, is, ring.stages[i], current);
+  }
+  return current;
+}
+
+/// The TMA coordinates of `load` (column, row, head, batch: the map's
+/// order), with the loop's induction variable mapped.
+SmallVector<Value> coordinates(Load load, IRMapping &mapping) {
+  auto offsets = load.copy.getOffsets();
+  auto indices = load.view.getIndices(); // dims 0 and 2
+  return {mapping.lookupOrDefault(offsets[1]),
+          mapping.lookupOrDefault(offsets[0]),
+          mapping.lookupOrDefault(indices[1]),
+          mapping.lookupOrDefault(indices[0])};
+}
+
+LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
+  SmallVector<Load> loads;
+  if (unsupported(kernel, loads))
+    return success();
+  auto warpsAttr = kernel->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
+  auto sharedAttr = kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes);
+  if (!warpsAttr || !sharedAttr)
+    return kernel.emitError() << attrs::kNumWarps << " and "
+                              << attrs::kSharedBytes
+                              << " must be integer attributes";
+  int64_t consumerWarps = warpsAttr.getInt();
+  if (consumerWarps % 4 != 0)
+    return success();
+  MLIRContext *ctx = kernel.getContext();
+  Block &entry = kernel.front();
+  Location loc = kernel.getLoc();
+
+  // Rings, loops (in order) and the loads issued once.
+  SmallVector<Ring> rings;
+  DenseMap<Value, int64_t> ringOf;
+  SmallVector<scf::ForOp> loops;
+  SmallVector<Load *> once;
+  for (Load &load : loads) {
+    if (!load.loop) {
+      once.push_back(&load);
+      continue;
+    }
+    if (!llvm::is_contained(loops, load.loop))
+      loops.push_back(load.loop);
+    Value buffer = load.copy.getDest();
+    if (!ringOf.count(buffer)) {
+      ringOf[buffer] = int64_t(rings.size());
+      rings.push_back({buffer, {buffer}, int64_t(rings.size())});
+    }
+  }
+  llvm::sort(loops, [](scf::ForOp a, scf::ForOp b) {
+    return a->isBeforeInBlock(b);
+  });
+
+  // As many stages as the shared memory holds, up to `stages`.
+  int64_t ringBytes = 0;
+  for (Ring &ring : rings)
+    ringBytes += sharedBufferBytes(cast<MemRefType>(ring.buffer.getType()));
+  int64_t numStages = 1;
+  int64_t limit = sharedMemoryBytes;
+  int64_t barrierBytes = 8 * (2 * int64_t(rings.size()) * stages +
+                              int64_t(once.size())) + 128;
+  for (int64_t s = 2; s <= stages; ++s) {
+    int64_t needed = sharedAttr.getInt() + (s - 1) * (ringBytes + 1024) +
+                     barrierBytes;
+    if (limit > 0 && needed > limit)
+      break;
+    numStages = s;
+  }
+  int64_t numRingBarriers = 2 * int64_t(rings.size()) * numStages;
+  int64_t numBarriers = numRingBarriers + int64_t(once.size());
+  auto fullIndex = [&](const Ring &r) { return r.index * numStages; };
+  auto emptyIndex = [&](const Ring &r) {
+    return (int64_t(rings.size()) + r.index) * numStages;
+  };
+
+  // Where the split goes: after the kernel's leading scalar setup, with the
+  // setup the producer needs further down moved up to it.
+  Operation *split = nullptr;
+  for (Operation &op : entry)
+    if (!isSetup(&op)) {
+      split = &op;
+      break;
+    }
+  if (!split || isa<func::ReturnOp>(split))
+    return success();
+  llvm::SetVector<Value> needed;
+  for (scf::ForOp loop : loops)
+    needed.insert_range(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
+                                   loop.getStep()});
+  for (Load &load : loads) {
+    needed.insert_range(load.view.getIndices());
+    for (Value offset : load.copy.getOffsets())
+      if (!load.loop || offset != load.loop.getInductionVar())
+        needed.insert(offset);
+  }
+  llvm::SmallPtrSet<Operation *, 16> hoist;
+  for (size_t i = 0; i < needed.size(); ++i) {
+    Operation *def = needed[i].getDefiningOp();
+    if (!def)
+      continue; // a kernel argument
+    if (def->getBlock() != &entry || !isSetup(def))
+      return success(); // the producer would need what only consumers compute
+    if (!split->isBeforeInBlock(def) && def != split)
+      continue;
+    hoist.insert(def);
+    needed.insert_range(def->getOperands());
+  }
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::make_range(split->getIterator(), entry.end())))
+    if (hoist.contains(&op))
+      op.moveBefore(split);
+
+  OpBuilder b(ctx);
+  // Stage buffers, then the barriers, all laid out again below.
+  for (Ring &ring : rings) {
+    auto alloc = ring.buffer.getDefiningOp<SharedAllocOp>();
+    b.setInsertionPointAfter(alloc);
+    for (int64_t s = 1; s < numStages; ++s)
+      ring.stages.push_back(b.clone(*alloc)->getResult(0));
+  }
+  b.setInsertionPoint(split);
+  auto barrierType = MemRefType::get(
+      {numBarriers}, b.getI64Type(), MemRefLayoutAttrInterface(),
+      b.getI64IntegerAttr(kSharedMemorySpace));
+  Value barriers = SharedAllocOp::create(b, loc, barrierType, 0);
+  auto index = [&](int64_t i) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, i);
+  };
+  int64_t consumerThreads = 32 * consumerWarps;
+  for (Ring &ring : rings)
+    for (int64_t s = 0; s < numStages; ++s) {
+      MbarrierInitOp::create(b, loc, barriers, index(fullIndex(ring) + s), 1);
+      MbarrierInitOp::create(b, loc, barriers, index(emptyIndex(ring) + s),
+                             consumerThreads);
+    }
+  for (size_t i = 0; i < once.size(); ++i)
+    MbarrierInitOp::create(b, loc, barriers,
+                           index(numRingBarriers + int64_t(i)), 1);
+  BarrierOp::create(b, loc);
+
+  // Each loop's first ring position: the steps of the loops before it.
+  SmallVector<Value> bases;
+  Value base = index(0);
+  for (scf::ForOp loop : loops) {
+    bases.push_back(base);
+    Value span = arith::MaxSIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, loop.getUpperBound(),
+                              loop.getLowerBound()),
+        index(0));
+    base = arith::AddIOp::create(
+        b, loc, base, arith::CeilDivSIOp::create(b, loc, span, loop.getStep()));
+  }
+
+  // One tensor map per (argument, box rows): the box is a swizzle span of
+  // columns by the buffer's rows.
+  std::map<std::pair<unsigned, int64_t>, Value> maps;
+  auto mapFor = [&](Load load) {
+    MemRefType dest = load.copy.getDest().getType();
+    int64_t rows = dest.getDimSize(0);
+    auto key = std::make_pair(load.argument, rows);
+    if (Value map = maps[key])
+      return map;
+    int64_t swizzle = swizzleBytes(dest);
+    int64_t eltBytes = dest.getElementTypeBitWidth() / 8;
+    NamedAttrList info;
+    info.append("tensor", b.getI64IntegerAttr(load.argument));
+    info.append("dims", b.getDenseI64ArrayAttr({3, 1, 2, 0}));
+    info.append("box", b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
+    info.append("swizzle", b.getI64IntegerAttr(swizzle));
+    unsigned position = kernel.getNumArguments();
+    (void)kernel.insertArgument(
+        position, TensorMapType::get(ctx),
+        b.getDictionaryAttr({b.getNamedAttr(attrs::kTensorMap,
+                                            info.getDictionary(ctx))}),
+        loc);
+    return maps[key] = kernel.getArgument(position);
+  };
+
+  auto ws = WarpSpecializeOp::create(
+      b, loc, kProducerWarps, kProducerRegisters,
+      std::min<int64_t>(kMaxRegisters,
+                        ((65536 - 32 * kProducerWarps * kProducerRegisters) /
+                         consumerThreads) /
+                            8 * 8));
+  Block *producer = b.createBlock(&ws.getProducer());
+  Block *consumer = b.createBlock(&ws.getConsumer());
+
+  // Consumers: the kernel from the split on, with each copy replaced by a
+  // wait for its data and a release after its last reader.
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::make_range(split->getIterator(), entry.end())))
+    if (!isa<func::ReturnOp>(&op))
+      op.moveBefore(consumer, consumer->end());
+  for (auto [i, load] : llvm::enumerate(once)) {
+    b.setInsertionPoint(load->copy);
+    MbarrierWaitOp::create(b, loc, barriers,
+                           index(numRingBarriers + int64_t(i)), index(0));
+  }
+  for (auto [k, loop] : llvm::enumerate(loops)) {
+    Block &body = *loop.getBody();
+    b.setInsertionPointToStart(&body);
+    StepIndex step = stepIndex(b, loc, loop.getInductionVar(),
+                               loop.getLowerBound(), loop.getStep(), bases[k],
+                               numStages);
+    for (Load &load : loads) {
+      if (load.loop != loop)
+        continue;
+      Ring &ring = rings[ringOf.lookup(load.copy.getDest())];
+      // This step's readers (ops of the body), before any select of the
+      // stage's buffer reads the buffer too.
+      SmallVector<OpOperand *> reads;
+      Operation *first = nullptr, *last = nullptr;
+      for (OpOperand &use : ring.buffer.getUses()) {
+        Operation *reader = body.findAncestorOpInBlock(*use.getOwner());
+        if (!reader || isa<CopyAsyncOp>(use.getOwner()))
+          continue;
+        reads.push_back(&use);
+        if (!first || reader->isBeforeInBlock(first))
+          first = reader;
+        if (!last || last->isBeforeInBlock(reader))
+          last = reader;
+      }
+      if (!first)
+        continue; // loaded and never read: the producer still fills it
+      b.setInsertionPointAfter(step.parity.getDefiningOp());
+      Value current = stageBuffer(b, loc, ring, step.stage);
+      for (OpOperand *use : reads)
+        use->set(current);
+      Value full = arith::AddIOp::create(b, loc, index(fullIndex(ring)),
+                                         step.stage);
+      Value empty = arith::AddIOp::create(b, loc, index(emptyIndex(ring)),
+                                          step.stage);
+      b.setInsertionPoint(first);
+      MbarrierWaitOp::create(b, loc, barriers, full, step.parity);
+      b.setInsertionPointAfter(last);
+      MbarrierArriveOp::create(b, loc, barriers, empty);
+    }
+  }
+
+  // The producer: the same copies over the same loops, through TMA, each
+  // ring slot reused once its empty barrier's phase completes.
+  b.setInsertionPointToStart(producer);
+  for (auto [i, load] : llvm::enumerate(once)) {
+    IRMapping same;
+    TmaLoadOp::create(b, loc, mapFor(*load), coordinates(*load, same),
+                      load->copy.getDest(), barriers,
+                      index(numRingBarriers + int64_t(i)));
+  }
+  for (auto [k, loop] : llvm::enumerate(loops)) {
+    b.setInsertionPointToEnd(producer);
+    auto copyLoop = scf::ForOp::create(b, loc, loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep());
+    copyLoop->setAttrs(loop->getDiscardableAttrDictionary());
+    b.setInsertionPointToStart(copyLoop.getBody());
+    StepIndex step = stepIndex(b, loc, copyLoop.getInductionVar(),
+                               loop.getLowerBound(), loop.getStep(), bases[k],
+                               numStages);
+    Value emptyParity = arith::XOrIOp::create(b, loc, step.parity, index(1));
+    IRMapping atStep;
+    atStep.map(loop.getInductionVar(), copyLoop.getInductionVar());
+    for (Load &load : loads) {
+      if (load.loop != loop)
+        continue;
+      Ring &ring = rings[ringOf.lookup(load.copy.getDest())];
+      Value empty = arith::AddIOp::create(b, loc, index(emptyIndex(ring)),
+                                          step.stage);
+      MbarrierWaitOp::create(b, loc, barriers, empty, emptyParity);
+      Value full = arith::AddIOp::create(b, loc, index(fullIndex(ring)),
+                                         step.stage);
+      TmaLoadOp::create(b, loc, mapFor(load), coordinates(load, atStep),
+                        stageBuffer(b, loc, ring, step.stage), barriers, full);
+    }
+  }
+
+  // The cp.async copies and what published them are gone: the consumers
+  // synchronise on the barriers alone.
+  for (Load &load : loads)
+    load.copy.erase();
+  consumer->walk([&](Operation *op) {
+    if (isa<AsyncWaitOp, FenceAsyncSharedOp, BarrierOp>(op))
+      op->erase();
+  });
+  kernel->setAttr(attrs::kProducerWarps, b.getI64IntegerAttr(kProducerWarps));
+  return layoutSharedBuffers(kernel, limit, "the TMA ring");
+}
+
+} // namespace
