@@ -148,7 +148,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
                       options.doubleBuffer;
   // The producer warpgroup loads each step's own rows (no prefetch).
   bool specialize = options.arch == "sm_90a" && options.warpgroupMma &&
-                    options.warpSpecialize && !options.pipelineProducts;
+                    options.warpSpecialize;
   if (options.overlapCopies && options.prefetchNextStep && !doubleBuffer &&
       !specialize)
     pm.addPass(tgpu::createTileGPUPrefetchNextStep());
@@ -169,11 +169,12 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
     tgpu::TileGPUDoubleBufferOptions ring;
     ring.sharedMemoryBytes = sharedLimit;
     pm.addPass(tgpu::createTileGPUDoubleBuffer(ring));
-    // With the next step's K resident, the softmax can overlap the previous
-    // step's P*V.
-    if (options.warpgroupMma && options.pipelineProducts)
-      pm.addPass(tgpu::createTileGPUPipelineProducts());
   }
+  // With the next step's K resident (a ring or twin buffers), the softmax
+  // can overlap the previous step's P*V.
+  if (options.arch == "sm_90a" && options.warpgroupMma &&
+      options.pipelineProducts && (specialize || doubleBuffer))
+    pm.addPass(tgpu::createTileGPUPipelineProducts());
   pm.addPass(createCSEPass());
 }
 

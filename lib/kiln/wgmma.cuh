@@ -64,6 +64,21 @@ template <int N> __device__ __forceinline__ void wgmma_fence_regs(float (&x)[N])
     asm volatile("" : "+f"(x[i])::"memory");
 }
 
+/// Pins a register value to this point of the program: what computes it
+/// stays before it. Before a wgmma_wait, this keeps the compiler from
+/// sinking work meant to overlap the asynchronous products below the wait.
+__device__ __forceinline__ void pin(float x) { asm volatile("" ::"f"(x)); }
+__device__ __forceinline__ void pin(int x) { asm volatile("" ::"r"(x)); }
+__device__ __forceinline__ void pin(bf16 x) { asm volatile("" ::"h"(x.bits)); }
+__device__ __forceinline__ void pin(f16 x) { asm volatile("" ::"h"(x.bits)); }
+template <typename T> __device__ __forceinline__ void pin(const T &) {}
+/// pin() for every element of a register tile (Frag, RowFrag).
+template <typename F> __device__ __forceinline__ void pin_tile(const F &f) {
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e)
+    pin(f.x[e]);
+}
+
 /// Publishes this thread's generic-proxy shared-memory writes (cp.async,
 /// st.shared) to the async proxy (wgmma, TMA).
 __device__ __forceinline__ void fence_async_shared() {

@@ -473,6 +473,27 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
   Location loc = op->getLoc();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](scf::ForOp loop) { return emitFor(loop); })
+      .Case([&](scf::IfOp branch) -> LogicalResult {
+        if (branch.getNumResults() != 0)
+          return branch.emitError()
+                 << "the CUDA emitter prints scf.if without results only";
+        line() << "if (" << name(branch.getCondition()) << ") {\n";
+        indent += 2;
+        for (Operation &op : branch.thenBlock()->without_terminator())
+          if (failed(emitOp(&op)))
+            return failure();
+        indent -= 2;
+        if (Block *otherwise = branch.elseBlock()) {
+          line() << "} else {\n";
+          indent += 2;
+          for (Operation &op : otherwise->without_terminator())
+            if (failed(emitOp(&op)))
+              return failure();
+          indent -= 2;
+        }
+        line() << "}\n";
+        return success();
+      })
       .Case([&](arith::ConstantOp c) -> LogicalResult {
         auto type = cppType(c.getType(), loc);
         if (failed(type))
@@ -740,8 +761,30 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         auto type = cppType(w.getType(), loc);
         if (failed(type))
           return failure();
+        // Register tiles computed while the products ran, and read after
+        // the wait, are pinned before it: the compiler may not sink that
+        // work below the wait, which would undo the overlap.
+        Operation *issue = w.getValue().getDefiningOp();
+        if (issue && issue->getBlock() == w->getBlock())
+          for (Operation *op = issue->getNextNode(); op && op != w;
+               op = op->getNextNode())
+            for (Value r : op->getResults())
+              if (isa<RankedTensorType>(r.getType()) &&
+                  !isa<tgpu::WarpgroupMmaOp>(op) &&
+                  llvm::any_of(r.getUsers(), [&](Operation *user) {
+                    Operation *top =
+                        w->getBlock()->findAncestorOpInBlock(*user);
+                    return top && w->isBeforeInBlock(top);
+                  }))
+                line() << "kiln::pin_tile(" << name(r) << ");\n";
         line() << "kiln::wgmma_wait<" << w.getPending() << ">("
                << name(w.getValue()) << ");\n";
+        // A register A operand is read until the product completes: a use
+        // after the wait keeps its registers from being reused earlier
+        // (which would make the compiler wait for the product right there).
+        if (auto product = dyn_cast_or_null<tgpu::WarpgroupMmaOp>(issue))
+          if (isa<RankedTensorType>(product.getLhs().getType()))
+            line() << "kiln::pin_tile(" << name(product.getLhs()) << ");\n";
         line() << *type << " " << name(w) << " = " << name(w.getValue())
                << ";\n";
         return success();

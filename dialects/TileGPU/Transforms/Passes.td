@@ -211,12 +211,18 @@ def TileGPUPipelineProducts : Pass<"tgpu-pipeline-products"> {
     step issues no P V (a predicated, empty group) and the loop's last P V
     runs after it, predicated on the loop having run.
 
-    Because step j now reads V_{j-1} from the buffer step j+1's V would be
-    loaded into at the top of the step, V's copy moves after the wait for
-    P V and a barrier (it then has until step j+2's P V to land). Applies
-    to loops in the form `tgpu-double-buffer` gives, whose first product is
-    Q K^T, whose last is P V from registers with its result yielded and
-    read nowhere else, and whose V buffer is picked by parity.
+    In the form `tgpu-double-buffer` gives, step j now reads V_{j-1} from
+    the buffer step j+1's V would be loaded into at the top of the step, so
+    V's copy moves after the wait for P V and a barrier (it then has until
+    step j+2's P V to land); that form's V buffer must be picked by parity.
+    In the form `tgpu-warp-specialize` gives, P V moves with the ring wait
+    before it and the release after it (both in an `scf.if`: the first step
+    has no P V), V's slot, parity and barrier indices are carried, and K's
+    release moves after the wait for P V: the CUDA compiler completes every
+    product in flight before an mbarrier arrive, so releasing K under P V
+    would serialise the softmax behind it. Either way the first product is
+    Q K^T and the last P V from registers with its result yielded and read
+    nowhere else.
   }];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -4,7 +4,8 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WS
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSPIPE
 
 // sm_90a (tgpu-warpgroup-mma, tgpu-double-buffer): two warpgroups,
 // swizzled tiles at 1024-byte aligned offsets (K and V twice, Q last),
@@ -87,6 +88,30 @@
 // PIPELINED-NEXT: // tgpu.copy_async
 // PIPELINED-NEXT: kiln::copy_async<384>(
 // PIPELINED: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
+
+// tgpu-pipeline-products on the warp-specialized form: P V of the previous
+// step waits for its V slot (ring wait in an if: none in a loop's first
+// step), the softmax results are pinned before the wait for P V, the
+// carried P stays live past it, and both slots are released only after
+// it (an mbarrier arrive would make the compiler complete the products in
+// flight); the loop's last P V follows the loop with its own wait.
+// WSPIPE: kiln::wgmma_async<true, true>([[S:v[0-9]+]],
+// WSPIPE-NEXT: // scf.if
+// WSPIPE-NEXT: if ([[NOTFIRST:v[0-9]+]]) {
+// WSPIPE-NEXT: // tgpu.mbarrier_wait
+// WSPIPE-NEXT: kiln::mbarrier_wait(
+// WSPIPE-NEXT: }
+// WSPIPE: kiln::wgmma_async<false>([[O:v[0-9]+]], [[P:v[0-9]+]], {{v[0-9]+}}, [[NOTFIRST]]);
+// WSPIPE: kiln::wgmma_wait<1>([[S]]);
+// WSPIPE-NOT: mbarrier_arrive
+// WSPIPE: kiln::pin_tile(
+// WSPIPE: kiln::wgmma_wait<0>([[O]]);
+// WSPIPE-NEXT: kiln::pin_tile([[P]]);
+// WSPIPE: kiln::mbarrier_arrive(
+// WSPIPE: if ([[NOTFIRST]]) {
+// WSPIPE-NEXT: // tgpu.mbarrier_arrive
+// WSPIPE-NEXT: kiln::mbarrier_arrive(
+// WSPIPE: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
 
 // The kernel is named after the variant, includes only the device library,
 // and every statement is preceded by the op it comes from.
