@@ -6,12 +6,13 @@
 // attn -> scheduled tgpu kernel: no attn op, no unscheduled tile.load or
 // tile.dot, every register tile has a layout; tiles sized from the head dim
 // of the variant itself and the target's shared memory (head dim 128 on
-// sm_90a: 192 x 128 blocks; attn-choose-tiles), 12 warps of 16 rows, the
+// sm_90a: 128 x 128 blocks, not 192, because the window's mask_mod reads
+// the query and key positions; attn-choose-tiles), 8 warps of 16 rows, the
 // products on wgmma (tgpu-warpgroup-mma).
 // CHECK-NOT: attn.attention
 // CHECK-LABEL: func.func @window_fwd
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 12 : i64
-// CHECK-SAME: tile.block_m = 192 : i64, tile.block_n = 128 : i64
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 8 : i64
+// CHECK-SAME: tile.block_m = 128 : i64, tile.block_n = 128 : i64
 // CHECK-NOT: tile.load
 // CHECK-NOT: tile.dot
 // CHECK-NOT: tensor<{{[0-9x]+}}x{{[a-z0-9]+}}>
@@ -20,7 +21,7 @@
 // CHECK: return
 // The ablation keeps mma.sync at the same tiles.
 // NOWG-LABEL: func.func @window_fwd
-// NOWG-SAME: tgpu.num_warps = 12 : i64
+// NOWG-SAME: tgpu.num_warps = 8 : i64
 // NOWG-NOT: tgpu.warpgroup_mma
 // NOWG: {{tgpu.mma }}
 

@@ -25,10 +25,13 @@ Tiles chooseForwardTiles(int64_t sharedBytes, int64_t headDimQK,
 
 /// The forward's tiles on sm_90a, where the products run on wgmma
 /// (tgpu-warpgroup-mma): BLOCK_M in whole warpgroups, as many as the
-/// register file allows for the larger BLOCK_N (attn-choose-tiles).
+/// register file allows for the larger BLOCK_N (attn-choose-tiles);
+/// `modReadsPositions`: the score_mod or mask_mod reads q or kv, which costs
+/// a 2-D index tile of registers.
 Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
                                   int64_t headDimV, int64_t elementBytes,
-                                  int64_t blockM = 0, int64_t blockN = 0);
+                                  int64_t blockM = 0, int64_t blockN = 0,
+                                  bool modReadsPositions = false);
 
 /// The backward's tiles, likewise.
 Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,

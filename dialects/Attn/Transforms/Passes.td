@@ -55,8 +55,10 @@ def AttnChooseTiles : Pass<"attn-choose-tiles", "::mlir::ModuleOp"> {
     thread. Forward on sm_90a (wgmma): one CTA per SM of whole
     warpgroups; the larger BLOCK_N in {128, 64}, then the most warpgroups
     (BLOCK_M = 64 per warpgroup, up to 256) whose per-thread registers (S,
-    P, the accumulator and ~32 more) fit min(255, 65536 / threads) with
-    15% to spare, and whose Q, K, V tiles fit the shared memory.
+    P, the accumulator and ~32 more, plus BLOCK_N / 2 for the index tile of
+    a score_mod or mask_mod that reads the query or key position) fit
+    min(255, 65536 / threads) with 15% to spare, and whose Q, K, V tiles fit
+    the shared memory.
     Backward: BLOCK_N = 64 keys and BLOCK_M = 128 query rows at head dims
     up to 64, 64 above (the dK/dV accumulators share the register file).
     `block-m` / `block-n` override either choice.
