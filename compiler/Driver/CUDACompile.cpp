@@ -51,6 +51,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.doubleBuffer = choices.doubleBuffer;
   options.pipelineProducts = choices.pipelineProducts;
   options.warpSpecialize = choices.warpSpecialize;
+  options.longestFirst = choices.longestFirst;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -96,6 +97,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.doubleBuffer = o.doubleBuffer;
   choices.pipelineProducts = o.pipelineProducts;
   choices.warpSpecialize = o.warpSpecialize;
+  choices.longestFirst = o.longestFirst;
   return choices;
 }
 

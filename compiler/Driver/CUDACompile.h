@@ -23,6 +23,7 @@ struct ScheduleChoices {
   bool doubleBuffer = true;       ///< tgpu-double-buffer (sm_90a forward)
   bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (likewise)
+  bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

@@ -41,6 +41,8 @@ const char *runUsage() {
                             step prefetched under P*V (ablation)
   --no-warp-specialize      cuda sm_90a: cp.async copies by every warp instead
                             of TMA from a producer warpgroup (ablation)
+  --longest-first           cuda: launch the query blocks with the most keys
+                            first (causal; measured no effect, opt-in)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
                             previous step's P*V (off by default: slower today)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
@@ -132,6 +134,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
                     name == "pipeline-products" ||
                     name == "no-warp-specialize" ||
+                    name == "longest-first" ||
                     name == "backward";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
@@ -157,6 +160,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.pipelineProducts = true;
     } else if (name == "no-warp-specialize") {
       o.warpSpecialize = false;
+    } else if (name == "longest-first") {
+      o.longestFirst = true;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

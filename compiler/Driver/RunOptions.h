@@ -44,6 +44,7 @@ struct RunOptions {
   bool doubleBuffer = true; ///< cuda sm_90a: tgpu-double-buffer (ablation)
   bool pipelineProducts = false; ///< cuda sm_90a: tgpu-pipeline-products
   bool warpSpecialize = true; ///< cuda sm_90a: tgpu-warp-specialize (ablation)
+  bool longestFirst = false;  ///< cuda: tgpu-longest-first (opt-in)
   int64_t repeats = 0;          ///< cuda: timed launches after the check
   std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;           ///< kiln compile: -o file

@@ -139,6 +139,8 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.blockN = 0;
   buildForwardTilePipeline(pm, forward);
   addSM80Schedule(pm, options);
+  if (options.longestFirst)
+    pm.addPass(tgpu::createTileGPULongestFirst());
   int64_t sharedLimit = options.sharedMemoryBytes > 0
                             ? int64_t(options.sharedMemoryBytes)
                             : attn::defaultSharedMemoryBytes(options.arch);

@@ -98,6 +98,12 @@ struct CUDAPipelineOptions
                      "double-buffer; off: measured slower, see "
                      "docs/performance.md)"),
       llvm::cl::init(false)};
+  Option<bool> longestFirst{
+      *this, "longest-first",
+      llvm::cl::desc("forward: number query blocks so that the ones with the "
+                     "most keys launch first (tgpu-longest-first; off: no "
+                     "effect measured beyond noise, see docs/performance.md)"),
+      llvm::cl::init(false)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",
       llvm::cl::desc("sm_90a forward: TMA loads from a producer warpgroup "

@@ -153,6 +153,27 @@ def TileGPUDoubleBuffer : Pass<"tgpu-double-buffer"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPULongestFirst : Pass<"tgpu-longest-first"> {
+  let summary = "Numbers query blocks so that the ones with the most key blocks launch first";
+  let description = [{
+    The GPU launches a grid's CTAs roughly in order of their linear index,
+    x fastest, and x is the query block. Under a causal mask the later
+    query blocks see more keys, so in program order every (head, batch)
+    ends with its longest CTA and the grid's last wave ends with the longest
+    ones of the last heads: the tail. When a forward kernel's key range grows
+    with the query block (the last KV loop's end depends on
+    `tile.program_id 0` and the first loop's start does not), this pass
+    replaces the block index by `blocks - 1 - program_id`, blocks =
+    ceildiv(rows of the "q" argument, BLOCK_M): each (head, batch) runs its
+    longest block first and its shortest last, so the grid ends on short
+    ones. A relabelling only: every use of the index sees the same block as
+    before. Kernels whose work does not grow with the block are left alone.
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::kiln::tile::TileDialect"];
+}
+
 def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
   let summary = "Loads through TMA from a producer warpgroup into an mbarrier ring the consumers read";
   let description = [{
