@@ -9,9 +9,11 @@ torch's current stream, timed with the same do_bench as the peers.
 
 DIR holds <variant>_hd<D>.cubin.json for variant in {plain, causal}. Shapes
 follow ../shared/bench/peers.py: 16384 tokens per batch, hidden 2048.
-FLOPs: 4*B*H*N*N*D, halved for causal.
+FLOPs: 4*B*H*N*N*D, halved for causal. Each row's implementations are timed
+--rounds times in a rotated order and the median reported; "spread" is the
+largest (max/min - 1) of any one implementation over the rounds.
 """
-import argparse, json, os, sys
+import argparse, json, os, statistics, sys
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +30,10 @@ p.add_argument("--hdims", default="64,128,256")
 p.add_argument("--seqlens", default="1024,4096,16384")
 p.add_argument("--variants", default="_nooverlap",
                help="spec suffixes timed next to the default kernels (ablations), when present")
+p.add_argument("--rounds", type=int, default=3,
+               help="time every implementation of a row this many times, in a rotated order each "
+                    "round, and report the median (columns of one round differ by up to ~5%% with "
+                    "identical kernels: clocks move during a run)")
 args = p.parse_args()
 
 dev, dt = "cuda", torch.bfloat16
@@ -69,20 +75,28 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             kiln_call(handles[causal], q, k, v, o, lse)
             torch.cuda.synchronize()
             row["kiln_vs_flash_relerr"] = relerr(o, ref)
-            row["kiln_ms"] = bench(lambda: kiln_call(handles[causal], q, k, v, o, lse))
+            # Every implementation of the row, timed in rounds (see --rounds).
+            timed = [("kiln", lambda h=handles[causal]: kiln_call(h, q, k, v, o, lse))]
             for sfx in suffixes:
                 if ablated[(causal, sfx)] is not None:
-                    h = ablated[(causal, sfx)]
-                    row[f"kiln{sfx}_ms"] = bench(lambda: kiln_call(h, q, k, v, o, lse))
+                    timed.append((f"kiln{sfx}", lambda h=ablated[(causal, sfx)]: kiln_call(h, q, k, v, o, lse)))
             for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
-                try:
+                def peer(be=be):
                     with sdpa_kernel([be]):
-                        fn = lambda: F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
-                                                                    v.transpose(1, 2), is_causal=causal)
-                        fn()
-                        row[f"{name}_ms"] = bench(fn)
+                        F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
+                                                       v.transpose(1, 2), is_causal=causal)
+                try:
+                    peer()
+                    timed.append((name, peer))
                 except Exception as e:  # a peer that does not support the shape
                     row[f"{name}_error"] = str(e)[:80]
+            times = {name: [] for name, _ in timed}
+            for r in range(max(1, args.rounds)):
+                for name, fn in timed[r % len(timed):] + timed[:r % len(timed)]:
+                    times[name].append(bench(fn))
+            for name, ms in times.items():
+                row[f"{name}_ms"] = statistics.median(ms)
+                row[f"{name}_spread"] = max(ms) / min(ms) - 1
             for name in ["kiln", "flash", "cudnn"] + [f"kiln{sfx}" for sfx in suffixes]:
                 if f"{name}_ms" in row:
                     row[f"{name}_tflops"] = flops / row[f"{name}_ms"] / 1e9
@@ -111,11 +125,12 @@ out = os.environ.get("OUT", "/tmp")
 json.dump(dict(device=torch.cuda.get_device_name(), rows=rows, memory=mem), open(os.path.join(out, "bench.json"), "w"), indent=1)
 extra = [f"kiln{sfx}" for sfx in [x for x in args.variants.split(",") if x]]
 print(f"\n{'hdim':>4} {'N':>6} {'causal':>6} {'kiln':>7} " + " ".join(f"{e[4:][:7]:>7}" for e in extra) +
-      f" {'flash':>7} {'cudnn':>7} {'k/flash':>8} {'k/cudnn':>8} {'relerr':>8}")
+      f" {'flash':>7} {'cudnn':>7} {'k/flash':>8} {'k/cudnn':>8} {'relerr':>8} {'spread':>7}")
 for r in rows:
     f = lambda key: f"{r[key]:7.1f}" if key in r else "    n/a"
     ratio = lambda peer: f"{r['kiln_tflops'] / r[peer + '_tflops']:8.2f}" if peer + "_tflops" in r else "     n/a"
     print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} {f('kiln_tflops')} " + " ".join(f(e + "_tflops") for e in extra) +
           f" {f('flash_tflops')} {f('cudnn_tflops')} "
-          f"{ratio('flash')} {ratio('cudnn')} {r['kiln_vs_flash_relerr']:8.1e}")
+          f"{ratio('flash')} {ratio('cudnn')} {r['kiln_vs_flash_relerr']:8.1e} "
+          f"{100 * max(v for key, v in r.items() if key.endswith('_spread')):6.1f}%")
 print(f"memory linear in N: {linear}")
