@@ -132,8 +132,8 @@ hopper)
     "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
   timeout 150 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
   echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
-  timeout 200 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \
-    --variants _mma,_nows,_nodb,_lf,_pp > "$OUT/bench.txt" 2>&1
+  timeout 320 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 --rounds 2 \
+    --variants _mma,_nows,_nodb,_lf,_pingpong,_pp > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 16 "$OUT/bench.txt"
   ;;
 esac

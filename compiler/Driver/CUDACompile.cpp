@@ -52,6 +52,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.pipelineProducts = choices.pipelineProducts;
   options.warpSpecialize = choices.warpSpecialize;
   options.longestFirst = choices.longestFirst;
+  options.pingPong = choices.pingPong;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -98,6 +99,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.pipelineProducts = o.pipelineProducts;
   choices.warpSpecialize = o.warpSpecialize;
   choices.longestFirst = o.longestFirst;
+  choices.pingPong = o.pingPong;
   return choices;
 }
 

@@ -24,6 +24,7 @@ struct ScheduleChoices {
   bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (likewise)
   bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
+  bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

@@ -41,6 +41,8 @@ const char *runUsage() {
                             step prefetched under P*V (ablation)
   --no-warp-specialize      cuda sm_90a: cp.async copies by every warp instead
                             of TMA from a producer warpgroup (ablation)
+  --ping-pong               cuda sm_90a: consumer warpgroups take turns issuing
+                            their products
   --longest-first           cuda: launch the query blocks with the most keys
                             first (causal; measured no effect, opt-in)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
@@ -134,7 +136,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
                     name == "pipeline-products" ||
                     name == "no-warp-specialize" ||
-                    name == "longest-first" ||
+                    name == "longest-first" || name == "ping-pong" ||
                     name == "backward";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
@@ -162,6 +164,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.warpSpecialize = false;
     } else if (name == "longest-first") {
       o.longestFirst = true;
+    } else if (name == "ping-pong") {
+      o.pingPong = true;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

@@ -45,6 +45,7 @@ struct RunOptions {
   bool pipelineProducts = false; ///< cuda sm_90a: tgpu-pipeline-products
   bool warpSpecialize = true; ///< cuda sm_90a: tgpu-warp-specialize (ablation)
   bool longestFirst = false;  ///< cuda: tgpu-longest-first (opt-in)
+  bool pingPong = false;      ///< cuda sm_90a: tgpu-ping-pong
   int64_t repeats = 0;          ///< cuda: timed launches after the check
   std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;           ///< kiln compile: -o file

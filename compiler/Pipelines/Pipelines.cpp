@@ -165,6 +165,8 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
       tgpu::TileGPUWarpSpecializeOptions specialize;
       specialize.sharedMemoryBytes = sharedLimit;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
+      if (options.pingPong && !options.pipelineProducts)
+        pm.addPass(tgpu::createTileGPUPingPong());
     }
   }
   if (doubleBuffer) {

@@ -104,6 +104,12 @@ struct CUDAPipelineOptions
                      "most keys launch first (tgpu-longest-first; off: no "
                      "effect measured beyond noise, see docs/performance.md)"),
       llvm::cl::init(false)};
+  Option<bool> pingPong{
+      *this, "ping-pong",
+      llvm::cl::desc("sm_90a forward: consumer warpgroups take turns issuing "
+                     "their products (tgpu-ping-pong, after "
+                     "tgpu-warp-specialize)"),
+      llvm::cl::init(false)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",
       llvm::cl::desc("sm_90a forward: TMA loads from a producer warpgroup "

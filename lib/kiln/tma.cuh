@@ -121,4 +121,23 @@ template <int ID, int THREADS> __device__ __forceinline__ void named_barrier() {
   asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
 }
 
+/// Ping-pong of consumer warpgroups (tgpu.warpgroup_turn): warpgroup w of
+/// N waits on named barrier FIRST + w and passes to FIRST + (w + 1) % N;
+/// each barrier counts the 128 threads that wait and the 128 that arrive.
+template <int FIRST, int N> __device__ __forceinline__ void turn_wait() {
+  asm volatile("bar.sync %0, 256;\n" ::"r"(FIRST + warp_id() / 4) : "memory");
+}
+template <int FIRST, int N> __device__ __forceinline__ void turn_pass() {
+  asm volatile("bar.arrive %0, 256;\n" ::"r"(FIRST + (warp_id() / 4 + 1) % N)
+               : "memory");
+}
+template <int FIRST, int N> __device__ __forceinline__ void turn_start() {
+  if (warp_id() / 4 == N - 1)
+    asm volatile("bar.arrive %0, 256;\n" ::"n"(FIRST) : "memory");
+}
+template <int FIRST, int N> __device__ __forceinline__ void turn_end() {
+  if (warp_id() / 4 == 0)
+    asm volatile("bar.sync %0, 256;\n" ::"n"(FIRST) : "memory");
+}
+
 } // namespace kiln

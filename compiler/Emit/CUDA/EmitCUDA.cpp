@@ -741,6 +741,12 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](tgpu::WarpSpecializeOp ws) { return emitWarpSpecialize(ws); })
+      .Case([&](tgpu::WarpgroupTurnOp t) {
+        // Named barriers 2.. (0 is __syncthreads, 1 the consumers').
+        line() << "kiln::turn_" << t.getKind() << "<2, " << numThreads / 128
+               << ">();\n";
+        return success();
+      })
       .Case([&](tgpu::MmaOp m) {
         std::string flags = std::string(m.getTransposeLhs() ? "true" : "false") +
                             ", " + (m.getTransposeRhs() ? "true" : "false");

@@ -314,6 +314,27 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load"> {
   let hasVerifier = 1;
 }
 
+def TileGPU_WarpgroupTurnOp : TileGPU_Op<"warpgroup_turn"> {
+  let summary = "consumer warpgroups take turns issuing products (ping-pong)";
+  let description = [{
+    A token passed round-robin among the consumer warpgroups of a
+    `tgpu.warp_specialize` consumer region, on named barriers (one per
+    warpgroup, 128 threads syncing and 128 arriving): `wait` blocks until
+    the previous warpgroup passed the token to this one, `pass` hands it to
+    the next. `start` (before the first wait) lets the last warpgroup give
+    the first token to warpgroup 0; `end` (after the last pass) has
+    warpgroup 0 take the token the last warpgroup passed last, so every
+    barrier phase completes. Between its wait and its pass a warpgroup
+    issues its products, and the others run their softmax meanwhile: the
+    products of the warpgroups stop colliding and the tensor cores stop
+    idling while all of them do their softmax at once. Every warpgroup must
+    run the same sequence of waits and passes.
+  }];
+  let arguments = (ins StrAttr:$kind);
+  let assemblyFormat = "$kind attr-dict";
+  let hasVerifier = 1;
+}
+
 def TileGPU_WarpSpecializeOp
     : TileGPU_Op<"warp_specialize", [NoTerminator]> {
   let summary = "splits the CTA into consumer warps and a producer warpgroup";

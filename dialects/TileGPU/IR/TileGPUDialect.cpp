@@ -355,3 +355,16 @@ LogicalResult WarpSpecializeOp::verify() {
                          << " registers; a multiprocessor has 65536";
   return success();
 }
+
+LogicalResult WarpgroupTurnOp::verify() {
+  StringRef kind = getKind();
+  if (kind != "start" && kind != "wait" && kind != "pass" && kind != "end")
+    return emitOpError() << "kind is start, wait, pass or end, got '" << kind
+                         << "'";
+  for (Operation *op = (*this)->getParentOp(); op; op = op->getParentOp())
+    if (auto ws = dyn_cast<WarpSpecializeOp>(op);
+        ws && ws.getConsumer().isAncestor((*this)->getParentRegion()))
+      return success();
+  return emitOpError() << "passes turns among consumer warpgroups: it sits "
+                          "in a tgpu.warp_specialize consumer region";
+}

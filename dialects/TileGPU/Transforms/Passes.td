@@ -174,6 +174,24 @@ def TileGPULongestFirst : Pass<"tgpu-longest-first"> {
                            "::kiln::tile::TileDialect"];
 }
 
+def TileGPUPingPong : Pass<"tgpu-ping-pong"> {
+  let summary = "Has the consumer warpgroups take turns issuing their products";
+  let description = [{
+    FlashAttention-3's ping-pong, on the warp-specialized form
+    (`tgpu-warp-specialize`): consumer warpgroups that wait on the same
+    ring barriers tend to run in lockstep, issuing their products together
+    and then all running the softmax while the tensor cores idle. With two
+    or more consumer warpgroups, this pass makes every synchronous product
+    of the KV loops of a consumer region a turn: `tgpu.warpgroup_turn
+    "wait"`, the product issued `async`, `"pass"` to the next warpgroup,
+    then `tgpu.warpgroup_wait` for it; a `"start"` opens the region and an
+    `"end"` follows its last KV loop. Every warpgroup runs the same loops,
+    so the turns match.
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
   let summary = "Loads through TMA from a producer warpgroup into an mbarrier ring the consumers read";
   let description = [{

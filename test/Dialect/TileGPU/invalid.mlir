@@ -705,3 +705,23 @@ func.func @ws_odd_consumers() attributes {tgpu.num_warps = 6 : i64} {
   }
   return
 }
+
+// -----
+
+func.func @turn_kind() attributes {tgpu.num_warps = 8 : i64} {
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    // expected-error @+1 {{'tgpu.warpgroup_turn' op kind is start, wait, pass or end, got 'give'}}
+    tgpu.warpgroup_turn "give"
+  }
+  return
+}
+
+// -----
+
+func.func @turn_outside() {
+  // expected-error @+1 {{'tgpu.warpgroup_turn' op passes turns among consumer warpgroups: it sits in a tgpu.warp_specialize consumer region}}
+  tgpu.warpgroup_turn "wait"
+  return
+}
