@@ -8,11 +8,11 @@
 // keep working on them), now carrying a layout encoding.
 //
 // The first schedule is the sm_80 one (cp.async + mma.sync, 4 warps, one Q
-// block per CTA). Hopper's (TMA ring + mbarriers, wgmma from consumer
-// warpgroups, a producer warp, setmaxnreg) extends this dialect with ops of
-// the same kind (tgpu.tma_copy, tgpu.mbarrier_*, tgpu.warpgroup_mma, warp-role
-// regions) chosen by passes; nothing here assumes mma.sync beyond tgpu.mma's
-// lowering in the emitter.
+// block per CTA). Hopper's (a TMA ring on mbarriers filled by a producer
+// warpgroup, wgmma from consumer warpgroups, setmaxnreg) extends it with ops
+// of the same kind (tgpu.tma_load, tgpu.mbarrier_*, tgpu.warpgroup_mma, the
+// tgpu.warp_specialize role regions) chosen by passes; nothing here assumes
+// mma.sync beyond tgpu.mma's lowering in the emitter.
 //
 //===----------------------------------------------------------------------===//
 
