@@ -28,7 +28,7 @@ echo "variant hd bm ws TFLOP/s"
 for ex in plain causal; do for hd in 64 128 256; do for bm in 128 192; do
   [ $hd = 256 ] && [ $bm = 192 ] && continue
   for ws in "" "--no-warp-specialize"; do
-    r=$(timeout 60 $K run examples/$ex.mlir --backend cuda --head-dim $hd --block-m $bm --seqlen 16384 --heads 16 --repeats 30 2>&1 | grep -oE "[0-9.]+ TFLOP/s" | head -1)
+    r=$(timeout 60 $K run examples/$ex.mlir --backend cuda --head-dim $hd --block-m $bm $ws --seqlen 16384 --heads 16 --repeats 30 2>&1 | grep -oE "[0-9.]+ TFLOP/s" | head -1)
     echo "$ex $hd $bm ${ws:-ws} $r"
   done
 done; done; done | tee "$OUT/timing.txt"

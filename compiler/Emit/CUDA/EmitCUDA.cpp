@@ -169,6 +169,7 @@ private:
                             Value lhs, Value rhs, Value predicate = Value());
   LogicalResult emitElementwise(Operation *op);
   LogicalResult emitFor(scf::ForOp loop);
+  /// Every op of `block` but its terminator, one level deeper.
   LogicalResult emitBlock(Block &block);
   LogicalResult emitWarpSpecialize(tgpu::WarpSpecializeOp ws);
   /// `barriers + index`: the mbarrier an op names.
@@ -411,11 +412,10 @@ LogicalResult CUDAPrinter::emitFor(scf::ForOp loop) {
   line() << "for (int " << iv << " = " << name(loop.getLowerBound()) << "; "
          << iv << " < " << name(loop.getUpperBound()) << "; " << iv
          << " += " << name(loop.getStep()) << ") {\n";
-  indent += 2;
   Block &body = *loop.getBody();
-  for (Operation &op : body.without_terminator())
-    if (failed(emitOp(&op)))
-      return failure();
+  if (failed(emitBlock(body)))
+    return failure();
+  indent += 2;
   auto yield = cast<scf::YieldOp>(body.getTerminator());
   // If a yielded value is another carried variable, assigning in order could
   // read an already updated one: go through temporaries then.
@@ -478,18 +478,12 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
           return branch.emitError()
                  << "the CUDA emitter prints scf.if without results only";
         line() << "if (" << name(branch.getCondition()) << ") {\n";
-        indent += 2;
-        for (Operation &op : branch.thenBlock()->without_terminator())
-          if (failed(emitOp(&op)))
-            return failure();
-        indent -= 2;
+        if (failed(emitBlock(*branch.thenBlock())))
+          return failure();
         if (Block *otherwise = branch.elseBlock()) {
           line() << "} else {\n";
-          indent += 2;
-          for (Operation &op : otherwise->without_terminator())
-            if (failed(emitOp(&op)))
-              return failure();
-          indent -= 2;
+          if (failed(emitBlock(*otherwise)))
+            return failure();
         }
         line() << "}\n";
         return success();
@@ -814,21 +808,31 @@ LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
   indent += 2;
   line() << "kiln::setmaxnreg_dec<" << ws.getProducerRegisters() << ">();\n";
   line() << "if (threadIdx.x == " << numThreads << ") {\n";
-  indent += 2;
-  for (Operation &op : ws.getProducer().front())
-    if (failed(emitOp(&op)))
-      return failure();
-  indent -= 2;
+  if (failed(emitBlock(ws.getProducer().front())))
+    return failure();
   line() << "}\n";
   line() << "return;\n";
   indent -= 2;
   line() << "}\n";
   line() << "kiln::setmaxnreg_inc<" << ws.getConsumerRegisters() << ">();\n";
+  // The consumers' code continues the kernel's body at its own depth.
   inConsumers = true;
-  for (Operation &op : ws.getConsumer().front())
+  indent -= 2;
+  LogicalResult result = emitBlock(ws.getConsumer().front());
+  indent += 2;
+  inConsumers = false;
+  return result;
+}
+
+LogicalResult CUDAPrinter::emitBlock(Block &block) {
+  indent += 2;
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
     if (failed(emitOp(&op)))
       return failure();
-  inConsumers = false;
+  }
+  indent -= 2;
   return success();
 }
 

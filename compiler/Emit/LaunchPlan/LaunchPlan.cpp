@@ -82,7 +82,7 @@ llvm::SmallDenseSet<unsigned> copiedArguments(func::FuncOp kernel) {
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
     if (auto map =
             kernel.getArgAttrOfType<DictionaryAttr>(i, tgpu::attrs::kTensorMap))
-      if (auto tensor = map.getAs<IntegerAttr>("tensor"))
+      if (auto tensor = map.getAs<IntegerAttr>(tgpu::attrs::kTensorMapTensor))
         copied.insert(unsigned(tensor.getInt()));
   return copied;
 }
@@ -122,10 +122,14 @@ LogicalResult addTensorMap(func::FuncOp kernel, unsigned i,
                            KernelLaunch &launch) {
   auto info =
       kernel.getArgAttrOfType<DictionaryAttr>(i, tgpu::attrs::kTensorMap);
-  auto tensorNumber = info ? info.getAs<IntegerAttr>("tensor") : nullptr;
-  auto dims = info ? info.getAs<DenseI64ArrayAttr>("dims") : nullptr;
-  auto box = info ? info.getAs<DenseI64ArrayAttr>("box") : nullptr;
-  auto swizzle = info ? info.getAs<IntegerAttr>("swizzle") : nullptr;
+  auto tensorNumber =
+      info ? info.getAs<IntegerAttr>(tgpu::attrs::kTensorMapTensor) : nullptr;
+  auto dims =
+      info ? info.getAs<DenseI64ArrayAttr>(tgpu::attrs::kTensorMapDims) : nullptr;
+  auto box =
+      info ? info.getAs<DenseI64ArrayAttr>(tgpu::attrs::kTensorMapBox) : nullptr;
+  auto swizzle =
+      info ? info.getAs<IntegerAttr>(tgpu::attrs::kTensorMapSwizzle) : nullptr;
   if (!tensorNumber || !dims || !box || !swizzle)
     return kernel.emitError()
            << "tensor map argument " << i << " of kernel '" << kernel.getName()

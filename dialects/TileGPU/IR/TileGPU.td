@@ -140,6 +140,7 @@ def TileGPU_BarrierOp : TileGPU_Op<"barrier"> {
     producer warps never reach it).
   }];
   let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
 }
 
 def TileGPU_StoreSharedOp : TileGPU_Op<"store_shared"> {

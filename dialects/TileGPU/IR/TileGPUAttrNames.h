@@ -27,6 +27,11 @@ inline constexpr llvm::StringLiteral kProducerWarps = "tgpu.producer_warps";
 /// On a !tgpu.tensor_map kernel argument: {tensor, dims, box, swizzle}, how
 /// the runtime encodes it (see TensorMapType).
 inline constexpr llvm::StringLiteral kTensorMap = "tgpu.tensor_map";
+/// Its entries.
+inline constexpr llvm::StringLiteral kTensorMapTensor = "tensor";
+inline constexpr llvm::StringLiteral kTensorMapDims = "dims";
+inline constexpr llvm::StringLiteral kTensorMapBox = "box";
+inline constexpr llvm::StringLiteral kTensorMapSwizzle = "swizzle";
 
 } // namespace kiln::tgpu::attrs
 

@@ -274,13 +274,27 @@ LogicalResult WarpgroupWaitOp::verify() {
 // mbarriers, TMA and warp specialization
 //===----------------------------------------------------------------------===//
 
+/// The region of a tgpu.warp_specialize that `op` is in, if any.
+static Region *roleRegion(Operation *op) {
+  for (Region *r = op->getParentRegion(); r; r = r->getParentRegion())
+    if (isa_and_nonnull<WarpSpecializeOp>(r->getParentOp()))
+      return r;
+  return nullptr;
+}
+
+static bool inProducer(Operation *op) {
+  Region *r = roleRegion(op);
+  return r && r == &cast<WarpSpecializeOp>(r->getParentOp()).getProducer();
+}
+
 /// Checks that `barriers` is shared and that a constant `index` lies in it.
 static LogicalResult verifyBarrier(Operation *op, Value barriers,
                                    Value index) {
   auto type = cast<MemRefType>(barriers.getType());
-  if (!isSharedMemRef(type))
-    return op->emitOpError() << "mbarriers live in shared memory: the memref "
-                                "needs memory space 3";
+  if (!isSharedMemRef(type) || !type.hasStaticShape())
+    return op->emitOpError() << "mbarriers live in a static shared buffer: "
+                                "the memref needs a static shape and memory "
+                                "space 3";
   APInt value;
   if (matchPattern(index, m_ConstantInt(&value)) &&
       (value.isNegative() || value.getSExtValue() >= type.getDimSize(0)))
@@ -296,6 +310,9 @@ LogicalResult MbarrierInitOp::verify() {
   if (count < 1 || count >= (int64_t{1} << 20))
     return emitOpError() << "an mbarrier counts 1 to 2^20 - 1 arrivals, got "
                          << count;
+  if (roleRegion(*this))
+    return emitOpError() << "initialises barriers before the warps split "
+                            "(thread 0 of the CTA runs it)";
   return verifyBarrier(*this, getBarriers(), getIndex());
 }
 
@@ -321,6 +338,9 @@ LogicalResult TmaLoadOp::verify() {
     return emitOpError() << "takes 4 coordinates (column, row, head, batch: "
                             "a [B, N, H, D] tensor innermost first), got "
                          << getCoords().size();
+  if (!inProducer(*this))
+    return emitOpError() << "is issued by the producer's one thread: it sits "
+                            "in a tgpu.warp_specialize producer region";
   return verifyBarrier(*this, getBarriers(), getIndex());
 }
 
@@ -348,11 +368,32 @@ LogicalResult WarpSpecializeOp::verify() {
     return emitOpError() << "the consumers are whole warpgroups, but the "
                             "kernel has "
                          << consumers << " warps";
+  auto launched = kernel->getAttrOfType<IntegerAttr>(attrs::kProducerWarps);
+  if (!launched || launched.getInt() != producers)
+    return emitOpError() << "needs its kernel to launch the " << producers
+                         << " producer warps: " << attrs::kProducerWarps
+                         << " = " << producers << " on the function";
   int64_t registers = 32 * (producers * int64_t(getProducerRegisters()) +
                             consumers * int64_t(getConsumerRegisters()));
   if (registers > 65536)
     return emitOpError() << "the two budgets need " << registers
                          << " registers; a multiprocessor has 65536";
+  // setmaxnreg.inc may not lower what the compiler allocated at entry, at
+  // most min(255, 65536 / threads).
+  int64_t entry =
+      std::min<int64_t>(255, 65536 / (32 * (producers + consumers))) / 8 * 8;
+  if (int64_t(getConsumerRegisters()) < entry)
+    return emitOpError() << "the consumers' " << getConsumerRegisters()
+                         << " registers are below the " << entry
+                         << " the kernel may start with; setmaxnreg.inc "
+                            "cannot lower them";
+  return success();
+}
+
+LogicalResult BarrierOp::verify() {
+  if (inProducer(*this))
+    return emitOpError() << "would wait for warps that never reach it: the "
+                            "producer region runs on one thread";
   return success();
 }
 

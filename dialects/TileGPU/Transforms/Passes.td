@@ -201,8 +201,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     copy engine (`tgpu.tma_load`, from `!tgpu.tensor_map` arguments the
     pass appends: box = one swizzle span of columns by the buffer's rows):
 
-    * a buffer loaded in KV loops becomes a ring of `stages` buffers (as
-      many as `shared-memory-bytes` holds, at least one), each with a
+    * a buffer loaded in the kernel's top-level loops (the KV loops)
+      becomes a ring of `stages` buffers (as many as `shared-memory-bytes`
+      holds; with no room even for the barriers the kernel is left alone),
+      each with a
       "full" mbarrier (the copy's bytes landed) and an "empty" one (every
       consumer thread arrived after its last read in the step). Steps are
       counted across the kernel's loops in order, so ring slot and phase
@@ -224,7 +226,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     loops or once per step at the step's own rows in top-level loops, and
     whose shared memory is otherwise read only by synchronous
     `tgpu.warpgroup_mma` (no `tgpu.mma`, `tgpu.store_shared`, async
-    products); other kernels are left to `tgpu-double-buffer`.
+    products), each loop reading what it loads after loading it; other
+    kernels keep their cp.async schedule (`tgpu-double-buffer` when on).
+    The consumers raise their registers to the rest of the file, at most
+    256 and never below what the kernel may start with.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",

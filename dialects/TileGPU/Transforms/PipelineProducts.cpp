@@ -53,19 +53,24 @@ SmallVector<Operation *, 3> movedOps(ProductLoop p) {
   return {p.pv};
 }
 
-/// Where a value of the loop body that the next step reads starts before
-/// the loop's first step (whose P V is not issued, so any value of the
-/// type does): P as zeros (built by the caller), an index as 0, a buffer
-/// picked by selects as the choice that is defined before the loop.
-bool initialValue(scf::ForOp loop, Value v) {
-  if (isa<RankedTensorType, IndexType>(v.getType()))
-    return true;
+/// The buffer a chain of selects in `loop` picks when every condition is
+/// false, if that one is defined before the loop; else null.
+Value bufferBeforeLoop(scf::ForOp loop, Value v) {
   while (auto select = v.getDefiningOp<arith::SelectOp>()) {
     if (loop.isDefinedOutsideOfLoop(select.getFalseValue()))
-      return true;
+      return select.getFalseValue();
     v = select.getFalseValue();
   }
-  return false;
+  return Value();
+}
+
+/// Whether a value of the loop body that the next step reads can start the
+/// loop (whose first step issues no P V, so any value of the type does): P
+/// as zeros, an index as 0, a buffer picked by selects as the one defined
+/// before the loop.
+bool initialValue(scf::ForOp loop, Value v) {
+  return isa<RankedTensorType, IndexType>(v.getType()) ||
+         bufferBeforeLoop(loop, v);
 }
 
 Value buildInitialValue(OpBuilder &b, Location loc, scf::ForOp loop,
@@ -77,12 +82,7 @@ Value buildInitialValue(OpBuilder &b, Location loc, scf::ForOp loop,
   }
   if (v.getType().isIndex())
     return arith::ConstantIndexOp::create(b, loc, 0);
-  while (auto select = v.getDefiningOp<arith::SelectOp>()) {
-    if (loop.isDefinedOutsideOfLoop(select.getFalseValue()))
-      return select.getFalseValue();
-    v = select.getFalseValue();
-  }
-  return Value();
+  return bufferBeforeLoop(loop, v);
 }
 
 /// `scf.if %cond { op }` for a ring op that only some steps run.
@@ -199,7 +199,7 @@ void rotate(ProductLoop &p) {
   yield->setOperand(p.accIndex, p.pv.getAcc());
 
   // Step j: Q K_j^T, then P_{j-1} V_{j-1} (none in the first step), wait
-  // for Q K_j^T only; K's slot is free once Q K_j^T is done.
+  // for Q K_j^T only (K's slot is released later, after P V: below).
   rewriter.setInsertionPointToStart(&body);
   Value notFirst =
       arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,

@@ -37,8 +37,10 @@ namespace {
 constexpr int64_t kProducerWarps = 4;
 /// What the producer keeps: its loop, coordinates and barrier indices.
 constexpr int64_t kProducerRegisters = 24;
-/// setmaxnreg's ceiling.
-constexpr int64_t kMaxRegisters = 240;
+/// setmaxnreg's ceiling. Consumers always raise their budget (a lower value
+/// than the compiler allocated at entry would be undefined): with one
+/// consumer warpgroup that is up to 255.
+constexpr int64_t kMaxRegisters = 256;
 
 /// A copy the producer takes over.
 struct Load {
@@ -105,6 +107,8 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
         !copy.getDest().getDefiningOp<SharedAllocOp>() ||
         copy.getDest().getType().getDimSize(0) > 256)
       return reject("copies into buffers a TMA box cannot fill");
+    if (copy.getOffsets().size() != 2)
+      return reject("copies of other than a 2-D tile");
     auto column = copy.getOffsets()[1].getDefiningOp<arith::ConstantIndexOp>();
     if (!column || column.value() != 0)
       return reject("copies of part of a row");
@@ -140,6 +144,25 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
           }))
         return "a ring buffer read outside the loop that loads it";
     }
+    // Each loop reads what it loaded, after loading it: a slot nobody reads
+    // would never be released, and a read before the copy wants the
+    // previous step's data.
+    for (Load *w : writers) {
+      if (once)
+        continue;
+      Block *body = w->loop.getBody();
+      bool read = false;
+      for (Operation *user : buffer.getUsers()) {
+        Operation *top = body->findAncestorOpInBlock(*user);
+        if (!top || isa<CopyAsyncOp>(user))
+          continue;
+        if (!w->copy->isBeforeInBlock(top))
+          return "a ring buffer read before its copy in a step";
+        read = true;
+      }
+      if (!read)
+        return "a ring buffer its loop never reads";
+    }
   }
   return nullptr;
 }
@@ -164,8 +187,8 @@ struct TileGPUWarpSpecialize
   LogicalResult runOnKernel(func::FuncOp kernel);
 };
 
-/// `n / step` steps into `loop`, counted from `base`: the ring position of
-/// the step, its stage (n mod S) and the parity of its pass over the ring.
+/// The ring position n = base + (iv - lb) / step of a step of `loop`, as its
+/// stage (n mod S) and the parity of its pass over the ring ((n / S) mod 2).
 struct StepIndex {
   Value stage, parity;
 };
@@ -250,17 +273,19 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   int64_t ringBytes = 0;
   for (Ring &ring : rings)
     ringBytes += sharedBufferBytes(cast<MemRefType>(ring.buffer.getType()));
-  int64_t numStages = 1;
+  int64_t numStages = 0;
   int64_t limit = sharedMemoryBytes;
   int64_t barrierBytes = 8 * (2 * int64_t(rings.size()) * stages +
                               int64_t(once.size())) + 128;
-  for (int64_t s = 2; s <= stages; ++s) {
+  for (int64_t s = 1; s <= std::max<int64_t>(stages, 1); ++s) {
     int64_t needed = sharedAttr.getInt() + (s - 1) * (ringBytes + 1024) +
                      barrierBytes;
     if (limit > 0 && needed > limit)
       break;
     numStages = s;
   }
+  if (numStages == 0)
+    return success(); // not even the barriers fit: keep cp.async
   int64_t numRingBarriers = 2 * int64_t(rings.size()) * numStages;
   int64_t numBarriers = numRingBarriers + int64_t(once.size());
   auto fullIndex = [&](const Ring &r) { return r.index * numStages; };
@@ -291,8 +316,17 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   llvm::SmallPtrSet<Operation *, 16> hoist;
   for (size_t i = 0; i < needed.size(); ++i) {
     Operation *def = needed[i].getDefiningOp();
-    if (!def)
-      continue; // a kernel argument
+    if (!def) {
+      // A kernel argument, or the induction variable of a loop the
+      // producer copies; any other block argument is the consumers' own.
+      auto arg = cast<BlockArgument>(needed[i]);
+      if (arg.getOwner() != &entry &&
+          !llvm::any_of(loops, [&](scf::ForOp loop) {
+            return arg == loop.getInductionVar();
+          }))
+        return success();
+      continue;
+    }
     if (def->getBlock() != &entry || !isSetup(def))
       return success(); // the producer would need what only consumers compute
     if (!split->isBeforeInBlock(def) && def != split)
@@ -359,10 +393,11 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     int64_t swizzle = swizzleBytes(dest);
     int64_t eltBytes = dest.getElementTypeBitWidth() / 8;
     NamedAttrList info;
-    info.append("tensor", b.getI64IntegerAttr(load.argument));
-    info.append("dims", b.getDenseI64ArrayAttr({3, 1, 2, 0}));
-    info.append("box", b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
-    info.append("swizzle", b.getI64IntegerAttr(swizzle));
+    info.append(attrs::kTensorMapTensor, b.getI64IntegerAttr(load.argument));
+    info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({3, 1, 2, 0}));
+    info.append(attrs::kTensorMapBox,
+                b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
+    info.append(attrs::kTensorMapSwizzle, b.getI64IntegerAttr(swizzle));
     unsigned position = kernel.getNumArguments();
     (void)kernel.insertArgument(
         position, TensorMapType::get(ctx),
@@ -416,8 +451,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
         if (!last || last->isBeforeInBlock(reader))
           last = reader;
       }
-      if (!first)
-        continue; // loaded and never read: the producer still fills it
+      assert(first && "unsupported() rejects rings their loop never reads");
       b.setInsertionPointAfter(step.parity.getDefiningOp());
       Value current = stageBuffer(b, loc, ring, step.stage);
       for (OpOperand *use : reads)

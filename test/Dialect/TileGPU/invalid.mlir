@@ -597,7 +597,7 @@ func.func @mbarrier_no_arrivals(%bars: memref<4xi64, 3>, %i: index) {
 // -----
 
 func.func @mbarrier_global(%bars: memref<4xi64>, %i: index) {
-  // expected-error @+1 {{'tgpu.mbarrier_arrive' op mbarriers live in shared memory: the memref needs memory space 3}}
+  // expected-error @+1 {{'tgpu.mbarrier_arrive' op mbarriers live in a static shared buffer: the memref needs a static shape and memory space 3}}
   tgpu.mbarrier_arrive %bars[%i] : memref<4xi64>
   return
 }
@@ -648,7 +648,7 @@ func.func @tma_tall(%map: !tgpu.tensor_map, %dst: memref<512x64xbf16, #tgpu.swiz
 
 // -----
 
-func.func @ws_half_warpgroup() attributes {tgpu.num_warps = 8 : i64} {
+func.func @ws_half_warpgroup() attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
   // expected-error @+1 {{'tgpu.warp_specialize' op the producer is whole warpgroups (a multiple of 4 warps: setmaxnreg acts per warpgroup), got 2}}
   tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 2 : i64} producer {
     %p = arith.constant 0 : index
@@ -660,7 +660,7 @@ func.func @ws_half_warpgroup() attributes {tgpu.num_warps = 8 : i64} {
 
 // -----
 
-func.func @ws_registers() attributes {tgpu.num_warps = 8 : i64} {
+func.func @ws_registers() attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
   // expected-error @+1 {{'tgpu.warp_specialize' op setmaxnreg takes a multiple of 8 from 24 to 256 registers, got 20}}
   tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 20 : i64, producer_warps = 4 : i64} producer {
     %p = arith.constant 0 : index
@@ -672,7 +672,7 @@ func.func @ws_registers() attributes {tgpu.num_warps = 8 : i64} {
 
 // -----
 
-func.func @ws_budget() attributes {tgpu.num_warps = 12 : i64} {
+func.func @ws_budget() attributes {tgpu.num_warps = 12 : i64, tgpu.producer_warps = 4 : i64} {
   // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 95232 registers; a multiprocessor has 65536}}
   tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
     %p = arith.constant 0 : index
@@ -696,7 +696,7 @@ func.func @ws_unscheduled() {
 
 // -----
 
-func.func @ws_odd_consumers() attributes {tgpu.num_warps = 6 : i64} {
+func.func @ws_odd_consumers() attributes {tgpu.num_warps = 6 : i64, tgpu.producer_warps = 4 : i64} {
   // expected-error @+1 {{'tgpu.warp_specialize' op the consumers are whole warpgroups, but the kernel has 6 warps}}
   tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
     %p = arith.constant 0 : index
@@ -708,7 +708,7 @@ func.func @ws_odd_consumers() attributes {tgpu.num_warps = 6 : i64} {
 
 // -----
 
-func.func @turn_kind() attributes {tgpu.num_warps = 8 : i64} {
+func.func @turn_kind() attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
   tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
     %p = arith.constant 0 : index
   } consumer {
@@ -723,5 +723,66 @@ func.func @turn_kind() attributes {tgpu.num_warps = 8 : i64} {
 func.func @turn_outside() {
   // expected-error @+1 {{'tgpu.warpgroup_turn' op passes turns among consumer warpgroups: it sits in a tgpu.warp_specialize consumer region}}
   tgpu.warpgroup_turn "wait"
+  return
+}
+
+// -----
+
+func.func @ws_not_launched() attributes {tgpu.num_warps = 8 : i64} {
+  // expected-error @+1 {{'tgpu.warp_specialize' op needs its kernel to launch the 4 producer warps: tgpu.producer_warps = 4 on the function}}
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @ws_lowers_consumers() attributes {tgpu.num_warps = 4 : i64, tgpu.producer_warps = 4 : i64} {
+  // expected-error @+1 {{'tgpu.warp_specialize' op the consumers' 160 registers are below the 248 the kernel may start with; setmaxnreg.inc cannot lower them}}
+  tgpu.warp_specialize {consumer_registers = 160 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @tma_by_consumers(%map: !tgpu.tensor_map, %dst: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                            %bars: memref<4xi64, 3>, %i: index) attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    // expected-error @+1 {{'tgpu.tma_load' op is issued by the producer's one thread: it sits in a tgpu.warp_specialize producer region}}
+    tgpu.tma_load %map[%i, %i, %i, %i], %dst, %bars[%i] : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<4xi64, 3>
+  }
+  return
+}
+
+// -----
+
+func.func @barrier_in_producer() attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    // expected-error @+1 {{'tgpu.barrier' op would wait for warps that never reach it: the producer region runs on one thread}}
+    tgpu.barrier
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+func.func @init_after_split(%bars: memref<4xi64, 3>, %i: index) attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    // expected-error @+1 {{'tgpu.mbarrier_init' op initialises barriers before the warps split (thread 0 of the CTA runs it)}}
+    tgpu.mbarrier_init %bars[%i] count 1 : memref<4xi64, 3>
+  }
   return
 }

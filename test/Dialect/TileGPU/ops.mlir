@@ -258,7 +258,7 @@ func.func @mma_transpose_both(%acc: tensor<64x128xf32, #tgpu.mma<warps = 2>>)
 // CHECK-NEXT: tgpu.mbarrier_wait %{{.+}}[%{{.+}}], %{{.+}} : memref<2xi64, 3>
 // CHECK-NEXT: tgpu.mbarrier_arrive %{{.+}}[%{{.+}}] : memref<2xi64, 3>
 func.func @warp_specialized(%map: !tgpu.tensor_map {tgpu.tensor_map = {tensor = 0 : i64}})
-    attributes {tgpu.num_warps = 8 : i64} {
+    attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %buf = tgpu.shared_alloc offset 0 : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>

@@ -25,7 +25,9 @@
 // CHECK: tgpu.mbarrier_init [[BARS]][{{%.+}}] count 1
 // CHECK: tgpu.mbarrier_init [[BARS]][{{%.+}}] count 128
 // CHECK: tgpu.barrier
-// CHECK: tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+// One consumer warpgroup raises its budget to 256 (never below the 255 it
+// may start with).
+// CHECK: tgpu.warp_specialize {consumer_registers = 256 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
 // CHECK: tgpu.tma_load [[QMAP]][{{%.+}}, [[ROW]], {{%.+}}, {{%.+}}], [[Q]], [[BARS]][[[QBAR:%.+]]]
 // CHECK: scf.for [[J:%.+]] = {{%.+}} to [[N]] step
 // CHECK: [[STAGE:%.+]] = arith.remui
@@ -162,4 +164,58 @@ func.func @thread_writes(%k: !t {tile.tensor = "k"}, %p: tensor<64x64xbf16, #tgp
   tgpu.barrier
   %s = tgpu.warpgroup_mma %p, %kb, %o0 {transpose_rhs} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, !buf, !acc -> !acc
   return %s : !acc
+}
+
+// -----
+
+// Left alone: a buffer its loop loads but never reads (its ring slot would
+// never be released) and one read before its copy in the step.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
+!d = !tile.desc<?x64xbf16>
+// CHECK-LABEL: func.func @never_read
+// CHECK-NOT: tgpu.warp_specialize
+// CHECK: tgpu.copy_async
+func.func @never_read(%k: !t {tile.tensor = "k"}, %q: !buf, %n: index)
+    attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 8192 : i64} {
+  %kb = tgpu.shared_alloc offset 0 : !buf
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %kv = tile.view %k[%c0, %c0] keep [1, 3] : !t -> !d
+  scf.for %j = %c0 to %n step %c64 {
+    tgpu.barrier
+    tgpu.copy_async %kv[%j, %c0], %kb : !d, !buf
+    tgpu.async_wait
+  }
+  return
+}
+
+// -----
+
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
+!d = !tile.desc<?x64xbf16>
+// CHECK-LABEL: func.func @read_before_copy
+// CHECK-NOT: tgpu.warp_specialize
+// CHECK: tgpu.copy_async
+func.func @read_before_copy(%k: !t {tile.tensor = "k"}, %q: !buf, %n: index) -> !acc
+    attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 8192 : i64} {
+  %kb = tgpu.shared_alloc offset 0 : !buf
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %kv = tile.view %k[%c0, %c0] keep [1, 3] : !t -> !d
+  %zero = arith.constant 0.0 : f32
+  %o0 = tile.splat %zero : f32 -> !acc
+  %r = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %o0) -> (!acc) {
+    %s = tgpu.warpgroup_mma %q, %kb, %acc {transpose_rhs} : !buf, !buf, !acc -> !acc
+    tgpu.barrier
+    tgpu.copy_async %kv[%j, %c0], %kb : !d, !buf
+    tgpu.async_wait
+    tgpu.fence_async_shared
+    tgpu.barrier
+    scf.yield %s : !acc
+  }
+  return %r : !acc
 }
