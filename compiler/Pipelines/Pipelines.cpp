@@ -96,6 +96,13 @@ void buildCPUForwardPipeline(OpPassManager &pm,
   buildCPULoweringPipeline(pm);
 }
 
+/// The shared memory a CTA may use: the option, or the target's.
+static int64_t sharedLimit(const CUDAPipelineOptions &options) {
+  return options.sharedMemoryBytes > 0
+             ? int64_t(options.sharedMemoryBytes)
+             : attn::defaultSharedMemoryBytes(options.arch);
+}
+
 /// Layouts, shared-memory staging with cp.async, mma.sync; then back-to-back
 /// staged copies issued together (V's load under Q K^T and the softmax in
 /// the forward; Q with dO, K with V in the backward).
@@ -105,10 +112,7 @@ static void addSM80Schedule(OpPassManager &pm,
   ConvertTileToTileGPUOptions schedule;
   schedule.arch = options.arch;
   schedule.fastMath = options.fastMath;
-  schedule.sharedMemoryBytes =
-      options.sharedMemoryBytes > 0
-          ? int64_t(options.sharedMemoryBytes)
-          : attn::defaultSharedMemoryBytes(options.arch);
+  schedule.sharedMemoryBytes = sharedLimit(options);
   pm.addPass(createConvertTileToTileGPU(schedule));
   if (options.overlapCopies)
     pm.addPass(tgpu::createTileGPUOverlapCopies());
@@ -141,9 +145,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   addSM80Schedule(pm, options);
   if (options.longestFirst)
     pm.addPass(tgpu::createTileGPULongestFirst());
-  int64_t sharedLimit = options.sharedMemoryBytes > 0
-                            ? int64_t(options.sharedMemoryBytes)
-                            : attn::defaultSharedMemoryBytes(options.arch);
+  int64_t limit = sharedLimit(options);
   // On sm_90a K and V of the next step load into twin buffers during this
   // one (a two-stage ring); otherwise the next step's K loads under P*V.
   bool doubleBuffer = options.arch == "sm_90a" && options.overlapCopies &&
@@ -157,13 +159,13 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   // Hopper: wgmma over swizzled tiles where the products allow it.
   if (options.arch == "sm_90a" && options.warpgroupMma) {
     tgpu::TileGPUWarpgroupMmaOptions wgmma;
-    wgmma.sharedMemoryBytes = sharedLimit;
+    wgmma.sharedMemoryBytes = limit;
     pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
     // A producer warpgroup feeds the consumers through TMA; kernels it
     // leaves alone keep the cp.async schedules below.
     if (specialize) {
       tgpu::TileGPUWarpSpecializeOptions specialize;
-      specialize.sharedMemoryBytes = sharedLimit;
+      specialize.sharedMemoryBytes = limit;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
       if (options.pingPong && !options.pipelineProducts)
         pm.addPass(tgpu::createTileGPUPingPong());
@@ -171,7 +173,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   }
   if (doubleBuffer) {
     tgpu::TileGPUDoubleBufferOptions ring;
-    ring.sharedMemoryBytes = sharedLimit;
+    ring.sharedMemoryBytes = limit;
     pm.addPass(tgpu::createTileGPUDoubleBuffer(ring));
   }
   // With the next step's K resident (a ring or twin buffers), the softmax

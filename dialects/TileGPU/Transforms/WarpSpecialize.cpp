@@ -355,6 +355,13 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   auto index = [&](int64_t i) -> Value {
     return arith::ConstantIndexOp::create(b, loc, i);
   };
+  // The barrier of `ring`'s slot for this step's stage.
+  auto fullSlot = [&](const Ring &ring, Value stage) -> Value {
+    return arith::AddIOp::create(b, loc, index(fullIndex(ring)), stage);
+  };
+  auto emptySlot = [&](const Ring &ring, Value stage) -> Value {
+    return arith::AddIOp::create(b, loc, index(emptyIndex(ring)), stage);
+  };
   int64_t consumerThreads = 32 * consumerWarps;
   for (Ring &ring : rings)
     for (int64_t s = 0; s < numStages; ++s) {
@@ -456,10 +463,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       Value current = stageBuffer(b, loc, ring, step.stage);
       for (OpOperand *use : reads)
         use->set(current);
-      Value full = arith::AddIOp::create(b, loc, index(fullIndex(ring)),
-                                         step.stage);
-      Value empty = arith::AddIOp::create(b, loc, index(emptyIndex(ring)),
-                                          step.stage);
+      Value full = fullSlot(ring, step.stage);
+      Value empty = emptySlot(ring, step.stage);
       b.setInsertionPoint(first);
       MbarrierWaitOp::create(b, loc, barriers, full, step.parity);
       b.setInsertionPointAfter(last);
@@ -492,11 +497,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       if (load.loop != loop)
         continue;
       Ring &ring = rings[ringOf.lookup(load.copy.getDest())];
-      Value empty = arith::AddIOp::create(b, loc, index(emptyIndex(ring)),
-                                          step.stage);
-      MbarrierWaitOp::create(b, loc, barriers, empty, emptyParity);
-      Value full = arith::AddIOp::create(b, loc, index(fullIndex(ring)),
-                                         step.stage);
+      MbarrierWaitOp::create(b, loc, barriers, emptySlot(ring, step.stage),
+                             emptyParity);
+      Value full = fullSlot(ring, step.stage);
       TmaLoadOp::create(b, loc, mapFor(load), coordinates(load, atStep),
                         stageBuffer(b, loc, ring, step.stage), barriers, full);
     }
