@@ -18,9 +18,16 @@
 #           SASS of the kernels (HGMMA count, local memory), and plain /
 #           causal next to SDPA with the mma.sync, cp.async (no producer
 #           warpgroup) and single-buffer ablations and the opt-in pipelined
-#           products (`_mma`, `_nows`, `_nodb`, `_pp` specs).
+#           products (`_mma`, `_nows`, `_nodb`, `_pp` specs);
+#   hopper-bwd - the sm_90a backward: every example's forward+backward
+#           (both schedules) and plain / causal at head dims
+#           64/96/128/192/256 in bf16 and fp16 against float64, the quick
+#           backward suite, memcheck/racecheck/synccheck on it and the SASS
+#           of its kernels;
+#   hopper-bwd-bench - forward+backward next to SDPA at hd 64/128/256 with
+#           the mma.sync ablation (`_bwd_mma` specs).
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|mods|bwd
+#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -33,18 +40,22 @@ LIB=$PWD/.device/libkiln_runtime.so
 S=.device/specs
 export KILN_CACHE_DIR=/tmp/kiln-cache
 nvidia-smi -L
+# Every example's forward and backward, both schedules, against float64.
+examples_backward() {
+  for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+    heads=3; [ $ex = gqa_causal ] && heads=8
+    for sched in two-kernel atomic; do
+      echo "== $ex $sched"
+      $KILN run examples/$ex.mlir --backend cuda --backward --bwd-schedule $sched --seqlen 333 \
+        --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
+    done
+  done
+}
 case "$MODE" in
 check)
   /tmp/kiln-bin/kiln-tma-check 2>&1 | tee "$OUT/tma.txt" | tail -4
   {
-    for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
-      heads=3; [ $ex = gqa_causal ] && heads=8
-      for sched in two-kernel atomic; do
-        echo "== $ex $sched"
-        $KILN run examples/$ex.mlir --backend cuda --backward --bwd-schedule $sched --seqlen 333 \
-          --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
-      done
-    done
+    examples_backward
     # The fast-math ablation's error: the same softcap runs with precise tanhf.
     for ex in softcap causal_softcap; do
       echo "== $ex precise (--no-fast-math)"
@@ -135,5 +146,48 @@ hopper)
   timeout 320 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 --rounds 2 \
     --variants _mma,_nows,_nodb,_lf,_pingpong,_pp > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 16 "$OUT/bench.txt"
+  ;;
+hopper-bwd)
+  {
+    examples_backward
+    for hd in 64 96 128 192 256; do
+      for ex in plain causal; do
+        for dt in bf16 fp16; do
+          echo "== $ex hd$hd $dt"
+          $KILN run examples/$ex.mlir --backend cuda --backward --head-dim $hd --dtype $dt --seqlen 300 \
+            --seqlen-kv 700 --heads 2 --batch 2 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
+        done
+      done
+    done
+    echo "== causal Lq=1 backward"
+    $KILN run examples/causal.mlir --backend cuda --backward --seqlen 1 --seqlen-kv 900 --check 2>&1 \
+      | grep -E "rel L2|PASS|FAIL|error"
+  } > "$OUT/examples.txt" 2>&1
+  echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error"
+  grep -B3 -E "FAIL|error" "$OUT/examples.txt" | head -20
+  for tool in memcheck racecheck synccheck; do
+    for sched in two-kernel atomic; do
+      echo -n "$tool $sched: "
+      timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir \
+        --backend cuda --backward --bwd-schedule $sched --head-dim 128 --seqlen 200 --check 2>&1 \
+        | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+    done
+  done
+  {
+    for c in $KILN_CACHE_DIR/*.cubin; do
+      sass=$(cuobjdump -sass $c)
+      echo "$(basename $c) $(echo "$sass" | grep -m1 -oE 'Function : [a-z_0-9]+'): HGMMA $(echo "$sass" | grep -c HGMMA)," \
+        "HMMA $(echo "$sass" | grep -c HMMA), LDL/STL $(echo "$sass" | grep -cE 'LDL|STL')"
+    done
+  } > "$OUT/sass.txt" 2>&1
+  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA," \
+    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
+  timeout 200 bash test/Runtime/run-gpu-backward-suite.sh $KILN --quick > "$OUT/bwd-suite.txt" 2>&1
+  echo "backward suite rc=$?: $(tail -1 "$OUT/bwd-suite.txt")"; grep -E "^FAIL" -A6 "$OUT/bwd-suite.txt" | head -30
+  ;;
+hopper-bwd-bench)
+  timeout 450 python3 bench/bench_backward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \
+    > "$OUT/bench_backward.txt" 2>&1
+  echo "bench_backward rc=$?"; tail -n 14 "$OUT/bench_backward.txt"
   ;;
 esac

@@ -41,12 +41,18 @@ for hd in 64 128 256; do
     wait
   done
 done
-for hd in 64 128; do
+# The backward's schedules, and on sm_90a its mma.sync ablation (`_bwd_mma`)
+# and at D = 64 128-row query blocks (`_bwd_m128`, sm_80's default there).
+for hd in 64 128 256; do
   for v in plain causal; do
     compile "${v}_hd$hd"_bwd $v --head-dim $hd --backward &
     compile "${v}_hd$hd"_bwd_atomic $v --head-dim $hd --backward --bwd-schedule atomic &
+    compile "${v}_hd$hd"_bwd_mma $v --head-dim $hd --backward --no-warpgroup-mma &
+    [ $hd = 64 ] && compile "${v}_hd$hd"_bwd_m128 $v --head-dim $hd --backward --block-m 128 &
     wait
   done
+done
+for hd in 64 128; do
   compile softcap_hd$hd softcap --head-dim $hd &
   compile softcap_hd$hd"_bwd" softcap --head-dim $hd --backward &
   compile softcap_hd$hd"_precise" softcap --head-dim $hd --no-fast-math &

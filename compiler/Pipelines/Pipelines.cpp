@@ -195,6 +195,13 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.backwardSchedule = options.backwardSchedule;
   buildForwardTilePipeline(pm, program);
   addSM80Schedule(pm, options);
+  // Hopper: wgmma for every product, the transposed ones (Pᵀ dO, dSᵀ Q)
+  // reading the shared copies of P and dS MN-major.
+  if (options.arch == "sm_90a" && options.warpgroupMma) {
+    tgpu::TileGPUWarpgroupMmaOptions wgmma;
+    wgmma.sharedMemoryBytes = sharedLimit(options);
+    pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
+  }
   pm.addPass(createCSEPass());
 }
 

@@ -47,6 +47,28 @@ desc_mn_major(SwizzledTile<T, R, C, S> t, int k0) {
   return wgmma_desc(smem_addr(t.ptr) + k0 * S, R * S, 8 * S, S);
 }
 
+/// MN-major A operand (rows are K, columns M: P in Pᵀ dO, stored as the
+/// product's transpose): the 16 rows from k0 of the 64 columns from m0, one
+/// warpgroup's rows of the product. The same descriptor as desc_mn_major's,
+/// started at the column block that holds m0.
+template <typename T, int R, int C, int S>
+__device__ __forceinline__ unsigned long long
+desc_mn_major_a(SwizzledTile<T, R, C, S> t, int m0, int k0) {
+  int mb = m0 * static_cast<int>(sizeof(T));
+  return wgmma_desc(smem_addr(t.ptr) + (mb / S) * R * S + k0 * S, R * S, 8 * S,
+                    S);
+}
+
+/// A shared tile that holds the transpose of a product's A (K x M): the
+/// operand is read MN-major (wgmma's imm-trans-a).
+template <typename Tile> struct Transposed {
+  Tile tile;
+};
+template <typename Tile>
+__device__ __forceinline__ Transposed<Tile> transposed(Tile t) {
+  return {t};
+}
+
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
@@ -141,20 +163,20 @@ __device__ __forceinline__ void fence_async_shared() {
 #define KILN_WG_OUTS_128 KILN_WG_OUTS_120, KILN_WG_OUT8(120)
 
 /// D = A * op(B) + D (+ D only where scale_d is nonzero), one k16 step:
-/// `ss` with A through a descriptor, `rs` with A from registers. TB: B is
-/// MN-major (imm-trans-b).
+/// `ss` with A through a descriptor, `rs` with A from registers. TA, TB: A,
+/// B is MN-major (imm-trans-a, imm-trans-b).
 template <int N> struct Wgmma;
 #define KILN_WGMMA_TYPED(N, C, TY, CTY, P0, P1, P2, P3, P4, P5, P6)            \
-  template <int TB>                                                            \
+  template <int TA, int TB>                                                    \
   __device__ __forceinline__ static void ss(float *d, unsigned long long a,    \
                                             unsigned long long b, int scale_d, \
                                             CTY) {                             \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P2 ", 0;\n"             \
                  "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY         \
                  "." #TY " {" KILN_WG_REGS_##C "}, %" #P0 ", %" #P1            \
-                 ", p, 1, 1, 0, %" #P3 ";\n}\n"                                \
+                 ", p, 1, 1, %" #P3 ", %" #P4 ";\n}\n"                         \
                  : KILN_WG_OUTS_##C                                            \
-                 : "l"(a), "l"(b), "r"(scale_d), "n"(TB));                     \
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));            \
   }                                                                            \
   template <int TB>                                                            \
   __device__ __forceinline__ static void rs(float *d, const unsigned *a,       \
@@ -197,8 +219,17 @@ __device__ __forceinline__ void wgmma_step(float *d,
                                            SwizzledTile<T, M, K, S> a,
                                            unsigned long long b, int k0,
                                            int scale_d) {
-  Wgmma<N>::template ss<TB>(d, desc_k_major(a, (warp_id() / 4) * 64, k0), b,
-                            scale_d, T{});
+  Wgmma<N>::template ss<0, TB>(d, desc_k_major(a, (warp_id() / 4) * 64, k0),
+                               b, scale_d, T{});
+}
+/// One k16 step with A from a shared tile holding Aᵀ (MN-major): this
+/// warpgroup's 64 columns of it.
+template <int TB, int N, typename T, int K, int M, int S>
+__device__ __forceinline__ void
+wgmma_step(float *d, Transposed<SwizzledTile<T, K, M, S>> a,
+           unsigned long long b, int k0, int scale_d) {
+  Wgmma<N>::template ss<1, TB>(
+      d, desc_mn_major_a(a.tile, (warp_id() / 4) * 64, k0), b, scale_d, T{});
 }
 /// One k16 step with A from registers (P in P V): each warp's 16 rows are
 /// mma.m16n8k16's A fragment.

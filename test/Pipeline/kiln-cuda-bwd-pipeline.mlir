@@ -1,9 +1,11 @@
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64" | FileCheck %s
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64" | FileCheck %s --check-prefix=LAYOUT
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=LAYOUT
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64" | FileCheck %s
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64" | FileCheck %s --check-prefix=LAYOUT
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=LAYOUT
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 block-n=128" | FileCheck %s --check-prefix=BLOCKS
 // RUN: not kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD-SCHEDULE
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NO-WGMMA
 
 // attn -> the scheduled tgpu backward kernels, for each backward schedule:
 // preprocess, dQ and dK/dV (two-kernel), or preprocess, dK/dV with an
@@ -18,6 +20,32 @@
 
 // BAD-SCHEDULE: error: schedule must be two-kernel or atomic, got 'fast'
 
+// sm_90a (the default): every product on wgmma. The dK/dV kernel's P and
+// dS go into swizzled buffers, each writer fences for the async proxy
+// before the barrier, and wgmma reads them MN-major (transpose_lhs).
+// WGMMA-LABEL: func.func @causal_softcap_bwd_dq(
+// WGMMA-NOT: {{= tgpu\.mma }}
+// WGMMA: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// WGMMA: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// WGMMA: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// WGMMA-LABEL: func.func @causal_softcap_bwd_dkdv(
+// WGMMA-NOT: {{= tgpu\.mma }}
+// WGMMA: tgpu.store_shared %{{.+}}, [[P:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// WGMMA-NEXT: tgpu.fence_async_shared
+// WGMMA-NEXT: tgpu.barrier
+// WGMMA-NEXT: tgpu.warpgroup_mma [[P]], %{{.+}}, %{{.+}} {transpose_lhs}
+// WGMMA: tgpu.store_shared %{{.+}}, [[DS:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// WGMMA-NEXT: tgpu.fence_async_shared
+// WGMMA-NEXT: tgpu.barrier
+// WGMMA-NEXT: tgpu.warpgroup_mma [[DS]], %{{.+}}, %{{.+}} {transpose_lhs}
+// WGMMA-NOT: {{= tgpu\.mma }}
+// WGMMA: return
+// The ablation keeps mma.sync and the padded buffers.
+// NO-WGMMA-LABEL: func.func @causal_softcap_bwd_dkdv(
+// NO-WGMMA-NOT: warpgroup_mma
+// NO-WGMMA: tgpu.store_shared %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>
+// NO-WGMMA: tgpu.mma {{.*}} {transpose_lhs}
+
 //===----------------------------------------------------------------------===//
 // Two-kernel schedule
 //===----------------------------------------------------------------------===//
@@ -26,7 +54,7 @@
 // memory, no barrier, no mma.
 // CHECK-LABEL: func.func @causal_softcap_bwd_preprocess(
 // CHECK-SAME: tile.workspace = "delta"
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 0 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.bwd_stage = "preprocess"
+// CHECK-SAME: tgpu.arch = "sm_80", tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 0 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.bwd_stage = "preprocess"
 // CHECK-SAME: tile.kernel
 // CHECK-NOT: {{tgpu\.(shared_alloc|copy_async|barrier|async_wait|store_shared)|= tgpu\.mma}}
 // CHECK: [[O:%.+]] = tile.load {{.*}} : bf16 : <?x64xbf16> -> tensor<64x64xbf16, #tgpu.mma<warps = 4>>

@@ -457,7 +457,12 @@ LogicalResult CUDAPrinter::emitProduct(Operation *op, const std::string &fn,
     line() << *type << " " << name(result) << " = " << name(acc) << ";\n";
   else
     line() << *type << " " << name(result) << ";\n";
-  line() << fn << "(" << name(result) << ", " << name(lhs) << ", " << name(rhs);
+  // wgmma reads a transposed lhs MN-major, through its own descriptor.
+  auto product = dyn_cast<tgpu::WarpgroupMmaOp>(op);
+  std::string a = product && product.getTransposeLhs()
+                      ? "kiln::transposed(" + name(lhs) + ")"
+                      : name(lhs);
+  line() << fn << "(" << name(result) << ", " << a << ", " << name(rhs);
   if (predicate)
     os << ", " << name(predicate);
   os << ");\n";

@@ -102,7 +102,7 @@ Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
 }
 
 Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV, int64_t blockM,
-                          int64_t blockN) {
+                          int64_t blockN, bool warpgroups) {
   // BLOCK_N = 64 keys as FlashAttention-2's sm_80 backward: the dK/dV kernel
   // keeps both accumulators (BLOCK_N x D f32 each, 16 rows per warp: D
   // floats per thread together) plus S and dP in registers. At D <= 64 there
@@ -112,8 +112,12 @@ Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV, int64_t blockM,
   // mask band, level with causal, whose diagonal blocks grow). At D = 128
   // that spills ~400 bytes per thread, and at D = 256 the accumulators alone
   // fill the register file (the kernel spills even at 64 x 64; a warp layout
-  // splitting columns would not).
-  int64_t defaultM = std::max(headDimQK, headDimV) <= 64 ? 128 : 64;
+  // splitting columns would not). wgmma takes 64 rows per warpgroup, one
+  // m16 tile per warp: with 128-row blocks over 4 warps every product of
+  // the D = 64 kernels stayed on mma.sync (measured on the H100: 64-row
+  // blocks on wgmma 1.17-1.22x fwd+bwd of those).
+  int64_t defaultM =
+      !warpgroups && std::max(headDimQK, headDimV) <= 64 ? 128 : 64;
   return {blockM > 0 ? blockM : defaultM, blockN > 0 ? blockN : 64};
 }
 
@@ -150,7 +154,8 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
                        readsPositions(op.getMaskMod(), 2);
       int64_t elementBytes = op.getElementType().getIntOrFloatBitWidth() / 8;
       Tiles tiles =
-          program == "backward" ? chooseBackwardTiles(dqk, dv, blockM, blockN)
+          program == "backward"
+              ? chooseBackwardTiles(dqk, dv, blockM, blockN, arch == "sm_90a")
           : arch == "sm_90a"
               ? chooseWarpgroupForwardTiles(shared, dqk, dv, elementBytes,
                                             blockM, blockN, positions)

@@ -33,9 +33,11 @@ Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
                                   int64_t blockM = 0, int64_t blockN = 0,
                                   bool modReadsPositions = false);
 
-/// The backward's tiles, likewise.
+/// The backward's tiles, likewise; `warpgroups`: the products run on wgmma
+/// (sm_90a), which takes one m16 tile per warp.
 Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
-                          int64_t blockM = 0, int64_t blockN = 0);
+                          int64_t blockM = 0, int64_t blockN = 0,
+                          bool warpgroups = false);
 
 } // namespace kiln::attn
 

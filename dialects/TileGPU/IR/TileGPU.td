@@ -149,8 +149,11 @@ def TileGPU_StoreSharedOp : TileGPU_Op<"store_shared"> {
     Every thread writes the elements it holds in the tile's `#tgpu.mma`
     layout. The transposed-lhs products of the backward pass (`Pᵀ dO`,
     `dSᵀ Q`) go through shared memory this way: a warp holds rows of P, but
-    the product needs its columns, which ldmatrix.trans then reads. Readers
-    in other warps need a `tgpu.barrier` after the store.
+    the product needs its columns, which ldmatrix.trans (into a padded
+    buffer) or `tgpu.warpgroup_mma` with `transpose_lhs` (from a
+    `#tgpu.swizzle` buffer, written at the swizzled offsets) then reads.
+    Readers in other warps need a `tgpu.barrier` after the store, and the
+    async proxy (wgmma) a `tgpu.fence_async_shared` before that barrier.
   }];
   let arguments = (ins AnyRankedTensor:$value,
                        Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$dest);
@@ -189,7 +192,9 @@ def TileGPU_WarpgroupMmaOp
     from registers (`#tgpu.mma` bf16/f16, P in P*V), B from a swizzled
     shared buffer: K-major when `transpose_rhs` (K rows for Q K^T), else
     MN-major (V rows for P V; the transpose happens in the descriptor, not
-    in an ldmatrix.trans copy). The accumulator is the same `#tgpu.mma`
+    in an ldmatrix.trans copy). With `transpose_lhs` the lhs is a swizzled
+    shared buffer holding Aᵀ (K x M: P for Pᵀ dO in the backward), read
+    MN-major the same way. The accumulator is the same `#tgpu.mma`
     register tile as `tgpu.mma`'s, with one m16 tile per warp: that is the
     wgmma accumulator layout, so the softmax and the mods around it do not
     change. `tgpu-warpgroup-mma` rewrites eligible `tgpu.mma` ops into it.
@@ -204,7 +209,8 @@ def TileGPU_WarpgroupMmaOp
   }];
   let arguments = (ins AnyType:$lhs, AnyStaticShapeMemRef:$rhs,
                        AnyRankedTensor:$acc, Optional<I1>:$predicate,
-                       UnitAttr:$transpose_rhs, UnitAttr:$async);
+                       UnitAttr:$transpose_rhs, UnitAttr:$async,
+                       UnitAttr:$transpose_lhs);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc (`if` $predicate^)? attr-dict `:` type($lhs) `,` type($rhs) `,` type($acc) `->` type($result)

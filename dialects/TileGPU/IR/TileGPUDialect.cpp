@@ -125,9 +125,6 @@ LogicalResult StoreSharedOp::verify() {
   MemRefType dest = getDest().getType();
   if (!isSharedMemRef(dest))
     return emitOpError() << "writes to shared memory (memory space 3)";
-  if (swizzleBytes(dest))
-    return emitOpError() << "writes padded shared tiles, not #tgpu.swizzle "
-                            "ones";
   if (!isa_and_nonnull<MmaLayoutAttr>(value.getEncoding()))
     return emitOpError() << "stores #tgpu.mma register tiles";
   if (value.getShape() != dest.getShape() ||
@@ -217,6 +214,10 @@ LogicalResult WarpgroupMmaOp::verify() {
                               "#tgpu.mma layout";
     if (regs.getElementType() != elt)
       return emitOpError() << "lhs and rhs must have one element type";
+    if (getTransposeLhs())
+      return emitOpError() << "a transposed lhs is read from a #tgpu.swizzle "
+                              "shared buffer; store the register tile with "
+                              "tgpu.store_shared first";
     lhsShape = regs.getShape();
   } else if (swizzleBytes(getLhs().getType())) {
     auto lhs = cast<MemRefType>(getLhs().getType());
@@ -229,15 +230,15 @@ LogicalResult WarpgroupMmaOp::verify() {
   }
   if (lhsShape.size() != 2)
     return emitOpError() << "multiplies 2-D tiles";
+  int64_t m = lhsShape[getTransposeLhs() ? 1 : 0];
+  int64_t k = lhsShape[getTransposeLhs() ? 0 : 1];
   ArrayRef<int64_t> rhsShape = rhs.getShape();
   int64_t rhsK = rhsShape[getTransposeRhs() ? 1 : 0];
   int64_t rhsN = rhsShape[getTransposeRhs() ? 0 : 1];
-  if (lhsShape[0] != acc.getDimSize(0) ||
-      lhsShape[1] != rhsK || rhsN != n)
-    return emitOpError() << "shapes do not multiply: lhs " << lhsShape[0]
-                         << "x" << lhsShape[1] << ", op(rhs) " << rhsK << "x"
-                         << rhsN << ", accumulator " << acc.getDimSize(0)
-                         << "x" << n;
+  if (m != acc.getDimSize(0) || k != rhsK || rhsN != n)
+    return emitOpError() << "shapes do not multiply: op(lhs) is " << m << "x"
+                         << k << ", op(rhs) " << rhsK << "x" << rhsN
+                         << ", accumulator " << acc.getDimSize(0) << "x" << n;
   if (rhsK % 16 != 0)
     return emitOpError() << "K must be a multiple of 16, got " << rhsK;
   return success();

@@ -42,10 +42,12 @@ bool swizzleable(MemRefType type) {
 }
 
 /// Whether wgmma can compute `mma` once its shared operands are swizzled.
+/// A transposed lhs (the backward's Pᵀ and dSᵀ) is a shared buffer that
+/// wgmma reads MN-major.
 bool eligible(MmaOp mma) {
   auto acc = cast<RankedTensorType>(mma.getAcc().getType());
   auto layout = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
-  if (!layout || mma.getTransposeLhs())
+  if (!layout)
     return false;
   int64_t warps = layout.getWarps(), n = acc.getDimSize(1);
   if (warps % 4 != 0 || acc.getDimSize(0) != 16 * warps || n % 16 != 0 ||
@@ -104,6 +106,9 @@ struct TileGPUWarpgroupMma
         if (auto copy = dyn_cast<CopyAsyncOp>(user);
             copy && use.get() == copy.getDest())
           continue;
+        // Threads write swizzled tiles at their swizzled offsets.
+        if (isa<StoreSharedOp>(user))
+          continue;
         if (auto mma = dyn_cast<MmaOp>(user); mma && products.contains(mma))
           continue;
         return false;
@@ -142,7 +147,7 @@ struct TileGPUWarpgroupMma
       auto product = WarpgroupMmaOp::create(
           builder, mma.getLoc(), mma.getType(), mma.getLhs(), mma.getRhs(),
           mma.getAcc(), /*predicate=*/Value(), mma.getTransposeRhs(),
-          /*async=*/false);
+          /*async=*/false, mma.getTransposeLhs());
       mma.replaceAllUsesWith(product.getResult());
       mma.erase();
     }
@@ -153,11 +158,19 @@ struct TileGPUWarpgroupMma
                                    "the wgmma schedule")))
       return failure();
 
-    // cp.async writes through the generic proxy, wgmma reads through the
-    // async one.
+    // cp.async and st.shared write through the generic proxy, wgmma reads
+    // through the async one: each writer fences before the barrier that
+    // publishes its writes.
     kernel.walk([&](AsyncWaitOp wait) {
       builder.setInsertionPointAfter(wait);
       FenceAsyncSharedOp::create(builder, wait.getLoc());
+    });
+    kernel.walk([&](StoreSharedOp store) {
+      auto dest = store.getDest().getDefiningOp<SharedAllocOp>();
+      if (!dest || !swizzled.contains(dest))
+        return;
+      builder.setInsertionPointAfter(store);
+      FenceAsyncSharedOp::create(builder, store.getLoc());
     });
     return success();
   }

@@ -507,7 +507,7 @@ func.func @wgmma_padded_lhs(%a: memref<64x64xbf16, strided<[72, 1]>, 3>,
 func.func @wgmma_shapes(%a: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
                         %b: memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>,
                         %c: tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
-  // expected-error @+1 {{'tgpu.warpgroup_mma' op shapes do not multiply: lhs 64x64, op(rhs) 128x64, accumulator 64x64}}
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op shapes do not multiply: op(lhs) is 64x64, op(rhs) 128x64, accumulator 64x64}}
   %r = tgpu.warpgroup_mma %a, %b, %c {transpose_rhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
   return
 }
@@ -575,10 +575,21 @@ func.func @mma_swizzled(%a: memref<64x64xbf16, strided<[72, 1]>, 3>,
 
 // -----
 
-func.func @store_swizzled(%t: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
-                          %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>) {
-  // expected-error @+1 {{'tgpu.store_shared' op writes padded shared tiles, not #tgpu.swizzle ones}}
-  tgpu.store_shared %t, %b : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+func.func @wgmma_transposed_register_lhs(%a: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+                                         %b: memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                         %c: tensor<64x128xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op a transposed lhs is read from a #tgpu.swizzle shared buffer; store the register tile with tgpu.store_shared first}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_lhs} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @wgmma_transposed_shapes(%a: memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                   %b: memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                   %c: tensor<64x128xf32, #tgpu.mma<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op shapes do not multiply: op(lhs) is 64x128, op(rhs) 64x128, accumulator 64x128}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_lhs} : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
   return
 }
 

@@ -205,6 +205,26 @@ func.func @store_shared(%p: tensor<64x128xbf16, #tgpu.mma<warps = 4>>,
 
 // -----
 
+// On sm_90a the backward's P goes into a swizzled buffer that wgmma reads
+// MN-major (transpose_lhs): Pᵀ dO with 64 keys and 64 query rows.
+// CHECK-LABEL: func.func @warpgroup_transposed_lhs
+// CHECK: tgpu.store_shared %{{.+}}, [[P:%.+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// CHECK-NEXT: tgpu.fence_async_shared
+// CHECK-NEXT: tgpu.barrier
+// CHECK-NEXT: tgpu.warpgroup_mma [[P]], %{{.+}}, %{{.+}} {transpose_lhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+func.func @warpgroup_transposed_lhs(%p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+                                    %acc: tensor<64x128xf32, #tgpu.mma<warps = 4>>) -> tensor<64x128xf32, #tgpu.mma<warps = 4>> {
+  %b = tgpu.shared_alloc offset 0 : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  %d = tgpu.shared_alloc offset 8192 : memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  tgpu.store_shared %p, %b : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  tgpu.fence_async_shared
+  tgpu.barrier
+  %r = tgpu.warpgroup_mma %b, %d, %acc {transpose_lhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+  return %r : tensor<64x128xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
 // tgpu.mma with transpose_lhs: the shared lhs holds A^T. P^T dO of a dK/dV
 // kernel with 128 keys and 64 query rows: P is 64 x 128 (K x M), dO 64 x 64,
 // the dV accumulator 128 x 64 (M x N).

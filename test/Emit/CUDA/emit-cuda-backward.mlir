@@ -1,6 +1,6 @@
 // RUN: kiln-translate %s -split-input-file -verify-diagnostics --emit-cuda | FileCheck %s
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=TWO
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="block-m=64 backward-schedule=atomic" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ATOMIC
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=TWO
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 backward-schedule=atomic" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ATOMIC
 
 // The CUDA text of the ops only the backward kernels use: register
 // tile.loads (kiln::load with the fill value), tile.atomic_add (fp32

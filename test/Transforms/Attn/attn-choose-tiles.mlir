@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles | FileCheck %s --check-prefix=FWD90
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles="arch=sm_80" | FileCheck %s --check-prefix=FWD80
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles="program=backward" | FileCheck %s --check-prefix=BWD
+// RUN: kiln-opt %s -split-input-file -attn-choose-tiles="program=backward arch=sm_80" | FileCheck %s --check-prefix=BWD80
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles="block-m=128 block-n=32" | FileCheck %s --check-prefix=GIVEN
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles="shared-memory-bytes=49152" | FileCheck %s --check-prefix=SMALL
 // RUN: not kiln-opt %s -attn-choose-tiles="arch=sm_70" 2>&1 | FileCheck %s --check-prefix=BAD-ARCH
@@ -14,8 +15,8 @@
 // warpgroups (64 query rows each) whose registers per thread (S, P, the
 // accumulator and ~32 more) fit min(255, 65536 / threads) with 15% to
 // spare and whose tiles fit the shared memory; when none fits, the sm_80
-// rule. The backward takes 64 keys and 128 query rows up to head dim 64, 64
-// above.
+// rule. The backward takes 64 keys and 64 query rows on sm_90a (wgmma's
+// one m16 tile per warp), and on sm_80 128 query rows up to head dim 64.
 
 // Head dim 64: three warpgroups (160 registers per thread of a 170 share).
 // FWD90-LABEL: attn.attention @hd64
@@ -23,7 +24,9 @@
 // FWD80-LABEL: attn.attention @hd64
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @hd64
-// BWD-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
+// BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD80-LABEL: attn.attention @hd64
+// BWD80-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // GIVEN-LABEL: attn.attention @hd64
 // GIVEN-SAME: attn.block_m = 128 : i64, attn.block_n = 32 : i64
 // With 48 KiB, two warpgroups' tiles are what fits.
@@ -40,6 +43,8 @@ attn.attention @hd64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // BWD-LABEL: attn.attention @hd256
 // BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD80-LABEL: attn.attention @hd256
+// BWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // Nothing of two warpgroups fits 48 KiB: the sm_80 rule.
 // SMALL-LABEL: attn.attention @hd256
 // SMALL-SAME: attn.block_m = 64 : i64, attn.block_n = 16 : i64

@@ -52,9 +52,9 @@ func.func @kv_step(%kd: !tile.desc<?x64xbf16>, %vd: !tile.desc<?x64xbf16>, %j: i
 // -----
 
 // Untouched: an sm_80 kernel, and products wgmma cannot take -- two m16
-// tiles per warp (128 rows over 4 warps), a transposed lhs (read with
-// ldmatrix.trans), and a product whose rhs buffer is also read by one of
-// those (it keeps its padding). A kernel without wgmma gets no fences.
+// tiles per warp (128 rows over 4 warps), and products whose rhs buffer is
+// also read by that one (it keeps its padding). A kernel without wgmma gets
+// no fences.
 // CHECK-LABEL: func.func @sm80
 // CHECK-NOT: swizzle
 // CHECK: {{tgpu.mma }}
@@ -86,6 +86,30 @@ func.func @not_eligible(%j: index) -> (tensor<128x64xf32, #tgpu.mma<warps = 4>>,
   %t = tgpu.mma %pb, %kb, %z {transpose_lhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
   %u = tgpu.mma %pb, %kb, %z : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
   return %s, %t, %u : tensor<128x64xf32, #tgpu.mma<warps = 4>>, tensor<64x64xf32, #tgpu.mma<warps = 4>>, tensor<64x64xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
+// The backward's Pᵀ dO: P goes from registers into a shared buffer that the
+// product reads transposed. The buffer is swizzled (the threads' stores
+// follow it), the writers fence for the async proxy before the barrier,
+// and wgmma reads P MN-major (transpose_lhs).
+// CHECK-LABEL: func.func @transposed_lhs
+// CHECK-DAG: [[PB:%.+]] = tgpu.shared_alloc offset {{[0-9]+}} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// CHECK-DAG: [[DOB:%.+]] = tgpu.shared_alloc offset {{[0-9]+}} : memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// CHECK: tgpu.store_shared %{{.+}}, [[PB]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// CHECK-NEXT: tgpu.fence_async_shared
+// CHECK-NEXT: tgpu.barrier
+// CHECK-NEXT: tgpu.warpgroup_mma [[PB]], [[DOB]], %{{.+}} {transpose_lhs} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+func.func @transposed_lhs(%p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>,
+                          %dv: tensor<64x128xf32, #tgpu.mma<warps = 4>>) -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+    attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 26624 : i64} {
+  %pb = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+  %dob = tgpu.shared_alloc offset 9216 : memref<64x128xbf16, strided<[136, 1]>, 3>
+  tgpu.store_shared %p, %pb : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>
+  tgpu.barrier
+  %r = tgpu.mma %pb, %dob, %dv {transpose_lhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x128xbf16, strided<[136, 1]>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 4>> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+  return %r : tensor<64x128xf32, #tgpu.mma<warps = 4>>
 }
 
 // -----
