@@ -41,13 +41,16 @@ for hd in 64 128 256; do
     wait
   done
 done
-# The backward's schedules, and on sm_90a its mma.sync ablation (`_bwd_mma`)
+# The backward's schedules, and on sm_90a its mma.sync ablation (`_bwd_mma`),
+# the dK/dV kernel on S^T = K Q^T with P^T and dS^T from registers
+# (`_bwd_kq`, --keys-by-queries, opt-in)
 # and at D = 64 128-row query blocks (`_bwd_m128`, sm_80's default there).
 for hd in 64 128 256; do
   for v in plain causal; do
     compile "${v}_hd$hd"_bwd $v --head-dim $hd --backward &
     compile "${v}_hd$hd"_bwd_atomic $v --head-dim $hd --backward --bwd-schedule atomic &
     compile "${v}_hd$hd"_bwd_mma $v --head-dim $hd --backward --no-warpgroup-mma &
+    compile "${v}_hd$hd"_bwd_kq $v --head-dim $hd --backward --keys-by-queries &
     [ $hd = 64 ] && compile "${v}_hd$hd"_bwd_m128 $v --head-dim $hd --backward --block-m 128 &
     wait
   done

@@ -91,6 +91,10 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     Option<"schedule", "schedule", "std::string", "\"two-kernel\"",
            "two-kernel (deterministic, 12 N^2 d FLOPs) or atomic (one kernel "
            "with atomic dQ, 10 N^2 d FLOPs)">,
+    Option<"keysByQueries", "keys-by-queries", "bool", "false",
+           "dK/dV kernel: compute S^T = K Q^T, so P^T and dS^T are the "
+           "plain lhs of dV's and dK's products (default: S = Q K^T and "
+           "transposed-lhs products; measured faster on the H100)">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

@@ -29,6 +29,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
+  pipelineOptions.keysByQueries = o.keysByQueries;
   auto start = std::chrono::steady_clock::now();
   PassManager tilePM(&context);
   buildForwardTilePipeline(tilePM, pipelineOptions);

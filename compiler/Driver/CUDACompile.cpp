@@ -53,6 +53,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.warpSpecialize = choices.warpSpecialize;
   options.longestFirst = choices.longestFirst;
   options.pingPong = choices.pingPong;
+  options.keysByQueries = choices.keysByQueries;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -98,6 +99,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.doubleBuffer = o.doubleBuffer;
   choices.pipelineProducts = o.pipelineProducts;
   choices.warpSpecialize = o.warpSpecialize;
+  choices.keysByQueries = o.keysByQueries;
   choices.longestFirst = o.longestFirst;
   choices.pingPong = o.pingPong;
   return choices;

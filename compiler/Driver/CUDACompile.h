@@ -25,6 +25,7 @@ struct ScheduleChoices {
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (likewise)
   bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
+  bool keysByQueries = false;     ///< backward dK/dV on Sᵀ = K Qᵀ (opt-in)
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

@@ -28,6 +28,8 @@ const char *runUsage() {
                             runs and times the backward with --repeats
   --bwd-schedule S          two-kernel (deterministic, default) or atomic (one
                             kernel, atomic dQ)
+  --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and
+                            dS^T from registers (opt-in: measured slower)
   --tolerance T             relative L2 error allowed (default 1e-2)
   --seed S                  random inputs' seed (default 0)
   --block-m BM --block-n BN tile sizes (cpu default 64, 64; cuda: chosen for the
@@ -137,7 +139,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "pipeline-products" ||
                     name == "no-warp-specialize" ||
                     name == "longest-first" || name == "ping-pong" ||
-                    name == "backward";
+                    name == "backward" || name == "keys-by-queries";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -148,6 +150,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.backward = true;
     } else if (name == "no-split") {
       o.splitMaskedBlocks = false;
+    } else if (name == "keys-by-queries") {
+      o.keysByQueries = true;
     } else if (name == "no-overlap-copies") {
       o.overlapCopies = false;
     } else if (name == "no-prefetch") {

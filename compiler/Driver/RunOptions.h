@@ -37,6 +37,7 @@ struct RunOptions {
   int64_t blockM = 64, blockN = 64;
   bool blockMGiven = false, blockNGiven = false; ///< cuda: else chosen
   bool splitMaskedBlocks = true;
+  bool keysByQueries = false; ///< backward dK/dV on Sᵀ = K Qᵀ (opt-in)
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations

@@ -33,6 +33,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     backward.blockM = options.blockM;
     backward.blockN = options.blockN;
     backward.schedule = options.backwardSchedule;
+    backward.keysByQueries = options.keysByQueries;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
@@ -193,6 +194,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.forward = false;
   program.backward = true;
   program.backwardSchedule = options.backwardSchedule;
+  program.keysByQueries = options.keysByQueries;
   buildForwardTilePipeline(pm, program);
   addSM80Schedule(pm, options);
   // Hopper: wgmma for every product, the transposed ones (Pᵀ dO, dSᵀ Q)

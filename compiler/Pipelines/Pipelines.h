@@ -31,6 +31,11 @@ struct ForwardPipelineOptions
       *this, "backward-schedule",
       llvm::cl::desc("two-kernel (deterministic) or atomic (atomic dQ)"),
       llvm::cl::init("two-kernel")};
+  Option<bool> keysByQueries{
+      *this, "keys-by-queries",
+      llvm::cl::desc("Backward dK/dV kernel on S^T = K Q^T "
+                     "(convert-attn-to-tile-backward keys-by-queries)"),
+      llvm::cl::init(false)};
 };
 
 /// attn -> tile: the forward tile program of every attn.attention.
@@ -74,6 +79,12 @@ struct CUDAPipelineOptions
       llvm::cl::desc("kiln-cuda-bwd-pipeline: two-kernel (deterministic) or "
                      "atomic (atomic dQ)"),
       llvm::cl::init("two-kernel")};
+  Option<bool> keysByQueries{
+      *this, "keys-by-queries",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: the dK/dV kernel on "
+                     "S^T = K Q^T, P^T and dS^T from registers (default: "
+                     "through shared memory, transposed; measured faster)"),
+      llvm::cl::init(false)};
   Option<bool> fastMath{
       *this, "fast-math",
       llvm::cl::desc("math.tanh / math.exp on the hardware approximations "

@@ -42,6 +42,24 @@ template <typename T, int M, int W> struct RowFrag {
   }
 };
 
+/// Per-column values of an N-column Frag: slot s is column (s/2)*8 +
+/// 2*(lane%4) + s%2 (the same in the eight quads of a warp and in every
+/// warp).
+template <typename T, int N, int W> struct ColFrag {
+  static_assert(N % 8 == 0, "columns must split into n8 fragments");
+  static constexpr int kNT = N / 8;
+  static constexpr int kSize = kNT * 2;
+  T x[kSize];
+
+  __device__ __forceinline__ static int col(int s) {
+    return (s / 2) * 8 + 2 * (lane_id() & 3) + (s & 1);
+  }
+  /// The slot of column col(e) of a Frag with N columns.
+  __device__ __forceinline__ static int slot_of(int e) {
+    return ((e / 4) % kNT) * 2 + (e & 1);
+  }
+};
+
 /// A rows x cols tile in shared memory with a row pitch of PITCH elements
 /// (padded rows: ldmatrix's eight row addresses hit distinct banks).
 template <typename T, int ROWS, int COLS, int PITCH> struct SmemTile {

@@ -33,4 +33,37 @@ __device__ __forceinline__ void load(RowFrag<T, M, W> &f, const Desc<T> &d,
   }
 }
 
+/// Per-column values (the backward's per-query LSE and D across Sᵀ). A
+/// thread's columns come in adjacent pairs: where the whole tile lies
+/// inside a contiguous, 8-byte aligned 32-bit array (every block but the
+/// last), one 64-bit load per pair and no bounds checks; the dK/dV kernel
+/// is issue-bound, and per-element checks and addresses cost it ~10%.
+template <typename T, int N, int W>
+__device__ __forceinline__ void load(ColFrag<T, N, W> &f, const Desc<T> &d,
+                                     int col0, float fill) {
+  using C = ColFrag<T, N, W>;
+  const T *base = d.ptr + col0 * d.row_stride;
+  if constexpr (sizeof(T) == 4) {
+    bool whole = d.row_stride == 1 && col0 >= 0 && col0 + N <= d.rows &&
+                 reinterpret_cast<unsigned long long>(base) % 8 == 0;
+    struct alignas(8) Pair {
+      T first, second;
+    };
+    if (whole) {
+#pragma unroll
+      for (int s = 0; s < C::kSize; s += 2) {
+        Pair pair = *reinterpret_cast<const Pair *>(base + C::col(s));
+        f.x[s] = pair.first;
+        f.x[s + 1] = pair.second;
+      }
+      return;
+    }
+  }
+  const T outside = from_float<T>(fill);
+#pragma unroll
+  for (int s = 0; s < C::kSize; ++s) {
+    int c = col0 + C::col(s);
+    f.x[s] = c >= 0 && c < d.rows ? d.ptr[c * d.row_stride] : outside;
+  }
+}
 } // namespace kiln

@@ -1,4 +1,5 @@
-// kiln/reduce.cuh - row reductions and row broadcasts of register tiles.
+// kiln/reduce.cuh - row reductions, and row and column broadcasts of
+// register tiles.
 #pragma once
 #include "kiln/layout.cuh"
 
@@ -40,4 +41,14 @@ __device__ __forceinline__ F broadcast_rows(const RowFrag<T, M, W> &r) {
   return f;
 }
 
+/// Repeats per-column values down the rows of an mma-layout tile.
+template <typename F, typename T, int N, int W>
+__device__ __forceinline__ F broadcast_cols(const ColFrag<T, N, W> &c) {
+  static_assert(F::kNT == ColFrag<T, N, W>::kNT, "one value per column");
+  F f;
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e)
+    f.x[e] = c.x[ColFrag<T, N, W>::slot_of(e)];
+  return f;
+}
 } // namespace kiln

@@ -5,6 +5,8 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 block-n=128" | FileCheck %s --check-prefix=BLOCKS
 // RUN: not kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD-SCHEDULE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 keys-by-queries=true" | FileCheck %s --check-prefix=KBQ
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="keys-by-queries=true" | FileCheck %s --check-prefix=WGMMA-KBQ
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NO-WGMMA
 
 // attn -> the scheduled tgpu backward kernels, for each backward schedule:
@@ -130,6 +132,58 @@
 // Three kernels only: no dQ convert.
 // CHECK-NOT: func.func
 
+// keys-by-queries=true: the dK/dV kernel works keys by queries: K and V staged once, Q and
+// dO on every step of the Q loop; four 64 x 64 buffers. Sᵀ = K Qᵀ and
+// dPᵀ = V dOᵀ; the per-query LSE and D are #tgpu.cols tiles broadcast down
+// the columns; Pᵀ and dSᵀ are the register lhs of dV += Pᵀ dO and
+// dK += dSᵀ Q, so nothing goes through shared memory.
+// KBQ-LABEL: func.func @causal_softcap_bwd_dkdv(
+// KBQ-SAME: tgpu.shared_bytes = 36864 : i64
+// KBQ-SAME: tile.bwd_stage = "dkdv"
+// KBQ-NOT: tgpu.store_shared
+// KBQ-DAG: [[KD:%.+]] = tile.view %arg1[
+// KBQ-DAG: [[VD:%.+]] = tile.view %arg2[
+// KBQ: tgpu.copy_async [[KD]]{{.*}}, [[KB:%[0-9]+]] :
+// KBQ-NEXT: tgpu.copy_async [[VD]]{{.*}}, [[VB:%[0-9]+]] :
+// KBQ-DAG: [[QD:%.+]] = tile.view %arg0[
+// KBQ-DAG: [[DOD:%.+]] = tile.view %arg3[
+// KBQ: scf.for [[J:%[^ ]+]] = {{.*}} iter_args([[DK:%[^ ]+]] = %{{[0-9]+}}, [[DV:%[^ ]+]] = %{{[0-9]+}})
+// KBQ-NEXT: tgpu.barrier{{$}}
+// KBQ-NEXT: tgpu.copy_async [[QD]]{{\[}}[[J]], {{.*}}, [[QB:%[0-9]+]] :
+// KBQ-NEXT: tgpu.copy_async [[DOD]]{{\[}}[[J]], {{.*}}, [[DOB:%[0-9]+]] :
+// KBQ: [[LSE:%.+]] = tile.load %{{.+}}{{\[}}[[J]]{{\]}} fill 0x7F800000 : f32 : <?xf32> -> tensor<64xf32, #tgpu.cols<warps = 4>>
+// KBQ: tgpu.mma [[KB]], [[QB]], %{{.+}} {transpose_rhs}
+// KBQ: tile.broadcast %{{.+}} dim 0 : tensor<64xf32, #tgpu.cols<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// KBQ: [[PF:%.+]] = math.exp2
+// KBQ: tgpu.mma [[VB]], [[DOB]], %{{.+}} {transpose_rhs}
+// KBQ: tile.broadcast %{{.+}} dim 0 : tensor<64xf32, #tgpu.cols<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// KBQ: [[P:%.+]] = arith.truncf [[PF]] : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// KBQ-NEXT: [[DS:%.+]] = arith.truncf {{.*}} to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// KBQ-NEXT: [[DV2:%.+]] = tgpu.mma [[P]], [[DOB]], [[DV]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// KBQ-NEXT: [[DK2:%.+]] = tgpu.mma [[DS]], [[QB]], [[DK]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// KBQ-NEXT: scf.yield [[DK2]], [[DV2]]
+// KBQ-NEXT: } {tile.q_loop =
+// KBQ-NOT: tgpu.store_shared
+// KBQ-NOT: tile.atomic_add
+// KBQ: tile.store
+// KBQ: tile.store
+// KBQ-NEXT: return
+// sm_90a with keys-by-queries=true: Pᵀ and dSᵀ feed wgmma from registers.
+// WGMMA-KBQ-LABEL: func.func @causal_softcap_bwd_dq(
+// WGMMA-KBQ-NOT: {{= tgpu\.mma }}
+// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// WGMMA-KBQ: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// WGMMA-KBQ-LABEL: func.func @causal_softcap_bwd_dkdv(
+// WGMMA-KBQ-NOT: {{= tgpu\.mma }}
+// WGMMA-KBQ-NOT: tgpu.store_shared
+// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// WGMMA-KBQ: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// WGMMA-KBQ-NEXT: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// WGMMA-KBQ-NOT: {{= tgpu\.mma }}
+// WGMMA-KBQ-NOT: tgpu.store_shared
+// WGMMA-KBQ: return
 //===----------------------------------------------------------------------===//
 // Atomic schedule
 //===----------------------------------------------------------------------===//

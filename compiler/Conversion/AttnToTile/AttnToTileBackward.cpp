@@ -106,19 +106,33 @@ Value lseReference(ProgramBuilder &pb, Value lseDesc, Value rowStart,
 /// Inputs of one (Q block, KV block) pair of the backward.
 struct BlockInputs {
   Value q, k, v, dO; // tiles in the input element type
-  Value lseRef, d;   // per-row base-2 LSE reference and D
-  Value qIdx, kvIdx; // BLOCK_M x BLOCK_N positions
+  Value lseRef, d;   // per-query base-2 LSE reference and D
+  Value qIdx, kvIdx; // positions, in the block's orientation
   Value batch, head, lenQ, lenK;
   SmallVector<Value> captures;
+  /// Keys by queries (Sᵀ = K Qᵀ): the dK/dV kernel's orientation, in which
+  /// Pᵀ and dSᵀ come out as the rows of dV's and dK's products (a register
+  /// lhs, no transposed operand); the per-query values are broadcast down
+  /// the columns. Otherwise queries by keys, as the forward.
+  bool keysByQueries = false;
 };
 
-/// P and dS (already multiplied by the score_mod's derivative) of a block.
+/// P and dS (already multiplied by the score_mod's derivative) of a block,
+/// as Pᵀ and dSᵀ when `in.keysByQueries`.
 FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
                                              attn::AttentionOp spec,
                                              const BlockInputs &in, int64_t m,
                                              int64_t n) {
-  SmallVector<int64_t> shape{m, n};
-  Value s = dot(pb, shape, in.q, in.k, Value(), false, true);
+  bool t = in.keysByQueries;
+  SmallVector<int64_t> shape =
+      t ? SmallVector<int64_t>{n, m} : SmallVector<int64_t>{m, n};
+  // Per-query values across the block: along the rows of S, down the
+  // columns of Sᵀ.
+  auto perQuery = [&](Value v) {
+    return t ? pb.colBroadcast(v, n) : pb.rowBroadcast(v, n);
+  };
+  Value s = t ? dot(pb, shape, in.k, in.q, Value(), false, true)
+              : dot(pb, shape, in.q, in.k, Value(), false, true);
   s = pb.mul(s, pb.splatF32(spec.getEffectiveScale(), shape));
   Value modDerivative;
   // Mods that read captures see positions clamped into the arrays.
@@ -144,12 +158,13 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
                              pb.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
                              modKv, in.captures);
   s = arith::SelectOp::create(pb.b, pb.loc, keep, s, pb.splatF32(-kInf, shape));
-  Value lseRow = pb.rowBroadcast(in.lseRef, n);
-  Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lseRow));
-  // dP = dO V^T on the input-type tiles, accumulated in f32.
-  Value dp = dot(pb, shape, in.dO, in.v, Value(), false, true);
-  Value dRow = pb.rowBroadcast(in.d, n);
-  Value ds = pb.mul(p, pb.sub(dp, dRow));
+  Value lse = perQuery(in.lseRef);
+  Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lse));
+  // dP = dO V^T (dPᵀ = V dOᵀ) on the input-type tiles, accumulated in f32.
+  Value dp = t ? dot(pb, shape, in.v, in.dO, Value(), false, true)
+               : dot(pb, shape, in.dO, in.v, Value(), false, true);
+  Value d = perQuery(in.d);
+  Value ds = pb.mul(p, pb.sub(dp, d));
   if (modDerivative)
     ds = pb.mul(ds, modDerivative);
   // A masked entry contributes nothing, whatever the mod's derivative there.
@@ -165,7 +180,7 @@ MemRefType global(MLIRContext *ctx, int64_t rank, int64_t last, Type elt) {
 }
 
 LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
-                            bool atomic) {
+                            bool atomic, bool keysByQueries) {
   MLIRContext *ctx = spec.getContext();
   OpBuilder b(spec);
   b.setInsertionPointAfter(spec);
@@ -325,9 +340,12 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value kv0 = pb.mul(kvb, pb.index(bn));
     Value kTile = pb.load(kd, {bn, dqk}, elt, {kv0, pb.index(0)}, 0.0);
     Value vTile = pb.load(vd, {bn, dv}, elt, {kv0, pb.index(0)}, 0.0);
-    SmallVector<int64_t> sShape{bm, bn};
-    Value colIota = pb.iota(1, sShape);
-    Value kvIdx = pb.add(colIota, pb.splat(kv0, sShape));
+    // Keys by queries: this block's keys are the rows (else the columns).
+    SmallVector<int64_t> sShape =
+        keysByQueries ? SmallVector<int64_t>{bn, bm}
+                      : SmallVector<int64_t>{bm, bn};
+    Value kvIota = pb.iota(keysByQueries ? 0 : 1, sShape);
+    Value kvIdx = pb.add(kvIota, pb.splat(kv0, sShape));
     SmallVector<Value> captures;
     for (unsigned i = firstCapture; i < e->getNumArguments(); ++i)
       captures.push_back(e->getArgument(i));
@@ -370,9 +388,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 in.v = vTile;
                 in.lseRef = lseReference(ip, lseD, i, bm);
                 in.d = ip.load(dD, {bm}, ip.b.getF32Type(), {i}, 0.0);
-                Value rowIota = ip.iota(0, sShape);
-                in.qIdx = ip.add(rowIota, ip.splat(i, sShape));
+                Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
+                in.qIdx = ip.add(qIota, ip.splat(i, sShape));
                 in.kvIdx = kvIdx;
+                in.keysByQueries = keysByQueries;
                 in.batch = bt;
                 in.head = h;
                 in.lenQ = lenQ;
@@ -383,12 +402,14 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 if (failed(pds)) {
                   failedMod = true;
                 } else {
-                  // P and dS enter the tensor cores in the input type
-                  // (FlashAttention-2's rounding); the sums stay f32.
+                  // P and dS (or Pᵀ and dSᵀ) enter the tensor cores in the
+                  // input type (FlashAttention-2's rounding); the sums stay
+                  // f32. Queries by keys, dV and dK need them transposed.
                   Value p = toOperand(ip, pds->first, elt);
                   Value ds = toOperand(ip, pds->second, elt);
-                  dvAcc = dot(ip, {bn, dv}, p, in.dO, dvAcc, true, false);
-                  dk = dot(ip, {bn, dqk}, ds, in.q, dk, true, false);
+                  bool transpose = !keysByQueries;
+                  dvAcc = dot(ip, {bn, dv}, p, in.dO, dvAcc, transpose, false);
+                  dk = dot(ip, {bn, dqk}, ds, in.q, dk, transpose, false);
                   if (atomic) {
                     // This KV block's share of dQ for these query rows. (A
                     // GPU schedule may split it into column chunks to keep
@@ -396,8 +417,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                     // atomic-product-columns.)
                     Value dqDesc = ip.view(e->getArgument(8), bt, h, dqk,
                                            ip.b.getF32Type());
-                    Value part =
-                        dot(ip, {bm, dqk}, ds, kTile, Value(), false, false);
+                    Value part = dot(ip, {bm, dqk}, ds, kTile, Value(),
+                                     keysByQueries, false);
                     Value scale =
                         ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
                     tile::AtomicAddOp::create(qb, l2, ip.mul(part, scale),
@@ -466,7 +487,7 @@ struct ConvertAttnToTileBackward
     for (attn::AttentionOp spec : specs) {
       std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
       if (failed(lowerBackward(spec, tiles.first, tiles.second,
-                               schedule == "atomic")))
+                               schedule == "atomic", keysByQueries)))
         return signalPassFailure();
     }
   }

@@ -98,6 +98,13 @@ struct ProgramBuilder {
     return tile::ReduceOp::create(b, loc, result, kind, t, /*dim=*/1);
   }
   /// Repeats a per-row vector across `cols` columns.
+  /// Repeats a 1-D tile of per-column values down `rows` rows.
+  Value colBroadcast(Value cols, int64_t rows) {
+    auto type = cast<RankedTensorType>(cols.getType());
+    auto result = RankedTensorType::get({rows, type.getDimSize(0)},
+                                        type.getElementType());
+    return tile::BroadcastOp::create(b, loc, result, cols, /*dim=*/0);
+  }
   Value rowBroadcast(Value rows, int64_t cols) {
     auto type = cast<RankedTensorType>(rows.getType());
     auto result = RankedTensorType::get({type.getDimSize(0), cols},

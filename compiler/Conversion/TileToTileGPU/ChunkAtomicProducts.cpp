@@ -12,7 +12,8 @@ namespace kiln {
 
 namespace {
 
-/// `value = [splat *] lhs x load` with the parts it is made of.
+/// `value = [splat *] op(lhs) x load` with the parts it is made of (the lhs
+/// may be transposed: the dK/dV kernel holds dSᵀ).
 struct AtomicProduct {
   tile::AtomicAddOp add;
   arith::MulFOp scale; ///< may be null
@@ -34,7 +35,7 @@ std::optional<AtomicProduct> match(tile::AtomicAddOp add) {
   }
   p.dot = value.getDefiningOp<tile::DotOp>();
   if (!p.dot || !p.dot->hasOneUse() || p.dot.getAcc() ||
-      p.dot.getTransposeLhs() || p.dot.getTransposeRhs())
+      p.dot.getTransposeRhs())
     return std::nullopt;
   p.rhs = p.dot.getRhs().getDefiningOp<tile::LoadOp>();
   if (!p.rhs || p.rhs.getOffsets().size() != 2 || add.getOffsets().size() != 2)
@@ -96,7 +97,7 @@ void chunkAtomicProducts(func::FuncOp kernel, int64_t columns) {
       Value part = tile::DotOp::create(
           b, p.dot.getLoc(),
           RankedTensorType::get({rows, cols}, type.getElementType()),
-          p.dot.getLhs(), chunk, Value(), false, false);
+          p.dot.getLhs(), chunk, Value(), p.dot.getTransposeLhs(), false);
       if (p.scale)
         part = arith::MulFOp::create(b, p.scale.getLoc(), part, scales[i]);
       Value col = b.createOrFold<arith::AddIOp>(

@@ -13,10 +13,13 @@
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/TileToTileGPU/ChunkAtomicProducts.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_CONVERTTILETOTILEGPU
@@ -275,9 +278,74 @@ private:
     return success();
   }
 
-  /// Every register tile gets the mma layout (2-D) or its row slice (1-D).
-  /// Rows split over the warps in m16 tiles: S and P have BLOCK_M rows, the
-  /// backward's dK and dV accumulators BLOCK_N.
+  /// The 1-D tiles that hold per-column values: those broadcast down the
+  /// columns (`tile.broadcast` dim 0: the dK/dV kernel's per-query LSE and
+  /// D across Sᵀ) and the elementwise chains they belong to. A tile that is
+  /// also per row (a row reduction, a broadcast along rows) is an error.
+  FailureOr<llvm::DenseSet<Value>> columnTiles() {
+    llvm::DenseSet<Value> columns;
+    SmallVector<Value> work;
+    func.walk([&](tile::BroadcastOp b) {
+      if (b.getDim() == 0)
+        work.push_back(b.getSource());
+    });
+    auto oneD = [](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return type && type.getRank() == 1;
+    };
+    auto elementwise = [](Operation *op) {
+      return op && op->getNumResults() == 1 &&
+             isa<arith::ArithDialect, math::MathDialect>(op->getDialect());
+    };
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!columns.insert(v).second)
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (isa_and_nonnull<tile::ReduceOp>(def))
+        return def->emitError() << "a row statistic cannot also be a "
+                                   "per-column tile";
+      if (elementwise(def))
+        for (Value operand : def->getOperands())
+          if (oneD(operand))
+            work.push_back(operand);
+      // A splat is a constant: its other users need not be per column
+      // (they get their own copy below).
+      if (isa_and_nonnull<tile::SplatOp>(def))
+        continue;
+      for (Operation *user : v.getUsers()) {
+        if (auto b = dyn_cast<tile::BroadcastOp>(user); b && b.getDim() == 1)
+          return user->emitError() << "a per-column tile cannot also be "
+                                      "broadcast along rows";
+        if (elementwise(user) && oneD(user->getResult(0)))
+          work.push_back(user->getResult(0));
+      }
+    }
+    // Splats shared (after CSE) with per-row chains: a copy for those.
+    for (Value v : llvm::to_vector(columns)) {
+      auto splat = v.getDefiningOp<tile::SplatOp>();
+      if (!splat)
+        continue;
+      for (OpOperand &use : llvm::make_early_inc_range(v.getUses())) {
+        Operation *user = use.getOwner();
+        auto broadcast = dyn_cast<tile::BroadcastOp>(user);
+        bool perColumn = (broadcast && broadcast.getDim() == 0) ||
+                         llvm::any_of(user->getResults(), [&](Value r) {
+                           return columns.contains(r);
+                         });
+        if (perColumn)
+          continue;
+        OpBuilder b(user);
+        use.set(b.clone(*splat)->getResult(0));
+      }
+    }
+    return columns;
+  }
+
+  /// Every register tile gets the mma layout (2-D), its row slice (1-D) or,
+  /// for per-column values (columnTiles), its column slice. Rows split over
+  /// the warps in m16 tiles: S and P have BLOCK_M rows, the backward's dK
+  /// and dV accumulators and Sᵀ BLOCK_N.
   LogicalResult assignLayouts() {
     auto blockM = func->getAttrOfType<IntegerAttr>(tile::attrs::kBlockM);
     if (!blockM)
@@ -290,10 +358,23 @@ private:
     MLIRContext *ctx = func.getContext();
     Attribute mmaLayout = tgpu::MmaLayoutAttr::get(ctx, numWarps);
     Attribute rowsLayout = tgpu::RowsLayoutAttr::get(ctx, numWarps);
+    Attribute colsLayout = tgpu::ColsLayoutAttr::get(ctx, numWarps);
+    FailureOr<llvm::DenseSet<Value>> columns = columnTiles();
+    if (failed(columns))
+      return failure();
     auto encode = [&](Value v, Operation *where) -> LogicalResult {
       auto type = dyn_cast<RankedTensorType>(v.getType());
       if (!type)
         return success();
+      if (columns->contains(v)) {
+        if (type.getDimSize(0) % 16 != 0)
+          return where->emitError()
+                 << "no GPU register layout for per-column " << type
+                 << ": columns must be a multiple of 16";
+        v.setType(RankedTensorType::get(type.getShape(), type.getElementType(),
+                                        colsLayout));
+        return success();
+      }
       bool rowsSplit = type.getRank() >= 1 && type.getDimSize(0) > 0 &&
                        type.getDimSize(0) % rowQuantum == 0;
       if (type.getRank() == 2 && rowsSplit && type.getDimSize(1) % 16 == 0) {

@@ -90,6 +90,11 @@ private:
         return llvm::formatv("kiln::RowFrag<{0}, {1}, {2}>", *elt,
                              tensor.getDimSize(0), rows.getWarps())
             .str();
+      if (auto cols =
+              dyn_cast_or_null<tgpu::ColsLayoutAttr>(tensor.getEncoding()))
+        return llvm::formatv("kiln::ColFrag<{0}, {1}, {2}>", *elt,
+                             tensor.getDimSize(0), cols.getWarps())
+            .str();
       emitError(loc) << "register tile " << t
                      << " has no GPU layout; run convert-tile-to-tgpu first";
       return failure();
@@ -586,13 +591,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](tile::BroadcastOp b) -> LogicalResult {
-        if (b.getDim() != 1)
-          return b.emitError() << "the GPU schedule broadcasts rows (dim 1)";
+        // Along the rows from a #tgpu.rows tile (dim 1), down the columns
+        // from a #tgpu.cols one (dim 0).
         auto type = cppType(b.getType(), loc);
         if (failed(type))
           return failure();
-        line() << "const " << *type << " " << name(b)
-               << " = kiln::broadcast_rows<" << *type << ">("
+        line() << "const " << *type << " " << name(b) << " = kiln::broadcast_"
+               << (b.getDim() == 1 ? "rows" : "cols") << "<" << *type << ">("
                << name(b.getSource()) << ");\n";
         return success();
       })

@@ -59,6 +59,19 @@ def TileGPU_RowsLayoutAttr : AttrDef<TileGPU_Dialect, "RowsLayout"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def TileGPU_ColsLayoutAttr : AttrDef<TileGPU_Dialect, "ColsLayout"> {
+  let mnemonic = "cols";
+  let summary = "a 1-D per-column register tile matching the columns of #tgpu.mma";
+  let description = [{
+    Per-column values of an `#tgpu.mma` tile (the backward's per-query LSE
+    and D down the columns of Sᵀ): each thread holds the values of the
+    columns it holds in the 2-D tile, two per n8 fragment; every warp holds
+    all columns.
+  }];
+  let parameters = (ins "int64_t":$warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 def TileGPU_SwizzleLayoutAttr
     : AttrDef<TileGPU_Dialect, "SwizzleLayout",
               [DeclareAttrInterfaceMethods<MemRefLayoutAttrInterface,

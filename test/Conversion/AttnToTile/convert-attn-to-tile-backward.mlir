@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward | FileCheck %s --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward="schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward="keys-by-queries=true" | FileCheck %s --check-prefix=KBQ
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward="keys-by-queries=true schedule=atomic" | FileCheck %s --check-prefix=KBQ-ATOMIC
 
 // Three kernels next to the (kept) spec: D = rowsum(dO * O); dQ over KV
 // blocks; dK/dV over the query heads of a KV head and their Q blocks.
@@ -39,6 +41,36 @@
 // CHECK:     tile.dot %{{.*}}, %{{.*}}, %{{.*}} {transpose_lhs}
 // CHECK:   } {tile.q_loop = "masked"}
 
+// With keys-by-queries the dK/dV kernel works keys by queries: Sᵀ = K Qᵀ
+// and dPᵀ = V dOᵀ, the per-query LSE and D broadcast down the columns, so
+// Pᵀ and dSᵀ are the plain lhs of dV += Pᵀ dO and dK += dSᵀ Q.
+// KBQ-LABEL: func.func @softcap_bwd_dkdv(
+// KBQ-SAME: tile.bwd_stage = "dkdv"
+// KBQ: %[[K:.*]] = tile.load %{{.*}} -> tensor<64x64xbf16>
+// KBQ: %[[V:.*]] = tile.load %{{.*}} -> tensor<64x64xbf16>
+// KBQ: tile.iota dim 0 : tensor<64x64xindex>
+// KBQ: scf.for
+// KBQ:   scf.for
+// KBQ:     %[[Q:.*]] = tile.load %{{.*}} -> tensor<64x64xbf16>
+// KBQ:     %[[DO:.*]] = tile.load %{{.*}} -> tensor<64x64xbf16>
+// KBQ:     tile.load %{{.*}} fill 0x7F800000 : f32 : <?xf32> -> tensor<64xf32>
+// KBQ:     tile.iota dim 1 : tensor<64x64xindex>
+// KBQ:     tile.dot %[[K]], %[[Q]] {transpose_rhs}
+// KBQ:     tile.broadcast %{{.*}} dim 0 : tensor<64xf32> -> tensor<64x64xf32>
+// KBQ:     tile.dot %[[V]], %[[DO]] {transpose_rhs}
+// KBQ:     tile.broadcast %{{.*}} dim 0 : tensor<64xf32> -> tensor<64x64xf32>
+// KBQ:     %[[PT:.*]] = arith.truncf %{{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
+// KBQ:     %[[DST:.*]] = arith.truncf %{{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
+// KBQ:     tile.dot %[[PT]], %[[DO]], %{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// KBQ:     tile.dot %[[DST]], %[[Q]], %{{.*}} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+// KBQ:   } {tile.q_loop = "masked"}
+// The atomic schedule's dQ = dS K then reads dSᵀ as a transposed lhs.
+// KBQ-ATOMIC-LABEL: func.func @softcap_atomic_bwd_dkdv(
+// KBQ-ATOMIC: %[[K:.*]] = tile.load %{{[0-9]+}}[%{{[0-9]+}}, %c0{{(_[0-9]+)?}}] {{.*}} -> tensor<64x64xbf16>
+// KBQ-ATOMIC: scf.for
+// KBQ-ATOMIC:   scf.for
+// KBQ-ATOMIC:     tile.dot %{{[0-9]+}}, %[[K]] {transpose_lhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+// KBQ-ATOMIC:     tile.atomic_add
 attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
   score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
     %cap = arith.constant 20.0 : f32

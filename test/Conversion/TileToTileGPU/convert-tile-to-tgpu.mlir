@@ -811,3 +811,57 @@ func.func @atomic_chunks(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>,
   tile.atomic_add %scaled, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
   return
 }
+
+// -----
+
+// Per-column values: a 1-D tile broadcast down the columns (dim 0), and the
+// elementwise chain it comes from, take #tgpu.cols; a splat it shares with
+// a per-row chain is copied for that chain, which keeps #tgpu.rows.
+// CHECK-LABEL: func.func @columns
+// CHECK: %[[L:.+]] = tile.load %{{.+}} : f32 : <?xf32> -> tensor<64xf32, #tgpu.cols<warps = 4>>
+// CHECK: %[[C:.+]] = arith.mulf %[[L]], %{{.+}} : tensor<64xf32, #tgpu.cols<warps = 4>>
+// CHECK: tile.broadcast %[[C]] dim 0 : tensor<64xf32, #tgpu.cols<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK: %[[R:.+]] = tile.reduce sum %{{.+}} dim 1 : tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64xf32, #tgpu.rows<warps = 4>>
+// CHECK: %[[RS:.+]] = tile.splat %{{.+}} : f32 -> tensor<64xf32, #tgpu.rows<warps = 4>>
+// CHECK-NEXT: arith.mulf %[[R]], %[[RS]] : tensor<64xf32, #tgpu.rows<warps = 4>>
+func.func @columns(%ld: !tile.desc<?xf32>, %od: !tile.desc<?x64xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %two = arith.constant 2.0 : f32
+  %s = tile.splat %two : f32 -> tensor<64xf32>
+  %l = tile.load %ld[%c0] fill 0.0 : f32 : !tile.desc<?xf32> -> tensor<64xf32>
+  %c = arith.mulf %l, %s : tensor<64xf32>
+  %b = tile.broadcast %c dim 0 : tensor<64xf32> -> tensor<64x64xf32>
+  %r = tile.reduce sum %b dim 1 : tensor<64x64xf32> -> tensor<64xf32>
+  %r2 = arith.mulf %r, %s : tensor<64xf32>
+  tile.store %r2, %ld[%c0] : tensor<64xf32>, !tile.desc<?xf32>
+  tile.store %b, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @columns_and_rows(%ld: !tile.desc<?xf32>, %od: !tile.desc<?x64xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %l = tile.load %ld[%c0] fill 0.0 : f32 : !tile.desc<?xf32> -> tensor<64xf32>
+  %b = tile.broadcast %l dim 0 : tensor<64xf32> -> tensor<64x64xf32>
+  // expected-error @+1 {{a per-column tile cannot also be broadcast along rows}}
+  %r = tile.broadcast %l dim 1 : tensor<64xf32> -> tensor<64x64xf32>
+  tile.store %b, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  tile.store %r, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @statistic_as_columns(%od: !tile.desc<?x64xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %od[%c0, %c0] fill 0.0 : f32 : !tile.desc<?x64xf32> -> tensor<64x64xf32>
+  // expected-error @+1 {{a row statistic cannot also be a per-column tile}}
+  %r = tile.reduce max %t dim 1 : tensor<64x64xf32> -> tensor<64xf32>
+  %b = tile.broadcast %r dim 0 : tensor<64xf32> -> tensor<64x64xf32>
+  tile.store %b, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}

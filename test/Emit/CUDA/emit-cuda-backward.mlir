@@ -1,6 +1,7 @@
 // RUN: kiln-translate %s -split-input-file -verify-diagnostics --emit-cuda | FileCheck %s
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=TWO
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 backward-schedule=atomic" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ATOMIC
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 keys-by-queries=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=KBQ
 
 // The CUDA text of the ops only the backward kernels use: register
 // tile.loads (kiln::load with the fill value), tile.atomic_add (fp32
@@ -177,6 +178,31 @@ func.func @int_load(%id: !tile.desc<?xi32>, %row: index)
 // TWO: kiln::store(
 // TWO-NEXT: return;
 // TWO-NOT: __global__
+
+// With keys-by-queries=true, dK/dV works keys by queries: the per-query LSE is a kiln::ColFrag loaded at
+// this Q step's columns and broadcast down the columns of Sᵀ = K Qᵀ; Pᵀ
+// and dSᵀ are the register lhs of the dV and dK products (the forward's
+// P·V form), so nothing goes through shared memory.
+// KBQ-LABEL: // Kernel causal_softcap_bwd_dkdv: 4 warps, 36864 bytes of shared memory
+// KBQ-NOT: kiln::store_shared
+// KBQ: for (int [[I:v[0-9]+]] =
+// KBQ: // tile.load loc(
+// KBQ-NEXT: kiln::ColFrag<float, 64, 4> {{v[0-9]+}};
+// KBQ-NEXT: kiln::load({{v[0-9]+}}, {{v[0-9]+}}, [[I]], kiln::pos_inf());
+// KBQ: kiln::mma<false, true>(
+// KBQ: = kiln::broadcast_cols<kiln::Frag<float, 64, 64, 4>>(
+// KBQ: kiln::mma<false, true>(
+// KBQ: = kiln::broadcast_cols<kiln::Frag<float, 64, 64, 4>>(
+// KBQ: // tgpu.mma loc(
+// KBQ-NEXT: kiln::Frag<float, 64, 64, 4> [[DV:v[0-9]+]] = {{v[0-9]+}};
+// KBQ-NEXT: kiln::mma<false, false>([[DV]], {{v[0-9]+}}, {{v[0-9]+}});
+// KBQ-NEXT: // tgpu.mma loc(
+// KBQ-NEXT: kiln::Frag<float, 64, 64, 4> [[DK:v[0-9]+]] = {{v[0-9]+}};
+// KBQ-NEXT: kiln::mma<false, false>([[DK]], {{v[0-9]+}}, {{v[0-9]+}});
+// KBQ-NOT: kiln::store_shared
+// KBQ: kiln::store(
+// KBQ: kiln::store(
+// KBQ-NEXT: return;
 
 // Atomic schedule: the preprocess also zeroes the f32 dQ accumulator; no dQ
 // kernel; the dK/dV kernel adds dS K into it; a convert kernel rounds it.
