@@ -36,10 +36,11 @@ dev, dt = "cuda", torch.bfloat16
 runtime = Runtime(args.lib)
 # Spec suffix -> name: the default two-kernel schedule and the atomic-dQ one,
 # each when its spec is present (add ablations here).
-# Ablations: mma.sync instead of wgmma on sm_90a (`_mma`), the dK/dV kernel
-# on S^T = K Q^T (`_kq`, opt-in), 128-row query blocks (`_m128`).
-SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_kq": "kiln_kq",
-             "_m128": "kiln_m128"}
+# Ablations: mma.sync instead of wgmma on sm_90a (`_mma`), cp.async instead
+# of a TMA producer (`_nows`), the dK/dV kernel on S = Q K^T (`_qk`),
+# 128-row query blocks (`_m128`).
+SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
+             "_qk": "kiln_qk", "_m128": "kiln_m128"}
 
 
 def spec(variant, hd, suffix):

@@ -42,15 +42,17 @@ for hd in 64 128 256; do
   done
 done
 # The backward's schedules, and on sm_90a its mma.sync ablation (`_bwd_mma`),
-# the dK/dV kernel on S^T = K Q^T with P^T and dS^T from registers
-# (`_bwd_kq`, --keys-by-queries, opt-in)
+# the dK/dV kernel on S = Q K^T with P and dS through shared memory
+# (`_bwd_qk`, --no-keys-by-queries), cp.async copies by every warp instead
+# of TMA from a producer warpgroup (`_bwd_nows`)
 # and at D = 64 128-row query blocks (`_bwd_m128`, sm_80's default there).
 for hd in 64 128 256; do
   for v in plain causal; do
     compile "${v}_hd$hd"_bwd $v --head-dim $hd --backward &
     compile "${v}_hd$hd"_bwd_atomic $v --head-dim $hd --backward --bwd-schedule atomic &
     compile "${v}_hd$hd"_bwd_mma $v --head-dim $hd --backward --no-warpgroup-mma &
-    compile "${v}_hd$hd"_bwd_kq $v --head-dim $hd --backward --keys-by-queries &
+    compile "${v}_hd$hd"_bwd_qk $v --head-dim $hd --backward --no-keys-by-queries &
+    compile "${v}_hd$hd"_bwd_nows $v --head-dim $hd --backward --no-warp-specialize &
     [ $hd = 64 ] && compile "${v}_hd$hd"_bwd_m128 $v --head-dim $hd --backward --block-m 128 &
     wait
   done

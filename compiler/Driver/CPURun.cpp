@@ -29,7 +29,9 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
-  pipelineOptions.keysByQueries = o.keysByQueries;
+  // The CPU computes the same gradients either way: queries by keys unless
+  // asked (no producer here).
+  pipelineOptions.keysByQueries = o.keysByQueries == KeysByQueries::On;
   auto start = std::chrono::steady_clock::now();
   PassManager tilePM(&context);
   buildForwardTilePipeline(tilePM, pipelineOptions);

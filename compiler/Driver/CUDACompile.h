@@ -25,7 +25,8 @@ struct ScheduleChoices {
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (likewise)
   bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
-  bool keysByQueries = false;     ///< backward dK/dV on Sᵀ = K Qᵀ (opt-in)
+  /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
+  KeysByQueries keysByQueries = KeysByQueries::Auto;
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

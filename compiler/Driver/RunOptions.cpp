@@ -29,7 +29,9 @@ const char *runUsage() {
   --bwd-schedule S          two-kernel (deterministic, default) or atomic (one
                             kernel, atomic dQ)
   --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and
-                            dS^T from registers (opt-in: measured slower)
+  --no-keys-by-queries      dS^T from registers, or on S = Q K^T with P and dS
+                            through shared memory (default: keys by queries
+                            where a TMA producer takes the kernel, sm_90a)
   --tolerance T             relative L2 error allowed (default 1e-2)
   --seed S                  random inputs' seed (default 0)
   --block-m BM --block-n BN tile sizes (cpu default 64, 64; cuda: chosen for the
@@ -139,7 +141,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "pipeline-products" ||
                     name == "no-warp-specialize" ||
                     name == "longest-first" || name == "ping-pong" ||
-                    name == "backward" || name == "keys-by-queries";
+                    name == "backward" || name == "keys-by-queries" ||
+                    name == "no-keys-by-queries";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -151,7 +154,9 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     } else if (name == "no-split") {
       o.splitMaskedBlocks = false;
     } else if (name == "keys-by-queries") {
-      o.keysByQueries = true;
+      o.keysByQueries = KeysByQueries::On;
+    } else if (name == "no-keys-by-queries") {
+      o.keysByQueries = KeysByQueries::Off;
     } else if (name == "no-overlap-copies") {
       o.overlapCopies = false;
     } else if (name == "no-prefetch") {

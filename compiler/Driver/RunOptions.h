@@ -9,6 +9,8 @@
 #ifndef KILN_COMPILER_DRIVER_RUNOPTIONS_H
 #define KILN_COMPILER_DRIVER_RUNOPTIONS_H
 
+#include "compiler/Pipelines/KeysByQueries.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,7 +39,9 @@ struct RunOptions {
   int64_t blockM = 64, blockN = 64;
   bool blockMGiven = false, blockNGiven = false; ///< cuda: else chosen
   bool splitMaskedBlocks = true;
-  bool keysByQueries = false; ///< backward dK/dV on Sᵀ = K Qᵀ (opt-in)
+  /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
+  /// --keys-by-queries / --no-keys-by-queries.
+  KeysByQueries keysByQueries = KeysByQueries::Auto;
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations

@@ -3,6 +3,8 @@
 #ifndef KILN_COMPILER_PIPELINES_PIPELINES_H
 #define KILN_COMPILER_PIPELINES_PIPELINES_H
 
+#include "compiler/Pipelines/KeysByQueries.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -79,12 +81,17 @@ struct CUDAPipelineOptions
       llvm::cl::desc("kiln-cuda-bwd-pipeline: two-kernel (deterministic) or "
                      "atomic (atomic dQ)"),
       llvm::cl::init("two-kernel")};
-  Option<bool> keysByQueries{
+  Option<KeysByQueries> keysByQueries{
       *this, "keys-by-queries",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: the dK/dV kernel on "
-                     "S^T = K Q^T, P^T and dS^T from registers (default: "
-                     "through shared memory, transposed; measured faster)"),
-      llvm::cl::init(false)};
+                     "S^T = K Q^T, P^T and dS^T from registers"),
+      llvm::cl::init(KeysByQueries::Auto),
+      llvm::cl::values(
+          clEnumValN(KeysByQueries::Auto, "auto",
+                     "where a TMA producer then takes the kernel (sm_90a)"),
+          clEnumValN(KeysByQueries::On, "true", "always"),
+          clEnumValN(KeysByQueries::Off, "false",
+                     "never: P and dS through shared memory, transposed"))};
   Option<bool> fastMath{
       *this, "fast-math",
       llvm::cl::desc("math.tanh / math.exp on the hardware approximations "

@@ -4,9 +4,9 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 backward-schedule=atomic" | FileCheck %s --check-prefix=LAYOUT
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 block-n=128" | FileCheck %s --check-prefix=BLOCKS
 // RUN: not kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD-SCHEDULE
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="keys-by-queries=false" | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 keys-by-queries=true" | FileCheck %s --check-prefix=KBQ
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="keys-by-queries=true" | FileCheck %s --check-prefix=WGMMA-KBQ
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline | FileCheck %s --check-prefix=WGMMA-KBQ
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NO-WGMMA
 
 // attn -> the scheduled tgpu backward kernels, for each backward schedule:
@@ -22,15 +22,25 @@
 
 // BAD-SCHEDULE: error: schedule must be two-kernel or atomic, got 'fast'
 
-// sm_90a (the default): every product on wgmma. The dK/dV kernel's P and
+// sm_90a with keys-by-queries=false: every product on wgmma. The dK/dV kernel's P and
 // dS go into swizzled buffers, each writer fences for the async proxy
 // before the barrier, and wgmma reads them MN-major (transpose_lhs).
+// The dQ kernel has the forward's shape, so tgpu-warp-specialize feeds it
+// from a producer warpgroup by TMA; with one consumer warpgroup, two CTAs
+// share a multiprocessor. The dK/dV kernel writes shared memory from its
+// threads and keeps its cp.async copies.
 // WGMMA-LABEL: func.func @causal_softcap_bwd_dq(
+// WGMMA-SAME: tgpu.ctas_per_sm = 2 : i64
+// WGMMA-SAME: tgpu.producer_warps = 4 : i64
 // WGMMA-NOT: {{= tgpu\.mma }}
+// WGMMA: tgpu.warp_specialize {consumer_registers = 232 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+// WGMMA: tgpu.tma_load
+// WGMMA: } consumer {
 // WGMMA: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
 // WGMMA: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
 // WGMMA: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // WGMMA-LABEL: func.func @causal_softcap_bwd_dkdv(
+// WGMMA-NOT: tgpu.producer_warps
 // WGMMA-NOT: {{= tgpu\.mma }}
 // WGMMA: tgpu.store_shared %{{.+}}, [[P:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // WGMMA-NEXT: tgpu.fence_async_shared
@@ -168,19 +178,26 @@
 // KBQ: tile.store
 // KBQ: tile.store
 // KBQ-NEXT: return
-// sm_90a with keys-by-queries=true: Pᵀ and dSᵀ feed wgmma from registers.
+// sm_90a by default (keys-by-queries=auto): Pᵀ and dSᵀ feed wgmma from
+// registers, and with no thread writing shared memory the dK/dV kernel gets
+// its producer warpgroup too (two CTAs per multiprocessor).
 // WGMMA-KBQ-LABEL: func.func @causal_softcap_bwd_dq(
 // WGMMA-KBQ-NOT: {{= tgpu\.mma }}
 // WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
 // WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
 // WGMMA-KBQ: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // WGMMA-KBQ-LABEL: func.func @causal_softcap_bwd_dkdv(
+// WGMMA-KBQ-SAME: tgpu.ctas_per_sm = 2 : i64
+// WGMMA-KBQ-SAME: tgpu.producer_warps = 4 : i64
 // WGMMA-KBQ-NOT: {{= tgpu\.mma }}
 // WGMMA-KBQ-NOT: tgpu.store_shared
+// WGMMA-KBQ: tgpu.warp_specialize
+// WGMMA-KBQ: tgpu.tma_load
+// WGMMA-KBQ: } consumer {
 // WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
 // WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
 // WGMMA-KBQ: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
-// WGMMA-KBQ-NEXT: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// WGMMA-KBQ: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // WGMMA-KBQ-NOT: {{= tgpu\.mma }}
 // WGMMA-KBQ-NOT: tgpu.store_shared
 // WGMMA-KBQ: return

@@ -871,10 +871,14 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
   if (producers)
     os << "// Warp-specialized: " << producers.getInt()
        << " producer warps after them.\n";
-  // With a producer, one CTA per multiprocessor caps the registers at entry,
-  // which setmaxnreg then moves between the roles.
-  os << "extern \"C\" __global__ void __launch_bounds__(" << launchThreads
-     << (producers ? ", 1" : "") << ")\n"
+  // With a producer, the CTAs per multiprocessor (one, or tgpu.ctas_per_sm)
+  // cap the registers at entry, which setmaxnreg then moves between the
+  // roles.
+  auto ctas = func->getAttrOfType<IntegerAttr>(tgpu::attrs::kCtasPerSM);
+  os << "extern \"C\" __global__ void __launch_bounds__(" << launchThreads;
+  if (producers)
+    os << ", " << (ctas ? ctas.getInt() : 1);
+  os << ")\n"
      << func.getName() << "(";
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto type = cppType(arg.getType(), func.getLoc());

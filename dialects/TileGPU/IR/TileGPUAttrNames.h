@@ -24,6 +24,9 @@ inline constexpr llvm::StringLiteral kFastMath = "tgpu.fast_math";
 /// Warps after the tgpu.num_warps consumers that tgpu.warp_specialize runs
 /// as producers: the CTA launches with both.
 inline constexpr llvm::StringLiteral kProducerWarps = "tgpu.producer_warps";
+/// CTAs of a warp-specialized kernel per multiprocessor (absent: 1): the
+/// register budgets of tgpu.warp_specialize share 65536 / this registers.
+inline constexpr llvm::StringLiteral kCtasPerSM = "tgpu.ctas_per_sm";
 /// On a !tgpu.tensor_map kernel argument: {tensor, dims, box, swizzle}, how
 /// the runtime encodes it (see TensorMapType).
 inline constexpr llvm::StringLiteral kTensorMap = "tgpu.tensor_map";

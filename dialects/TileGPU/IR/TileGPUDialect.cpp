@@ -374,15 +374,22 @@ LogicalResult WarpSpecializeOp::verify() {
     return emitOpError() << "needs its kernel to launch the " << producers
                          << " producer warps: " << attrs::kProducerWarps
                          << " = " << producers << " on the function";
+  auto ctasAttr = kernel->getAttrOfType<IntegerAttr>(attrs::kCtasPerSM);
+  int64_t ctas = ctasAttr ? ctasAttr.getInt() : 1;
+  if (ctas < 1 || ctas > 32)
+    return emitOpError() << attrs::kCtasPerSM << " must be in [1, 32], got "
+                         << ctas;
+  int64_t share = 65536 / ctas;
   int64_t registers = 32 * (producers * int64_t(getProducerRegisters()) +
                             consumers * int64_t(getConsumerRegisters()));
-  if (registers > 65536)
+  if (registers > share)
     return emitOpError() << "the two budgets need " << registers
-                         << " registers; a multiprocessor has 65536";
+                         << " registers; a CTA has " << share << " ("
+                         << ctas << " per multiprocessor of 65536)";
   // setmaxnreg.inc may not lower what the compiler allocated at entry, at
-  // most min(255, 65536 / threads).
+  // most min(255, its share / threads).
   int64_t entry =
-      std::min<int64_t>(255, 65536 / (32 * (producers + consumers))) / 8 * 8;
+      std::min<int64_t>(255, share / (32 * (producers + consumers))) / 8 * 8;
   if (int64_t(getConsumerRegisters()) < entry)
     return emitOpError() << "the consumers' " << getConsumerRegisters()
                          << " registers are below the " << entry

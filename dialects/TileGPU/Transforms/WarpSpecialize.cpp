@@ -273,7 +273,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   int64_t ringBytes = 0;
   for (Ring &ring : rings)
     ringBytes += sharedBufferBytes(cast<MemRefType>(ring.buffer.getType()));
-  int64_t numStages = 0;
+  int64_t numStages = 0, sharedBytes = 0;
   int64_t limit = sharedMemoryBytes;
   int64_t barrierBytes = 8 * (2 * int64_t(rings.size()) * stages +
                               int64_t(once.size())) + 128;
@@ -283,6 +283,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     if (limit > 0 && needed > limit)
       break;
     numStages = s;
+    sharedBytes = needed;
   }
   if (numStages == 0)
     return success(); // not even the barriers fit: keep cp.async
@@ -414,12 +415,21 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     return maps[key] = kernel.getArgument(position);
   };
 
+  // One consumer warpgroup (the backward's dQ kernel) would leave a
+  // multiprocessor with four warps to hide latency: two CTAs share it where
+  // their shared memory fits (the limit is one CTA's, 1 KiB under the
+  // multiprocessor's, and each CTA reserves 1 KiB), halving the registers.
+  int64_t ctas = consumerThreads == 128 && limit > 0 &&
+                         2 * (sharedBytes + 1024) <= limit + 1024
+                     ? 2
+                     : 1;
   auto ws = WarpSpecializeOp::create(
       b, loc, kProducerWarps, kProducerRegisters,
-      std::min<int64_t>(kMaxRegisters,
-                        ((65536 - 32 * kProducerWarps * kProducerRegisters) /
-                         consumerThreads) /
-                            8 * 8));
+      std::min<int64_t>(
+          kMaxRegisters,
+          ((65536 / ctas - 32 * kProducerWarps * kProducerRegisters) /
+           consumerThreads) /
+              8 * 8));
   Block *producer = b.createBlock(&ws.getProducer());
   Block *consumer = b.createBlock(&ws.getConsumer());
 
@@ -514,6 +524,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       op->erase();
   });
   kernel->setAttr(attrs::kProducerWarps, b.getI64IntegerAttr(kProducerWarps));
+  if (ctas > 1)
+    kernel->setAttr(attrs::kCtasPerSM, b.getI64IntegerAttr(ctas));
   return layoutSharedBuffers(kernel, limit, "the TMA ring");
 }
 

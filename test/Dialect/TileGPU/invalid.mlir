@@ -684,8 +684,21 @@ func.func @ws_registers() attributes {tgpu.num_warps = 8 : i64, tgpu.producer_wa
 // -----
 
 func.func @ws_budget() attributes {tgpu.num_warps = 12 : i64, tgpu.producer_warps = 4 : i64} {
-  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 95232 registers; a multiprocessor has 65536}}
+  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 95232 registers; a CTA has 65536 (1 per multiprocessor of 65536)}}
   tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+// Two CTAs per multiprocessor halve the registers the budgets share.
+func.func @ws_budget_two_ctas() attributes {tgpu.num_warps = 4 : i64, tgpu.producer_warps = 4 : i64, tgpu.ctas_per_sm = 2 : i64} {
+  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 35840 registers; a CTA has 32768 (2 per multiprocessor of 65536)}}
+  tgpu.warp_specialize {consumer_registers = 256 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
     %p = arith.constant 0 : index
   } consumer {
     %c = arith.constant 0 : index
