@@ -19,10 +19,10 @@ struct ScheduleChoices {
   bool overlapCopies = true;      ///< tgpu-overlap-copies
   bool prefetchNextStep = true;   ///< tgpu-prefetch-next-step (forward)
   bool fastMath = true;           ///< tanh / exp on the approximations
-  bool warpgroupMma = true;       ///< tgpu-warpgroup-mma (sm_90a forward)
+  bool warpgroupMma = true;       ///< tgpu-warpgroup-mma (sm_90a)
   bool doubleBuffer = true;       ///< tgpu-double-buffer (sm_90a forward)
   bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)
-  bool warpSpecialize = true;     ///< tgpu-warp-specialize (likewise)
+  bool warpSpecialize = true;     ///< tgpu-warp-specialize (sm_90a)
   bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.

@@ -204,15 +204,16 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       (options.keysByQueries == KeysByQueries::Auto && producer);
   buildForwardTilePipeline(pm, program);
   addSM80Schedule(pm, options);
-  // Hopper: wgmma for every product, the transposed ones (Pᵀ dO, dSᵀ Q)
-  // reading the shared copies of P and dS MN-major.
+  // Hopper: wgmma for every product; queries by keys, the transposed ones
+  // (Pᵀ dO, dSᵀ Q) read the shared copies of P and dS MN-major.
   if (options.arch == "sm_90a" && options.warpgroupMma) {
     tgpu::TileGPUWarpgroupMmaOptions wgmma;
     wgmma.sharedMemoryBytes = sharedLimit(options);
     pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
-    // The dQ kernel is the forward's shape (K and V streamed under a
-    // resident Q block): a producer warpgroup feeds it by TMA. The dK/dV
-    // kernel writes shared memory from its threads and is left alone.
+    // A producer warpgroup feeds the dQ kernel (the forward's shape: K and
+    // V streamed under a resident Q block) by TMA, and the dK/dV kernel
+    // keys by queries; queries by keys, its threads write shared memory
+    // and the pass leaves it to cp.async.
     if (options.warpSpecialize) {
       tgpu::TileGPUWarpSpecializeOptions specialize;
       specialize.sharedMemoryBytes = sharedLimit(options);

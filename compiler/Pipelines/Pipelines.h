@@ -99,7 +99,7 @@ struct CUDAPipelineOptions
       llvm::cl::init(true)};
   Option<bool> warpgroupMma{
       *this, "warpgroup-mma",
-      llvm::cl::desc("sm_90a forward: products on wgmma from swizzled shared "
+      llvm::cl::desc("sm_90a: products on wgmma from swizzled shared "
                      "tiles (tgpu-warpgroup-mma)"),
       llvm::cl::init(true)};
   Option<bool> doubleBuffer{
@@ -130,7 +130,7 @@ struct CUDAPipelineOptions
       llvm::cl::init(false)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",
-      llvm::cl::desc("sm_90a forward: TMA loads from a producer warpgroup "
+      llvm::cl::desc("sm_90a: TMA loads from a producer warpgroup "
                      "into an mbarrier ring (tgpu-warp-specialize, before "
                      "tgpu-double-buffer, which then takes the kernels it "
                      "left); needs warpgroup-mma"),

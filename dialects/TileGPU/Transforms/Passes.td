@@ -229,7 +229,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     products), each loop reading what it loads after loading it; other
     kernels keep their cp.async schedule (`tgpu-double-buffer` when on).
     The consumers raise their registers to the rest of the file, at most
-    256 and never below what the kernel may start with.
+    256 and never below what the kernel may start with. With one consumer
+    warpgroup (the backward's kernels) two CTAs share a multiprocessor
+    where their shared memory fits (`tgpu.ctas_per_sm = 2`), each with half
+    the register file.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",

@@ -415,7 +415,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     return maps[key] = kernel.getArgument(position);
   };
 
-  // One consumer warpgroup (the backward's dQ kernel) would leave a
+  // One consumer warpgroup (the backward's kernels) would leave a
   // multiprocessor with four warps to hide latency: two CTAs share it where
   // their shared memory fits (the limit is one CTA's, 1 KiB under the
   // multiprocessor's, and each CTA reserves 1 KiB), halving the registers.
