@@ -37,25 +37,16 @@ desc_k_major(SwizzledTile<T, R, C, S> t, int row0, int k0) {
   return wgmma_desc(addr, 16, 8 * S, S);
 }
 
-/// MN-major operand (rows are K, columns N: V in P V): the 16 rows from
-/// k0. Groups of 8 rows step by 8 * SWIZZLE bytes (stride offset); the
-/// column blocks of SWIZZLE bytes step by a whole block, R * SWIZZLE bytes
-/// (leading offset).
+/// MN-major operand (rows are K, columns M or N: V in P V, or P stored for
+/// Pᵀ dO): the 16 rows from k0, from the column block holding column mn0
+/// (a warpgroup's 64 rows of a transposed A). Groups of 8 rows step by
+/// 8 * SWIZZLE bytes (stride offset); the column blocks of SWIZZLE bytes
+/// step by a whole block, R * SWIZZLE bytes (leading offset).
 template <typename T, int R, int C, int S>
 __device__ __forceinline__ unsigned long long
-desc_mn_major(SwizzledTile<T, R, C, S> t, int k0) {
-  return wgmma_desc(smem_addr(t.ptr) + k0 * S, R * S, 8 * S, S);
-}
-
-/// MN-major A operand (rows are K, columns M: P in Pᵀ dO, stored as the
-/// product's transpose): the 16 rows from k0 of the 64 columns from m0, one
-/// warpgroup's rows of the product. The same descriptor as desc_mn_major's,
-/// started at the column block that holds m0.
-template <typename T, int R, int C, int S>
-__device__ __forceinline__ unsigned long long
-desc_mn_major_a(SwizzledTile<T, R, C, S> t, int m0, int k0) {
-  int mb = m0 * static_cast<int>(sizeof(T));
-  return wgmma_desc(smem_addr(t.ptr) + (mb / S) * R * S + k0 * S, R * S, 8 * S,
+desc_mn_major(SwizzledTile<T, R, C, S> t, int k0, int mn0 = 0) {
+  int block = mn0 * static_cast<int>(sizeof(T)) / S;
+  return wgmma_desc(smem_addr(t.ptr) + block * R * S + k0 * S, R * S, 8 * S,
                     S);
 }
 
@@ -229,7 +220,7 @@ __device__ __forceinline__ void
 wgmma_step(float *d, Transposed<SwizzledTile<T, K, M, S>> a,
            unsigned long long b, int k0, int scale_d) {
   Wgmma<N>::template ss<1, TB>(
-      d, desc_mn_major_a(a.tile, (warp_id() / 4) * 64, k0), b, scale_d, T{});
+      d, desc_mn_major(a.tile, k0, (warp_id() / 4) * 64), b, scale_d, T{});
 }
 /// One k16 step with A from registers (P in P V): each warp's 16 rows are
 /// mma.m16n8k16's A fragment.

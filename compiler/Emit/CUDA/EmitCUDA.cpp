@@ -170,8 +170,10 @@ private:
   LogicalResult emitOp(Operation *op);
   /// `result = acc; fn(result, lhs, rhs);` for the product ops (with no
   /// `acc`, `result` starts uninitialised: the product ignores it).
+  /// `lhs` is the operand as printed.
   LogicalResult emitProduct(Operation *op, const std::string &fn, Value acc,
-                            Value lhs, Value rhs, Value predicate = Value());
+                            const std::string &lhs, Value rhs,
+                            Value predicate = Value());
   LogicalResult emitElementwise(Operation *op);
   LogicalResult emitFor(scf::ForOp loop);
   /// Every op of `block` but its terminator, one level deeper.
@@ -452,8 +454,8 @@ static bool isZeroSplat(Value v) {
 }
 
 LogicalResult CUDAPrinter::emitProduct(Operation *op, const std::string &fn,
-                                       Value acc, Value lhs, Value rhs,
-                                       Value predicate) {
+                                       Value acc, const std::string &lhs,
+                                       Value rhs, Value predicate) {
   Value result = op->getResult(0);
   auto type = cppType(result.getType(), op->getLoc());
   if (failed(type))
@@ -462,12 +464,7 @@ LogicalResult CUDAPrinter::emitProduct(Operation *op, const std::string &fn,
     line() << *type << " " << name(result) << " = " << name(acc) << ";\n";
   else
     line() << *type << " " << name(result) << ";\n";
-  // wgmma reads a transposed lhs MN-major, through its own descriptor.
-  auto product = dyn_cast<tgpu::WarpgroupMmaOp>(op);
-  std::string a = product && product.getTransposeLhs()
-                      ? "kiln::transposed(" + name(lhs) + ")"
-                      : name(lhs);
-  line() << fn << "(" << name(result) << ", " << a << ", " << name(rhs);
+  line() << fn << "(" << name(result) << ", " << lhs << ", " << name(rhs);
   if (predicate)
     os << ", " << name(predicate);
   os << ");\n";
@@ -755,7 +752,7 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         std::string flags = std::string(m.getTransposeLhs() ? "true" : "false") +
                             ", " + (m.getTransposeRhs() ? "true" : "false");
         return emitProduct(m, "kiln::mma<" + flags + ">", m.getAcc(),
-                           m.getLhs(), m.getRhs());
+                           name(m.getLhs()), m.getRhs());
       })
       .Case([&](tgpu::WarpgroupMmaOp m) {
         // A product into zeros ignores its accumulator registers (wgmma's
@@ -764,8 +761,12 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         std::string fn = m.getAsync() ? "kiln::wgmma_async<" : "kiln::wgmma<";
         fn += m.getTransposeRhs() ? "true" : "false";
         fn += zero ? ", true>" : ">";
-        return emitProduct(m, fn, zero ? Value() : m.getAcc(), m.getLhs(),
-                           m.getRhs(), m.getPredicate());
+        // A transposed lhs is read MN-major, through its own descriptor.
+        std::string lhs = m.getTransposeLhs()
+                              ? "kiln::transposed(" + name(m.getLhs()) + ")"
+                              : name(m.getLhs());
+        return emitProduct(m, fn, zero ? Value() : m.getAcc(), lhs, m.getRhs(),
+                           m.getPredicate());
       })
       .Case([&](tgpu::WarpgroupWaitOp w) -> LogicalResult {
         auto type = cppType(w.getType(), loc);
