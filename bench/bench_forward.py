@@ -13,7 +13,7 @@ FLOPs: 4*B*H*N*N*D, halved for causal. Each row's implementations are timed
 --rounds times in a rotated order and the median reported; "spread" is the
 largest (max/min - 1) of any one implementation over the rounds.
 """
-import argparse, json, os, statistics, sys
+import argparse, json, os, sys
 
 import torch
 import torch.nn.functional as F
@@ -21,7 +21,7 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
-from measure import bench, relerr
+from measure import bench_rounds, relerr
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
@@ -90,13 +90,9 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     timed.append((name, peer))
                 except Exception as e:  # a peer that does not support the shape
                     row[f"{name}_error"] = str(e)[:80]
-            times = {name: [] for name, _ in timed}
-            for r in range(max(1, args.rounds)):
-                for name, fn in timed[r % len(timed):] + timed[:r % len(timed)]:
-                    times[name].append(bench(fn))
-            for name, ms in times.items():
-                row[f"{name}_ms"] = statistics.median(ms)
-                row[f"{name}_spread"] = max(ms) / min(ms) - 1
+            measured = bench_rounds(timed, args.rounds)
+            for name, (ms, spread) in measured.items():
+                row[f"{name}_ms"], row[f"{name}_spread"] = ms, spread
             for name in ["kiln", "flash", "cudnn"] + [f"kiln{sfx}" for sfx in suffixes]:
                 if f"{name}_ms" in row:
                     row[f"{name}_tflops"] = flops / row[f"{name}_ms"] / 1e9

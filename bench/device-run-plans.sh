@@ -25,9 +25,12 @@
 #           backward suite, memcheck/racecheck/synccheck on it and the SASS
 #           of its kernels;
 #   hopper-bwd-bench - forward+backward next to SDPA at hd 64/128/256 with
-#           the mma.sync ablation (`_bwd_mma` specs).
+#           the mma.sync ablation (`_bwd_mma` specs);
+#   decode - split-KV decoding: the decode suite, sanitizers on a split
+#           run, bench/bench_decode.py, and the prefill forward with and
+#           without tile-split-kv (`_nosplitkv` specs).
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench
+#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -184,6 +187,25 @@ hopper-bwd)
     "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
   timeout 200 bash test/Runtime/run-gpu-backward-suite.sh $KILN --quick > "$OUT/bwd-suite.txt" 2>&1
   echo "backward suite rc=$?: $(tail -1 "$OUT/bwd-suite.txt")"; grep -E "^FAIL" -A6 "$OUT/bwd-suite.txt" | head -30
+  ;;
+decode)
+  # Split-KV decoding: the decode suite, the sanitizers on a split run
+  # (split kernel with its producer warpgroup, then the combine kernel),
+  # decode bandwidth next to SDPA, and the prefill forward with and without
+  # tile-split-kv (`_nosplitkv`): the split machinery must not slow it.
+  timeout 240 bash test/Runtime/run-gpu-decode-suite.sh $KILN > "$OUT/decode-suite.txt" 2>&1
+  echo "decode suite rc=$?: $(tail -1 "$OUT/decode-suite.txt")"; grep -E "^FAIL" -A6 "$OUT/decode-suite.txt" | head -30
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool split: "
+    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/gqa_decode.mlir \
+      --variant gqa4_decode --backend cuda --heads 8 --seqlen 4 --seqlen-kv 3000 --kv-splits 5 --check 2>&1 \
+      | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+  timeout 200 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1
+  echo "bench_decode rc=$?"; tail -n 9 "$OUT/bench_decode.txt"
+  timeout 150 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 128 --seqlens 1024,4096 \
+    --variants _nosplitkv > "$OUT/bench_forward.txt" 2>&1
+  echo "bench_forward rc=$?"; tail -n 6 "$OUT/bench_forward.txt"
   ;;
 hopper-bwd-bench)
   timeout 450 python3 bench/bench_backward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \

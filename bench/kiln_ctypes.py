@@ -51,6 +51,13 @@ class Program:
                                              err, len(err)):
             raise RuntimeError(err.value.decode())
 
+    def set_symbol(self, name, value):
+        """Runs with a derived symbol of the plan set (kv_splits: the number of
+        KV splits); a value below 1 restores the plan's own choice."""
+        err = ctypes.create_string_buffer(4096)
+        if self.runtime.lib.kiln_program_set_symbol(self.handle, name.encode(), value, err, len(err)):
+            raise RuntimeError(err.value.decode())
+
     def workspace_bytes(self):
         return self.runtime.lib.kiln_program_workspace_bytes(self.handle)
 
@@ -71,6 +78,8 @@ class Runtime:
         lib.kiln_program_workspace_bytes.argtypes = [ctypes.c_void_p]
         lib.kiln_program_workspace_bytes.restype = ctypes.c_longlong
         lib.kiln_program_free.argtypes = [ctypes.c_void_p]
+        lib.kiln_program_set_symbol.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_longlong,
+                                                ctypes.c_char_p, ctypes.c_int]
 
     def load(self, path, device=0):
         handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)

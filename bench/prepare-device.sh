@@ -69,4 +69,11 @@ for hd in 64 128; do
     wait
   done
 done
+# Decoding (bench/bench_decode.py): GQA 4:1 and 8:1 at hd 128 (MHA is
+# plain_hd128), and the prefill forward without tile-split-kv (`_nosplitkv`).
+compile gqa4_decode_hd128 gqa_decode --variant gqa4_decode &
+compile gqa8_decode_hd128 gqa_decode --variant gqa8_decode &
+compile plain_hd128_nosplitkv plain --head-dim 128 --no-split-kv &
+compile causal_hd128_nosplitkv causal --head-dim 128 --no-split-kv &
+wait
 du -sh "$D"

@@ -70,29 +70,33 @@ std::unique_ptr<CPUKernel> CPUKernel::compile(mlir::ModuleOp module,
   return kernel;
 }
 
-bool CPUKernel::launch(llvm::StringRef launcher,
-                       llvm::ArrayRef<HostBuffer *> memrefs,
+bool CPUKernel::launch(llvm::StringRef launcher, llvm::ArrayRef<Arg> launchArgs,
                        std::array<int64_t, 3> grid, std::string &error) {
   // A ranked memref descriptor: allocated and aligned pointers, offset, then
-  // sizes and strides (MLIR's C interface).
-  std::vector<std::vector<int64_t>> descriptors;
-  for (HostBuffer *buffer : memrefs) {
-    std::vector<int64_t> d;
+  // sizes and strides (MLIR's C interface), passed by pointer; a scalar by
+  // value. The packed call takes a pointer to each.
+  std::vector<std::vector<int64_t>> descriptors(launchArgs.size());
+  std::vector<void *> descriptorPtrs(launchArgs.size());
+  std::vector<int64_t> scalars(launchArgs.size());
+  std::vector<void *> args;
+  for (size_t i = 0; i < launchArgs.size(); ++i) {
+    if (const int64_t *scalar = std::get_if<int64_t>(&launchArgs[i])) {
+      scalars[i] = *scalar;
+      args.push_back(&scalars[i]);
+      continue;
+    }
+    HostBuffer *buffer = std::get<HostBuffer *>(launchArgs[i]);
+    std::vector<int64_t> &d = descriptors[i];
     auto ptr = reinterpret_cast<int64_t>(buffer->data());
     d.push_back(ptr);
     d.push_back(ptr);
     d.push_back(0);
     d.insert(d.end(), buffer->sizes.begin(), buffer->sizes.end());
     d.insert(d.end(), buffer->strides.begin(), buffer->strides.end());
-    descriptors.push_back(std::move(d));
+    descriptorPtrs[i] = d.data();
+    args.push_back(&descriptorPtrs[i]);
   }
-  std::vector<void *> descriptorPtrs;
-  for (auto &d : descriptors)
-    descriptorPtrs.push_back(d.data());
   std::array<int64_t, 3> gridArgs = grid;
-  std::vector<void *> args;
-  for (void *&p : descriptorPtrs)
-    args.push_back(&p);
   for (int64_t &g : gridArgs)
     args.push_back(&g);
   if (llvm::Error err =

@@ -11,6 +11,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <variant>
 
 namespace kiln::driver {
 
@@ -22,9 +23,12 @@ public:
   static std::unique_ptr<CPUKernel> compile(mlir::ModuleOp module,
                                             std::string &error);
 
-  /// Runs the whole grid of `launcher`: memref arguments in order, then the
+  /// One argument of a launcher: an array, or an i64 scalar.
+  using Arg = std::variant<HostBuffer *, int64_t>;
+
+  /// Runs the whole grid of `launcher`: its arguments in order, then the
   /// grid size.
-  bool launch(llvm::StringRef launcher, llvm::ArrayRef<HostBuffer *> memrefs,
+  bool launch(llvm::StringRef launcher, llvm::ArrayRef<Arg> args,
               std::array<int64_t, 3> grid, std::string &error);
 
 private:

@@ -18,7 +18,8 @@ TensorRef refOf(HostBuffer &buffer) {
 
 bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
                   const std::map<std::string, HostBuffer *> &tensors,
-                  std::vector<HostBuffer> &captures, std::string &error) {
+                  std::vector<HostBuffer> &captures, std::string &error,
+                  const SymbolValues &overrides) {
   std::vector<NamedTensor> named;
   for (const auto &[name, buffer] : tensors)
     named.push_back({name, refOf(*buffer)});
@@ -27,7 +28,8 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
     captureRefs.push_back(refOf(c));
   // One "multiprocessor": the CPU runs one program at a time.
   BoundRun bound;
-  if (Status s = bindRun(plan, named, captureRefs, /*numSms=*/1, bound);
+  if (Status s =
+          bindRun(plan, named, captureRefs, /*numSms=*/1, bound, overrides);
       !s.ok()) {
     error = s.message();
     return false;
@@ -48,7 +50,14 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
     workspaces.push_back(std::move(buffer));
   }
   for (const KernelLaunch &k : plan.kernels) {
-    std::vector<HostBuffer *> args;
+    bool launches = false;
+    if (Status s = kernelLaunches(k, bound.symbols, launches); !s.ok()) {
+      error = s.message();
+      return false;
+    }
+    if (!launches)
+      continue;
+    std::vector<CPUKernel::Arg> args;
     for (const KernelArg &a : k.args) {
       switch (a.kind) {
       case KernelArg::Kind::Tensor:
@@ -61,11 +70,19 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
       case KernelArg::Kind::Capture:
         args.push_back(&captures[a.capture]);
         break;
-      case KernelArg::Kind::Scalar:
+      case KernelArg::Kind::Scalar: {
+        int64_t value = 0;
+        if (Status s = evaluate(a.value, bound.symbols, value); !s.ok()) {
+          error = "kernel '" + k.name + "' scalar: " + s.message();
+          return false;
+        }
+        args.push_back(value);
+        break;
+      }
       case KernelArg::Kind::TensorMap:
         error = "kernel '" + k.name +
-                "' takes a scalar or tensor-map argument, which the CPU "
-                "backend's launchers do not pass";
+                "' takes a tensor-map argument, which the CPU backend's "
+                "launchers do not pass";
         return false;
       }
     }

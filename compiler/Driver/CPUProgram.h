@@ -21,11 +21,13 @@ namespace kiln::driver {
 
 /// Validates `tensors` (by name) and `captures` against `plan` as the
 /// runtime would, allocates its workspaces on the host and runs every kernel
-/// of the plan in order. False with `error` set on a refused argument or a
+/// of the plan that launches, in order. `overrides` sets derived symbols
+/// (Program::run's). False with `error` set on a refused argument or a
 /// failed call.
 bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
                   const std::map<std::string, HostBuffer *> &tensors,
-                  std::vector<HostBuffer> &captures, std::string &error);
+                  std::vector<HostBuffer> &captures, std::string &error,
+                  const SymbolValues &overrides = {});
 
 } // namespace kiln::driver
 

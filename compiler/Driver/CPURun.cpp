@@ -27,6 +27,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.blockM = o.blockM;
   pipelineOptions.blockN = o.blockN;
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
+  pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
   // The CPU computes the same gradients either way: queries by keys unless
@@ -87,7 +88,7 @@ int runOnCPU(CPUPrograms &programs, const RunOptions &o, const Problem &p,
                      {"v", &in.v},
                      {"out", &in.o},
                      {"lse", &in.lse}},
-                    captures, error)) {
+                    captures, error, kvSplitsOverride(o))) {
     err << "kiln: error: " << error << "\n";
     return kInternalError;
   }

@@ -52,6 +52,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.pipelineProducts = choices.pipelineProducts;
   options.warpSpecialize = choices.warpSpecialize;
   options.longestFirst = choices.longestFirst;
+  options.splitKv = choices.splitKv;
   options.pingPong = choices.pingPong;
   options.keysByQueries = choices.keysByQueries;
 }
@@ -101,6 +102,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.warpSpecialize = o.warpSpecialize;
   choices.keysByQueries = o.keysByQueries;
   choices.longestFirst = o.longestFirst;
+  choices.splitKv = o.splitKv;
   choices.pingPong = o.pingPong;
   return choices;
 }

@@ -24,6 +24,7 @@ struct ScheduleChoices {
   bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (sm_90a)
   bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
+  bool splitKv = true;            ///< tile-split-kv (forward; ablation)
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

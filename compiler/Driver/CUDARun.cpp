@@ -123,8 +123,12 @@ int runOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
   }
   std::vector<TensorRef> captureRefs(refs.begin() + 5, refs.end());
   auto launch = [&] {
-    return kernel->forward(refs[0], refs[1], refs[2], refs[3], refs[4],
-                           captureRefs, nullptr);
+    return kernel->program().run({{"q", refs[0]},
+                                  {"k", refs[1]},
+                                  {"v", refs[2]},
+                                  {"out", refs[3]},
+                                  {"lse", refs[4]}},
+                                 captureRefs, nullptr, kvSplitsOverride(o));
   };
   start = std::chrono::steady_clock::now();
   // A launch that validation refused is bad input; a failure while the

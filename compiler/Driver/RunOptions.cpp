@@ -9,6 +9,12 @@
 
 namespace kiln::driver {
 
+SymbolValues kvSplitsOverride(const RunOptions &o) {
+  if (o.kvSplits > 0)
+    return {{"kv_splits", o.kvSplits}};
+  return {};
+}
+
 const char *runUsage() {
   return R"(usage: kiln run <variant.mlir> [options]
   --backend cpu|cuda        where to run (default cpu)
@@ -37,6 +43,10 @@ const char *runUsage() {
   --block-m BM --block-n BN tile sizes (cpu default 64, 64; cuda: chosen for the
                             head dim and shared memory, 16 query rows per warp)
   --no-split                keep one masked KV loop (ablation of the block split)
+  --no-split-kv             forward: no KV split across programs for small grids
+                            (ablation of tile-split-kv)
+  --kv-splits S             forward: run with S KV splits instead of the plan's
+                            run-time choice (S = 1: unsplit)
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
   --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
@@ -104,7 +114,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"seqlen", {&o.seqQ, 1}},      {"seqlen-kv", {&o.seqKV, 1}},
       {"head-dim", {&o.headDim, 1}}, {"head-dim-v", {&o.headDimV, 1}},
       {"pad", {&o.pad, 0}},          {"block-m", {&o.blockM, 1}},
-      {"block-n", {&o.blockN, 1}},   {"repeats", {&o.repeats, 0}}};
+      {"block-n", {&o.blockN, 1}},   {"repeats", {&o.repeats, 0}},
+      {"kv-splits", {&o.kvSplits, 1}}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
@@ -135,7 +146,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     };
 
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
-                    name == "no-split" || name == "no-overlap-copies" ||
+                    name == "no-split" || name == "no-split-kv" ||
+                    name == "no-overlap-copies" ||
                     name == "no-prefetch" || name == "no-fast-math" ||
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
                     name == "pipeline-products" ||
@@ -153,6 +165,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.backward = true;
     } else if (name == "no-split") {
       o.splitMaskedBlocks = false;
+    } else if (name == "no-split-kv") {
+      o.splitKv = false;
     } else if (name == "keys-by-queries") {
       o.keysByQueries = KeysByQueries::On;
     } else if (name == "no-keys-by-queries") {

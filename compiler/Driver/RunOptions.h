@@ -11,6 +11,8 @@
 
 #include "compiler/Pipelines/KeysByQueries.h"
 
+#include "kiln/LaunchPlan.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +41,10 @@ struct RunOptions {
   int64_t blockM = 64, blockN = 64;
   bool blockMGiven = false, blockNGiven = false; ///< cuda: else chosen
   bool splitMaskedBlocks = true;
+  /// Forward: tile-split-kv (ablation switch --no-split-kv), and the number
+  /// of splits to run with (0: the plan's run-time choice).
+  bool splitKv = true;
+  int64_t kvSplits = 0;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;
@@ -65,6 +71,9 @@ struct ParsedRunOptions {
 /// Parses the arguments after `kiln run`; flags take `--flag value` or
 /// `--flag=value`.
 ParsedRunOptions parseRunOptions(const std::vector<std::string> &args);
+
+/// The derived symbols a forward run sets: kv_splits with --kv-splits.
+SymbolValues kvSplitsOverride(const RunOptions &o);
 
 /// The usage text of `kiln run`.
 const char *runUsage();

@@ -7,6 +7,7 @@
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Attn/Transforms/ChooseTiles.h"
 #include "dialects/Attn/Transforms/Passes.h"
+#include "dialects/Tile/Transforms/Passes.h"
 #include "dialects/TileGPU/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -43,6 +44,10 @@ void buildForwardTilePipeline(OpPassManager &pm,
     lowering.blockN = options.blockN;
     lowering.splitMaskedBlocks = options.splitMaskedBlocks;
     pm.addPass(createConvertAttnToTile(lowering));
+    // Decoding: programs share a (batch, head, Q block)'s KV range when the
+    // grid is too small for the device, and a combine kernel merges them.
+    if (options.splitKv)
+      pm.addPass(tile::createTileSplitKV());
   }
   // Fold the index arithmetic of the bounds and share repeated constants;
   // hoist what does not change across KV steps (iotas, splats, capture reads
@@ -142,6 +147,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   ForwardPipelineOptions forward;
   forward.blockM = 0;
   forward.blockN = 0;
+  forward.splitKv = options.splitKv;
   buildForwardTilePipeline(pm, forward);
   addSM80Schedule(pm, options);
   if (options.longestFirst)

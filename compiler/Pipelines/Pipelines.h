@@ -38,6 +38,12 @@ struct ForwardPipelineOptions
       llvm::cl::desc("Backward dK/dV kernel on S^T = K Q^T "
                      "(convert-attn-to-tile-backward keys-by-queries)"),
       llvm::cl::init(false)};
+  Option<bool> splitKv{
+      *this, "split-kv",
+      llvm::cl::desc("Forward: split the KV range across programs when the "
+                     "grid cannot fill the device, with a combine kernel "
+                     "(tile-split-kv; kv_splits chosen at run time)"),
+      llvm::cl::init(true)};
 };
 
 /// attn -> tile: the forward tile program of every attn.attention.
@@ -134,6 +140,12 @@ struct CUDAPipelineOptions
                      "into an mbarrier ring (tgpu-warp-specialize, before "
                      "tgpu-double-buffer, which then takes the kernels it "
                      "left); needs warpgroup-mma"),
+      llvm::cl::init(true)};
+  Option<bool> splitKv{
+      *this, "split-kv",
+      llvm::cl::desc("Forward: split the KV range across CTAs when the grid "
+                     "cannot fill the device, with a combine kernel "
+                     "(tile-split-kv; kv_splits chosen at run time)"),
       llvm::cl::init(true)};
 };
 

@@ -5,6 +5,7 @@
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Attn/Transforms/Passes.h"
+#include "dialects/Tile/Transforms/Passes.h"
 #include "dialects/TileGPU/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -55,6 +56,7 @@ void registerKilnDialects(mlir::DialectRegistry &registry) {
 
 void registerKilnPasses() {
   attn::registerAttnPasses();
+  tile::registerTilePasses();
   tgpu::registerTileGPUPasses();
   registerConversionPasses();
   registerPipelines();

@@ -9,6 +9,8 @@
 
 struct kiln_program {
   std::unique_ptr<kiln::Program> program;
+  /// Derived symbols set with kiln_program_set_symbol, for every run.
+  kiln::SymbolValues overrides;
 };
 
 namespace {
@@ -97,7 +99,7 @@ kiln::Status run(kiln_program *program, const kiln_tensor *tensors,
     if (kiln::Status s = toTensorRef(captures[i], what, refs[i]); !s.ok())
       return s;
   }
-  return program->program->run(named, refs, stream);
+  return program->program->run(named, refs, stream, program->overrides);
 }
 
 } // namespace
@@ -129,6 +131,29 @@ extern "C" int kiln_program_run(kiln_program *program,
   return report(
       run(program, tensors, numTensors, captures, numCaptures, stream), error,
       errorSize);
+}
+
+extern "C" int kiln_program_set_symbol(kiln_program *program,
+                                       const char *name, long long value,
+                                       char *error, int errorSize) {
+  if (!program || !name)
+    return report(kiln::Status::error(
+                      "kiln_program_set_symbol needs a program and a name"),
+                  error, errorSize);
+  const kiln::ProgramSpec &spec = program->program->spec();
+  bool derived = false;
+  for (const auto &symbol : spec.symbols)
+    derived |= symbol.first == name;
+  if (!derived)
+    return report(kiln::Status::error("program '" + spec.variant +
+                                      "' derives no symbol '" + name + "'"),
+                  error, errorSize);
+  // 0 or below: back to the plan's own expression.
+  if (value < 1)
+    program->overrides.erase(name);
+  else
+    program->overrides[name] = value;
+  return 0;
 }
 
 extern "C" long long kiln_program_workspace_bytes(const kiln_program *program) {

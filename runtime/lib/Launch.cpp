@@ -369,7 +369,7 @@ Status captureShape(const CaptureSpec &decl, const SymbolValues &symbols,
 
 Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
                const std::vector<TensorRef> &captures, int64_t numSms,
-               BoundRun &bound) {
+               BoundRun &bound, const SymbolValues &overrides) {
   std::string program = "variant '" + spec.variant + "'";
   bound = BoundRun();
   bound.tensors.assign(spec.tensors.size(), nullptr);
@@ -471,6 +471,48 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
         !s.ok())
       return s;
   }
+
+  // The plan's derived symbols: each from the problem's symbols, or set.
+  for (const auto &[name, value] : overrides) {
+    bool derived = false;
+    for (const auto &symbol : spec.symbols)
+      derived |= symbol.first == name;
+    if (!derived) {
+      std::string names;
+      for (const auto &symbol : spec.symbols)
+        names += (names.empty() ? "" : ", ") + symbol.first;
+      return Status::error(program + " has no symbol '" + name +
+                           "' to set" +
+                           (names.empty() ? std::string(" (it derives none)")
+                                          : " (it derives " + names + ")"));
+    }
+  }
+  SymbolValues derived;
+  for (const auto &[name, expr] : spec.symbols) {
+    int64_t value = 0;
+    auto set = overrides.find(name);
+    if (set != overrides.end())
+      value = set->second;
+    else if (Status s = evaluate(expr, bound.symbols, value); !s.ok())
+      return Status::error("symbol '" + name + "': " + s.message());
+    if (value < 1)
+      return Status::error(program + ": symbol '" + name + "' is " +
+                           std::to_string(value) +
+                           (set != overrides.end()
+                                ? "; a value set for it must be at least 1"
+                                : " for this problem; it must be at least 1"));
+    derived[name] = value;
+  }
+  bound.symbols.insert(derived.begin(), derived.end());
+  return Status();
+}
+
+Status kernelLaunches(const KernelLaunch &kernel, const SymbolValues &symbols,
+                      bool &launches) {
+  int64_t value = 0;
+  if (Status s = evaluate(kernel.when, symbols, value); !s.ok())
+    return Status::error("kernel '" + kernel.name + "' 'when': " + s.message());
+  launches = value >= 1;
   return Status();
 }
 

@@ -32,12 +32,16 @@ const char *opName(SizeExpr::Op op) {
   switch (op) {
   case SizeExpr::Op::Add:
     return "add";
+  case SizeExpr::Op::Sub:
+    return "sub";
   case SizeExpr::Op::Mul:
     return "mul";
   case SizeExpr::Op::CeilDiv:
     return "ceildiv";
   case SizeExpr::Op::Max:
     return "max";
+  case SizeExpr::Op::Min:
+    return "min";
   case SizeExpr::Op::Constant:
   case SizeExpr::Op::Symbol:
     break;
@@ -46,8 +50,9 @@ const char *opName(SizeExpr::Op op) {
 }
 
 bool opFromName(const std::string &name, SizeExpr::Op &op) {
-  for (SizeExpr::Op candidate : {SizeExpr::Op::Add, SizeExpr::Op::Mul,
-                                 SizeExpr::Op::CeilDiv, SizeExpr::Op::Max})
+  for (SizeExpr::Op candidate :
+       {SizeExpr::Op::Add, SizeExpr::Op::Sub, SizeExpr::Op::Mul,
+        SizeExpr::Op::CeilDiv, SizeExpr::Op::Max, SizeExpr::Op::Min})
     if (name == opName(candidate)) {
       op = candidate;
       return true;
@@ -105,6 +110,12 @@ Status evaluate(const SizeExpr &e, const SymbolValues &values,
     case SizeExpr::Op::Add:
       overflow = __builtin_add_overflow(acc, x, &acc);
       break;
+    case SizeExpr::Op::Sub:
+      overflow = __builtin_sub_overflow(acc, x, &acc);
+      break;
+    case SizeExpr::Op::Min:
+      acc = std::min(acc, x);
+      break;
     case SizeExpr::Op::Mul:
       overflow = __builtin_mul_overflow(acc, x, &acc);
       break;
@@ -145,18 +156,30 @@ const WorkspaceDecl *ProgramSpec::findWorkspace(const std::string &name) const {
 
 namespace {
 
-/// Known symbols, operators of the right arity, constants where the runtime
-/// divides.
-Status checkExpr(const SizeExpr &e, const std::string &where) {
+/// Whether `symbol` is one of the plan's derived symbols.
+bool isDerived(const ProgramSpec *spec, const std::string &symbol) {
+  return spec && std::any_of(spec->symbols.begin(), spec->symbols.end(),
+                             [&](const auto &s) { return s.first == symbol; });
+}
+
+/// Known symbols (the problem's, and with `spec` the plan's derived ones),
+/// operators of the right arity.
+Status checkExpr(const SizeExpr &e, const std::string &where,
+                 const ProgramSpec *spec) {
   switch (e.op) {
   case SizeExpr::Op::Constant:
     return Status();
   case SizeExpr::Op::Symbol: {
     const auto &known = problemSymbols();
-    if (std::find(known.begin(), known.end(), e.symbol) == known.end())
+    if (std::find(known.begin(), known.end(), e.symbol) == known.end() &&
+        !isDerived(spec, e.symbol)) {
+      std::string names = "batch, heads, kv_heads, seq_q, seq_kv, num_sms";
+      if (spec)
+        for (const auto &[name, expr] : spec->symbols)
+          names += ", " + name;
       return Status::error(where + " names '" + e.symbol +
-                           "'; a size expression may name batch, heads, "
-                           "kv_heads, seq_q, seq_kv or num_sms");
+                           "'; a size expression may name " + names);
+    }
     return Status();
   }
   case SizeExpr::Op::CeilDiv:
@@ -172,18 +195,19 @@ Status checkExpr(const SizeExpr &e, const std::string &where) {
     break;
   }
   for (const SizeExpr &operand : e.operands)
-    if (Status s = checkExpr(operand, where); !s.ok())
+    if (Status s = checkExpr(operand, where, spec); !s.ok())
       return s;
   return Status();
 }
 
-Status checkShape(const std::vector<SizeExpr> &shape, const std::string &what) {
+Status checkShape(const std::vector<SizeExpr> &shape, const std::string &what,
+                  const ProgramSpec &spec) {
   if (shape.empty() || shape.size() > 4)
     return Status::error(what + " has rank " + std::to_string(shape.size()) +
                          "; tensors have rank 1 to 4");
   for (size_t i = 0; i < shape.size(); ++i) {
     std::string where = what + " dimension " + std::to_string(i);
-    if (Status s = checkExpr(shape[i], where); !s.ok())
+    if (Status s = checkExpr(shape[i], where, &spec); !s.ok())
       return s;
     if (shape[i].op == SizeExpr::Op::Constant && shape[i].value < 1)
       return Status::error(where + " is " + std::to_string(shape[i].value) +
@@ -262,7 +286,7 @@ Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
     return Status();
   }
   case KernelArg::Kind::Scalar:
-    return checkExpr(arg.value, where);
+    return checkExpr(arg.value, where, &spec);
   case KernelArg::Kind::TensorMap: {
     const TensorDecl *t = spec.findTensor(arg.name);
     if (!t)
@@ -317,12 +341,28 @@ Status verifyPlan(const ProgramSpec &spec) {
                          "'; expected forward or backward");
   if (spec.kernels.empty())
     return Status::error(program + " has no kernels");
+  std::set<std::string> symbolNames(problemSymbols().begin(),
+                                    problemSymbols().end());
+  for (const auto &[name, expr] : spec.symbols) {
+    if (name.empty() || !symbolNames.insert(name).second)
+      return Status::error(program + " derives symbol '" + name +
+                           "' twice, without a name or with a problem "
+                           "symbol's name");
+    // Over the problem's symbols only: derived ones are evaluated in no
+    // particular order.
+    if (Status s = checkExpr(expr, program + ": symbol '" + name + "'",
+                             /*spec=*/nullptr);
+        !s.ok())
+      return s;
+  }
   std::set<std::string> names;
   for (const TensorDecl &t : spec.tensors) {
     if (t.name.empty() || !names.insert(t.name).second)
       return Status::error(program + " declares tensor '" + t.name +
                            "' twice or without a name");
-    if (Status s = checkShape(t.shape, program + ": tensor '" + t.name + "'");
+    // Tensors bind the problem's symbols; they cannot use derived ones.
+    if (Status s = checkShape(t.shape, program + ": tensor '" + t.name + "'",
+                              ProgramSpec());
         !s.ok())
       return s;
     if (t.alignBytes < 0 || (t.alignBytes & (t.alignBytes - 1)) != 0)
@@ -334,8 +374,8 @@ Status verifyPlan(const ProgramSpec &spec) {
     if (w.name.empty() || !names.insert(w.name).second)
       return Status::error(program + " declares workspace '" + w.name +
                            "' twice, without a name or with a tensor's name");
-    if (Status s =
-            checkShape(w.shape, program + ": workspace '" + w.name + "'");
+    if (Status s = checkShape(w.shape,
+                              program + ": workspace '" + w.name + "'", spec);
         !s.ok())
       return s;
   }
@@ -343,7 +383,8 @@ Status verifyPlan(const ProgramSpec &spec) {
     return s;
   for (const auto &[lhs, rhs] : spec.constraints)
     for (const SizeExpr *e : {&lhs, &rhs})
-      if (Status s = checkExpr(*e, program + ": a constraint"); !s.ok())
+      if (Status s = checkExpr(*e, program + ": a constraint", nullptr);
+          !s.ok())
         return s;
   for (const KernelLaunch &k : spec.kernels) {
     std::string where = program + ": kernel '" + k.name + "'";
@@ -356,9 +397,12 @@ Status verifyPlan(const ProgramSpec &spec) {
       return Status::error(where + " has a negative shared memory size");
     for (int axis = 0; axis < 3; ++axis)
       if (Status s = checkExpr(k.grid[axis],
-                               where + " grid " + std::string(1, "xyz"[axis]));
+                               where + " grid " + std::string(1, "xyz"[axis]),
+                               &spec);
           !s.ok())
         return s;
+    if (Status s = checkExpr(k.when, where + " 'when'", &spec); !s.ok())
+      return s;
     for (size_t i = 0; i < k.args.size(); ++i)
       if (Status s = checkArg(spec, k.args[i],
                               where + " argument " + std::to_string(i));

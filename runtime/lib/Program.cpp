@@ -74,14 +74,15 @@ TensorRef contiguous(void *data, DType dtype, std::vector<int64_t> sizes) {
 } // namespace
 
 Status Program::run(const std::vector<NamedTensor> &tensors,
-                    const std::vector<TensorRef> &captures,
-                    void *stream) const {
+                    const std::vector<TensorRef> &captures, void *stream,
+                    const SymbolValues &overrides) const {
   ScopedContext scope(context_);
   if (!scope.status().ok())
     return scope.status();
   const ProgramSpec &s = spec_;
   BoundRun bound;
-  if (Status st = bindRun(s, tensors, captures, numSms_, bound); !st.ok())
+  if (Status st = bindRun(s, tensors, captures, numSms_, bound, overrides);
+      !st.ok())
     return st;
   for (size_t i = 0; i < s.tensors.size(); ++i)
     if (Status st = checkOnDevice(s.tensors[i].name.c_str(), *bound.tensors[i]);
@@ -93,10 +94,18 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
       return st;
   }
   std::vector<std::array<int64_t, 3>> grids(s.kernels.size());
-  for (size_t k = 0; k < s.kernels.size(); ++k)
-    if (Status st = evaluateGrid(s, s.kernels[k], bound.symbols, grids[k]);
+  std::vector<bool> launched(s.kernels.size());
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    bool launches = false;
+    if (Status st = kernelLaunches(s.kernels[k], bound.symbols, launches);
         !st.ok())
       return st;
+    launched[k] = launches;
+    if (launches)
+      if (Status st = evaluateGrid(s, s.kernels[k], bound.symbols, grids[k]);
+          !st.ok())
+        return st;
+  }
   WorkspaceLayout layout;
   if (Status st = layoutWorkspaces(s, bound.symbols, layout); !st.ok())
     return st;
@@ -136,6 +145,8 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
   // here), so a refused argument leaves nothing enqueued.
   std::vector<KernelParams> allParams(s.kernels.size());
   for (size_t k = 0; k < s.kernels.size(); ++k) {
+    if (!launched[k])
+      continue;
     const KernelLaunch &kernel = s.kernels[k];
     KernelParams &params = allParams[k];
     for (const KernelArg &a : kernel.args) {

@@ -93,7 +93,7 @@ struct Reader {
     SizeExpr::Op op;
     if (!opFromName(j[0].get<std::string>(), op))
       return fail(where + " uses operator '" + j[0].get<std::string>() +
-                  "'; expected add, mul, ceildiv or max");
+                  "'; expected add, sub, mul, ceildiv, max or min");
     std::vector<SizeExpr> operands(j.size() - 1);
     for (size_t i = 1; i < j.size(); ++i)
       if (!expr(j[i], where, operands[i - 1], depth + 1))
@@ -211,7 +211,8 @@ struct Reader {
       return fail("this is not a Kiln program spec of a known version (no "
                   "\"format\": \"kiln-program\" and \"version\"; specs of "
                   "Kiln 0.1 had neither): recompile it with `kiln compile`");
-    if (j["version"] != kSpecFormatVersion)
+    // Version 2 is version 3 without derived symbols and launch conditions.
+    if (j["version"] != kSpecFormatVersion && j["version"] != 2)
       return fail("the spec has format version " + j["version"].dump() +
                   "; this runtime reads version " +
                   std::to_string(kSpecFormatVersion) +
@@ -292,10 +293,24 @@ struct Reader {
         return false;
       s.constraints.push_back(std::move(pair));
     }
+    if (j.contains("symbols")) {
+      const json &symbols = j["symbols"];
+      if (!symbols.is_object())
+        return fail("the spec's \"symbols\" must be an object");
+      for (const auto &[name, e] : symbols.items()) {
+        SizeExpr value;
+        if (!expr(e, "symbols." + name, value))
+          return false;
+        s.symbols.emplace_back(name, std::move(value));
+      }
+    }
     for (size_t i = 0; i < kernels->size(); ++i) {
       const json &k = (*kernels)[i];
       std::string where = "kernels[" + std::to_string(i) + "]";
       KernelLaunch d;
+      if (k.is_object() && k.contains("when") &&
+          !expr(k["when"], where + ".when", d.when))
+        return false;
       const json *grid = array(k, "grid", where);
       const json *args = array(k, "args", where);
       if (!string(k, "name", where, d.name) ||
@@ -367,18 +382,29 @@ std::string writeSpecJson(const ProgramSpec &s) {
   for (const auto &[lhs, rhs] : s.constraints)
     constraints.push_back(json::array({exprToJson(lhs), exprToJson(rhs)}));
   j["constraints"] = constraints;
+  // Written only when the plan derives symbols.
+  if (!s.symbols.empty()) {
+    json symbols = json::object();
+    for (const auto &[name, e] : s.symbols)
+      symbols[name] = exprToJson(e);
+    j["symbols"] = symbols;
+  }
   json kernels = json::array();
   for (const KernelLaunch &k : s.kernels) {
     json args = json::array();
     for (const KernelArg &a : k.args)
       args.push_back(argToJson(a));
-    kernels.push_back(
-        {{"name", k.name},
-         {"grid", json::array({exprToJson(k.grid[0]), exprToJson(k.grid[1]),
-                               exprToJson(k.grid[2])})},
-         {"threads", k.numThreads},
-         {"shared_bytes", k.sharedBytes},
-         {"args", args}});
+    json kernel = {
+        {"name", k.name},
+        {"grid", json::array({exprToJson(k.grid[0]), exprToJson(k.grid[1]),
+                              exprToJson(k.grid[2])})}};
+    // Written only when the kernel does not always launch.
+    if (k.when.op != SizeExpr::Op::Constant || k.when.value != 1)
+      kernel["when"] = exprToJson(k.when);
+    kernel["threads"] = k.numThreads;
+    kernel["shared_bytes"] = k.sharedBytes;
+    kernel["args"] = args;
+    kernels.push_back(kernel);
   }
   j["kernels"] = kernels;
   j["source"] = s.source;

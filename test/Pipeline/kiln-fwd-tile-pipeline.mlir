@@ -16,12 +16,16 @@
 // CHECK: } {tile.kv_loop = "full"}
 // CHECK: scf.for
 // CHECK: } {tile.kv_loop = "trailing_partial"}
+// tile-split-kv: the outputs go to the split's partial arrays unless the run
+// does not split, and a combine kernel merges them.
+// CHECK: scf.if
+// CHECK-LABEL: func.func @causal_window_fwd_combine
 // CHECK-NOT: attn.
 
 // SMALL-LABEL: func.func @causal_window_fwd
 // SMALL: tile.dot {{.*}} -> tensor<32x16xf32>
 // SMALL: } {tile.kv_loop = "masked"}
-// SMALL-NOT: scf.for
+// SMALL-NOT: tile.kv_loop
 attn.attention @causal_window {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                                causal = #attn.causal<top_left>}
   mask_mod(%b: index, %h: index, %q: index, %kv: index) {

@@ -234,6 +234,77 @@ TEST(RuntimeChecks, GridsAndWorkspacesFollowTheExpressions) {
             "than 2^64 bytes");
 }
 
+TEST(RuntimeChecks, DerivedSymbolsLaunchConditionsAndEmptyWorkspaces) {
+  auto sym = SizeExpr::named;
+  auto c = SizeExpr::constant;
+  auto op = SizeExpr::apply;
+  ProgramSpec p = forwardPlan(1);
+  // kv_splits = min(ceildiv(num_sms, batch * heads), 8).
+  p.symbols = {{"kv_splits",
+                op(SizeExpr::Op::Min,
+                   {op(SizeExpr::Op::CeilDiv,
+                       {sym("num_sms"),
+                        op(SizeExpr::Op::Mul, {sym("batch"), sym("heads")})}),
+                    c(8)})}};
+  p.workspaces = {
+      {"partial",
+       DType::F32,
+       {op(SizeExpr::Op::Mul,
+           {sym("batch"), sym("kv_splits"),
+            op(SizeExpr::Op::Min,
+               {op(SizeExpr::Op::Sub, {sym("kv_splits"), c(1)}), c(1)})}),
+        c(64)},
+       false}};
+  KernelLaunch combine = p.kernels[0];
+  combine.name = "combine";
+  combine.when = op(SizeExpr::Op::Sub, {sym("kv_splits"), c(1)});
+  p.kernels.push_back(combine);
+  ASSERT_TRUE(verifyPlan(p).ok()) << verifyPlan(p).message();
+
+  TensorRef q = contiguousBf16({1, 1, 2, 64});
+  BoundRun bound;
+  ASSERT_TRUE(bindRun(p, forwardTensors(q, q), {}, 132, bound).ok());
+  EXPECT_EQ(bound.symbols["kv_splits"], 8);
+  bool launches = false;
+  ASSERT_TRUE(kernelLaunches(p.kernels[1], bound.symbols, launches).ok());
+  EXPECT_TRUE(launches);
+  WorkspaceLayout layout;
+  ASSERT_TRUE(layoutWorkspaces(p, bound.symbols, layout).ok());
+  EXPECT_EQ(layout.shapes[0], (std::vector<int64_t>{8, 64}));
+
+  // Set by the caller: 1 means unsplit, so no combine and no workspace.
+  ASSERT_TRUE(
+      bindRun(p, forwardTensors(q, q), {}, 132, bound, {{"kv_splits", 1}})
+          .ok());
+  EXPECT_EQ(bound.symbols["kv_splits"], 1);
+  ASSERT_TRUE(kernelLaunches(p.kernels[1], bound.symbols, launches).ok());
+  EXPECT_FALSE(launches);
+  ASSERT_TRUE(kernelLaunches(p.kernels[0], bound.symbols, launches).ok());
+  EXPECT_TRUE(launches);
+  ASSERT_TRUE(layoutWorkspaces(p, bound.symbols, layout).ok());
+  EXPECT_EQ(layout.shapes[0], (std::vector<int64_t>{0, 64}));
+  EXPECT_EQ(layout.totalBytes, 0u);
+
+  EXPECT_EQ(
+      bindRun(p, forwardTensors(q, q), {}, 132, bound, {{"kv_splits", 0}})
+          .message(),
+      "variant 'gqa': symbol 'kv_splits' is 0; a value set for it must be at "
+      "least 1");
+  EXPECT_EQ(bindRun(p, forwardTensors(q, q), {}, 132, bound, {{"splits", 2}})
+                .message(),
+            "variant 'gqa' has no symbol 'splits' to set (it derives "
+            "kv_splits)");
+  EXPECT_EQ(bindRun(forwardPlan(1), forwardTensors(q, q), {}, 132, bound,
+                    {{"kv_splits", 2}})
+                .message(),
+            "variant 'gqa' has no symbol 'kv_splits' to set (it derives none)");
+  // An expression that comes out below 1 is the plan's error, named.
+  p.symbols[0].second = op(SizeExpr::Op::Sub, {sym("batch"), c(1)});
+  EXPECT_EQ(bindRun(p, forwardTensors(q, q), {}, 132, bound).message(),
+            "variant 'gqa': symbol 'kv_splits' is 0 for this problem; it must "
+            "be at least 1");
+}
+
 TEST(RuntimeChecks, TensorMapsDescribeTheWholeTensorInnermostFirst) {
   TensorRef q = contiguousBf16({2, 100, 8, 64});
   KernelArg map;

@@ -78,11 +78,100 @@ TEST(SpecFormat, RefusesOtherVersionsAndNonSpecs) {
             std::string::npos)
       << old.message();
   std::string text = writeSpecJson(backwardLike());
-  std::string v3 = text;
-  v3.replace(v3.find("\"version\": 2"), 12, "\"version\": 3");
-  EXPECT_NE(readSpecJson(v3, spec).message().find(
-                "format version 3; this runtime reads version 2"),
+  std::string v4 = text;
+  v4.replace(v4.find("\"version\": 3"), 12, "\"version\": 4");
+  EXPECT_NE(readSpecJson(v4, spec).message().find(
+                "format version 4; this runtime reads version 3"),
             std::string::npos);
+  // Version 2 is version 3 without derived symbols and launch conditions.
+  std::string v2 = text;
+  v2.replace(v2.find("\"version\": 3"), 12, "\"version\": 2");
+  EXPECT_TRUE(readSpecJson(v2, spec).ok());
+}
+
+/// A forward with split-KV's pieces: a derived symbol, a workspace sized by
+/// it (0 when it is 1), a scalar argument and a kernel launched on a
+/// condition.
+ProgramSpec splitLike() {
+  auto sym = SizeExpr::named;
+  auto c = SizeExpr::constant;
+  auto op = SizeExpr::apply;
+  ProgramSpec p = backwardLike();
+  p.kind = "forward";
+  p.symbols = {{"kv_splits",
+                op(SizeExpr::Op::Min,
+                   {op(SizeExpr::Op::CeilDiv, {sym("num_sms"), sym("batch")}),
+                    c(128)})}};
+  p.workspaces[0].shape[0] =
+      op(SizeExpr::Op::Mul,
+         {sym("batch"), sym("kv_splits"),
+          op(SizeExpr::Op::Min,
+             {op(SizeExpr::Op::Sub, {sym("kv_splits"), c(1)}), c(1)})});
+  KernelLaunch combine = p.kernels[0];
+  combine.name = "combine";
+  combine.when = op(SizeExpr::Op::Sub, {sym("kv_splits"), c(1)});
+  p.kernels.push_back(combine);
+  p.kernels[0].grid[2] = op(SizeExpr::Op::Mul, {sym("batch"), sym("kv_splits")});
+  return p;
+}
+
+TEST(SpecFormat, DerivedSymbolsAndLaunchConditionsRoundTrip) {
+  ProgramSpec original = splitLike();
+  ASSERT_TRUE(verifyPlan(original).ok()) << verifyPlan(original).message();
+  std::string text = writeSpecJson(original);
+  EXPECT_NE(text.find(R"("symbols": {"kv_splits":["min",["ceildiv","num_sms","batch"],128]})"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("when":["sub","kv_splits",1])"), std::string::npos);
+  // A kernel that always launches writes no "when"; a plan without derived
+  // symbols no "symbols".
+  EXPECT_EQ(text.find("\"when\""), text.rfind("\"when\""));
+  EXPECT_EQ(writeSpecJson(backwardLike()).find("\"symbols\""),
+            std::string::npos);
+  ProgramSpec read;
+  Status s = readSpecJson(text, read);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(writeSpecJson(read), text);
+  ASSERT_EQ(read.symbols.size(), 1u);
+  EXPECT_EQ(read.symbols[0].second.str(),
+            "min(ceildiv(num_sms, batch), 128)");
+  EXPECT_EQ(read.kernels[1].when.str(), "sub(kv_splits, 1)");
+  EXPECT_EQ(read.kernels[0].when.str(), "1");
+}
+
+TEST(SpecFormat, RefusesMalformedDerivedSymbols) {
+  ProgramSpec p = splitLike();
+  p.symbols.push_back({"seq_q", SizeExpr::constant(2)});
+  EXPECT_EQ(verifyPlan(p).message(),
+            "program 'alibi' derives symbol 'seq_q' twice, without a name or "
+            "with a problem symbol's name");
+  p = splitLike();
+  p.symbols.push_back({"more", SizeExpr::named("kv_splits")});
+  EXPECT_EQ(verifyPlan(p).message(),
+            "program 'alibi': symbol 'more' names 'kv_splits'; a size "
+            "expression may name batch, heads, kv_heads, seq_q, seq_kv, "
+            "num_sms");
+  // Tensors bind the problem's symbols: they cannot be sized by derived ones.
+  p = splitLike();
+  p.tensors[0].shape[0] = SizeExpr::named("kv_splits");
+  EXPECT_EQ(verifyPlan(p).message(),
+            "program 'alibi': tensor 'q' dimension 0 names 'kv_splits'; a "
+            "size expression may name batch, heads, kv_heads, seq_q, seq_kv, "
+            "num_sms");
+  p = splitLike();
+  p.kernels[1].when = SizeExpr::named("splits");
+  EXPECT_EQ(verifyPlan(p).message(),
+            "program 'alibi': kernel 'combine' 'when' names 'splits'; a size "
+            "expression may name batch, heads, kv_heads, seq_q, seq_kv, "
+            "num_sms, kv_splits");
+  std::string text = writeSpecJson(splitLike());
+  std::string symbols =
+      R"("symbols": {"kv_splits":["min",["ceildiv","num_sms","batch"],128]})";
+  text.replace(text.find(symbols), symbols.size(),
+               R"("symbols": ["kv_splits"])");
+  ProgramSpec spec;
+  EXPECT_EQ(readSpecJson(text, spec).message(),
+            "malformed spec: the spec's \"symbols\" must be an object");
 }
 
 /// The message of reading `text` after replacing `from` with `to`.
@@ -98,8 +187,8 @@ std::string refusal(const std::string &from, const std::string &to) {
 TEST(SpecFormat, RefusesMalformedPlans) {
   EXPECT_EQ(refusal(R"(["ceildiv","seq_q",64])", R"(["ceildiv","seqlen",64])"),
             "program 'alibi': kernel 'alibi_bwd_k' grid x names 'seqlen'; a "
-            "size expression may name batch, heads, kv_heads, seq_q, seq_kv "
-            "or num_sms");
+            "size expression may name batch, heads, kv_heads, seq_q, seq_kv, "
+            "num_sms");
   EXPECT_EQ(refusal(R"({"capture":0,"rank":1})", R"({"capture":1,"rank":1})"),
             "program 'alibi': kernel 'alibi_bwd_k' argument 2 names capture "
             "1; the program has 1");
@@ -113,7 +202,7 @@ TEST(SpecFormat, RefusesMalformedPlans) {
       refusal(R"("shape":["batch","seq_q","heads",64],"zero_fill")",
               R"("shape":["batch",["div","seq_q",2],"heads",64],"zero_fill")"),
       "malformed spec: workspaces[0].shape[1] uses operator 'div'; "
-      "expected add, mul, ceildiv or max");
+      "expected add, sub, mul, ceildiv, max or min");
   EXPECT_EQ(refusal(R"(["ceildiv","seq_q",64])", R"(["ceildiv","seq_q"])"),
             "program 'alibi': kernel 'alibi_bwd_k' grid x: ceildiv takes 2 "
             "operands, got 1");
@@ -199,6 +288,21 @@ TEST(SpecFormat, EvaluatesExpressions) {
                                           SizeExpr::constant(1 << 30)});
   EXPECT_EQ(evaluate(big, {}, v).message(),
             "'mul(1099511627776, 1073741824)' overflows 64 bits");
+  // sub and min: split-KV's "0 unless split" factor.
+  SizeExpr zeroUnlessSplit = SizeExpr::apply(
+      SizeExpr::Op::Min,
+      {SizeExpr::apply(SizeExpr::Op::Sub,
+                       {SizeExpr::named("s"), SizeExpr::constant(1)}),
+       SizeExpr::constant(1)});
+  ASSERT_TRUE(evaluate(zeroUnlessSplit, {{"s", 1}}, v).ok());
+  EXPECT_EQ(v, 0);
+  ASSERT_TRUE(evaluate(zeroUnlessSplit, {{"s", 9}}, v).ok());
+  EXPECT_EQ(v, 1);
+  SizeExpr under = SizeExpr::apply(
+      SizeExpr::Op::Sub,
+      {SizeExpr::constant(INT64_MIN), SizeExpr::constant(1)});
+  EXPECT_EQ(evaluate(under, {}, v).message(),
+            "'sub(-9223372036854775808, 1)' overflows 64 bits");
 }
 
 } // namespace

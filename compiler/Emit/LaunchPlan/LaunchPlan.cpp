@@ -116,6 +116,30 @@ LogicalResult addCaptures(func::FuncOp kernel, ProgramSpec &plan) {
   return success();
 }
 
+/// Declares the kernel's derived symbols, or checks them against an earlier
+/// kernel's declarations of the same names.
+LogicalResult addSymbols(func::FuncOp kernel, ProgramSpec &plan) {
+  auto symbols = kernel->getAttrOfType<DictionaryAttr>(tile::attrs::kSymbols);
+  if (!symbols)
+    return success();
+  for (NamedAttribute symbol : symbols) {
+    std::string name = symbol.getName().str();
+    SizeExpr value = toSizeExpr(symbol.getValue());
+    auto earlier = llvm::find_if(
+        plan.symbols, [&](const auto &s) { return s.first == name; });
+    if (earlier == plan.symbols.end()) {
+      plan.symbols.emplace_back(name, std::move(value));
+      continue;
+    }
+    if (earlier->second.str() != value.str())
+      return kernel.emitError()
+             << "kernel '" << kernel.getName() << "' derives '" << name
+             << "' as " << value.str() << ", an earlier kernel as "
+             << earlier->second.str();
+  }
+  return success();
+}
+
 /// Appends the tensor map at argument `i` (its tensor is an earlier
 /// argument, declared by then).
 LogicalResult addTensorMap(func::FuncOp kernel, unsigned i,
@@ -163,6 +187,12 @@ LogicalResult addArgument(func::FuncOp kernel, unsigned i, bool copied,
   KernelArg arg;
   if (isa<tgpu::TensorMapType>(kernel.getArgument(i).getType()))
     return addTensorMap(kernel, i, launch);
+  if (Attribute scalar = kernel.getArgAttr(i, tile::attrs::kScalar)) {
+    arg.kind = KernelArg::Kind::Scalar;
+    arg.value = toSizeExpr(scalar);
+    launch.args.push_back(arg);
+    return success();
+  }
   auto capture = kernel.getArgAttrOfType<IntegerAttr>(i, tile::attrs::kCapture);
   auto tensor = kernel.getArgAttrOfType<StringAttr>(i, tile::attrs::kTensor);
   auto workspace =
@@ -185,7 +215,8 @@ LogicalResult addArgument(func::FuncOp kernel, unsigned i, bool copied,
     return kernel.emitError()
            << "argument " << i << " of kernel '" << kernel.getName()
            << "' has no launch role: a memref with 'tile.tensor' or "
-              "'tile.workspace' and 'tile.shape', or 'tile.capture'";
+              "'tile.workspace' and 'tile.shape', 'tile.capture', or an i64 "
+              "with 'tile.scalar'";
   std::optional<DType> dtype = dtypeOf(type.getElementType());
   if (!dtype)
     return kernel.emitError()
@@ -265,6 +296,10 @@ LogicalResult buildLaunchPlan(ModuleOp module, StringRef kind,
     launch.name = kernel.getName().str();
     for (int axis = 0; axis < 3; ++axis)
       launch.grid[axis] = toSizeExpr(grid[axis]);
+    if (auto when = kernel->getAttr(tile::attrs::kWhen))
+      launch.when = toSizeExpr(when);
+    if (failed(addSymbols(kernel, plan)))
+      return failure();
     // Unscheduled (CPU) kernels run one program at a time.
     launch.numThreads = 1;
     if (auto warps = kernel->getAttrOfType<IntegerAttr>(tgpu::attrs::kNumWarps))

@@ -4,7 +4,6 @@
 #include "dialects/Tile/IR/TileDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 
@@ -24,18 +23,32 @@ Attribute sizeOp(Builder &b, StringRef op, ArrayRef<Attribute> operands) {
   return b.getArrayAttr(all);
 }
 
+SmallVector<StringRef> derivedSymbols(Operation *op) {
+  SmallVector<StringRef> names;
+  if (auto symbols = op->getAttrOfType<DictionaryAttr>(attrs::kSymbols))
+    for (NamedAttribute symbol : symbols)
+      names.push_back(symbol.getName().getValue());
+  return names;
+}
+
 LogicalResult verifySizeExpr(Attribute expr,
-                             function_ref<InFlightDiagnostic()> emitError) {
+                             function_ref<InFlightDiagnostic()> emitError,
+                             ArrayRef<StringRef> derived) {
   if (isa<IntegerAttr>(expr))
     return success();
   if (auto symbol = dyn_cast<StringAttr>(expr)) {
     if (llvm::is_contained(
             {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "num_sms"},
-            symbol.getValue()))
+            symbol.getValue()) ||
+        llvm::is_contained(derived, symbol.getValue()))
       return success();
-    return emitError() << "size expression names '" << symbol.getValue()
-                       << "'; expected batch, heads, kv_heads, seq_q, "
-                          "seq_kv or num_sms";
+    InFlightDiagnostic diag = emitError();
+    diag << "size expression names '" << symbol.getValue()
+         << "'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms";
+    for (StringRef name : derived)
+      diag << ", " << name;
+    diag << " (the kernel's 'tile.symbols' declares derived ones)";
+    return diag;
   }
   auto array = dyn_cast<ArrayAttr>(expr);
   if (!array || array.empty() || !isa<StringAttr>(array[0]))
@@ -43,18 +56,16 @@ LogicalResult verifySizeExpr(Attribute expr,
                           "[\"op\", operands...], got "
                        << expr;
   StringRef op = cast<StringAttr>(array[0]).getValue();
-  int minOperands = llvm::StringSwitch<int>(op)
-                        .Cases("add", "mul", "max", 2)
-                        .Case("ceildiv", 2)
-                        .Default(-1);
-  if (minOperands < 0)
+  bool known = llvm::is_contained(
+      {"add", "sub", "mul", "ceildiv", "max", "min"}, op);
+  if (!known)
     return emitError() << "size expression operator '" << op
-                       << "' is not add, mul, ceildiv or max";
+                       << "' is not add, sub, mul, ceildiv, max or min";
   size_t operands = array.size() - 1;
   if (operands < 2 || (op == "ceildiv" && operands != 2))
     return emitError() << "'" << op << "' has " << operands << " operands";
   for (Attribute operand : array.getValue().drop_front())
-    if (failed(verifySizeExpr(operand, emitError)))
+    if (failed(verifySizeExpr(operand, emitError, derived)))
       return failure();
   return success();
 }

@@ -31,6 +31,13 @@ inline constexpr llvm::StringLiteral kCaptures = "tile.captures";
 inline constexpr llvm::StringLiteral kBackwardStage = "tile.bwd_stage";
 /// The grid: three size expressions (x, y, z) over the problem's symbols.
 inline constexpr llvm::StringLiteral kGrid = "tile.grid";
+/// Symbols the kernel's plan derives from the problem's: a dictionary from
+/// name to a size expression over the problem's symbols ({kv_splits = ...}).
+/// The kernel's other size expressions may name them; kernels of one program
+/// that declare the same name must agree.
+inline constexpr llvm::StringLiteral kSymbols = "tile.symbols";
+/// A size expression: the kernel is launched only when it is at least 1.
+inline constexpr llvm::StringLiteral kWhen = "tile.when";
 
 // --- on kernel arguments: exactly one role each -----------------------------
 /// A tensor the caller passes, by name ("q", "dout", ...); with kShape.
@@ -41,6 +48,8 @@ inline constexpr llvm::StringLiteral kWorkspace = "tile.workspace";
 inline constexpr llvm::StringLiteral kZeroFill = "tile.zero_fill";
 /// The index of a captured tensor in kCaptures.
 inline constexpr llvm::StringLiteral kCapture = "tile.capture";
+/// An i64 the runtime passes: the value of a size expression.
+inline constexpr llvm::StringLiteral kScalar = "tile.scalar";
 /// The array's shape: one size expression per dimension.
 inline constexpr llvm::StringLiteral kShape = "tile.shape";
 
@@ -56,17 +65,22 @@ namespace kiln::tile {
 
 /// Size expressions as attributes, spelled as in the runtime's plan
 /// (kiln/LaunchPlan.h): an integer, a symbol ("seq_q") or ["op", a, b, ...]
-/// with op one of add, mul, ceildiv, max.
+/// with op one of add, sub, mul, ceildiv, max, min.
 mlir::Attribute sizeSymbol(mlir::Builder &b, llvm::StringRef symbol);
 mlir::Attribute sizeConstant(mlir::Builder &b, int64_t value);
 mlir::Attribute sizeOp(mlir::Builder &b, llvm::StringRef op,
                        llvm::ArrayRef<mlir::Attribute> operands);
 
 /// Checks a size expression: known symbols (batch, heads, kv_heads, seq_q,
-/// seq_kv, num_sms) and operators with the right number of operands.
+/// seq_kv, num_sms, and the `derived` ones) and operators with the right
+/// number of operands.
 mlir::LogicalResult
 verifySizeExpr(mlir::Attribute expr,
-               llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+               llvm::function_ref<mlir::InFlightDiagnostic()> emitError,
+               llvm::ArrayRef<llvm::StringRef> derived = {});
+
+/// The names in `op`'s kSymbols (none when it has none).
+llvm::SmallVector<llvm::StringRef> derivedSymbols(mlir::Operation *op);
 
 } // namespace kiln::tile
 

@@ -71,6 +71,28 @@ LogicalResult DescType::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   auto emitError = [&] { return op->emitOpError(); };
+  SmallVector<StringRef> derived = derivedSymbols(op);
+  if (attr.getName() == attrs::kSymbols) {
+    auto symbols = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!symbols)
+      return op->emitOpError() << "'" << attrs::kSymbols
+                               << "' must be a dictionary of size expressions";
+    for (NamedAttribute symbol : symbols) {
+      StringRef name = symbol.getName().getValue();
+      if (llvm::is_contained({"batch", "heads", "kv_heads", "seq_q", "seq_kv",
+                              "num_sms"},
+                             name))
+        return op->emitOpError() << "'" << attrs::kSymbols << "' redefines '"
+                                 << name << "', a problem symbol";
+      // Over the problem's symbols only (the runtime evaluates derived
+      // symbols in no particular order).
+      if (failed(verifySizeExpr(symbol.getValue(), emitError)))
+        return failure();
+    }
+    return success();
+  }
+  if (attr.getName() == attrs::kWhen)
+    return verifySizeExpr(attr.getValue(), emitError, derived);
   if (attr.getName() != attrs::kGrid)
     return success();
   auto grid = dyn_cast<ArrayAttr>(attr.getValue());
@@ -79,7 +101,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                              << "' must be an array of 3 size expressions "
                                 "(x, y, z)";
   for (Attribute axis : grid)
-    if (failed(verifySizeExpr(axis, emitError)))
+    if (failed(verifySizeExpr(axis, emitError, derived)))
       return failure();
   return success();
 }
@@ -125,8 +147,9 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
     if (!type || type.getRank() != static_cast<int64_t>(shape.size()))
       return emitError() << "'" << name << "' has " << shape.size()
                          << " dimensions; the argument's type is " << argType;
+    SmallVector<StringRef> derived = derivedSymbols(op);
     for (auto [dim, expr] : llvm::enumerate(shape)) {
-      if (failed(verifySizeExpr(expr, emitError)))
+      if (failed(verifySizeExpr(expr, emitError, derived)))
         return failure();
       // A static dimension of the type must be the constant the plan says.
       auto constant = dyn_cast<IntegerAttr>(expr);
@@ -144,6 +167,13 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
       return emitError() << "'" << name
                          << "' must be a non-negative capture index";
     return success();
+  }
+  if (name == attrs::kScalar) {
+    Type argType = argumentType(op, regionIndex, argIndex);
+    if (!argType || !argType.isInteger(64))
+      return emitError() << "'" << name << "' marks an i64 argument, got "
+                         << argType;
+    return verifySizeExpr(value, emitError, derivedSymbols(op));
   }
   if (name == attrs::kZeroFill) {
     if (!isa<UnitAttr>(value))

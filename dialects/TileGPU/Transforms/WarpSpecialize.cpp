@@ -61,12 +61,15 @@ struct Ring {
 
 bool isRegisterTile(Type t) { return isa<RankedTensorType>(t); }
 
-/// Scalar setup every warp may run before the split: pure, region-free,
-/// no register tiles.
+/// Scalar setup every warp may run before the split: free of memory
+/// effects, region-free, no register tiles. Setup only moves up within the
+/// entry block, which every thread runs anyway, so it need not be
+/// speculatable: a division by a run-time value (split-KV's batch =
+/// z / kv_splits) qualifies.
 bool isSetup(Operation *op) {
   if (isa<SharedAllocOp>(op))
     return true;
-  return op->getNumRegions() == 0 && isPure(op) &&
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
          llvm::none_of(op->getResultTypes(), isRegisterTile);
 }
 

@@ -27,15 +27,17 @@
 namespace kiln {
 
 /// An integer expression over the problem's symbols: a constant, a symbol
-/// (batch, heads, kv_heads, seq_q, seq_kv, num_sms), or add / mul / ceildiv /
-/// max of operands. Written in JSON and in the tile dialect's attributes the
-/// same way: 64, "seq_q", ["ceildiv", "seq_q", 64].
+/// (batch, heads, kv_heads, seq_q, seq_kv, num_sms, or one the plan derives),
+/// or add / sub / mul / ceildiv / max / min of operands. Written in JSON and
+/// in the tile dialect's attributes the same way: 64, "seq_q",
+/// ["ceildiv", "seq_q", 64].
 struct SizeExpr {
-  enum class Op { Constant, Symbol, Add, Mul, CeilDiv, Max };
+  enum class Op { Constant, Symbol, Add, Sub, Mul, CeilDiv, Max, Min };
   Op op = Op::Constant;
   int64_t value = 0;              ///< Constant
   std::string symbol;             ///< Symbol
-  std::vector<SizeExpr> operands; ///< Add, Mul, Max: 2 or more; CeilDiv: 2
+  /// Add, Mul, Max, Min: 2 or more; Sub (a - b - ...): 2 or more; CeilDiv: 2.
+  std::vector<SizeExpr> operands;
 
   static SizeExpr constant(int64_t v);
   static SizeExpr named(std::string symbol);
@@ -45,7 +47,8 @@ struct SizeExpr {
   std::string str() const;
 };
 
-/// The operator's spelling ("add", "mul", "ceildiv", "max"); null for
+/// The operator's spelling ("add", "sub", "mul", "ceildiv", "max", "min");
+/// null for
 /// Constant and Symbol. `opFromName` is its inverse.
 const char *opName(SizeExpr::Op op);
 bool opFromName(const std::string &name, SizeExpr::Op &op);
@@ -110,6 +113,9 @@ struct KernelArg {
 struct KernelLaunch {
   std::string name; ///< the __global__ function in the program's source
   std::array<SizeExpr, 3> grid;
+  /// Launched only when this evaluates to at least 1 (split-KV's combine
+  /// kernel runs only when there are splits to combine).
+  SizeExpr when = SizeExpr::constant(1);
   int64_t numThreads = 128;
   int64_t sharedBytes = 0;
   std::vector<KernelArg> args;
@@ -129,6 +135,12 @@ struct ProgramSpec {
   std::vector<TensorDecl> tensors;
   std::vector<CaptureSpec> captures;
   std::vector<WorkspaceDecl> workspaces;
+  /// Symbols the plan derives from the problem's: a choice made at run time,
+  /// such as the number of KV splits of a decode step. Each is an expression
+  /// over the problem's symbols, evaluated once they are bound; its value
+  /// must be at least 1. A caller may set one instead (Program::run's
+  /// overrides: benchmarks, tests).
+  std::vector<std::pair<std::string, SizeExpr>> symbols;
   /// Pairs that must be equal (GQA: heads = kv_heads * G).
   std::vector<std::pair<SizeExpr, SizeExpr>> constraints;
   std::vector<KernelLaunch> kernels; ///< in launch order
@@ -169,15 +181,23 @@ struct BoundRun {
 /// Matches `tensors` to the plan's declarations by name (each exactly once),
 /// binds the symbols their shapes define (num_sms from `numSms`), then checks
 /// every tensor's dtype, rank, shape, strides and alignment, the plan's
-/// constraints, and the captures against their declarations. Touches no
-/// device (the CPU backend runs plans too); the launcher checks that the
-/// pointers are device memory.
+/// constraints, and the captures against their declarations; last, the
+/// plan's derived symbols, each from its expression or from `overrides`
+/// (which may name derived symbols only, with values of at least 1).
+/// Touches no device (the CPU backend runs plans too); the launcher checks
+/// that the pointers are device memory.
 Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
                const std::vector<TensorRef> &captures, int64_t numSms,
-               BoundRun &bound);
+               BoundRun &bound, const SymbolValues &overrides = {});
+
+/// Whether `kernel` is launched for `symbols` (its `when` is at least 1).
+Status kernelLaunches(const KernelLaunch &kernel, const SymbolValues &symbols,
+                      bool &launches);
 
 /// Where each workspace starts in one buffer (256-byte aligned offsets) and
 /// its contiguous shape, for `symbols`; `totalBytes` is the buffer's size.
+/// A dimension may evaluate to 0: such a workspace takes no memory (split-KV's
+/// partial results when the run does not split).
 struct WorkspaceLayout {
   std::vector<size_t> offsets;
   std::vector<std::vector<int64_t>> shapes;

@@ -44,8 +44,12 @@ public:
   /// symbols bound, strides, alignment, device), the captures against their
   /// declarations and the plan's constraints, then enqueues the kernels on
   /// `stream` (a CUstream; null: the default stream) without synchronizing.
+  /// `overrides` sets derived symbols of the plan instead of their
+  /// expressions (`kv_splits`: the number of KV splits; benchmarks, tests).
+  /// Kernels whose `when` evaluates below 1 are not launched.
   Status run(const std::vector<NamedTensor> &tensors,
-             const std::vector<TensorRef> &captures, void *stream) const;
+             const std::vector<TensorRef> &captures, void *stream,
+             const SymbolValues &overrides = {}) const;
 
   const ProgramSpec &spec() const { return spec_; }
   double compileMs() const { return compileMs_; }

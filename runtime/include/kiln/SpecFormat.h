@@ -15,9 +15,10 @@
 
 namespace kiln {
 
-/// The version this runtime reads and writes. Version 1 was the unversioned
-/// per-kind JSON of Kiln 0.1 (fixed argument orders, no plan).
-inline constexpr int kSpecFormatVersion = 2;
+/// The version this runtime writes; it reads this one and version 2 (the
+/// same without derived "symbols" and kernels' "when"). Version 1 was the
+/// unversioned per-kind JSON of Kiln 0.1 (fixed argument orders, no plan).
+inline constexpr int kSpecFormatVersion = 3;
 
 /// The spec as JSON text (indented, so that a reader can follow it).
 std::string writeSpecJson(const ProgramSpec &spec);

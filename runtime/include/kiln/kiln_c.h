@@ -59,6 +59,13 @@ int kiln_program_run(kiln_program *program, const kiln_tensor *tensors,
 /* Device scratch memory the last run used, in bytes. */
 long long kiln_program_workspace_bytes(const kiln_program *program);
 
+/* Sets a symbol the program derives (a run-time choice such as "kv_splits",
+ * the number of KV splits of a decode step) for every later run, instead of
+ * the plan's own expression; a value below 1 restores the expression. Not
+ * while another thread runs the program. */
+int kiln_program_set_symbol(kiln_program *program, const char *name,
+                            long long value, char *error, int error_size);
+
 void kiln_program_free(kiln_program *program);
 
 #ifdef __cplusplus

@@ -538,15 +538,66 @@ func.func @grid_two_axes() attributes {tile.grid = ["heads", "batch"]} {
 
 // -----
 
-// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv or num_sms}}
+// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @grid_unknown_symbol() attributes {tile.grid = [["ceildiv", "seqlen", 64], "heads", "batch"]} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{size expression operator 'div' is not add, mul, ceildiv or max}}
+// expected-error @+1 {{size expression operator 'div' is not add, sub, mul, ceildiv, max or min}}
 func.func @grid_unknown_op() attributes {tile.grid = [["div", "seq_q", 64], "heads", "batch"]} {
+  return
+}
+
+// -----
+
+// Derived symbols (tile.symbols) are over the problem's symbols; the kernel's
+// other size expressions may name them, and nothing else may.
+// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, kv_splits (the kernel's 'tile.symbols' declares derived ones)}}
+func.func @grid_undeclared_derived() attributes {tile.symbols = {kv_splits = ["ceildiv", "num_sms", "batch"]}, tile.grid = [1, "heads", ["mul", "batch", "splits"]]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{size expression names 'kv_splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms (the kernel's 'tile.symbols' declares derived ones)}}
+func.func @derived_from_derived() attributes {tile.symbols = {kv_splits = ["ceildiv", "num_sms", "batch"], more = ["mul", "kv_splits", 2]}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.symbols' redefines 'batch', a problem symbol}}
+func.func @derived_redefines() attributes {tile.symbols = {batch = 2}} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.symbols' must be a dictionary of size expressions}}
+func.func @derived_not_dictionary() attributes {tile.symbols = ["kv_splits", 2]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms (the kernel's 'tile.symbols' declares derived ones)}}
+func.func @when_unknown() attributes {tile.when = ["sub", "splits", 1]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'tile.scalar' marks an i64 argument, got 'index'}}
+func.func @scalar_index(%s: index {tile.scalar = "seq_q"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: size expression names 'kv_splits'}}
+func.func @scalar_undeclared(%s: i64 {tile.scalar = "kv_splits"}) {
   return
 }
 

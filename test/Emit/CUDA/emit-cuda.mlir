@@ -119,12 +119,19 @@
 // CHECK: // Kernel causal_softcap_fwd: 4 warps, {{[0-9]+}} bytes of shared memory
 // CHECK: extern "C" __global__ void __launch_bounds__(128)
 // CHECK-NEXT: causal_softcap_fwd(kiln::Tensor<kiln::bf16, 4> [[Q:v[0-9]+]],
-// CHECK: kiln::Tensor<float, 3> [[LSE:v[0-9]+]]) {
+// CHECK: kiln::Tensor<float, 3> [[LSE:v[0-9]+]],
+// The split-KV arguments (tile-split-kv): the partial outputs and the split
+// count, a 64-bit scalar; z is batch * kv_splits + split.
+// CHECK-NEXT: kiln::Tensor<float, 4> [[OP:v[0-9]+]],
+// CHECK-NEXT: kiln::Tensor<float, 3> [[LSEP:v[0-9]+]],
+// CHECK-NEXT: long long [[SPLITS:v[0-9]+]]) {
 // CHECK: extern __shared__ __align__(1024) unsigned char kiln_smem[];
 // CHECK: // tgpu.shared_alloc loc(
 // CHECK: const kiln::SmemTile<kiln::bf16, 64, 64, 72> [[QS:v[0-9]+]]{reinterpret_cast<kiln::bf16 *>(kiln_smem + 0)};
+// CHECK: const int [[NS:v[0-9]+]] = static_cast<int>([[SPLITS]]);
+// CHECK: const int [[Z:v[0-9]+]] = blockIdx.z;
+// CHECK: const int [[BB:v[0-9]+]] = static_cast<int>(static_cast<unsigned>([[Z]]) / static_cast<unsigned>([[NS]]));
 // CHECK: const int [[BH:v[0-9]+]] = blockIdx.y;
-// CHECK: const int [[BB:v[0-9]+]] = blockIdx.z;
 // CHECK: const kiln::Desc<kiln::bf16> [[QD:v[0-9]+]] = {[[Q]].ptr + static_cast<long long>([[BB]]) * [[Q]].stride[0] + static_cast<long long>([[BH]]) * [[Q]].stride[2], static_cast<int>([[Q]].size[1]), static_cast<int>([[Q]].size[3]), [[Q]].stride[1], [[Q]].stride[3]};
 // CHECK: kiln::copy_async<128>([[QS]], [[QD]],
 // CHECK: kiln::cp_async_wait<0>();
@@ -165,13 +172,31 @@
 // CHECK: kiln::cp_async_wait<0>();
 // CHECK: // KV loop: full
 // CHECK: // KV loop: trailing_partial
-// Epilogue: stores check the descriptor's bounds.
+// Epilogue: stores check the descriptor's bounds. Unsplit, O and LSE;
+// split, the f32 output before rounding and the LSE, at row z of the
+// partial arrays.
+// CHECK: if ({{v[0-9]+}}) {
+// CHECK: kiln::store(
+// CHECK: kiln::store(
+// CHECK: } else {
+// CHECK: const kiln::Desc<float> [[OPD:v[0-9]+]] = {[[OP]].ptr + static_cast<long long>([[Z]]) * [[OP]].stride[0]
+// CHECK: kiln::store([[OPD]],
+// CHECK: const kiln::Desc<float> [[LSEPD:v[0-9]+]] = {[[LSEP]].ptr + static_cast<long long>([[Z]]) * [[LSEP]].stride[0]
+// CHECK: kiln::store([[LSEPD]],
+// CHECK: return;
+// The combine kernel merges the splits in a loop over them.
+// CHECK: // Kernel causal_softcap_fwd_combine: 4 warps, 0 bytes of shared memory
+// CHECK: for (int [[S:v[0-9]+]] = {{v[0-9]+}}; [[S]] < {{v[0-9]+}}; [[S]] += {{v[0-9]+}}) {
+// CHECK: kiln::load(
+// CHECK: kiln::load(
+// CHECK: kiln::exp2_fast(
+// CHECK: }
 // CHECK: kiln::store(
 // CHECK: kiln::store(
 // CHECK: return;
 
 // ALIBI: alibi_fwd(
-// ALIBI: kiln::Tensor<float, 1> [[SLOPES:v[0-9]+]])
+// ALIBI: kiln::Tensor<float, 1> [[SLOPES:v[0-9]+]],
 // The slope read at the head index is one scalar load per program.
 // ALIBI: const float {{v[0-9]+}} = [[SLOPES]].ptr[0 + static_cast<long long>({{v[0-9]+}}) * [[SLOPES]].stride[0]];
 // Without overlap-copies, each copy waits alone.

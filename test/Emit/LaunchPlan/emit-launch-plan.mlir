@@ -18,10 +18,16 @@
 // TILE-NEXT: "captures": [
 // TILE-NEXT: {"name":"slopes","dtype":"f32","dims":["heads"]}
 // TILE-NEXT: {{^ \]}},
-// TILE-NEXT: "workspaces": [],
+// The split-KV workspaces, derived symbol and combine kernel (tile-split-kv).
+// TILE-NEXT: "workspaces": [
+// TILE-NEXT: {"name":"o_partial","dtype":"f32","shape":{{\[\["mul","batch","kv_splits",\["min",\["sub","kv_splits",1\],1\]\],"seq_q","heads",64\]}},"zero_fill":false},
+// TILE-NEXT: {"name":"lse_partial","dtype":"f32","shape":{{\[\["mul","batch","kv_splits",\["min",\["sub","kv_splits",1\],1\]\],"heads","seq_q"\]}},"zero_fill":false}
+// TILE-NEXT: {{^ \]}},
 // TILE-NEXT: "constraints": {{\[\["heads","kv_heads"\]\]}},
+// TILE-NEXT: "symbols": {"kv_splits":{{\["min",\["ceildiv",\["mul","num_sms",2\],\["mul","batch","heads",\["ceildiv","seq_q",64\]\]\],\["ceildiv","seq_kv",256\],128\]}}},
 // TILE-NEXT: "kernels": [
-// TILE-NEXT: {"name":"alibi_fwd","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":1,"shared_bytes":0,"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"capture":0,"rank":1}]}
+// TILE-NEXT: {"name":"alibi_fwd","grid":{{\[\["ceildiv","seq_q",64\],"heads",\["mul","batch","kv_splits"\]\]}},"threads":1,"shared_bytes":0,"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"capture":0,"rank":1},{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"scalar":"kv_splits"}]},
+// TILE-NEXT: {"name":"alibi_fwd_combine","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"when":["sub","kv_splits",1],"threads":1,"shared_bytes":0,"args":[{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"scalar":"kv_splits"}]}
 // TILE-NEXT: {{^ \]}},
 // TILE-NEXT: "source": ""
 
@@ -31,6 +37,7 @@
 // BOTH: "kind": "forward",
 // BOTH: "kernels": [
 // BOTH-NEXT: {"name":"plain_fwd",
+// BOTH-NEXT: {"name":"plain_fwd_combine",
 // BOTH-NEXT: {{^ \]}},
 // BOTH: "kind": "backward",
 // BOTH: "kernels": [
@@ -66,7 +73,7 @@
 // the GPU kernel compiled by NVRTC).
 // RUN: kiln-opt %S/Inputs/scalar-capture.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=SCALAR
 // SCALAR: {"name":"window","dtype":"i64","dims":[]}
-// SCALAR: {"tensor":"lse","rank":3},{"capture":0,"rank":1},{"tensor_map":"q","dims":[3,1,2,0],"box":[32,128],"swizzle":64},{"tensor_map":"k",{{.*}}},{"tensor_map":"v",{{.*}}}]}
+// SCALAR: {"tensor":"lse","rank":3},{"capture":0,"rank":1},{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"scalar":"kv_splits"},{"tensor_map":"q","dims":[3,1,2,0],"box":[32,128],"swizzle":64},{"tensor_map":"k",{{.*}}},{"tensor_map":"v",{{.*}}}]}
 // RUN: kiln run %S/Inputs/scalar-capture.mlir --seqlen 70 --heads 2 --backward --check | FileCheck %s --check-prefix=SCALAR-CHECKED
 // SCALAR-CHECKED: PASS
 // SCALAR-CHECKED: PASS (backward)
@@ -79,7 +86,7 @@
 
 // Kernels the plan cannot describe are refused with the reason.
 // RUN: not kiln-translate %s -split-input-file --emit-launch-plan 2>&1 | FileCheck %s --check-prefix=ERR
-// ERR: error: argument 1 of kernel 'no_role' has no launch role: a memref with 'tile.tensor' or 'tile.workspace' and 'tile.shape', or 'tile.capture'
+// ERR: error: argument 1 of kernel 'no_role' has no launch role: a memref with 'tile.tensor' or 'tile.workspace' and 'tile.shape', 'tile.capture', or an i64 with 'tile.scalar'
 // ERR: error: kernel 'disagree_b' declares 'q' as bf16 [batch, seq_kv, heads, 64], an earlier kernel as bf16 [batch, seq_q, heads, 64]
 // ERR: error: kernel 'no_grid' has no launch grid or variant ('tile.grid', 'tile.variant')
 // ERR: error: argument 0 of kernel 'two_roles' has more than one launch role

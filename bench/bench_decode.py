@@ -1,0 +1,122 @@
+"""Decoding: one query token (or a few) per sequence against a long KV cache.
+Kiln next to PyTorch SDPA (flash = FlashAttention-2, cuDNN) in one process on
+one GPU, as ../shared/bench/decode_peers.py measures the peers.
+
+  python3 bench/bench_decode.py --lib build/lib/libkiln_runtime.so --specs DIR
+
+DIR holds plain_hd128.cubin.json (MHA), gqa4_decode_hd128.cubin.json and
+gqa8_decode_hd128.cubin.json (examples/gqa_decode.mlir). K and V are
+allocated [B, H_kv, L, D] (the peers' contiguous layout); Kiln reads the same
+memory as its [B, L, H_kv, D] view. Bandwidth counts K and V read once:
+2 * B * H_kv * L * D * 2 bytes. `kiln_nosplit` is the same program run with
+kv_splits = 1 (tile-split-kv's ablation, no recompile). Each row's output is
+checked against SDPA's math backend in f32 in the same run.
+"""
+import argparse, json, os, sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import sdpa_kernel, SDPBackend
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kiln_ctypes import Runtime
+from measure import bench_rounds, relerr
+
+p = argparse.ArgumentParser()
+p.add_argument("--lib", required=True)
+p.add_argument("--specs", required=True)
+p.add_argument("--rounds", type=int, default=3,
+               help="time every implementation of a row this many times in a rotated order, "
+                    "report the median")
+args = p.parse_args()
+
+dev, dt, D = "cuda", torch.bfloat16, 128
+runtime = Runtime(args.lib)
+specs = {1: "plain_hd128", 4: "gqa4_decode_hd128", 8: "gqa8_decode_hd128"}
+programs = {g: runtime.load(os.path.join(args.specs, f"{name}.cubin.json")) for g, name in specs.items()}
+# (B, Hq, Hkv, L, Lq): the issue's rows; Lq > 1 is a verify step (causal
+# among the new tokens, bottom-right aligned; for MHA the plain variant).
+shapes = [(1, 32, 32, 32768, 1), (1, 32, 8, 32768, 1), (16, 32, 8, 8192, 1), (64, 32, 8, 8192, 1),
+          (8, 32, 32, 16384, 1), (1, 64, 8, 131072, 1), (8, 32, 8, 8192, 8)]
+
+rows = []
+print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
+for B, Hq, Hkv, L, Lq in shapes:
+    G = Hq // Hkv
+    prog = programs[G]
+    q_peer = torch.randn(B, Hq, Lq, D, device=dev, dtype=dt)
+    k_peer = torch.randn(B, Hkv, L, D, device=dev, dtype=dt)
+    v_peer = torch.randn_like(k_peer)
+    o_peer = torch.empty_like(q_peer)
+    lse = torch.empty(B, Hq, Lq, device=dev, dtype=torch.float32)
+    q, k, v, o = (t.transpose(1, 2) for t in (q_peer, k_peer, v_peer, o_peer))
+    causal = G > 1 and Lq > 1  # the GQA variants are bottom-right causal
+    gb = 2 * B * Hkv * L * D * 2 / 1e9
+    row = dict(B=B, Hq=Hq, Hkv=Hkv, L=L, Lq=Lq, D=D)
+
+    def ref_mask():
+        if not causal:
+            return None
+        qi = torch.arange(Lq, device=dev)[:, None] + (L - Lq)
+        return torch.arange(L, device=dev)[None, :] <= qi
+
+    with sdpa_kernel([SDPBackend.MATH]):
+        kr = k_peer.float().repeat_interleave(G, dim=1)
+        vr = v_peer.float().repeat_interleave(G, dim=1)
+        ref = F.scaled_dot_product_attention(q_peer.float(), kr, vr, attn_mask=ref_mask())
+        del kr, vr
+    o.fill_(float("nan"))
+    prog(q=q, k=k, v=v, out=o, lse=lse)
+    torch.cuda.synchronize()
+    row["kiln_relerr"] = relerr(o_peer, ref)
+    prog.set_symbol("kv_splits", 1)
+    o.fill_(float("nan"))
+    prog(q=q, k=k, v=v, out=o, lse=lse)
+    torch.cuda.synchronize()
+    row["kiln_nosplit_relerr"] = relerr(o_peer, ref)
+    prog.set_symbol("kv_splits", 0)
+
+    def kiln_fn(splits):
+        def fn():
+            prog.set_symbol("kv_splits", splits)
+            prog(q=q, k=k, v=v, out=o, lse=lse)
+        return fn
+
+    timed = [("kiln", kiln_fn(0)), ("kiln_nosplit", kiln_fn(1))]
+    for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        def peer(be=be):
+            with sdpa_kernel([be]):
+                return F.scaled_dot_product_attention(q_peer, k_peer, v_peer, attn_mask=None,
+                                                      is_causal=False, enable_gqa=G > 1)
+        if causal:  # verify: bottom-right causal among the Lq new tokens
+            def peer(be=be):
+                with sdpa_kernel([be]):
+                    return F.scaled_dot_product_attention(q_peer, k_peer, v_peer, attn_mask=ref_mask(),
+                                                          enable_gqa=G > 1)
+        try:
+            row[f"{name}_relerr"] = relerr(peer(), ref)
+            timed.append((name, peer))
+        except Exception as e:  # a peer that does not run the shape
+            row[f"{name}_error"] = str(e)[:80]
+    measured = bench_rounds(timed, args.rounds)
+    prog.set_symbol("kv_splits", 0)
+    for name, (ms, spread) in measured.items():
+        row[f"{name}_ms"], row[f"{name}_spread"] = ms, spread
+        row[f"{name}_gbps"] = gb / ms * 1e3
+    rows.append(row)
+    print(json.dumps(row), flush=True)
+    del q_peer, k_peer, v_peer, o_peer, lse, ref
+    torch.cuda.empty_cache()
+
+out = os.environ.get("OUT", "/tmp")
+json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.join(out, "decode.json"), "w"),
+          indent=1)
+print(f"\n{'shape':>26} {'kiln':>6} {'nosplit':>7} {'flash':>6} {'cudnn':>6} {'k/cudnn':>7} {'k/flash':>7} "
+      f"{'relerr':>8} {'spread':>6}   (GB/s of K and V)")
+for r in rows:
+    g = lambda key: f"{r[key]:6.0f}" if key in r else "   n/a"
+    ratio = lambda peer: f"{r['kiln_gbps'] / r[peer + '_gbps']:7.2f}" if peer + "_gbps" in r else "    n/a"
+    shape = f"B{r['B']} H{r['Hq']}/{r['Hkv']} L{r['L']} Lq{r['Lq']}"
+    print(f"{shape:>26} {g('kiln_gbps')} {g('kiln_nosplit_gbps'):>7} {g('flash_gbps')} {g('cudnn_gbps')} "
+          f"{ratio('cudnn')} {ratio('flash')} {max(r['kiln_relerr'], r['kiln_nosplit_relerr']):8.1e} "
+          f"{100 * max(v for key, v in r.items() if key.endswith('_spread')):5.1f}%")

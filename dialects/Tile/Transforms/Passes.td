@@ -1,0 +1,59 @@
+//===- Passes.td - tile dialect passes ---------------------*- tablegen -*-===//
+
+#ifndef KILN_TILE_PASSES
+#define KILN_TILE_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
+  let summary = "Splits the forward program's KV range across CTAs (FlashDecoding) and adds the combine kernel";
+  let description = [{
+    A decode step has few query rows: (batch x heads x Q blocks) programs
+    cannot fill a GPU, and each streams the whole KV cache alone. This pass
+    rewrites every forward kernel (a `tile.kernel` without `tile.bwd_stage`)
+    so that `kv_splits` programs share one (batch, head, Q block), each over
+    its own contiguous range of KV blocks, and adds a kernel that merges
+    their partial results, as FlashDecoding does:
+
+    - `kv_splits` is a symbol the launch plan derives at run time
+      (`tile.symbols`): `min(ceildiv(ctas-per-sm * num_sms, batch * heads *
+      ceil(seq_q / BLOCK_M)), ceildiv(seq_kv, min-blocks * BLOCK_N),
+      max-splits)`, so a problem that fills the GPU runs unsplit. The kernel
+      receives it as an i64 argument (`tile.scalar`); callers may set it.
+    - The grid's z axis becomes `batch * kv_splits`; `tile.program_id 2`
+      yields `z / kv_splits` as the batch, and `z % kv_splits` is the split.
+    - The KV loops (`tile.kv_loop`) keep their roles and bodies; their
+      bounds are intersected with the split's range: the blocks between the
+      first loop's lower bound and the last loop's upper bound, dealt out in
+      contiguous chunks of `ceil(blocks / kv_splits)`.
+    - The stores of `out` and `lse` run when `kv_splits = 1`. Otherwise the
+      normalised f32 output (before rounding) and the LSE go to the
+      workspaces `o_partial` `[batch * kv_splits, seq_q, heads, Dv]` and
+      `lse_partial` `[batch * kv_splits, heads, seq_q]` (sized 0 when the run
+      does not split).
+    - `<kernel>_combine` (grid `(ceil(seq_q / 64), heads, batch)`, launched
+      when `kv_splits >= 2`) merges the splits: with `m` the largest partial
+      LSE, `lse = m + log(sum_s exp(lse_s - m))` and `out = sum_s exp(lse_s
+      - lse) o_s`; a split that saw no key has `lse_s = -inf` and weight 0.
+
+    Mods, masks and captures are untouched: each split runs the same KV
+    step on fewer blocks. The pass runs on the CPU backend's program too.
+  }];
+  let options = [
+    Option<"maxSplits", "max-splits", "int64_t", /*default=*/"128",
+           "Upper bound on kv_splits">,
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"4",
+           "KV blocks a split gets at least (no split shorter than this "
+           "many blocks of keys, unless the cache is)">,
+    Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"2",
+           "Programs per multiprocessor the split aims to fill">,
+    Option<"combineRows", "combine-rows", "int64_t", /*default=*/"64",
+           "Query rows per program of the combine kernel">,
+  ];
+  let dependentDialects = ["::kiln::tile::TileDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+#endif // KILN_TILE_PASSES

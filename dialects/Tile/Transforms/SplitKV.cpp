@@ -1,0 +1,428 @@
+//===- SplitKV.cpp - FlashDecoding's split KV range and combine kernel ----===//
+//
+// A decode step has one query row (or a few) per (batch, head): the forward
+// grid then holds batch x heads programs, far fewer than a GPU runs at once,
+// and each streams its whole KV range alone. Splitting that range across
+// `kv_splits` programs and merging their partial (o, lse) afterwards fills
+// the GPU. The split count is a run-time choice (the plan's derived symbol
+// `kv_splits`), so one compiled program serves prefill (no split: the
+// original stores) and decoding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/Transforms/Passes.h"
+
+#include "dialects/Tile/IR/TileAttrNames.h"
+#include "dialects/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kiln::tile {
+#define GEN_PASS_DEF_TILESPLITKV
+#include "dialects/Tile/Transforms/Passes.h.inc"
+} // namespace kiln::tile
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+constexpr llvm::StringLiteral kSplits = "kv_splits";
+
+/// What the pass needs of a forward kernel.
+struct ForwardKernel {
+  func::FuncOp func;
+  BlockArgument out, lse;
+  SmallVector<scf::ForOp> kvLoops;  // in order, in the entry block
+  SmallVector<tile::StoreOp> stores; // of out and lse, in the entry block
+  int64_t blockM = 0, blockN = 0;
+};
+
+BlockArgument tensorArgument(func::FuncOp f, StringRef name) {
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (auto tensor = f.getArgAttrOfType<StringAttr>(i, tile::attrs::kTensor);
+        tensor && tensor.getValue() == name)
+      return f.getArgument(i);
+  return nullptr;
+}
+
+/// Whether `v` is available before `op` in `block`.
+bool definedBefore(Value v, Operation *op) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == op->getBlock();
+  Operation *def = v.getDefiningOp();
+  return def->getBlock() == op->getBlock() && def->isBeforeInBlock(op);
+}
+
+LogicalResult analyze(func::FuncOp f, ForwardKernel &k) {
+  k.func = f;
+  k.out = tensorArgument(f, "out");
+  k.lse = tensorArgument(f, "lse");
+  auto grid = f->getAttrOfType<ArrayAttr>(tile::attrs::kGrid);
+  auto blockM = f->getAttrOfType<IntegerAttr>(tile::attrs::kBlockM);
+  auto blockN = f->getAttrOfType<IntegerAttr>(tile::attrs::kBlockN);
+  auto batchAxis =
+      grid && grid.size() == 3 ? dyn_cast<StringAttr>(grid[2]) : nullptr;
+  if (!k.out || !k.lse || !blockM || !blockN || !batchAxis ||
+      batchAxis.getValue() != "batch")
+    return f.emitError() << "tile-split-kv: forward kernel '" << f.getName()
+                         << "' needs tensors 'out' and 'lse', '"
+                         << tile::attrs::kBlockM << "', '"
+                         << tile::attrs::kBlockN
+                         << "' and a grid whose z axis is \"batch\"";
+  k.blockM = blockM.getInt();
+  k.blockN = blockN.getInt();
+  Block &entry = f.front();
+  for (Operation &op : entry)
+    if (auto loop = dyn_cast<scf::ForOp>(op);
+        loop && loop->hasAttr(tile::attrs::kKvLoop))
+      k.kvLoops.push_back(loop);
+  WalkResult walk = f.walk([&](tile::StoreOp store) {
+    auto view = store.getDesc().getDefiningOp<tile::ViewOp>();
+    if (!view || (view.getBase() != k.out && view.getBase() != k.lse))
+      return WalkResult::advance();
+    if (store->getBlock() != &entry) {
+      store.emitError() << "tile-split-kv: the store of an output must be in "
+                           "the kernel's entry block";
+      return WalkResult::interrupt();
+    }
+    k.stores.push_back(store);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (k.kvLoops.empty() || k.stores.empty())
+    return f.emitError() << "tile-split-kv: forward kernel '" << f.getName()
+                         << "' has no KV loop ('" << tile::attrs::kKvLoop
+                         << "') or stores no output";
+  // The split's range is computed before the first loop from the first
+  // loop's lower and the last loop's upper bound.
+  scf::ForOp first = k.kvLoops.front(), last = k.kvLoops.back();
+  if (!definedBefore(last.getUpperBound(), first))
+    return last.emitError() << "tile-split-kv: the last KV loop's upper bound "
+                               "must be computed before the first KV loop";
+  return success();
+}
+
+/// Size-expression attributes.
+struct Sizes {
+  Builder &b;
+  Attribute sym(StringRef name) { return tile::sizeSymbol(b, name); }
+  Attribute cst(int64_t v) { return tile::sizeConstant(b, v); }
+  Attribute op(StringRef name, ArrayRef<Attribute> operands) {
+    return tile::sizeOp(b, name, operands);
+  }
+};
+
+/// Index arithmetic.
+struct Index {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value ceilDiv(Value x, Value y) {
+    return arith::CeilDivSIOp::create(b, loc, x, y);
+  }
+};
+
+struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (maxSplits < 1 || minBlocks < 1 || ctasPerSM < 1 || combineRows < 1) {
+      getOperation().emitError("tile-split-kv: max-splits, min-blocks, "
+                               "ctas-per-sm and combine-rows must be positive");
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> forward;
+    for (auto f : getOperation().getOps<func::FuncOp>())
+      if (f->hasAttr(tile::attrs::kKernel) &&
+          !f->hasAttr(tile::attrs::kBackwardStage) &&
+          !f->hasAttr(tile::attrs::kSymbols))
+        forward.push_back(f);
+    for (func::FuncOp f : forward) {
+      ForwardKernel k;
+      if (failed(analyze(f, k)) || failed(split(k)))
+        return signalPassFailure();
+    }
+  }
+
+  /// kv_splits for a problem: enough programs for `ctasPerSM` per
+  /// multiprocessor, each over at least `minBlocks` KV blocks, at most
+  /// `maxSplits`. 1 when the unsplit grid fills the GPU already.
+  Attribute splitsHeuristic(Sizes &s, const ForwardKernel &k) {
+    Attribute programs =
+        s.op("mul", {s.sym("batch"), s.sym("heads"),
+                     s.op("ceildiv", {s.sym("seq_q"), s.cst(k.blockM)})});
+    Attribute fill = s.op(
+        "ceildiv", {s.op("mul", {s.sym("num_sms"), s.cst(ctasPerSM)}), programs});
+    Attribute length =
+        s.op("ceildiv", {s.sym("seq_kv"), s.cst(minBlocks * k.blockN)});
+    return s.op("min", {fill, length, s.cst(maxSplits)});
+  }
+
+  LogicalResult split(ForwardKernel &k) {
+    func::FuncOp f = k.func;
+    MLIRContext *ctx = f.getContext();
+    OpBuilder b(ctx);
+    Sizes s{b};
+    Location loc = f.getLoc();
+    Block &entry = f.front();
+    Type f32 = b.getF32Type();
+    Type i64 = b.getI64Type();
+
+    // The plan: kv_splits derived at run time, z = batch * kv_splits, and
+    // the partial results sized 0 unless the run splits.
+    Attribute splits = s.sym(kSplits);
+    f->setAttr(tile::attrs::kSymbols,
+               b.getDictionaryAttr(
+                   b.getNamedAttr(kSplits, splitsHeuristic(s, k))));
+    auto grid = f->getAttrOfType<ArrayAttr>(tile::attrs::kGrid);
+    f->setAttr(tile::attrs::kGrid,
+               b.getArrayAttr({grid[0], grid[1],
+                               s.op("mul", {s.sym("batch"), splits})}));
+    Attribute partials =
+        s.op("mul", {s.sym("batch"), splits,
+                     s.op("min", {s.op("sub", {splits, s.cst(1)}), s.cst(1)})});
+    auto outType = cast<MemRefType>(k.out.getType());
+    auto lseType = cast<MemRefType>(k.lse.getType());
+    int64_t headDimV = outType.getDimSize(3);
+    SmallVector<Attribute> oShape{partials, s.sym("seq_q"), s.sym("heads"),
+                                  s.cst(headDimV)};
+    SmallVector<Attribute> lseShape{partials, s.sym("heads"), s.sym("seq_q")};
+    auto workspace = [&](StringRef name, ArrayRef<Attribute> shape) {
+      return b.getDictionaryAttr(
+          {b.getNamedAttr(tile::attrs::kWorkspace, b.getStringAttr(name)),
+           b.getNamedAttr(tile::attrs::kShape, b.getArrayAttr(shape))});
+    };
+    DictionaryAttr oAttrs = workspace("o_partial", oShape);
+    DictionaryAttr lseAttrs = workspace("lse_partial", lseShape);
+    DictionaryAttr splitsAttrs = b.getDictionaryAttr(
+        b.getNamedAttr(tile::attrs::kScalar, splits));
+    Type oPartialType = outType.clone(f32);
+    unsigned n = f.getNumArguments();
+    if (failed(f.insertArgument(n, oPartialType, oAttrs, loc)) ||
+        failed(f.insertArgument(n + 1, lseType, lseAttrs, loc)) ||
+        failed(f.insertArgument(n + 2, i64, splitsAttrs, loc)))
+      return f.emitError() << "tile-split-kv: cannot add arguments";
+    BlockArgument oPartial = f.getArgument(n), lsePartial = f.getArgument(n + 1),
+                  splitsArg = f.getArgument(n + 2);
+
+    // z = batch * kv_splits + split.
+    b.setInsertionPointToStart(&entry);
+    Index ix{b, loc};
+    Value numSplits =
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), splitsArg);
+    Value z = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 2);
+    Value batch = arith::DivUIOp::create(b, loc, z, numSplits);
+    Value splitIndex = arith::RemUIOp::create(b, loc, z, numSplits);
+    SmallVector<tile::ProgramIdOp> batchIds;
+    f.walk([&](tile::ProgramIdOp p) {
+      if (p.getAxis() == 2 && p.getResult() != z)
+        batchIds.push_back(p);
+    });
+    for (tile::ProgramIdOp p : batchIds) {
+      p.replaceAllUsesWith(batch);
+      p.erase();
+    }
+
+    // The split's blocks: chunks of ceil(blocks / kv_splits) from the first
+    // loop's lower bound (a multiple of BLOCK_N, as every loop's is), so
+    // each loop keeps its block grid.
+    scf::ForOp first = k.kvLoops.front(), last = k.kvLoops.back();
+    b.setInsertionPoint(first);
+    Value lo0 = first.getLowerBound(), hi0 = last.getUpperBound();
+    Value blockN = ix.c(k.blockN);
+    Value blocks = ix.ceilDiv(ix.max(ix.sub(hi0, lo0), ix.c(0)), blockN);
+    Value chunk = ix.mul(ix.ceilDiv(blocks, numSplits), blockN);
+    Value lo = ix.add(lo0, ix.mul(splitIndex, chunk));
+    Value hi = ix.min(ix.add(lo, chunk), hi0);
+    for (scf::ForOp loop : k.kvLoops) {
+      b.setInsertionPoint(loop);
+      loop.setLowerBound(ix.max(loop.getLowerBound(), lo));
+      loop.setUpperBound(ix.min(loop.getUpperBound(), hi));
+    }
+
+    // The outputs: as before when the run does not split; otherwise the
+    // unrounded output and the LSE of this split.
+    tile::StoreOp lastStore = k.stores.back();
+    b.setInsertionPointAfter(lastStore);
+    Value unsplit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          numSplits, ix.c(1));
+    auto branch = scf::IfOp::create(b, loc, unsplit, /*withElseRegion=*/true);
+    for (tile::StoreOp store : k.stores)
+      store->moveBefore(branch.thenBlock()->getTerminator());
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    for (tile::StoreOp store : k.stores) {
+      auto view = store.getDesc().getDefiningOp<tile::ViewOp>();
+      bool isOut = view.getBase() == k.out;
+      if (view.getIndices().empty() || view.getIndices()[0] != batch)
+        return view.emitError() << "tile-split-kv: the view of an output must "
+                                   "index the batch first";
+      SmallVector<Value> indices(view.getIndices());
+      indices[0] = z;
+      Value partialView = tile::ViewOp::create(
+          b, view.getLoc(),
+          tile::DescType::get(ctx, view.getType().getShape(), f32),
+          isOut ? oPartial : lsePartial, indices, view.getKeepAttr());
+      Value value = store.getValue();
+      if (auto rounded = value.getDefiningOp<arith::TruncFOp>())
+        value = rounded.getIn();
+      if (cast<RankedTensorType>(value.getType()).getElementType() != f32)
+        return store.emitError() << "tile-split-kv: an output's value must be "
+                                    "f32, or rounded from f32 (arith.truncf)";
+      tile::StoreOp::create(b, store.getLoc(), value, partialView,
+                            store.getOffsets());
+    }
+
+    b.setInsertionPointAfter(f);
+    return buildCombine(b, k, oPartialType, lseType, oAttrs, lseAttrs,
+                        splitsAttrs);
+  }
+
+  /// `<kernel>_combine`: per (batch, head, block of rows), the online merge
+  /// of the splits' (o, lse), in base 2 as the forward's softmax.
+  LogicalResult buildCombine(OpBuilder &b, ForwardKernel &k, Type oPartialType,
+                             Type lsePartialType, DictionaryAttr oAttrs,
+                             DictionaryAttr lseAttrs,
+                             DictionaryAttr splitsAttrs) {
+    func::FuncOp f = k.func;
+    MLIRContext *ctx = f.getContext();
+    Location loc = f.getLoc();
+    Sizes s{b};
+    Type f32 = b.getF32Type();
+    Type index = b.getIndexType();
+    auto outType = cast<MemRefType>(k.out.getType());
+    Type elt = outType.getElementType();
+    int64_t dv = outType.getDimSize(3);
+    int64_t rows = combineRows;
+    SmallVector<Type> types{oPartialType, lsePartialType, outType,
+                            k.lse.getType(), b.getI64Type()};
+    auto combine =
+        func::FuncOp::create(b, loc, (f.getName() + "_combine").str(),
+                             b.getFunctionType(types, {}));
+    for (StringRef name : {tile::attrs::kKernel, tile::attrs::kVariant,
+                           tile::attrs::kGqaGroup, tile::attrs::kSymbols,
+                           tile::attrs::kBlockN})
+      if (Attribute a = f->getAttr(name))
+        combine->setAttr(name, a);
+    combine->setAttr(tile::attrs::kBlockM, b.getI64IntegerAttr(rows));
+    combine->setAttr(
+        tile::attrs::kGrid,
+        b.getArrayAttr({s.op("ceildiv", {s.sym("seq_q"), s.cst(rows)}),
+                        s.sym("heads"), s.sym("batch")}));
+    combine->setAttr(tile::attrs::kWhen,
+                     s.op("sub", {s.sym(kSplits), s.cst(1)}));
+    combine.setArgAttrs(0, oAttrs);
+    combine.setArgAttrs(1, lseAttrs);
+    for (unsigned i : {2u, 3u})
+      combine.setArgAttrs(
+          i, f.getArgAttrDict(i == 2 ? k.out.getArgNumber()
+                                     : k.lse.getArgNumber()));
+    combine.setArgAttrs(4, splitsAttrs);
+    Block *entry = combine.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    Index ix{b, loc};
+    Value oPartial = entry->getArgument(0), lsePartial = entry->getArgument(1),
+          out = entry->getArgument(2), lse = entry->getArgument(3);
+    Value numSplits =
+        arith::IndexCastOp::create(b, loc, index, entry->getArgument(4));
+    Value qBlock = tile::ProgramIdOp::create(b, loc, index, 0);
+    Value head = tile::ProgramIdOp::create(b, loc, index, 1);
+    Value batch = tile::ProgramIdOp::create(b, loc, index, 2);
+    Value qStart = ix.mul(qBlock, ix.c(rows));
+    Value zero = ix.c(0);
+
+    auto matrixDesc = [&](Type e) {
+      return tile::DescType::get(ctx, {ShapedType::kDynamic, dv}, e);
+    };
+    auto rowDesc = tile::DescType::get(ctx, {ShapedType::kDynamic}, f32);
+    auto keepMatrix = b.getDenseI64ArrayAttr({1, 3});
+    auto keepRow = b.getDenseI64ArrayAttr({2});
+    auto splat = [&](double v, ArrayRef<int64_t> shape) -> Value {
+      Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+      return tile::SplatOp::create(b, loc, RankedTensorType::get(shape, f32),
+                                   c);
+    };
+    auto broadcast = [&](Value v) -> Value {
+      return tile::BroadcastOp::create(
+          b, loc, RankedTensorType::get({rows, dv}, f32), v, /*dim=*/1);
+    };
+    double negInf = -std::numeric_limits<double>::infinity();
+    Value init[] = {splat(negInf, {rows}), splat(0.0, {rows}),
+                    splat(0.0, {rows, dv})};
+    auto loop = scf::ForOp::create(
+        b, loc, zero, numSplits, ix.c(1), ValueRange(init),
+        [&](OpBuilder &nb, Location l, Value split, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(nb.getInsertionBlock());
+          Value row = ix.add(ix.mul(batch, numSplits), split);
+          Value oView = tile::ViewOp::create(b, l, matrixDesc(f32), oPartial,
+                                             ValueRange{row, head}, keepMatrix);
+          Value lseView = tile::ViewOp::create(b, l, rowDesc, lsePartial,
+                                               ValueRange{row, head}, keepRow);
+          Value o = tile::LoadOp::create(
+              b, l, RankedTensorType::get({rows, dv}, f32), oView,
+              ValueRange{qStart, zero}, b.getF32FloatAttr(0.0));
+          Value x = tile::LoadOp::create(b, l, RankedTensorType::get({rows}, f32),
+                                         lseView, ValueRange{qStart},
+                                         b.getF32FloatAttr(negInf));
+          x = arith::MulFOp::create(b, l, x, splat(M_LOG2E, {rows}));
+          Value m = carried[0], sum = carried[1], acc = carried[2];
+          Value mNew = arith::MaximumFOp::create(b, l, m, x);
+          // No split of these rows saw a key yet: 0 as the reference keeps
+          // -inf - -inf out.
+          Value none = arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OEQ, mNew, splat(negInf, {rows}));
+          Value mRef =
+              arith::SelectOp::create(b, l, none, splat(0.0, {rows}), mNew);
+          Value alpha = math::Exp2Op::create(
+              b, l, arith::SubFOp::create(b, l, m, mRef));
+          Value weight = math::Exp2Op::create(
+              b, l, arith::SubFOp::create(b, l, x, mRef));
+          Value sumNew = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, sum, alpha), weight);
+          Value accNew = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, acc, broadcast(alpha)),
+              arith::MulFOp::create(b, l, o, broadcast(weight)));
+          scf::YieldOp::create(b, l, ValueRange{mNew, sumNew, accNew});
+        });
+    Value m = loop.getResult(0), sum = loop.getResult(1),
+          acc = loop.getResult(2);
+    // Rows no split saw a key of: output 0, LSE -inf (as unsplit).
+    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum,
+                                        splat(0.0, {rows}));
+    Value inv = arith::SelectOp::create(
+        b, loc, empty, splat(0.0, {rows}),
+        arith::DivFOp::create(b, loc, splat(1.0, {rows}), sum));
+    Value o = arith::MulFOp::create(b, loc, acc, broadcast(inv));
+    Value oLow = arith::TruncFOp::create(
+        b, loc, RankedTensorType::get({rows, dv}, elt), o);
+    Value oView = tile::ViewOp::create(b, loc, matrixDesc(elt), out,
+                                       ValueRange{batch, head}, keepMatrix);
+    tile::StoreOp::create(b, loc, oLow, oView, ValueRange{qStart, zero});
+    Value lse2 =
+        arith::AddFOp::create(b, loc, m, math::Log2Op::create(b, loc, sum));
+    Value lseNat = arith::MulFOp::create(b, loc, lse2, splat(M_LN2, {rows}));
+    lseNat = arith::SelectOp::create(b, loc, empty, splat(negInf, {rows}),
+                                     lseNat);
+    Value lseView = tile::ViewOp::create(b, loc, rowDesc, lse,
+                                         ValueRange{batch, head}, keepRow);
+    tile::StoreOp::create(b, loc, lseNat, lseView, ValueRange{qStart});
+    func::ReturnOp::create(b, loc);
+    return success();
+  }
+};
+
+} // namespace

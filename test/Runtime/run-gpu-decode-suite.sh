@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The GPU suite of split-KV decoding (tile-split-kv): every variant with a few
+# query rows against longer caches, at the plan's own kv_splits and at forced
+# ones (1 = unsplit, more splits than blocks: empty splits), in bf16 and fp16,
+# head dims 64 to 256, MHA and GQA, against the float64 reference, as
+# run-gpu-suite.sh checks (fully masked rows exactly 0 / -inf, no NaN).
+#
+#   test/Runtime/run-gpu-decode-suite.sh <path/to/kiln>
+set -u
+KILN=${1:?usage: run-gpu-decode-suite.sh <kiln>}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+EX=$ROOT/examples
+TL=$ROOT/test/Runtime/Inputs/causal_top_left.mlir
+. "$ROOT/test/Runtime/suite-lib.sh"
+
+# (Lq, Lk) pairs: one token, a verify step, a prefix longer than the cache.
+for pair in "1 1" "1 777" "1 32768" "8 4096" "64 5000" "300 100"; do
+  set -- $pair
+  for splits in "" 1 3 200; do
+    s=${splits:+--kv-splits $splits}
+    run "plain Lq=$1 Lk=$2 splits=${splits:-plan}" "$EX/plain.mlir" --seqlen $1 --seqlen-kv $2 --heads 4 --head-dim 128 $s
+    run "causal-bottom-right Lq=$1 Lk=$2 splits=${splits:-plan}" "$EX/causal.mlir" --seqlen $1 --seqlen-kv $2 --heads 3 $s
+    run "gqa4_decode Lq=$1 Lk=$2 splits=${splits:-plan}" "$EX/gqa_decode.mlir" --variant gqa4_decode --seqlen $1 --seqlen-kv $2 --heads 8 --batch 2 $s
+  done
+done
+for dtype in bf16 fp16; do
+  for hd in 64 96 128 192 256; do
+    run "plain $dtype hd=$hd Lq=1 Lk=3000" "$EX/plain.mlir" --dtype $dtype --head-dim $hd --seqlen 1 --seqlen-kv 3000 --heads 2 --batch 3
+    run "causal-top-left $dtype hd=$hd Lq=5 Lk=3000 splits=4" "$TL" --dtype $dtype --head-dim $hd --seqlen 5 --seqlen-kv 3000 --heads 2 --kv-splits 4
+  done
+done
+# The DSL examples: mods, masks and captures under a split.
+for ex in softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+  heads=3; [ $ex = gqa_causal ] && heads=8
+  run "$ex Lq=1 Lk=5000" "$EX/$ex.mlir" --seqlen 1 --seqlen-kv 5000 --heads $heads --batch 2
+  run "$ex Lq=16 Lk=2000 splits=6 fp16" "$EX/$ex.mlir" --seqlen 16 --seqlen-kv 2000 --heads $heads --kv-splits 6 --dtype fp16
+done
+run "gqa8_decode B=1 H=64 Lq=1 Lk=131072" "$EX/gqa_decode.mlir" --variant gqa8_decode --heads 64 --seqlen 1 --seqlen-kv 131072
+run "plain no-split-kv Lq=1 Lk=4096" "$EX/plain.mlir" --no-split-kv --seqlen 1 --seqlen-kv 4096 --heads 2
+summary

@@ -1,0 +1,86 @@
+// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="max-splits=8 min-blocks=2 ctas-per-sm=1 combine-rows=32" -split-input-file | FileCheck %s --check-prefix=OPTS
+
+// The forward kernel takes kv_splits (derived at run time, passed as an i64),
+// two partial-result workspaces sized 0 unless the run splits, and a grid
+// whose z axis holds batch * kv_splits programs.
+// CHECK-LABEL: func.func @decode_fwd(
+// CHECK-SAME: %[[OP:[a-z0-9]+]]: memref<?x?x?x64xf32, {{.*}}> {tile.shape = {{\[\["mul", "batch", "kv_splits", \["min", \["sub", "kv_splits", 1\], 1\]\], "seq_q", "heads", 64\]}}, tile.workspace = "o_partial"}
+// CHECK-SAME: %[[LP:[a-z0-9]+]]: memref<?x?x?xf32, {{.*}}> {{{.*}}tile.workspace = "lse_partial"}
+// CHECK-SAME: %[[S:[a-z0-9]+]]: i64 {tile.scalar = "kv_splits"}
+// CHECK-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 64\], "heads", \["mul", "batch", "kv_splits"\]\]}}
+// CHECK-SAME: tile.symbols = {kv_splits = {{\["min", \["ceildiv", \["mul", "num_sms", 2\], \["mul", "batch", "heads", \["ceildiv", "seq_q", 64\]\]\], \["ceildiv", "seq_kv", 256\], 128\]}}}
+// z = batch * kv_splits + split: the batch every view indexes, and the split.
+// CHECK: %[[N:.*]] = arith.index_cast %[[S]] : i64 to index
+// CHECK: %[[Z:.*]] = tile.program_id 2
+// CHECK: %[[B:.*]] = arith.divui %[[Z]], %[[N]] : index
+// CHECK: %[[SPLIT:.*]] = arith.remui %[[Z]], %[[N]] : index
+// CHECK-NOT: tile.program_id 2
+// CHECK: tile.view %{{.*}}[%[[B]], %{{.*}}] keep [1, 3]
+// The split's keys: contiguous chunks of ceil(blocks / kv_splits) blocks from
+// the first loop's lower bound, intersected with each loop's bounds.
+// CHECK: %[[PER:.*]] = arith.ceildivsi %{{.*}}, %[[N]] : index
+// CHECK-NEXT: %[[CHUNK:.*]] = arith.muli %[[PER]], %{{.*}} : index
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[SPLIT]], %[[CHUNK]] : index
+// CHECK-NEXT: %[[LO:.*]] = arith.addi %[[LO0:.*]], %[[OFF]] : index
+// CHECK-NEXT: %[[END:.*]] = arith.addi %[[LO]], %[[CHUNK]] : index
+// CHECK-NEXT: %[[HI:.*]] = arith.minsi %[[END]], %[[HI0:.*]] : index
+// CHECK: %[[LB:.*]] = arith.maxsi %[[LO0]], %[[LO]] : index
+// CHECK: %[[UB:.*]] = arith.minsi %[[HI0]], %[[HI]] : index
+// CHECK: scf.for %{{.*}} = %[[LB]] to %[[UB]]
+// CHECK: } {tile.kv_loop = "masked"}
+// Unsplit, the stores as before; split, the f32 output before rounding and
+// the LSE at row z of the partial arrays.
+// CHECK: %[[OUT32:.*]] = arith.mulf
+// CHECK: %[[OUT:.*]] = arith.truncf %[[OUT32]]
+// CHECK: %[[UNSPLIT:.*]] = arith.cmpi eq, %[[N]], %{{.*}} : index
+// CHECK: scf.if %[[UNSPLIT]] {
+// CHECK-NEXT: tile.store %[[OUT]], %{{.*}} : tensor<64x64xbf16>, <?x64xbf16>
+// CHECK-NEXT: tile.store %[[LSE:.*]], %{{.*}} : tensor<64xf32>, <?xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[OPV:.*]] = tile.view %[[OP]][%[[Z]], %{{.*}}] keep [1, 3]
+// CHECK-NEXT: tile.store %[[OUT32]], %[[OPV]]{{.*}} : tensor<64x64xf32>, <?x64xf32>
+// CHECK-NEXT: %[[LPV:.*]] = tile.view %[[LP]][%[[Z]], %{{.*}}] keep [2]
+// CHECK-NEXT: tile.store %[[LSE]], %[[LPV]]
+// CHECK-NEXT: }
+
+// The combine kernel: launched only when kv_splits >= 2, one program per
+// (64 query rows, head, batch), an online merge over the splits in base 2.
+// CHECK-LABEL: func.func @decode_fwd_combine(
+// CHECK-SAME: tile.workspace = "o_partial"
+// CHECK-SAME: tile.workspace = "lse_partial"
+// CHECK-SAME: tile.tensor = "out"
+// CHECK-SAME: tile.tensor = "lse"
+// CHECK-SAME: %[[CS:[a-z0-9]+]]: i64 {tile.scalar = "kv_splits"}
+// CHECK-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 64\], "heads", "batch"\]}}
+// CHECK-SAME: tile.symbols = {kv_splits =
+// CHECK-SAME: tile.when = ["sub", "kv_splits", 1]
+// CHECK: %[[CN:.*]] = arith.index_cast %[[CS]]
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[CN]] step %{{.*}} iter_args
+// CHECK: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32>
+// CHECK: tile.load {{.*}} fill 0xFF800000 : f32 : <?xf32> -> tensor<64xf32>
+// CHECK: arith.maximumf
+// CHECK: math.exp2
+// CHECK: math.exp2
+// CHECK: scf.yield
+// CHECK: arith.truncf {{.*}} to tensor<64x64xbf16>
+// CHECK: tile.store
+// CHECK: math.log2
+// CHECK: tile.store
+
+// OPTS-LABEL: func.func @decode_fwd(
+// OPTS-SAME: tile.symbols = {kv_splits = {{\["min", \["ceildiv", \["mul", "num_sms", 1\], \["mul", "batch", "heads", \["ceildiv", "seq_q", 64\]\]\], \["ceildiv", "seq_kv", 128\], 8\]}}}
+// OPTS-LABEL: func.func @decode_fwd_combine(
+// OPTS-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 32\], "heads", "batch"\]}}
+// OPTS: tile.load {{.*}} -> tensor<32x64xf32>
+attn.attention @decode {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
+                        causal = #attn.causal<bottom_right>}
+
+// -----
+
+// The backward's kernels are left alone.
+// CHECK-LABEL: func.func @bwd_only_dq(
+// CHECK-NOT: kv_splits
+func.func @bwd_only_dq() attributes {tile.kernel, tile.bwd_stage = "dq", tile.variant = "v", tile.grid = [1, 1, 1]} {
+  return
+}
