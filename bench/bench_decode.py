@@ -9,8 +9,10 @@ gqa8_decode_hd128.cubin.json (examples/gqa_decode.mlir). K and V are
 allocated [B, H_kv, L, D] (the peers' contiguous layout); Kiln reads the same
 memory as its [B, L, H_kv, D] view. Bandwidth counts K and V read once:
 2 * B * H_kv * L * D * 2 bytes. `kiln_nosplit` is the same program run with
-kv_splits = 1 (tile-split-kv's ablation, no recompile). Each row's output is
-checked against SDPA's math backend in f32 in the same run.
+kv_splits = 1 (tile-split-kv's ablation, no recompile); `kiln_nodecode` the
+specs compiled with --decode-rows 0 (no decode program: the prefill tiles).
+Each row's output is checked against SDPA's math backend in f32 in the same
+run.
 """
 import argparse, json, os, sys
 
@@ -25,6 +27,8 @@ from measure import bench_rounds, relerr
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
 p.add_argument("--specs", required=True)
+p.add_argument("--variants", default="_nodecode",
+               help="spec suffixes timed next to the default programs (ablations), when present")
 p.add_argument("--rounds", type=int, default=3,
                help="time every implementation of a row this many times in a rotated order, "
                     "report the median")
@@ -34,6 +38,9 @@ dev, dt, D = "cuda", torch.bfloat16, 128
 runtime = Runtime(args.lib)
 specs = {1: "plain_hd128", 4: "gqa4_decode_hd128", 8: "gqa8_decode_hd128"}
 programs = {g: runtime.load(os.path.join(args.specs, f"{name}.cubin.json")) for g, name in specs.items()}
+suffixes = [x for x in args.variants.split(",") if x]
+ablated = {(g, sfx): runtime.load(path) for g, name in specs.items() for sfx in suffixes
+           if os.path.exists(path := os.path.join(args.specs, f"{name}{sfx}.cubin.json"))}
 # (B, Hq, Hkv, L, Lq): the issue's rows; Lq > 1 is a verify step (causal
 # among the new tokens, bottom-right aligned; for MHA the plain variant).
 shapes = [(1, 32, 32, 32768, 1), (1, 32, 8, 32768, 1), (16, 32, 8, 8192, 1), (64, 32, 8, 8192, 1),
@@ -83,6 +90,9 @@ for B, Hq, Hkv, L, Lq in shapes:
         return fn
 
     timed = [("kiln", kiln_fn(0)), ("kiln_nosplit", kiln_fn(1))]
+    for sfx in suffixes:
+        if (G, sfx) in ablated:
+            timed.append((f"kiln{sfx}", lambda p=ablated[(G, sfx)]: p(q=q, k=k, v=v, out=o, lse=lse)))
     for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
         def peer(be=be):
             with sdpa_kernel([be]):
@@ -111,12 +121,14 @@ for B, Hq, Hkv, L, Lq in shapes:
 out = os.environ.get("OUT", "/tmp")
 json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.join(out, "decode.json"), "w"),
           indent=1)
-print(f"\n{'shape':>26} {'kiln':>6} {'nosplit':>7} {'flash':>6} {'cudnn':>6} {'k/cudnn':>7} {'k/flash':>7} "
+extra = [f"kiln{sfx}" for sfx in suffixes]
+print(f"\n{'shape':>26} {'kiln':>6} {'nosplit':>7} " + " ".join(f"{e[4:][:8]:>8}" for e in extra) + f" {'flash':>6} {'cudnn':>6} {'k/cudnn':>7} {'k/flash':>7} "
       f"{'relerr':>8} {'spread':>6}   (GB/s of K and V)")
 for r in rows:
     g = lambda key: f"{r[key]:6.0f}" if key in r else "   n/a"
     ratio = lambda peer: f"{r['kiln_gbps'] / r[peer + '_gbps']:7.2f}" if peer + "_gbps" in r else "    n/a"
     shape = f"B{r['B']} H{r['Hq']}/{r['Hkv']} L{r['L']} Lq{r['Lq']}"
-    print(f"{shape:>26} {g('kiln_gbps')} {g('kiln_nosplit_gbps'):>7} {g('flash_gbps')} {g('cudnn_gbps')} "
+    print(f"{shape:>26} {g('kiln_gbps')} {g('kiln_nosplit_gbps'):>7} " +
+          " ".join(f"{g(e + '_gbps'):>8}" for e in extra) + f" {g('flash_gbps')} {g('cudnn_gbps')} "
           f"{ratio('cudnn')} {ratio('flash')} {max(r['kiln_relerr'], r['kiln_nosplit_relerr']):8.1e} "
           f"{100 * max(v for key, v in r.items() if key.endswith('_spread')):5.1f}%")

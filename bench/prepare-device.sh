@@ -70,10 +70,17 @@ for hd in 64 128; do
   done
 done
 # Decoding (bench/bench_decode.py): GQA 4:1 and 8:1 at hd 128 (MHA is
-# plain_hd128), and the prefill forward without tile-split-kv (`_nosplitkv`).
+# plain_hd128), and the prefill forward without tile-split-kv (`_nosplitkv`,
+# which keeps the decode program).
 compile gqa4_decode_hd128 gqa_decode --variant gqa4_decode &
 compile gqa8_decode_hd128 gqa_decode --variant gqa8_decode &
 compile plain_hd128_nosplitkv plain --head-dim 128 --no-split-kv &
 compile causal_hd128_nosplitkv causal --head-dim 128 --no-split-kv &
+wait
+# The same without the decode program (`_nodecode`, --decode-rows 0: decode
+# steps on the prefill tiles).
+compile gqa4_decode_hd128_nodecode gqa_decode --variant gqa4_decode --decode-rows 0 &
+compile gqa8_decode_hd128_nodecode gqa_decode --variant gqa8_decode --decode-rows 0 &
+compile plain_hd128_nodecode plain --head-dim 128 --decode-rows 0 &
 wait
 du -sh "$D"

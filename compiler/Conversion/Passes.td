@@ -29,11 +29,22 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
 
     Output O is `acc / l` in the input element type; LSE is natural-log
     `[B, H, Lq]` f32.
+
+    With `decode-rows=R` below the chosen `BLOCK_M`, a second program
+    `@v_fwd_decode` with R-row blocks is lowered too, and the launch plan
+    picks one per run (`tile.when`): `@v_fwd` when `seq_q > R`,
+    `@v_fwd_decode` otherwise. Decoding and verify steps have few query rows;
+    a prefill tile of 192 rows would spend its products on rows that do not
+    exist.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "0",
            "Query rows per program (0: the op's attn.block_m from "
            "attn-choose-tiles, else 64)">,
+    Option<"decodeRows", "decode-rows", "int64_t", "0",
+           "Also lower a program with blocks of this many query rows for "
+           "problems with at most that many (0: none; ignored unless below "
+           "the chosen block-m)">,
     Option<"blockN", "block-n", "int64_t", "0",
            "Keys per KV loop iteration (0: the op's attn.block_n, else 64)">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",

@@ -28,6 +28,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.blockN = o.blockN;
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
   pipelineOptions.splitKv = o.splitKv;
+  pipelineOptions.decodeRows = o.decodeRows;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
   // The CPU computes the same gradients either way: queries by keys unless

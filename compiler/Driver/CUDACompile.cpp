@@ -53,6 +53,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.warpSpecialize = choices.warpSpecialize;
   options.longestFirst = choices.longestFirst;
   options.splitKv = choices.splitKv;
+  options.decodeRows = choices.decodeRows;
   options.pingPong = choices.pingPong;
   options.keysByQueries = choices.keysByQueries;
 }
@@ -103,6 +104,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.keysByQueries = o.keysByQueries;
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
+  choices.decodeRows = o.decodeRows;
   choices.pingPong = o.pingPong;
   return choices;
 }

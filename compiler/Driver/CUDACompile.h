@@ -25,6 +25,7 @@ struct ScheduleChoices {
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (sm_90a)
   bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
   bool splitKv = true;            ///< tile-split-kv (forward; ablation)
+  int64_t decodeRows = 64;        ///< forward: the decode program's rows
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

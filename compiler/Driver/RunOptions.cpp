@@ -47,6 +47,8 @@ const char *runUsage() {
                             (ablation of tile-split-kv)
   --kv-splits S             forward: run with S KV splits instead of the plan's
                             run-time choice (S = 1: unsplit)
+  --decode-rows R           forward: also build a kernel of R-row query blocks,
+                            run when Lq <= R (default 64; 0: none, ablation)
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
   --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
@@ -115,7 +117,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"head-dim", {&o.headDim, 1}}, {"head-dim-v", {&o.headDimV, 1}},
       {"pad", {&o.pad, 0}},          {"block-m", {&o.blockM, 1}},
       {"block-n", {&o.blockN, 1}},   {"repeats", {&o.repeats, 0}},
-      {"kv-splits", {&o.kvSplits, 1}}};
+      {"kv-splits", {&o.kvSplits, 1}}, {"decode-rows", {&o.decodeRows, 0}}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];

@@ -45,6 +45,8 @@ struct RunOptions {
   /// of splits to run with (0: the plan's run-time choice).
   bool splitKv = true;
   int64_t kvSplits = 0;
+  /// Forward: rows of the decode program's blocks (0: no decode program).
+  int64_t decodeRows = 64;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

@@ -43,6 +43,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     lowering.blockM = options.blockM;
     lowering.blockN = options.blockN;
     lowering.splitMaskedBlocks = options.splitMaskedBlocks;
+    lowering.decodeRows = options.decodeRows;
     pm.addPass(createConvertAttnToTile(lowering));
     // Decoding: programs share a (batch, head, Q block)'s KV range when the
     // grid is too small for the device, and a combine kernel merges them.
@@ -148,6 +149,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.blockM = 0;
   forward.blockN = 0;
   forward.splitKv = options.splitKv;
+  forward.decodeRows = options.decodeRows;
   buildForwardTilePipeline(pm, forward);
   addSM80Schedule(pm, options);
   if (options.longestFirst)

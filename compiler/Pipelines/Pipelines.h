@@ -44,6 +44,12 @@ struct ForwardPipelineOptions
                      "grid cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
       llvm::cl::init(true)};
+  Option<int64_t> decodeRows{
+      *this, "decode-rows",
+      llvm::cl::desc("Forward: also lower a program with blocks of this many "
+                     "query rows, run when seq_q is at most that "
+                     "(convert-attn-to-tile decode-rows; 0: none)"),
+      llvm::cl::init(64)};
 };
 
 /// attn -> tile: the forward tile program of every attn.attention.
@@ -147,6 +153,12 @@ struct CUDAPipelineOptions
                      "cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
       llvm::cl::init(true)};
+  Option<int64_t> decodeRows{
+      *this, "decode-rows",
+      llvm::cl::desc("Forward: also compile a kernel with blocks of this "
+                     "many query rows, launched when seq_q is at most that "
+                     "(decoding, verify steps); 0: none"),
+      llvm::cl::init(64)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory

@@ -14,7 +14,8 @@ TL=$ROOT/test/Runtime/Inputs/causal_top_left.mlir
 . "$ROOT/test/Runtime/suite-lib.sh"
 
 # (Lq, Lk) pairs: one token, a verify step, a prefix longer than the cache.
-for pair in "1 1" "1 777" "1 32768" "8 4096" "64 5000" "300 100"; do
+# Lq <= 64 runs the decode program (64-row blocks), Lq = 65 the prefill one.
+for pair in "1 1" "1 777" "1 32768" "8 4096" "64 5000" "65 3000" "300 100"; do
   set -- $pair
   for splits in "" 1 3 200; do
     s=${splits:+--kv-splits $splits}
@@ -37,4 +38,6 @@ for ex in softcap causal_softcap sliding_window alibi document_mask gqa_causal; 
 done
 run "gqa8_decode B=1 H=64 Lq=1 Lk=131072" "$EX/gqa_decode.mlir" --variant gqa8_decode --heads 64 --seqlen 1 --seqlen-kv 131072
 run "plain no-split-kv Lq=1 Lk=4096" "$EX/plain.mlir" --no-split-kv --seqlen 1 --seqlen-kv 4096 --heads 2
+run "causal decode-rows 0 Lq=3 Lk=4096" "$EX/causal.mlir" --decode-rows 0 --seqlen 3 --seqlen-kv 4096 --heads 2 --head-dim 128
+run "causal decode-rows 32 Lq=20 Lk=2000" "$EX/causal.mlir" --decode-rows 32 --seqlen 20 --seqlen-kv 2000 --heads 2 --head-dim 128
 summary

@@ -61,6 +61,25 @@ TEST(RunOptions, DefaultsWithOnlyAnInput) {
   EXPECT_EQ(o.blockM, 64);
   EXPECT_EQ(o.blockN, 64);
   EXPECT_TRUE(o.splitMaskedBlocks);
+  EXPECT_TRUE(o.splitKv);
+  EXPECT_EQ(o.kvSplits, 0); // 0: the plan's choice
+  EXPECT_EQ(o.decodeRows, 64);
+  EXPECT_TRUE(kvSplitsOverride(o).empty());
+}
+
+TEST(RunOptions, SplitKvFlags) {
+  RunOptions o = parseOk(
+      {"v.mlir", "--no-split-kv", "--kv-splits", "7", "--decode-rows=0"});
+  EXPECT_FALSE(o.splitKv);
+  EXPECT_EQ(o.kvSplits, 7);
+  EXPECT_EQ(o.decodeRows, 0);
+  EXPECT_EQ(kvSplitsOverride(o), (kiln::SymbolValues{{"kv_splits", 7}}));
+  EXPECT_EQ(parse({"v.mlir", "--kv-splits", "0"}).error,
+            "--kv-splits must be an integer >= 1, got '0'");
+  EXPECT_EQ(parse({"v.mlir", "--decode-rows", "-1"}).error,
+            "--decode-rows must be an integer >= 0, got '-1'");
+  EXPECT_EQ(parse({"v.mlir", "--no-split-kv=1"}).error,
+            "--no-split-kv takes no value, got '1'");
 }
 
 TEST(RunOptions, EveryValueFlagInTheSpaceSeparatedForm) {

@@ -11,6 +11,7 @@
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 #include "compiler/Conversion/Passes.h"
+#include "dialects/Tile/IR/TileAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -140,8 +141,11 @@ SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
+/// Lowers `spec` to the forward program `<name><suffix>`, launched when
+/// `when` holds (null: always).
 LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
-                             int64_t blockN, bool split) {
+                             int64_t blockN, bool split, StringRef suffix,
+                             Attribute when) {
   MLIRContext *mctx = spec.getContext();
   OpBuilder b(spec);
   Location loc = spec.getLoc();
@@ -153,7 +157,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
 
   using Role = KernelArgDecl::Role;
   KernelDecl decl;
-  decl.name = (spec.getSymName() + "_fwd").str();
+  decl.name = (spec.getSymName() + "_fwd" + suffix).str();
+  decl.when = when;
   decl.args = {{Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt),
                 "q", queryShape(b, dqk)},
                {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt),
@@ -287,10 +292,29 @@ struct ConvertAttnToTile
     }
     SmallVector<attn::AttentionOp> specs;
     getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
+    if (decodeRows < 0) {
+      getOperation().emitError("decode-rows must not be negative");
+      return signalPassFailure();
+    }
     for (attn::AttentionOp spec : specs) {
-      std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
-      if (failed(lowerAttention(spec, tiles.first, tiles.second,
-                                splitMaskedBlocks)))
+      auto [rows, keys] = chosenTiles(spec, blockM, blockN);
+      // A problem of at most decodeRows query rows runs on the decode
+      // program's shorter blocks; the plan picks per run.
+      bool decode = decodeRows > 0 && decodeRows < rows;
+      Builder b(spec);
+      Attribute seqQ = tile::sizeSymbol(b, "seq_q");
+      Attribute prefillWhen, decodeWhen;
+      if (decode) {
+        prefillWhen =
+            tile::sizeOp(b, "sub", {seqQ, tile::sizeConstant(b, decodeRows)});
+        decodeWhen = tile::sizeOp(
+            b, "sub", {tile::sizeConstant(b, decodeRows + 1), seqQ});
+      }
+      if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks, "",
+                                prefillWhen)) ||
+          (decode && failed(lowerAttention(spec, decodeRows, keys,
+                                           splitMaskedBlocks, "_decode",
+                                           decodeWhen))))
         return signalPassFailure();
       spec.erase();
     }

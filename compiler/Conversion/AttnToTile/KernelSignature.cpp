@@ -28,6 +28,8 @@ func::FuncOp createKernel(OpBuilder &b, attn::AttentionOp spec,
     func->setAttr(tile::attrs::kBackwardStage,
                   b.getStringAttr(decl.backwardStage));
   func->setAttr(tile::attrs::kGrid, b.getArrayAttr(decl.grid));
+  if (decl.when)
+    func->setAttr(tile::attrs::kWhen, decl.when);
   for (auto [i, arg] : llvm::enumerate(decl.args)) {
     bool tensor = arg.role == KernelArgDecl::Role::Tensor;
     func.setArgAttr(i, tensor ? tile::attrs::kTensor : tile::attrs::kWorkspace,

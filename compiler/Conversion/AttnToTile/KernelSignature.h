@@ -36,6 +36,9 @@ struct KernelDecl {
   llvm::SmallVector<mlir::Attribute, 3> grid;
   int64_t blockM = 0, blockN = 0;
   std::string backwardStage; ///< empty for forward kernels
+  /// A size expression: launched only when it is at least 1 (tile.when);
+  /// null: always.
+  mlir::Attribute when;
 };
 
 /// Creates the kernel function (with an entry block) after the builder's

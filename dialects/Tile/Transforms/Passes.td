@@ -36,8 +36,11 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
       LSE, `lse = m + log(sum_s exp(lse_s - m))` and `out = sum_s exp(lse_s
       - lse) o_s`; a split that saw no key has `lse_s = -inf` and weight 0.
 
-    Mods, masks and captures are untouched: each split runs the same KV
-    step on fewer blocks. The pass runs on the CPU backend's program too.
+    A variant's forward kernels (a prefill and a decode program, one
+    launched per run) share `kv_splits`, counted at the shorter blocks, and
+    one combine kernel. Mods, masks and captures are untouched: each split
+    runs the same KV step on fewer blocks. The pass runs on the CPU
+    backend's program too.
   }];
   let options = [
     Option<"maxSplits", "max-splits", "int64_t", /*default=*/"128",

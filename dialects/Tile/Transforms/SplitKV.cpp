@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <cmath>
 #include <limits>
@@ -43,6 +44,8 @@ struct ForwardKernel {
   SmallVector<scf::ForOp> kvLoops;  // in order, in the entry block
   SmallVector<tile::StoreOp> stores; // of out and lse, in the entry block
   int64_t blockM = 0, blockN = 0;
+  /// Added by the split: the partial results and kv_splits.
+  BlockArgument oPartial, lsePartial, splits;
 };
 
 BlockArgument tensorArgument(func::FuncOp f, StringRef name) {
@@ -145,15 +148,34 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
                                "ctas-per-sm and combine-rows must be positive");
       return signalPassFailure();
     }
-    SmallVector<func::FuncOp> forward;
+    // A variant may have several forward kernels (a prefill and a decode
+    // program, one launched per run): they share kv_splits and one combine
+    // kernel.
+    llvm::MapVector<StringAttr, SmallVector<ForwardKernel>> byVariant;
     for (auto f : getOperation().getOps<func::FuncOp>())
       if (f->hasAttr(tile::attrs::kKernel) &&
           !f->hasAttr(tile::attrs::kBackwardStage) &&
-          !f->hasAttr(tile::attrs::kSymbols))
-        forward.push_back(f);
-    for (func::FuncOp f : forward) {
-      ForwardKernel k;
-      if (failed(analyze(f, k)) || failed(split(k)))
+          !f->hasAttr(tile::attrs::kSymbols)) {
+        ForwardKernel k;
+        if (failed(analyze(f, k)))
+          return signalPassFailure();
+        byVariant[f->getAttrOfType<StringAttr>(tile::attrs::kVariant)]
+            .push_back(k);
+      }
+    for (auto &[variant, kernels] : byVariant) {
+      OpBuilder b(&getContext());
+      Sizes s{b};
+      // The heuristic counts programs at the shortest blocks: the kernel
+      // that runs few rows is the one that needs splits.
+      int64_t blockM = kernels.front().blockM;
+      for (ForwardKernel &k : kernels)
+        blockM = std::min(blockM, k.blockM);
+      Attribute splits = splitsHeuristic(s, blockM, kernels.front().blockN);
+      for (ForwardKernel &k : kernels)
+        if (failed(split(k, splits)))
+          return signalPassFailure();
+      b.setInsertionPointAfter(kernels.back().func);
+      if (failed(buildCombine(b, kernels.front())))
         return signalPassFailure();
     }
   }
@@ -161,18 +183,18 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
   /// kv_splits for a problem: enough programs for `ctasPerSM` per
   /// multiprocessor, each over at least `minBlocks` KV blocks, at most
   /// `maxSplits`. 1 when the unsplit grid fills the GPU already.
-  Attribute splitsHeuristic(Sizes &s, const ForwardKernel &k) {
+  Attribute splitsHeuristic(Sizes &s, int64_t blockM, int64_t blockN) {
     Attribute programs =
         s.op("mul", {s.sym("batch"), s.sym("heads"),
-                     s.op("ceildiv", {s.sym("seq_q"), s.cst(k.blockM)})});
+                     s.op("ceildiv", {s.sym("seq_q"), s.cst(blockM)})});
     Attribute fill = s.op(
         "ceildiv", {s.op("mul", {s.sym("num_sms"), s.cst(ctasPerSM)}), programs});
     Attribute length =
-        s.op("ceildiv", {s.sym("seq_kv"), s.cst(minBlocks * k.blockN)});
+        s.op("ceildiv", {s.sym("seq_kv"), s.cst(minBlocks * blockN)});
     return s.op("min", {fill, length, s.cst(maxSplits)});
   }
 
-  LogicalResult split(ForwardKernel &k) {
+  LogicalResult split(ForwardKernel &k, Attribute heuristic) {
     func::FuncOp f = k.func;
     MLIRContext *ctx = f.getContext();
     OpBuilder b(ctx);
@@ -186,8 +208,7 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     // the partial results sized 0 unless the run splits.
     Attribute splits = s.sym(kSplits);
     f->setAttr(tile::attrs::kSymbols,
-               b.getDictionaryAttr(
-                   b.getNamedAttr(kSplits, splitsHeuristic(s, k))));
+               b.getDictionaryAttr(b.getNamedAttr(kSplits, heuristic)));
     auto grid = f->getAttrOfType<ArrayAttr>(tile::attrs::kGrid);
     f->setAttr(tile::attrs::kGrid,
                b.getArrayAttr({grid[0], grid[1],
@@ -218,6 +239,9 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
       return f.emitError() << "tile-split-kv: cannot add arguments";
     BlockArgument oPartial = f.getArgument(n), lsePartial = f.getArgument(n + 1),
                   splitsArg = f.getArgument(n + 2);
+    k.oPartial = oPartial;
+    k.lsePartial = lsePartial;
+    k.splits = splitsArg;
 
     // z = batch * kv_splits + split.
     b.setInsertionPointToStart(&entry);
@@ -286,18 +310,18 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
                             store.getOffsets());
     }
 
-    b.setInsertionPointAfter(f);
-    return buildCombine(b, k, oPartialType, lseType, oAttrs, lseAttrs,
-                        splitsAttrs);
+    return success();
   }
 
   /// `<kernel>_combine`: per (batch, head, block of rows), the online merge
   /// of the splits' (o, lse), in base 2 as the forward's softmax.
-  LogicalResult buildCombine(OpBuilder &b, ForwardKernel &k, Type oPartialType,
-                             Type lsePartialType, DictionaryAttr oAttrs,
-                             DictionaryAttr lseAttrs,
-                             DictionaryAttr splitsAttrs) {
+  LogicalResult buildCombine(OpBuilder &b, const ForwardKernel &k) {
     func::FuncOp f = k.func;
+    auto argAttrs = [&](BlockArgument a) {
+      return f.getArgAttrDict(a.getArgNumber());
+    };
+    Type oPartialType = k.oPartial.getType();
+    Type lsePartialType = k.lsePartial.getType();
     MLIRContext *ctx = f.getContext();
     Location loc = f.getLoc();
     Sizes s{b};
@@ -309,9 +333,10 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     int64_t rows = combineRows;
     SmallVector<Type> types{oPartialType, lsePartialType, outType,
                             k.lse.getType(), b.getI64Type()};
-    auto combine =
-        func::FuncOp::create(b, loc, (f.getName() + "_combine").str(),
-                             b.getFunctionType(types, {}));
+    auto combine = func::FuncOp::create(
+        b, loc, (f->getAttrOfType<StringAttr>(tile::attrs::kVariant).str() +
+                 "_fwd_combine"),
+        b.getFunctionType(types, {}));
     for (StringRef name : {tile::attrs::kKernel, tile::attrs::kVariant,
                            tile::attrs::kGqaGroup, tile::attrs::kSymbols,
                            tile::attrs::kBlockN})
@@ -324,13 +349,11 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
                         s.sym("heads"), s.sym("batch")}));
     combine->setAttr(tile::attrs::kWhen,
                      s.op("sub", {s.sym(kSplits), s.cst(1)}));
-    combine.setArgAttrs(0, oAttrs);
-    combine.setArgAttrs(1, lseAttrs);
-    for (unsigned i : {2u, 3u})
-      combine.setArgAttrs(
-          i, f.getArgAttrDict(i == 2 ? k.out.getArgNumber()
-                                     : k.lse.getArgNumber()));
-    combine.setArgAttrs(4, splitsAttrs);
+    combine.setArgAttrs(0, argAttrs(k.oPartial));
+    combine.setArgAttrs(1, argAttrs(k.lsePartial));
+    combine.setArgAttrs(2, argAttrs(k.out));
+    combine.setArgAttrs(3, argAttrs(k.lse));
+    combine.setArgAttrs(4, argAttrs(k.splits));
     Block *entry = combine.addEntryBlock();
     b.setInsertionPointToStart(entry);
     Index ix{b, loc};

@@ -1,5 +1,23 @@
 // RUN: kiln-opt %s -split-input-file -attn-infer-mask-bounds -convert-attn-to-tile | FileCheck %s --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -attn-infer-mask-bounds -convert-attn-to-tile="split-masked-blocks=false block-m=128 block-n=32" | FileCheck %s --check-prefix=NOSPLIT
+// RUN: kiln-opt %s -split-input-file -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=32" | FileCheck %s --check-prefix=DECODE
+// RUN: kiln-opt %s -split-input-file -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 decode-rows=64" | FileCheck %s --check-prefix=NODECODE
+// RUN: not kiln-opt %s -split-input-file -convert-attn-to-tile="decode-rows=-1" 2>&1 | FileCheck %s --check-prefix=BADDECODE
+
+// With decode-rows below block-m, a second program of short blocks: the
+// plan launches the prefill one when seq_q > 32, the decode one otherwise.
+// DECODE-LABEL: func.func @causal_fwd(
+// DECODE-SAME: tile.block_m = 128 : i64
+// DECODE-SAME: tile.when = ["sub", "seq_q", 32]
+// DECODE: tile.load {{.*}} -> tensor<128x64xbf16>
+// DECODE-LABEL: func.func @causal_fwd_decode(
+// DECODE-SAME: tile.block_m = 32 : i64
+// DECODE-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 32\], "heads", "batch"\]}}
+// DECODE-SAME: tile.when = ["sub", 33, "seq_q"]
+// DECODE: tile.load {{.*}} -> tensor<32x64xbf16>
+// NODECODE-NOT: _fwd_decode
+// NODECODE-NOT: tile.when
+// BADDECODE: decode-rows must not be negative
 
 // The FlashAttention-2 forward program: one Q block per program, KV loop
 // carrying (m, l, acc), base-2 softmax with scale*log2(e) folded into one

@@ -72,6 +72,11 @@
 // WS-NEXT: // tgpu.mbarrier_arrive
 // WS-NOT: copy_async
 // WS-NOT: __syncthreads
+// The decode program (64-row blocks, decode-rows): one consumer warpgroup and
+// the producer, two CTAs per multiprocessor.
+// WS: // Kernel causal_softcap_fwd_decode: 4 warps, {{[0-9]+}} bytes of shared memory, one 64-row query block per CTA.
+// WS-NEXT: // Warp-specialized: 4 producer warps after them.
+// WS-NEXT: extern "C" __global__ void __launch_bounds__(256, 2)
 
 // tgpu-pipeline-products: Q K_j^T and then P_{j-1} V_{j-1} go out as
 // groups (the latter only after the first step), the wait for Q K^T leaves

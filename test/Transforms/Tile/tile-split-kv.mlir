@@ -1,5 +1,17 @@
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv -split-input-file | FileCheck %s
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="max-splits=8 min-blocks=2 ctas-per-sm=1 combine-rows=32" -split-input-file | FileCheck %s --check-prefix=OPTS
+// RUN: kiln-opt %s -convert-attn-to-tile="block-m=128 decode-rows=32" -tile-split-kv -split-input-file | FileCheck %s --check-prefix=TWO
+
+// A prefill and a decode program of one variant share kv_splits (counted at
+// the shorter blocks) and one combine kernel, after both.
+// TWO-LABEL: func.func @decode_fwd(
+// TWO-SAME: tile.symbols = {kv_splits = {{\["min", \["ceildiv", \["mul", "num_sms", 2\], \["mul", "batch", "heads", \["ceildiv", "seq_q", 32\]\]\]}}
+// TWO-SAME: tile.when = ["sub", "seq_q", 32]
+// TWO-LABEL: func.func @decode_fwd_decode(
+// TWO-SAME: tile.symbols = {kv_splits = {{\["min", \["ceildiv", \["mul", "num_sms", 2\], \["mul", "batch", "heads", \["ceildiv", "seq_q", 32\]\]\]}}
+// TWO-SAME: tile.when = ["sub", 33, "seq_q"]
+// TWO-LABEL: func.func @decode_fwd_combine(
+// TWO-NOT: func.func @decode
 
 // The forward kernel takes kv_splits (derived at run time, passed as an i64),
 // two partial-result workspaces sized 0 unless the run splits, and a grid
