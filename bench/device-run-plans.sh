@@ -28,9 +28,13 @@
 #           the mma.sync ablation (`_bwd_mma` specs);
 #   decode - split-KV decoding: the decode suite, sanitizers on a split
 #           run, bench/bench_decode.py, and the prefill forward with and
-#           without tile-split-kv (`_nosplitkv` specs).
+#           without tile-split-kv (`_nosplitkv` specs);
+#   decode-bench - bench/bench_decode.py alone;
+#   decode-check - the forward's checks after split-KV and the decode
+#           program: examples and head dims against float64, sanitizers,
+#           SASS, the quick forward suite.
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode
+#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-check
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -53,6 +57,27 @@ examples_backward() {
         --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
     done
   done
+}
+# Every example's sm_90a forward at odd shapes, plain / causal at D = 64-256
+# in bf16 and fp16, and Lq = 1, against float64.
+examples_forward() {
+  for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+    heads=3; [ $ex = gqa_causal ] && heads=8
+    echo "== $ex"
+    $KILN run examples/$ex.mlir --backend cuda --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 \
+      | grep -E "rel L2|PASS|FAIL|error|differ"
+  done
+  for hd in 64 96 128 192 256; do
+    for ex in plain causal; do
+      for dt in bf16 fp16; do
+        echo "== $ex hd$hd $dt"
+        $KILN run examples/$ex.mlir --backend cuda --head-dim $hd --dtype $dt --seqlen 300 --seqlen-kv 700 \
+          --heads 2 --batch 2 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
+      done
+    done
+  done
+  echo "== causal Lq=1"
+  $KILN run examples/causal.mlir --backend cuda --seqlen 1 --seqlen-kv 900 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error"
 }
 case "$MODE" in
 check)
@@ -110,25 +135,7 @@ bwd)
   echo "bench_backward rc=$?"; tail -n 10 "$OUT/bench_backward.txt"
   ;;
 hopper)
-  {
-    for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
-      heads=3; [ $ex = gqa_causal ] && heads=8
-      echo "== $ex"
-      $KILN run examples/$ex.mlir --backend cuda --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 \
-        | grep -E "rel L2|PASS|FAIL|error|differ"
-    done
-    for hd in 64 96 128 192 256; do
-      for ex in plain causal; do
-        for dt in bf16 fp16; do
-          echo "== $ex hd$hd $dt"
-          $KILN run examples/$ex.mlir --backend cuda --head-dim $hd --dtype $dt --seqlen 300 --seqlen-kv 700 \
-            --heads 2 --batch 2 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error|differ"
-        done
-      done
-    done
-    echo "== causal Lq=1"
-    $KILN run examples/causal.mlir --backend cuda --seqlen 1 --seqlen-kv 900 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error"
-  } > "$OUT/examples.txt" 2>&1
+  examples_forward > "$OUT/examples.txt" 2>&1
   echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error"
   grep -B3 -E "FAIL|error" "$OUT/examples.txt" | head -20
   for tool in memcheck racecheck synccheck; do
@@ -201,11 +208,41 @@ decode)
       --variant gqa4_decode --backend cuda --heads 8 --seqlen 4 --seqlen-kv 3000 --kv-splits 5 --check 2>&1 \
       | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
   done
+  echo "memory: $(python3 test/Runtime/check_memory.py "$LIB" $S/plain_hd64.cubin.json 2>&1)"
   timeout 200 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1
   echo "bench_decode rc=$?"; tail -n 9 "$OUT/bench_decode.txt"
   timeout 100 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 128 --seqlens 4096 --rounds 2 \
     --variants _nosplitkv > "$OUT/bench_forward.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 6 "$OUT/bench_forward.txt"
+  ;;
+decode-bench)
+  timeout 200 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1
+  echo "bench_decode rc=$?"; tail -n 9 "$OUT/bench_decode.txt"
+  ;;
+decode-check)
+  # The forward after split-KV and the decode program: every example and
+  # head dim against float64 (prefill shapes: the prefill kernel; Lq = 1:
+  # the decode kernel, split), the sanitizers, the SASS of every kernel
+  # compiled, and the quick forward suite.
+  examples_forward > "$OUT/examples.txt" 2>&1
+  echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error"
+  grep -B3 -E "FAIL|error" "$OUT/examples.txt" | head -20
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool: "
+    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir \
+      --backend cuda --head-dim 128 --seqlen 200 --check 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+  {
+    for c in $KILN_CACHE_DIR/*.cubin; do
+      sass=$(cuobjdump -sass $c)
+      echo "$(basename $c): HGMMA $(echo "$sass" | grep -c HGMMA), HMMA $(echo "$sass" | grep -c HMMA)," \
+        "LDL/STL $(echo "$sass" | grep -cE 'LDL|STL')"
+    done
+  } > "$OUT/sass.txt" 2>&1
+  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA," \
+    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
+  timeout 250 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
+  echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
   ;;
 hopper-bwd-bench)
   timeout 450 python3 bench/bench_backward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \

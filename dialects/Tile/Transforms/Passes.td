@@ -16,10 +16,11 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
     their partial results, as FlashDecoding does:
 
     - `kv_splits` is a symbol the launch plan derives at run time
-      (`tile.symbols`): `min(ceildiv(ctas-per-sm * num_sms, batch * heads *
-      ceil(seq_q / BLOCK_M)), ceildiv(seq_kv, min-blocks * BLOCK_N),
-      max-splits)`, so a problem that fills the GPU runs unsplit. The kernel
-      receives it as an i64 argument (`tile.scalar`); callers may set it.
+      (`tile.symbols`): `max(min(floor(ctas-per-sm * num_sms / (batch *
+      heads * ceil(seq_q / BLOCK_M))), ceildiv(seq_kv, min-blocks *
+      BLOCK_N), max-splits), 1)`, so a problem that fills the GPU runs
+      unsplit and a split grid ends on whole waves. The kernel receives it
+      as an i64 argument (`tile.scalar`); callers may set it.
     - The grid's z axis becomes `batch * kv_splits`; `tile.program_id 2`
       yields `z / kv_splits` as the batch, and `z % kv_splits` is the split.
     - The KV loops (`tile.kv_loop`) keep their roles and bodies; their

@@ -180,18 +180,24 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     }
   }
 
-  /// kv_splits for a problem: enough programs for `ctasPerSM` per
-  /// multiprocessor, each over at least `minBlocks` KV blocks, at most
-  /// `maxSplits`. 1 when the unsplit grid fills the GPU already.
+  /// kv_splits for a problem: as many programs as `ctasPerSM` per
+  /// multiprocessor hold, rounded down (floor(slots / programs), so the split
+  /// grid ends on whole waves rather than a short last one), each over at
+  /// least `minBlocks` KV blocks, at most `maxSplits`, at least 1. 1 when the
+  /// unsplit grid fills the GPU already.
   Attribute splitsHeuristic(Sizes &s, int64_t blockM, int64_t blockN) {
     Attribute programs =
         s.op("mul", {s.sym("batch"), s.sym("heads"),
                      s.op("ceildiv", {s.sym("seq_q"), s.cst(blockM)})});
+    Attribute slots = s.op("mul", {s.sym("num_sms"), s.cst(ctasPerSM)});
+    // floor(a / b) = ceildiv(a + 1, b) - 1 for a >= 0, b >= 1.
     Attribute fill = s.op(
-        "ceildiv", {s.op("mul", {s.sym("num_sms"), s.cst(ctasPerSM)}), programs});
+        "sub",
+        {s.op("ceildiv", {s.op("add", {slots, s.cst(1)}), programs}), s.cst(1)});
     Attribute length =
         s.op("ceildiv", {s.sym("seq_kv"), s.cst(minBlocks * blockN)});
-    return s.op("min", {fill, length, s.cst(maxSplits)});
+    return s.op("max",
+                {s.op("min", {fill, length, s.cst(maxSplits)}), s.cst(1)});
   }
 
   LogicalResult split(ForwardKernel &k, Attribute heuristic) {
