@@ -79,6 +79,29 @@ examples_forward() {
   echo "== causal Lq=1"
   $KILN run examples/causal.mlir --backend cuda --seqlen 1 --seqlen-kv 900 --check 2>&1 | grep -E "rel L2|PASS|FAIL|error"
 }
+# The sm_90a forward's checks: every example and head dim against float64,
+# the sanitizers, the SASS of every kernel compiled, the quick forward suite.
+forward_checks() {
+  examples_forward > "$OUT/examples.txt" 2>&1
+  echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error"
+  grep -B3 -E "FAIL|error" "$OUT/examples.txt" | head -20
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool: "
+    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir \
+      --backend cuda --head-dim 128 --seqlen 200 --check 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+  {
+    for c in $KILN_CACHE_DIR/*.cubin; do
+      sass=$(cuobjdump -sass $c)
+      echo "$(basename $c): HGMMA $(echo "$sass" | grep -c HGMMA), HMMA $(echo "$sass" | grep -c HMMA)," \
+        "LDL/STL $(echo "$sass" | grep -cE 'LDL|STL')"
+    done
+  } > "$OUT/sass.txt" 2>&1
+  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA," \
+    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
+  timeout 250 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
+  echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
+}
 case "$MODE" in
 check)
   /tmp/kiln-bin/kiln-tma-check 2>&1 | tee "$OUT/tma.txt" | tail -4
@@ -135,24 +158,7 @@ bwd)
   echo "bench_backward rc=$?"; tail -n 10 "$OUT/bench_backward.txt"
   ;;
 hopper)
-  examples_forward > "$OUT/examples.txt" 2>&1
-  echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error"
-  grep -B3 -E "FAIL|error" "$OUT/examples.txt" | head -20
-  for tool in memcheck racecheck synccheck; do
-    echo -n "$tool: "
-    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir \
-      --backend cuda --head-dim 128 --seqlen 200 --check 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
-  done
-  {
-    for c in $KILN_CACHE_DIR/*.cubin; do
-      echo "$(basename $c): HGMMA $(cuobjdump -sass $c | grep -c HGMMA), HMMA $(cuobjdump -sass $c | grep -c HMMA)," \
-        "LDL/STL $(cuobjdump -sass $c | grep -cE 'LDL|STL')"
-    done
-  } > "$OUT/sass.txt" 2>&1
-  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA," \
-    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
-  timeout 150 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
-  echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
+  forward_checks
   timeout 320 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 --rounds 2 \
     --variants _mma,_nows,_nodb,_lf,_pingpong,_pp > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 16 "$OUT/bench.txt"
@@ -220,29 +226,9 @@ decode-bench)
   echo "bench_decode rc=$?"; tail -n 9 "$OUT/bench_decode.txt"
   ;;
 decode-check)
-  # The forward after split-KV and the decode program: every example and
-  # head dim against float64 (prefill shapes: the prefill kernel; Lq = 1:
-  # the decode kernel, split), the sanitizers, the SASS of every kernel
-  # compiled, and the quick forward suite.
-  examples_forward > "$OUT/examples.txt" 2>&1
-  echo "examples: $(grep -c '^PASS' "$OUT/examples.txt") PASS, $(grep -cE 'FAIL|error' "$OUT/examples.txt") FAIL/error"
-  grep -B3 -E "FAIL|error" "$OUT/examples.txt" | head -20
-  for tool in memcheck racecheck synccheck; do
-    echo -n "$tool: "
-    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir \
-      --backend cuda --head-dim 128 --seqlen 200 --check 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
-  done
-  {
-    for c in $KILN_CACHE_DIR/*.cubin; do
-      sass=$(cuobjdump -sass $c)
-      echo "$(basename $c): HGMMA $(echo "$sass" | grep -c HGMMA), HMMA $(echo "$sass" | grep -c HMMA)," \
-        "LDL/STL $(echo "$sass" | grep -cE 'LDL|STL')"
-    done
-  } > "$OUT/sass.txt" 2>&1
-  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA," \
-    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
-  timeout 250 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
-  echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
+  # The forward after split-KV and the decode program (prefill shapes: the
+  # prefill kernel; Lq = 1: the decode kernel, split).
+  forward_checks
   ;;
 hopper-bwd-bench)
   timeout 450 python3 bench/bench_backward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \
