@@ -32,7 +32,7 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
       workspaces `o_partial` `[batch * kv_splits, seq_q, heads, Dv]` and
       `lse_partial` `[batch * kv_splits, heads, seq_q]` (sized 0 when the run
       does not split).
-    - `<kernel>_combine` (grid `(ceil(seq_q / 64), heads, batch)`, launched
+    - `<variant>_fwd_combine` (grid `(ceil(seq_q / 64), heads, batch)`, launched
       when `kv_splits >= 2`) merges the splits: with `m` the largest partial
       LSE, `lse = m + log(sum_s exp(lse_s - m))` and `out = sum_s exp(lse_s
       - lse) o_s`; a split that saw no key has `lse_s = -inf` and weight 0.

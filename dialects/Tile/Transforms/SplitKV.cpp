@@ -74,9 +74,11 @@ LogicalResult analyze(func::FuncOp f, ForwardKernel &k) {
   auto batchAxis =
       grid && grid.size() == 3 ? dyn_cast<StringAttr>(grid[2]) : nullptr;
   if (!k.out || !k.lse || !blockM || !blockN || !batchAxis ||
-      batchAxis.getValue() != "batch")
+      batchAxis.getValue() != "batch" ||
+      !f->getAttrOfType<StringAttr>(tile::attrs::kVariant))
     return f.emitError() << "tile-split-kv: forward kernel '" << f.getName()
-                         << "' needs tensors 'out' and 'lse', '"
+                         << "' needs '" << tile::attrs::kVariant
+                         << "', tensors 'out' and 'lse', '"
                          << tile::attrs::kBlockM << "', '"
                          << tile::attrs::kBlockN
                          << "' and a grid whose z axis is \"batch\"";

@@ -4,7 +4,7 @@
 
 // Forward kernels the pass cannot split are refused with the reason.
 
-// expected-error @+1 {{tile-split-kv: forward kernel 'no_outputs' needs tensors 'out' and 'lse', 'tile.block_m', 'tile.block_n' and a grid whose z axis is "batch"}}
+// expected-error @+1 {{tile-split-kv: forward kernel 'no_outputs' needs 'tile.variant', tensors 'out' and 'lse', 'tile.block_m', 'tile.block_n' and a grid whose z axis is "batch"}}
 func.func @no_outputs() attributes {tile.kernel, tile.variant = "v", tile.grid = [1, "heads", "batch"], tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
   return
 }
