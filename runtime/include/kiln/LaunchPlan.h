@@ -1,10 +1,11 @@
 //===- LaunchPlan.h - a compiled program's launches as data -----*- C++ -*-===//
 //
 // The contract between the compiler and the runtime. A compiled program (a
-// variant's forward, its backward, and later split-KV decoding or block-mask
+// variant's forward with its split-KV combine, its backward, later block-mask
 // builders) is CUDA source plus this plan: the tensors it reads and writes,
-// its captures, the scratch memory it needs, and its kernels in launch order,
-// each with a grid given as expressions of the problem's sizes and its
+// its captures, the scratch memory it needs, the choices it makes per run
+// (derived symbols), and its kernels in launch order, each with a grid given
+// as expressions of the problem's sizes, a launch condition and its
 // arguments given by role. The runtime validates and launches any plan with
 // one code path; it knows no variant, schedule or kernel name.
 //
