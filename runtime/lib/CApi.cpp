@@ -141,10 +141,7 @@ extern "C" int kiln_program_set_symbol(kiln_program *program,
                       "kiln_program_set_symbol needs a program and a name"),
                   error, errorSize);
   const kiln::ProgramSpec &spec = program->program->spec();
-  bool derived = false;
-  for (const auto &symbol : spec.symbols)
-    derived |= symbol.first == name;
-  if (!derived)
+  if (!spec.derives(name))
     return report(kiln::Status::error("program '" + spec.variant +
                                       "' derives no symbol '" + name + "'"),
                   error, errorSize);

@@ -474,10 +474,7 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
 
   // The plan's derived symbols: each from the problem's symbols, or set.
   for (const auto &[name, value] : overrides) {
-    bool derived = false;
-    for (const auto &symbol : spec.symbols)
-      derived |= symbol.first == name;
-    if (!derived) {
+    if (!spec.derives(name)) {
       std::string names;
       for (const auto &symbol : spec.symbols)
         names += (names.empty() ? "" : ", ") + symbol.first;

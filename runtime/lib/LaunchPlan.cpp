@@ -147,6 +147,11 @@ const TensorDecl *ProgramSpec::findTensor(const std::string &name) const {
   return nullptr;
 }
 
+bool ProgramSpec::derives(const std::string &name) const {
+  return std::any_of(symbols.begin(), symbols.end(),
+                     [&](const auto &s) { return s.first == name; });
+}
+
 const WorkspaceDecl *ProgramSpec::findWorkspace(const std::string &name) const {
   for (const WorkspaceDecl &w : workspaces)
     if (w.name == name)
@@ -155,12 +160,6 @@ const WorkspaceDecl *ProgramSpec::findWorkspace(const std::string &name) const {
 }
 
 namespace {
-
-/// Whether `symbol` is one of the plan's derived symbols.
-bool isDerived(const ProgramSpec *spec, const std::string &symbol) {
-  return spec && std::any_of(spec->symbols.begin(), spec->symbols.end(),
-                             [&](const auto &s) { return s.first == symbol; });
-}
 
 /// Known symbols (the problem's, and with `spec` the plan's derived ones),
 /// operators of the right arity.
@@ -172,7 +171,7 @@ Status checkExpr(const SizeExpr &e, const std::string &where,
   case SizeExpr::Op::Symbol: {
     const auto &known = problemSymbols();
     if (std::find(known.begin(), known.end(), e.symbol) == known.end() &&
-        !isDerived(spec, e.symbol)) {
+        !(spec && spec->derives(e.symbol))) {
       std::string names = "batch, heads, kv_heads, seq_q, seq_kv, num_sms";
       if (spec)
         for (const auto &[name, expr] : spec->symbols)

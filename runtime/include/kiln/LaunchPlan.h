@@ -151,6 +151,8 @@ struct ProgramSpec {
 
   const TensorDecl *findTensor(const std::string &name) const;
   const WorkspaceDecl *findWorkspace(const std::string &name) const;
+  /// Whether `name` is one of the plan's derived symbols.
+  bool derives(const std::string &name) const;
   TensorDecl *findTensor(const std::string &name) {
     return const_cast<TensorDecl *>(std::as_const(*this).findTensor(name));
   }
