@@ -18,7 +18,7 @@ K="$BUILD/bin/kiln"
 compile() { # name example args...
   local name=$1 ex=$2; shift 2
   "$K" compile "examples/$ex.mlir" "$@" -o "$D/specs/$name.cubin" > /dev/null
-  rm -f "$D/specs/$name.cubin" # the runtime compiles the spec's source itself
+  rm -f "$D/specs/$name".*cubin # the runtime compiles the spec's source itself
 }
 # The sm_90a forward with its ablations (mma.sync; cp.async by every warp
 # into twin buffers instead of TMA from a producer warpgroup; cp.async into one

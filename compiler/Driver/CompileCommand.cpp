@@ -6,10 +6,12 @@
 #include "compiler/Driver/CUDACompile.h"
 #include "compiler/Driver/ReferenceCheck.h"
 
+#include "kiln/CompileUnits.h"
 #include "kiln/Runtime.h"
 #include "kiln/SpecFormat.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
 
@@ -19,30 +21,62 @@ namespace kiln::driver {
 
 namespace {
 
-/// NVRTC-compiles the program's source, writes the cubin to -o and the spec
-/// (source and launch plan, for runtimes that load it without MLIR: bench/
-/// through the C API) next to it as <file>.json.
-int writeCompiled(const RunOptions &o, const ProgramSpec &spec,
+/// `output` with `.<unit>` before its extension: x.cubin -> x.causal_fwd.cubin.
+std::string unitPath(const std::string &output, const std::string &unit) {
+  size_t slash = output.rfind('/');
+  size_t dot = output.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return output + "." + unit;
+  return output.substr(0, dot) + "." + unit + output.substr(dot);
+}
+
+/// NVRTC-compiles the program's kernels as the runtime does (one unit per
+/// kernel, concurrently; CompileUnits.h, no cache), writes each unit's cubin
+/// beside -o (x.cubin -> x.<kernel>.cubin) and the spec (source and launch
+/// plan, for runtimes that load it without MLIR: bench/ through the C API)
+/// to <-o>.json.
+int writeCompiled(const RunOptions &o, ProgramSpec spec,
                   const std::string &summary, llvm::raw_ostream &out,
                   llvm::raw_ostream &err) {
-  const std::string &arch = spec.arch, &source = spec.source;
+  const std::string &arch = spec.arch;
   std::string name = spec.displayName();
-  std::string cubin, log;
+  std::vector<CompileUnit> units;
+  if (Status s = splitCompileUnits(spec, units); !s.ok()) {
+    err << "kiln: error: " << s.message() << "\n";
+    return kInternalError;
+  }
+  // A definition, not a comment, in every unit: nothing below Kiln that
+  // keys on the preprocessed text or the module can have seen it.
+  if (!o.nonce.empty())
+    for (CompileUnit &unit : units)
+      unit.source += "\n__device__ int kiln_nonce_" + o.nonce + ";\n";
+  std::vector<CompiledUnit> compiled;
   auto start = std::chrono::steady_clock::now();
-  if (Status s = kiln::compileToCubin(source, arch, name, cubin, log);
+  if (Status s = compileUnits(units, arch, /*useCache=*/false, compiled);
       !s.ok()) {
     err << "kiln: error: " << s.message() << "\n";
     return kInternalError;
   }
   double ms = millisecondsSince(start);
-  std::error_code ec;
-  llvm::raw_fd_ostream file(o.output, ec);
-  if (ec) {
-    err << "kiln: error: cannot write '" << o.output << "': " << ec.message()
-        << "\n";
-    return kBadInput;
+  size_t bytes = 0;
+  std::string perUnit;
+  for (size_t u = 0; u < units.size(); ++u) {
+    std::string path = unitPath(o.output, units[u].name);
+    std::error_code ec;
+    llvm::raw_fd_ostream file(path, ec);
+    if (ec) {
+      err << "kiln: error: cannot write '" << path << "': " << ec.message()
+          << "\n";
+      return kBadInput;
+    }
+    file.write(compiled[u].cubin.data(), compiled[u].cubin.size());
+    bytes += compiled[u].cubin.size();
+    perUnit += "kiln compile:   " + units[u].name + ": " +
+               std::to_string(compiled[u].cubin.size()) + " bytes in " +
+               llvm::formatv("{0:f1}", compiled[u].ms).str() + " ms -> " +
+               path + "\n";
   }
-  file.write(cubin.data(), cubin.size());
+  std::error_code ec;
   llvm::raw_fd_ostream specFile(o.output + ".json", ec);
   if (ec) {
     err << "kiln: error: cannot write '" << o.output
@@ -50,9 +84,10 @@ int writeCompiled(const RunOptions &o, const ProgramSpec &spec,
     return kBadInput;
   }
   specFile << writeSpecJson(spec);
-  out << "kiln compile: " << name << " for " << arch << ", " << cubin.size()
+  out << "kiln compile: " << name << " for " << arch << ", " << bytes
       << " bytes of cubin in " << llvm::format("%.1f", ms) << " ms (NVRTC), "
-      << summary << " -> " << o.output << "\n";
+      << summary << "\n"
+      << perUnit;
   return 0;
 }
 

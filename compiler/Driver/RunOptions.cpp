@@ -2,6 +2,7 @@
 
 #include "compiler/Driver/RunOptions.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
@@ -65,6 +66,9 @@ const char *runUsage() {
                             previous step's P*V (off by default: slower today)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
   --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
+  --nonce TEXT              kiln compile: define one unused device variable
+                            named after TEXT, so the source is new to every
+                            cache (cold compile times, bench/bench_compile.py)
   -emit=attn|tile|llvm      print the IR of a stage instead of running
   -emit=tgpu|cuda           print the GPU schedule or the CUDA C++ (no GPU needed)
 )";
@@ -234,6 +238,15 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         fail("--bwd-schedule must be two-kernel or atomic, got '" + value +
              "'");
       o.backwardSchedule = value;
+    } else if (name == "nonce") {
+      if (!takeValue())
+        break;
+      bool identifier = !value.empty();
+      for (char c : value)
+        identifier &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      if (!identifier)
+        fail("--nonce must be letters, digits and '_', got '" + value + "'");
+      o.nonce = value;
     } else if (name == "o") {
       if (!takeValue())
         break;

@@ -62,6 +62,7 @@ struct RunOptions {
   int64_t repeats = 0;          ///< cuda: timed launches after the check
   std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)
   std::string output;           ///< kiln compile: -o file
+  std::string nonce; ///< kiln compile: makes the source unique (cold compiles)
 };
 
 struct ParsedRunOptions {

@@ -3,7 +3,10 @@
 #include "Launch.h"
 
 #include "CudaApi.h"
-#include "KernelCache.h"
+
+#include "kiln/CompileUnits.h"
+
+#include <algorithm>
 
 #include <chrono>
 #include <cstdlib>
@@ -18,11 +21,6 @@ double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
       .count();
-}
-
-/// Part of the cache key: must name what compileToCubin passes to NVRTC.
-std::string nvrtcOptionsFor(const std::string &arch) {
-  return "--gpu-architecture=" + arch + " -std=c++17 -default-device";
 }
 
 } // namespace
@@ -209,46 +207,64 @@ void **KernelParams::pointers() {
   return pointers_.data();
 }
 
-Status loadModule(const std::string &source, const std::string &arch,
-                  const std::string &name, int ordinal,
-                  const std::vector<FunctionRequest> &functions,
-                  LoadedModule &loaded) {
+Status loadProgram(const ProgramSpec &spec, int ordinal,
+                   LoadedProgram &loaded) {
+  const std::string &arch = spec.arch;
   if (Status s = cuda::init(ordinal); !s.ok())
     return s;
   std::string deviceArchName, deviceName;
   if (Status s = deviceArch(ordinal, deviceArchName, deviceName); !s.ok())
     return s;
   if (deviceArchName != arch)
-    return Status::error("kernel '" + name + "' was compiled for " + arch +
-                         " but device " + std::to_string(ordinal) + " (" +
-                         deviceName + ") needs " + deviceArchName);
+    return Status::error("kernel '" + spec.displayName() +
+                         "' was compiled for " + arch + " but device " +
+                         std::to_string(ordinal) + " (" + deviceName +
+                         ") needs " + deviceArchName);
   const api::Driver *d = nullptr;
   api::driver(d);
 
-  LoadedModule result;
+  LoadedProgram result;
   d->cuCtxGetCurrent(&result.context);
+  std::vector<CompileUnit> units;
+  if (Status s = splitCompileUnits(spec, units); !s.ok())
+    return s;
   auto start = std::chrono::steady_clock::now();
-  std::string key = cacheKey(source, arch, nvrtcOptionsFor(arch));
-  std::string cubin;
-  result.cacheHit = lookupCubin(key, cubin);
+  std::vector<CompiledUnit> compiled;
+  if (Status s = compileUnits(units, arch, /*useCache=*/true, compiled);
+      !s.ok())
+    return s;
+  result.cacheHit = std::all_of(compiled.begin(), compiled.end(),
+                                [](const CompiledUnit &c) { return c.cacheHit; });
   if (!result.cacheHit) {
-    std::string log;
-    if (Status s = compileToCubin(source, arch, name, cubin, log); !s.ok())
-      return s;
-    storeCubin(key, cubin);
     result.compileMs = msSince(start);
     start = std::chrono::steady_clock::now();
   }
-  api::CUmodule module;
-  if (Status s = api::check(d->cuModuleLoadData(&module, cubin.data()),
-                            "cuModuleLoadData");
-      !s.ok())
-    return s;
-  // Unloads the module on every failure below.
+  // Unloads every module on failure below.
   struct Unload {
-    void *module;
-    ~Unload() { unloadModule(module); }
-  } unload{module};
+    std::vector<void *> modules;
+    ~Unload() {
+      for (void *module : modules)
+        unloadModule(module);
+    }
+  } unload;
+  result.functions.assign(spec.kernels.size(), nullptr);
+  for (size_t u = 0; u < units.size(); ++u) {
+    api::CUmodule module;
+    if (Status s = api::check(
+            d->cuModuleLoadData(&module, compiled[u].cubin.data()),
+            ("cuModuleLoadData of '" + units[u].name + "'").c_str());
+        !s.ok())
+      return s;
+    unload.modules.push_back(module);
+    for (size_t k : units[u].kernels) {
+      const std::string &name = spec.kernels[k].name;
+      if (Status s = api::check(
+              d->cuModuleGetFunction(&result.functions[k], module, name.c_str()),
+              ("cuModuleGetFunction of '" + name + "'").c_str());
+          !s.ok())
+        return s;
+    }
+  }
 
   api::CUdevice device;
   d->cuDeviceGet(&device, ordinal);
@@ -259,29 +275,24 @@ Status loadModule(const std::string &source, const std::string &arch,
   int numSms = 0;
   d->cuDeviceGetAttribute(
       &numSms, api::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
-  for (const FunctionRequest &request : functions) {
-    api::CUfunction function;
-    if (Status s = api::check(
-            d->cuModuleGetFunction(&function, module, request.name.c_str()),
-            "cuModuleGetFunction");
-        !s.ok())
-      return s;
-    if (request.sharedBytes > maxShared)
-      return Status::error("kernel '" + request.name + "' needs " +
-                           std::to_string(request.sharedBytes) +
+  for (size_t k = 0; k < spec.kernels.size(); ++k) {
+    const KernelLaunch &kernel = spec.kernels[k];
+    if (kernel.sharedBytes > maxShared)
+      return Status::error("kernel '" + kernel.name + "' needs " +
+                           std::to_string(kernel.sharedBytes) +
                            " bytes of shared memory; " + deviceName +
                            " allows " + std::to_string(maxShared));
     if (Status s = api::check(
             d->cuFuncSetAttribute(
-                function, api::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                static_cast<int>(request.sharedBytes)),
+                result.functions[k],
+                api::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                static_cast<int>(kernel.sharedBytes)),
             "cuFuncSetAttribute(max dynamic shared memory)");
         !s.ok())
       return s;
-    result.functions.push_back(function);
   }
-  unload.module = nullptr;
-  result.module = module;
+  result.modules = std::move(unload.modules);
+  unload.modules.clear();
   result.maxShared = maxShared;
   result.numSms = numSms;
   result.loadMs = msSince(start);

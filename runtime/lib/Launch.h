@@ -73,33 +73,26 @@ private:
   std::vector<void *> pointers_;
 };
 
-/// One function to fetch from a module.
-struct FunctionRequest {
-  std::string name;
-  int64_t sharedBytes = 0; ///< dynamic shared memory it is launched with
-};
-
-/// A module on the device and the functions asked of it, in request order.
-/// The caller owns `module` (unloadModule).
-struct LoadedModule {
-  void *context = nullptr; ///< the context the module was loaded in
-  void *module = nullptr;
-  std::vector<void *> functions;
+/// A program's compiled kernels on the device: one module per compile unit
+/// (CompileUnits.h) and each kernel's function, in the plan's order. The
+/// caller owns the modules (unloadModule).
+struct LoadedProgram {
+  void *context = nullptr; ///< the context the modules were loaded in
+  std::vector<void *> modules;
+  std::vector<void *> functions; ///< one per spec kernel
   int64_t maxShared = 0; ///< the device's opt-in maximum per block
   int64_t numSms = 0;    ///< its multiprocessor count
   double compileMs = 0, loadMs = 0;
-  bool cacheHit = false;
+  bool cacheHit = false; ///< every unit came from the cache
 };
 
-/// Initialises device `ordinal`, checks that `arch` is its arch, compiles
-/// `source` (or finds its cubin in the cache), loads the module once and
-/// fetches each function, checking its shared memory against the device's
-/// limit and raising its maximum dynamic shared memory to that size. `name`
-/// names the program in messages. On failure nothing stays loaded.
-Status loadModule(const std::string &source, const std::string &arch,
-                  const std::string &name, int ordinal,
-                  const std::vector<FunctionRequest> &functions,
-                  LoadedModule &loaded);
+/// Initialises device `ordinal`, checks that the spec's arch is its arch,
+/// compiles the program's units concurrently (or finds their cubins in the
+/// cache), loads them and fetches each kernel, checking its shared memory
+/// against the device's limit and raising its maximum dynamic shared memory
+/// to that size. On failure nothing stays loaded.
+Status loadProgram(const ProgramSpec &spec, int ordinal,
+                   LoadedProgram &loaded);
 
 /// Makes `context` current on the calling thread for the scope's lifetime
 /// when another context, or none, is: a kernel may be launched from a thread
@@ -119,7 +112,7 @@ private:
   Status status_;
 };
 
-/// Unloads a module from loadModule; null is ignored.
+/// Unloads a module from loadProgram; null is ignored.
 void unloadModule(void *module);
 
 /// cuLaunchKernel on `stream`; a failure reads "<what> failed: <driver>".

@@ -16,7 +16,8 @@ Program::~Program() {
   // The workspaces and the module belong to the context they were made in.
   ScopedContext scope(context_);
   workspaces_.reset();
-  unloadModule(module_);
+  for (void *module : modules_)
+    unloadModule(module);
 }
 
 Status Program::load(const ProgramSpec &spec, int ordinal,
@@ -34,18 +35,13 @@ Status Program::load(const ProgramSpec &spec, int ordinal,
                              "', which needs sm_90a; the "
                              "program is compiled for " +
                              spec.arch);
-  std::vector<FunctionRequest> requests;
-  for (const KernelLaunch &k : spec.kernels)
-    requests.push_back({k.name, k.sharedBytes});
-  LoadedModule loaded;
-  if (Status s = loadModule(spec.source, spec.arch, spec.displayName(), ordinal,
-                            requests, loaded);
-      !s.ok())
+  LoadedProgram loaded;
+  if (Status s = loadProgram(spec, ordinal, loaded); !s.ok())
     return s;
   auto result = std::unique_ptr<Program>(new Program());
   result->spec_ = spec;
   result->context_ = loaded.context;
-  result->module_ = loaded.module;
+  result->modules_ = loaded.modules;
   result->functions_ = loaded.functions;
   result->numSms_ = loaded.numSms;
   result->compileMs_ = loaded.compileMs;

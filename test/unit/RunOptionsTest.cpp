@@ -82,6 +82,14 @@ TEST(RunOptions, SplitKvFlags) {
             "--no-split-kv takes no value, got '1'");
 }
 
+TEST(RunOptions, NonceIsAnIdentifierPart) {
+  EXPECT_EQ(parseOk({"v.mlir", "--nonce", "a1_B"}).nonce, "a1_B");
+  EXPECT_EQ(parse({"v.mlir", "--nonce", "a-b"}).error,
+            "--nonce must be letters, digits and '_', got 'a-b'");
+  EXPECT_EQ(parse({"v.mlir", "--nonce="}).error,
+            "--nonce must be letters, digits and '_', got ''");
+}
+
 TEST(RunOptions, EveryValueFlagInTheSpaceSeparatedForm) {
   RunOptions o = parseOk(
       {"v.mlir", "--backend",  "cpu", "--variant",    "alibi", "--batch",

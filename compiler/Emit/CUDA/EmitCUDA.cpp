@@ -12,6 +12,8 @@
 #include "compiler/Emit/CUDA/EmitCUDA.h"
 #include "compiler/Emit/EmitDialects.h"
 
+#include "kiln/CompileUnits.h"
+
 #include "dialects/Tile/IR/TileAttrNames.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 
@@ -865,6 +867,8 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
   auto stage = func->getAttrOfType<StringAttr>(tile::attrs::kBackwardStage);
   auto blockN = func->getAttrOfType<IntegerAttr>(tile::attrs::kBlockN);
   bool perKeyBlock = stage && stage.getValue() == "dkdv" && blockN;
+  // The runtime compiles each kernel's section on its own (CompileUnits.h).
+  os << kKernelSectionMarker << func.getName() << "\n";
   os << "// Kernel " << func.getName() << ": " << warps.getInt() << " warps, "
      << shared.getInt() << " bytes of shared memory, one "
      << (perKeyBlock ? blockN.getInt() : blockM.getInt())

@@ -127,7 +127,9 @@ struct ProgramSpec {
   std::string variant; ///< the attn.attention's name
   std::string kind;    ///< "forward" or "backward"
   std::string arch;    ///< sm_80 or sm_90a
-  std::string source;  ///< CUDA C++ including "kiln/kiln.cuh"
+  /// CUDA C++ including "kiln/kiln.cuh": one section per kernel, each
+  /// compiled on its own (CompileUnits.h).
+  std::string source;
   /// Descriptive: what the variant was compiled for (reports, benchmarks).
   DType dtype = DType::BF16;
   int64_t headDimQK = 0, headDimV = 0, gqaGroup = 1, blockM = 0, blockN = 0;

@@ -34,8 +34,9 @@ class StreamWorkspaces;
 /// the old stream's work may still run.
 class Program {
 public:
-  /// Verifies the plan, compiles `spec.source` (or finds its cubin in the
-  /// cache) and loads it on device `ordinal`, with every kernel of the plan.
+  /// Verifies the plan, compiles `spec.source` one kernel at a time, the
+  /// kernels concurrently (CompileUnits.h; or finds their cubins in the
+  /// cache), and loads them on device `ordinal`.
   static Status load(const ProgramSpec &spec, int ordinal,
                      std::unique_ptr<Program> &program);
   ~Program();
@@ -62,7 +63,7 @@ private:
   Program();
   ProgramSpec spec_;
   void *context_ = nullptr; ///< made current around launches (other threads)
-  void *module_ = nullptr;
+  std::vector<void *> modules_; ///< one per compile unit (CompileUnits.h)
   std::vector<void *> functions_; ///< one per spec_.kernels entry
   int64_t numSms_ = 0;
   double compileMs_ = 0, loadMs_ = 0;
