@@ -13,6 +13,7 @@ config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%kiln_lib", os.path.join(config.kiln_obj_root, "lib")))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])

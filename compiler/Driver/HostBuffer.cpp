@@ -42,6 +42,17 @@ HostBuffer HostBuffer::allocate(ElementKind kind, std::vector<int64_t> sizes,
   return buffer;
 }
 
+HostBuffer HostBuffer::view(ElementKind kind, void *data,
+                            std::vector<int64_t> sizes,
+                            std::vector<int64_t> strides) {
+  HostBuffer buffer;
+  buffer.kind = kind;
+  buffer.sizes = std::move(sizes);
+  buffer.strides = std::move(strides);
+  buffer.external = data;
+  return buffer;
+}
+
 int64_t HostBuffer::numElements() const {
   int64_t n = 1;
   for (int64_t s : sizes)
@@ -67,7 +78,7 @@ static int64_t storageOffset(const HostBuffer &b, int64_t linear) {
 }
 
 double HostBuffer::get(int64_t linear) const {
-  const char *base = reinterpret_cast<const char *>(storage.data()) +
+  const char *base = reinterpret_cast<const char *>(data()) +
                      storageOffset(*this, linear) * elementBytes(kind);
   switch (kind) {
   case ElementKind::BF16: {
@@ -105,7 +116,7 @@ double HostBuffer::get(int64_t linear) const {
 }
 
 void HostBuffer::set(int64_t linear, double value) {
-  char *base = reinterpret_cast<char *>(storage.data()) +
+  char *base = reinterpret_cast<char *>(data()) +
                storageOffset(*this, linear) * elementBytes(kind);
   switch (kind) {
   case ElementKind::BF16: {

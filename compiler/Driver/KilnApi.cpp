@@ -40,26 +40,15 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
     return Status::error("compiling a spec needs an arch (sm_80 or sm_90a)");
   MLIRContext context(driver::kilnRegistry());
   context.loadAllAvailableDialects();
-  std::string diagnostics;
-  llvm::raw_string_ostream diagStream(diagnostics);
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    diagStream << d.getLocation() << ": " << d << "\n";
-    return success();
-  });
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(variant.mlir, &context, "variant");
-  if (!module)
-    return Status::error("the variant does not parse:\n" + diagnostics);
   driver::VariantSpecialization specialization;
   specialization.headDim = options.headDim;
   specialization.headDimV = options.headDimV;
   specialization.dtype = options.dtype;
-  attn::AttentionOp chosen;
-  if (Status s = driver::selectAndSpecialize(*module, variant.name,
-                                             specialization, chosen);
+  OwningOpRef<ModuleOp> module;
+  if (Status s = driver::parseVariantText(context, variant.mlir, variant.name,
+                                          specialization, module);
       !s.ok())
-    return Status::error(s.message() +
-                         (diagnostics.empty() ? "" : ":\n" + diagnostics));
+    return s;
   return lower(*module);
 }
 

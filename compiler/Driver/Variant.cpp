@@ -72,6 +72,28 @@ VariantSession::VariantSession(llvm::raw_ostream &err)
   context.loadAllAvailableDialects();
 }
 
+Status parseVariantText(MLIRContext &context, const std::string &text,
+                        const std::string &name,
+                        const VariantSpecialization &s,
+                        OwningOpRef<ModuleOp> &module) {
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    diagStream << d.getLocation() << ": " << d << "\n";
+    return success();
+  });
+  module = parseSourceString<ModuleOp>(text, &context, "variant");
+  if (!module)
+    return Status::error("the variant does not parse:\n" + diagnostics);
+  attn::AttentionOp chosen;
+  if (Status st = selectAndSpecialize(*module, name, s, chosen); !st.ok()) {
+    module = nullptr;
+    return Status::error(st.message() +
+                         (diagnostics.empty() ? "" : ":\n" + diagnostics));
+  }
+  return Status();
+}
+
 int VariantSession::load(const std::string &path, const std::string &name,
                          const VariantSpecialization &s,
                          llvm::raw_ostream &err) {

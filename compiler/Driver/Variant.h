@@ -37,6 +37,14 @@ Status selectAndSpecialize(mlir::ModuleOp module, const std::string &name,
                            const VariantSpecialization &s,
                            attn::AttentionOp &chosen);
 
+/// Parses `text` in `context`, then selects and specialises as above. The
+/// parser's and verifier's diagnostics (with their locations) are appended to
+/// the error.
+Status parseVariantText(mlir::MLIRContext &context, const std::string &text,
+                        const std::string &name,
+                        const VariantSpecialization &s,
+                        mlir::OwningOpRef<mlir::ModuleOp> &module);
+
 /// The dialects every Kiln tool parses.
 mlir::DialectRegistry kilnRegistry();
 

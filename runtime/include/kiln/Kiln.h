@@ -11,6 +11,10 @@
 //                         grads);
 //   grads->backward(q, k, v, out, dout, lse, dq, dk, dv, {}, stream);
 //
+//   std::unique_ptr<kiln::HostProgram> host;   // the CPU backend, no GPU
+//   kiln::HostProgram::compile(variant, {}, host);
+//   host->run(kiln::HostProgram::Kind::Forward, {{"q", q}, ...}, {});
+//
 // The declarations need no MLIR; the definitions live in the compiler
 // (link KilnDriver). Runtime-only programs use kiln/Runtime.h alone with
 // specs written by `kiln compile`.
@@ -69,6 +73,37 @@ Status compileBackwardSpec(const Variant &variant,
 Status compileBackward(const Variant &variant, const CompileOptions &options,
                        BackwardSchedule schedule,
                        std::unique_ptr<BackwardKernel> &kernel);
+
+/// A variant JIT-compiled for the host by the CPU backend: the same forward
+/// and backward launch plans as the GPU's (the tile program lowered to LLVM
+/// instead of CUDA), run on host memory with the same argument checks.
+/// Needs no GPU. Runs on one object are serialized.
+class HostProgram {
+public:
+  enum class Kind { Forward, Backward };
+
+  /// Lowers and JIT-compiles `variant` (options.device and arch unused),
+  /// the backward with the two-kernel schedule.
+  static Status compile(const Variant &variant, const CompileOptions &options,
+                        std::unique_ptr<HostProgram> &program);
+  ~HostProgram();
+
+  /// The plan of the forward or the backward program: its tensors by name
+  /// (q, k, v, out, lse; and dout, dq, dk, dv), captures and kernels.
+  const ProgramSpec &plan(Kind kind) const;
+
+  /// Validates `tensors` (host memory) and `captures` against the plan, as
+  /// Program::run does, and runs its kernels in order. `overrides` sets
+  /// derived symbols (kv_splits).
+  Status run(Kind kind, const std::vector<NamedTensor> &tensors,
+             const std::vector<TensorRef> &captures,
+             const SymbolValues &overrides = {}) const;
+
+private:
+  HostProgram();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 } // namespace kiln
 

@@ -1,0 +1,93 @@
+//===- HostProgram.cpp - a variant JIT-compiled for the host (Kiln.h) -----===//
+
+#include "kiln/Kiln.h"
+
+#include "compiler/Driver/CPUProgram.h"
+#include "compiler/Driver/CPURun.h"
+#include "compiler/Driver/ProblemInputs.h"
+#include "compiler/Driver/Variant.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <map>
+#include <mutex>
+
+using namespace mlir;
+
+namespace kiln {
+
+struct HostProgram::Impl {
+  // The engine's code stays valid after the module is gone; the context is
+  // kept because the engine was built in it.
+  std::unique_ptr<MLIRContext> context;
+  driver::CPUPrograms programs;
+  std::mutex runMutex;
+};
+
+HostProgram::HostProgram() : impl_(std::make_unique<Impl>()) {}
+HostProgram::~HostProgram() = default;
+
+Status HostProgram::compile(const Variant &variant,
+                            const CompileOptions &options,
+                            std::unique_ptr<HostProgram> &program) {
+  auto result = std::unique_ptr<HostProgram>(new HostProgram());
+  Impl &impl = *result->impl_;
+  impl.context = std::make_unique<MLIRContext>(driver::kilnRegistry());
+  impl.context->loadAllAvailableDialects();
+  driver::VariantSpecialization specialization;
+  specialization.headDim = options.headDim;
+  specialization.headDimV = options.headDimV;
+  specialization.dtype = options.dtype;
+  OwningOpRef<ModuleOp> module;
+  if (Status s = driver::parseVariantText(*impl.context, variant.mlir,
+                                          variant.name, specialization, module);
+      !s.ok())
+    return s;
+  // `kiln run --backend cpu --backward`'s lowering: default tiles and
+  // schedule, both programs in one JIT-compiled module.
+  driver::RunOptions o;
+  o.backward = true;
+  std::string printed, errors;
+  llvm::raw_string_ostream out(printed), err(errors);
+  if (std::optional<int> rc =
+          driver::compileForCPU(*module, o, impl.programs, out, err))
+    return Status::error("lowering the variant for the CPU failed" +
+                         (errors.empty() ? std::string() : ": " + errors));
+  program = std::move(result);
+  return Status();
+}
+
+const ProgramSpec &HostProgram::plan(Kind kind) const {
+  return kind == Kind::Forward ? impl_->programs.forward
+                               : impl_->programs.backward;
+}
+
+Status HostProgram::run(Kind kind, const std::vector<NamedTensor> &tensors,
+                        const std::vector<TensorRef> &captures,
+                        const SymbolValues &overrides) const {
+  // Views of the caller's memory; runPlanOnCPU checks them against the plan
+  // (names, dtypes, shapes, strides) before any kernel runs.
+  std::vector<driver::HostBuffer> views;
+  views.reserve(tensors.size());
+  std::map<std::string, driver::HostBuffer *> named;
+  for (const NamedTensor &t : tensors) {
+    if (named.count(t.name))
+      return Status::error("tensor '" + t.name + "' is given twice");
+    views.push_back(driver::HostBuffer::view(driver::hostKind(t.tensor.dtype),
+                                             t.tensor.data, t.tensor.sizes,
+                                             t.tensor.strides));
+    named[t.name] = &views.back();
+  }
+  std::vector<driver::HostBuffer> captureViews;
+  for (const TensorRef &c : captures)
+    captureViews.push_back(driver::HostBuffer::view(
+        driver::hostKind(c.dtype), c.data, c.sizes, c.strides));
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  std::string error;
+  if (!driver::runPlanOnCPU(*impl_->programs.kernel, plan(kind), named,
+                            captureViews, error, overrides))
+    return Status::error(error);
+  return Status();
+}
+
+} // namespace kiln

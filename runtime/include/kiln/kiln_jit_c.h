@@ -1,0 +1,71 @@
+/*===- kiln_jit_c.h - C entry points of the Kiln compiler -----------------===*
+ *
+ * For foreign callers that hold a variant rather than a spec (the PyTorch
+ * package to come, ctypes): lower a variant (MLIR text of attn.attention
+ * ops) to a program spec for the GPU runtime (kiln_c.h), or JIT-compile it
+ * for the host and run it on host memory (the CPU backend; no GPU needed).
+ * Lives in libkiln.so, which also holds the runtime's C API. Every function
+ * that can fail returns 0 on success, else writes a message to `error` (at
+ * most `error_size` bytes with the NUL).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_JIT_C_H
+#define KILN_JIT_C_H
+
+#include "kiln/kiln_c.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which variant and how to specialise it; 0 / null keep the variant's. */
+typedef struct kiln_variant_options {
+  const char *mlir;    /* the variant's text (required) */
+  const char *name;    /* which attn.attention; null: the only one */
+  long long head_dim;  /* qk_head_dim (and v_head_dim when the two are equal) */
+  long long head_dim_v;
+  const char *dtype;   /* null, "bf16" or "fp16" */
+} kiln_variant_options;
+
+/* The program of a variant: "forward", "backward" (two kernels, bit-exact
+ * reruns) or "backward-atomic" (atomic dQ). */
+
+/* Lowers the variant to a program spec (JSON, format "kiln-program") for
+ * `arch` ("sm_80" or "sm_90a"), which kiln_program_load takes. Needs no GPU.
+ * On success `*spec_json` is a string for kiln_string_free. */
+int kiln_compile_spec(const kiln_variant_options *options, const char *program,
+                      const char *arch, char **spec_json, char *error,
+                      int error_size);
+
+void kiln_string_free(char *text);
+
+typedef struct kiln_host_program kiln_host_program;
+
+/* Lowers the variant for the host and JIT-compiles its forward and backward
+ * (two-kernel) programs. */
+int kiln_host_program_compile(const kiln_variant_options *options,
+                              kiln_host_program **program, char *error,
+                              int error_size);
+
+/* The plan of "forward" or "backward" as a program spec (JSON without
+ * source): tensors, captures, kernels. Owned by the program; null for an
+ * unknown name. */
+const char *kiln_host_program_plan(const kiln_host_program *program,
+                                   const char *which);
+
+/* Runs "forward" or "backward" on host memory: tensors by name as for
+ * kiln_program_run, captures in the plan's order. Validates every argument
+ * first. Calls on one program are serialized. */
+int kiln_host_program_run(kiln_host_program *program, const char *which,
+                          const kiln_tensor *tensors, int num_tensors,
+                          const kiln_tensor *captures, int num_captures,
+                          char *error, int error_size);
+
+void kiln_host_program_free(kiln_host_program *program);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_JIT_C_H */

@@ -1,0 +1,209 @@
+"""libkiln.so's compiler C API (kiln/kiln_jit_c.h) from Python ctypes, with
+the standard library only: a variant lowered to a GPU spec, and a variant
+JIT-compiled for the host and run on host memory (forward and backward)
+against a float64 reference computed here; bad input gets messages.
+
+    python3 jit_c_api.py LIBDIR EXAMPLES_DIR
+"""
+import ctypes, json, math, os, random, struct, sys
+
+lib = ctypes.CDLL(os.path.join(sys.argv[1], "libkiln.so"))
+examples = sys.argv[2]
+LL = ctypes.POINTER(ctypes.c_longlong)
+
+
+class Options(ctypes.Structure):
+    _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
+                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p)]
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p), ("dtype", ctypes.c_int),
+                ("rank", ctypes.c_int), ("sizes", LL), ("strides", LL)]
+
+
+lib.kiln_compile_spec.argtypes = [ctypes.POINTER(Options), ctypes.c_char_p, ctypes.c_char_p,
+                                  ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_int]
+lib.kiln_string_free.argtypes = [ctypes.c_void_p]
+lib.kiln_host_program_compile.argtypes = [ctypes.POINTER(Options), ctypes.POINTER(ctypes.c_void_p),
+                                          ctypes.c_char_p, ctypes.c_int]
+lib.kiln_host_program_plan.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.kiln_host_program_plan.restype = ctypes.c_char_p
+lib.kiln_host_program_run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(Tensor), ctypes.c_int,
+                                      ctypes.POINTER(Tensor), ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+lib.kiln_host_program_free.argtypes = [ctypes.c_void_p]
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def options(example, **kw):
+    with open(os.path.join(examples, example + ".mlir")) as f:
+        text = f.read()
+    return Options(kw.get("mlir", text).encode(), None, kw.get("head_dim", 0), 0,
+                   kw["dtype"].encode() if "dtype" in kw else None)
+
+
+def compile_spec(opts, program, arch):
+    out, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
+    rc = lib.kiln_compile_spec(ctypes.byref(opts), program.encode(), arch.encode(), ctypes.byref(out), err, 4096)
+    if rc:
+        return None, err.value.decode()
+    text = ctypes.string_at(out).decode()
+    lib.kiln_string_free(out)
+    return json.loads(text), ""
+
+
+# --- GPU specs, no GPU needed -------------------------------------------------
+spec, err = compile_spec(options("causal", head_dim=128), "forward", "sm_90a")
+check(spec is not None and spec["kind"] == "forward" and spec["head_dim_qk"] == 128
+      and [k["name"] for k in spec["kernels"]] == ["causal_fwd", "causal_fwd_decode", "causal_fwd_combine"]
+      and "// kiln-kernel: causal_fwd\n" in spec["source"], f"forward spec for sm_90a {err}")
+spec, err = compile_spec(options("plain"), "backward-atomic", "sm_80")
+check(spec is not None and spec["schedule"] == "atomic", f"atomic backward spec for sm_80 {err}")
+_, err = compile_spec(options("plain"), "forward", "sm_75")
+check("arch must be sm_80 or sm_90a, got 'sm_75'" in err, "bad arch: " + err)
+_, err = compile_spec(options("plain"), "sideways", "sm_80")
+check("program must be forward, backward or backward-atomic" in err, "bad program: " + err)
+_, err = compile_spec(options("plain", mlir="attn.attention @x {"), "forward", "sm_80")
+check("does not parse" in err and '"variant":1:18' in err, "bad text, with a location: " + " ".join(err.splitlines()))
+_, err = compile_spec(options("plain", dtype="fp32"), "forward", "sm_80")
+check("dtype must be bf16 or fp16, got 'fp32'" in err, "bad dtype: " + err)
+
+
+# --- host programs ------------------------------------------------------------
+def bf16_bits(x):
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def bf16_value(bits):
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+
+
+class Array:
+    """A row-major host array of bf16 or f32 with its kiln_tensor."""
+
+    def __init__(self, shape, dtype, values=None):
+        self.shape, self.dtype, n = shape, dtype, math.prod(shape)
+        self.buf = (ctypes.c_uint16 * n)() if dtype == "bf16" else (ctypes.c_float * n)()
+        if values is not None:
+            for i, v in enumerate(values):
+                self.buf[i] = bf16_bits(v) if dtype == "bf16" else v
+        strides, s = [], 1
+        for d in reversed(shape):
+            strides.insert(0, s)
+            s *= d
+        self.sizes = (ctypes.c_longlong * len(shape))(*shape)
+        self.strides = (ctypes.c_longlong * len(shape))(*strides)
+
+    def values(self):
+        return [bf16_value(b) if self.dtype == "bf16" else b for b in self.buf]
+
+    def c(self, name):
+        return Tensor(name.encode() if name else None, ctypes.cast(self.buf, ctypes.c_void_p),
+                      0 if self.dtype == "bf16" else 2, len(self.shape), ctypes.cast(self.sizes, LL),
+                      ctypes.cast(self.strides, LL))
+
+
+def host_compile(opts):
+    prog, err = ctypes.c_void_p(), ctypes.create_string_buffer(4096)
+    if lib.kiln_host_program_compile(ctypes.byref(opts), ctypes.byref(prog), err, 4096):
+        return None, err.value.decode()
+    return prog, ""
+
+
+def host_run(prog, which, tensors, captures=()):
+    err = ctypes.create_string_buffer(4096)
+    ts = (Tensor * len(tensors))(*(a.c(n) for n, a in tensors.items()))
+    cs = (Tensor * len(captures))(*(a.c(None) for a in captures))
+    rc = lib.kiln_host_program_run(prog, which.encode() if which else None, ts, len(tensors), cs, len(captures),
+                                   err, 4096)
+    return err.value.decode() if rc else ""
+
+
+def reference(q, k, v, do, B, Lq, Lk, H, D, causal):
+    """float64 attention (bottom-right causal when asked), LSE and gradients."""
+    scale = 1 / math.sqrt(D)
+    at = lambda t, b, i, h, L: t[((b * L + i) * H + h) * D:((b * L + i) * H + h + 1) * D]
+    out, lse = [0.0] * (B * Lq * H * D), [0.0] * (B * H * Lq)
+    dq, dk, dv = [0.0] * (B * Lq * H * D), [0.0] * (B * Lk * H * D), [0.0] * (B * Lk * H * D)
+    for b in range(B):
+        for h in range(H):
+            for i in range(Lq):
+                qi = at(q, b, i, h, Lq)
+                keys = [j for j in range(Lk) if not causal or j <= i + Lk - Lq]
+                s = {j: scale * sum(x * y for x, y in zip(qi, at(k, b, j, h, Lk))) for j in keys}
+                m = max(s.values())
+                z = sum(math.exp(x - m) for x in s.values())
+                p = {j: math.exp(s[j] - m) / z for j in keys}
+                o = [sum(p[j] * at(v, b, j, h, Lk)[d] for j in keys) for d in range(D)]
+                base = ((b * Lq + i) * H + h) * D
+                out[base:base + D] = o
+                lse[(b * H + h) * Lq + i] = m + math.log(z)
+                doi = at(do, b, i, h, Lq)
+                delta = sum(x * y for x, y in zip(doi, o))
+                for j in keys:
+                    dp = sum(x * y for x, y in zip(doi, at(v, b, j, h, Lk)))
+                    ds = p[j] * (dp - delta) * scale
+                    kb = ((b * Lk + j) * H + h) * D
+                    for d in range(D):
+                        dv[kb + d] += p[j] * doi[d]
+                        dk[kb + d] += ds * qi[d]
+                        dq[base + d] += ds * k[kb + d]
+    return out, lse, dq, dk, dv
+
+
+def rel_err(got, ref):
+    num = math.sqrt(sum((g - r) ** 2 for g, r in zip(got, ref)))
+    return num / max(math.sqrt(sum(r * r for r in ref)), 1e-30)
+
+
+B, Lq, Lk, H, D = 2, 33, 47, 2, 16
+for example in ("plain", "causal"):
+    prog, err = host_compile(options(example, head_dim=D))
+    check(prog is not None, f"{example}: host program compiled {err}")
+    plan = json.loads(lib.kiln_host_program_plan(prog, b"forward"))
+    check([t["name"] for t in plan["tensors"]] == ["q", "k", "v", "out", "lse"], f"{example}: forward plan's tensors")
+    check(lib.kiln_host_program_plan(prog, b"sideways") is None, f"{example}: unknown plan is null")
+    rng = random.Random(1)
+    rnd = lambda n: [bf16_value(bf16_bits(rng.gauss(0, 1))) for _ in range(n)]
+    q, k, v, do = rnd(B * Lq * H * D), rnd(B * Lk * H * D), rnd(B * Lk * H * D), rnd(B * Lq * H * D)
+    t = {"q": Array([B, Lq, H, D], "bf16", q), "k": Array([B, Lk, H, D], "bf16", k),
+         "v": Array([B, Lk, H, D], "bf16", v), "out": Array([B, Lq, H, D], "bf16"),
+         "lse": Array([B, H, Lq], "f32")}
+    err = host_run(prog, "forward", t)
+    check(err == "", f"{example}: forward ran {err}")
+    ro, rl, rdq, rdk, rdv = reference(q, k, v, do, B, Lq, Lk, H, D, example == "causal")
+    eo, el = rel_err(t["out"].values(), ro), rel_err(t["lse"].values(), rl)
+    check(eo < 1e-2 and el < 1e-4, f"{example}: forward vs float64: out {eo:.1e}, lse {el:.1e}")
+    t.update({"dout": Array([B, Lq, H, D], "bf16", do), "dq": Array([B, Lq, H, D], "bf16"),
+              "dk": Array([B, Lk, H, D], "bf16"), "dv": Array([B, Lk, H, D], "bf16")})
+    err = host_run(prog, "backward", t)
+    check(err == "", f"{example}: backward ran {err}")
+    errs = [rel_err(t[n].values(), r) for n, r in (("dq", rdq), ("dk", rdk), ("dv", rdv))]
+    check(max(errs) < 1e-2, f"{example}: backward vs float64: dq {errs[0]:.1e}, dk {errs[1]:.1e}, dv {errs[2]:.1e}")
+
+    # Refused before any kernel runs, with the tensor named.
+    bad = dict(t, q=Array([B, Lq, H, D], "f32"))
+    err = host_run(prog, "forward", {n: bad[n] for n in ("q", "k", "v", "out", "lse")})
+    check("q must be bf16, got f32" in err, f"{example}: wrong dtype: {err}")
+    err = host_run(prog, "forward", {n: t[n] for n in ("q", "k", "v", "out")})
+    check("lse" in err, f"{example}: missing tensor: {err}")
+    err = host_run(prog, "forward", dict((n, t[n]) for n in ("q", "k", "v", "out", "lse")) | {"k": t["q"]})
+    # k bound seq_kv to Lq, so v disagrees.
+    check("v has shape [2, 47, 2, 16], expected [2, 33, 2, 16]" in err, f"{example}: mismatched shapes: {err}")
+    err = host_run(prog, "upward", {})
+    check("which must be forward or backward, got 'upward'" in err, f"{example}: bad program name: {err}")
+    lib.kiln_host_program_free(prog)
+
+_, err = host_compile(options("plain", mlir="not mlir"))
+check("does not parse" in err, "host program of bad text: " + err.splitlines()[0])
+
+print("PASS" if not failures else f"FAIL: {len(failures)} checks")
+sys.exit(1 if failures else 0)
