@@ -6,7 +6,7 @@ APT_PACKAGES := libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libzstd-d
                 ccache cmake g++ libgtest-dev nlohmann-json3-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo check docs clean format
+.PHONY: all deps configure build demo python check docs clean format
 
 all: build
 
@@ -38,8 +38,17 @@ demo: build
 	$(BUILD)/bin/kiln run examples/causal_softcap.mlir --backend cpu --batch 2 --heads 4 \
 	  --seqlen 200 --head-dim 64 --dtype bf16 --check
 
-# All tests: lit (FileCheck, verifier diagnostics, CPU numerics of every example) and GoogleTest.
-check: build
+# The Python package's tests run in a virtual environment with PyTorch (from PyPI, ~5 GB with
+# its CUDA libraries) and the package installed from python/ (pip install ./python).
+VENV := $(BUILD)/venv
+python: build
+	@test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	@$(VENV)/bin/python -c "import torch" 2>/dev/null || $(VENV)/bin/pip install -q torch setuptools
+	KILN_BUILD_DIR=$(abspath $(BUILD)) $(VENV)/bin/pip install -q --no-build-isolation --no-deps ./python
+
+# All tests: lit (FileCheck, verifier diagnostics, CPU numerics of every example, the Python
+# package) and GoogleTest.
+check: build python
 	cmake --build $(BUILD) --target check-kiln
 
 # Regenerates the dialect and pass reference from ODS into docs/generated.

@@ -13,6 +13,9 @@ config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+# The Python package's environment (make python: PyTorch and kiln installed).
+config.substitutions.append(("%kiln_python", os.path.join(config.kiln_obj_root, "venv", "bin", "python")))
+config.substitutions.append(("%kiln_src", config.kiln_src_root))
 config.substitutions.append(("%kiln_lib", os.path.join(config.kiln_obj_root, "lib")))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
 

@@ -1,0 +1,139 @@
+"""Kiln attention as PyTorch custom ops (torch.library): `kiln::attention`
+and `kiln::attention_backward`, with fake (meta) implementations and
+autograd, so they trace under torch.compile(fullgraph=True).
+
+Layout as Kiln's (and FlashAttention's): q [B, Lq, H, D], k and v
+[B, Lk, H / G, D] and [..., Dv], out [B, Lq, H, Dv], lse [B, H, Lq] (f32,
+natural log). CPU tensors run the variant's tile program on the CPU backend
+(a host program); CUDA tensors run its GPU kernels through the runtime.
+Programs are compiled once per (variant, head dims, dtype, device) and kept:
+the kernels take any batch, lengths and heads.
+"""
+import ctypes
+import functools
+from typing import List, Tuple
+
+import torch
+
+from . import _capi
+
+_DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "f32", torch.float64: "f64",
+           torch.int32: "i32", torch.int64: "i64"}
+
+
+def _element_type(q):
+    if q.dtype not in (torch.bfloat16, torch.float16):
+        raise _capi.KilnError(f"kiln.attention takes bf16 or fp16 q, k, v; got {q.dtype}")
+    return _DTYPES[q.dtype]
+
+
+def _ctensor(name, t, keep):
+    """A kiln_tensor over `t`'s memory; `keep` holds the shape arrays."""
+    if t.dtype not in _DTYPES:
+        raise _capi.KilnError(f"{name or 'capture'}: Kiln takes {list(_DTYPES)}, got {t.dtype}")
+    sizes = (ctypes.c_longlong * t.dim())(*t.shape)
+    strides = (ctypes.c_longlong * t.dim())(*t.stride())
+    keep.append((sizes, strides))
+    return _capi.CTensor(name.encode() if name else None, t.data_ptr(), _capi.DTYPE_CODES[_DTYPES[t.dtype]],
+                         t.dim(), ctypes.cast(sizes, _capi.LL), ctypes.cast(strides, _capi.LL))
+
+
+@functools.lru_cache(maxsize=None)
+def _host_program(text, name, head_dim, head_dim_v, dtype):
+    return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype))
+
+
+def _arch(device):
+    major, minor = torch.cuda.get_device_capability(device)
+    if major == 9 and minor == 0:
+        return "sm_90a"
+    if major == 8:
+        return "sm_80"
+    raise _capi.KilnError(f"{torch.cuda.get_device_name(device)} has compute capability {major}.{minor}; "
+                          "Kiln supports 8.x (sm_80) and 9.0 (sm_90a)")
+
+
+@functools.lru_cache(maxsize=None)
+def _device_program(text, name, head_dim, head_dim_v, dtype, program, device_index):
+    options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype)
+    spec = _capi.compile_spec(options, program, _arch(device_index))
+    return _capi.DeviceProgram(spec, device_index)
+
+
+def _run(program, q, v, tensors, captures, variant, name):
+    """Runs the forward or the backward (program) of the variant on the
+    tensors' device."""
+    keep = []
+    named = [_ctensor(n, t, keep) for n, t in tensors.items()]
+    caps = [_ctensor(None, c, keep) for c in captures]
+    key = (variant, name, q.shape[-1], v.shape[-1], _element_type(q))
+    if q.device.type == "cpu":
+        _host_program(*key).run(program, named, caps)
+    elif q.device.type == "cuda":
+        device = q.device.index if q.device.index is not None else torch.cuda.current_device()
+        stream = torch.cuda.current_stream(device).cuda_stream
+        _device_program(*key, program, device).run(named, caps, stream)
+    else:
+        raise _capi.KilnError(f"Kiln runs on CPU and CUDA tensors, got {q.device}")
+
+
+def _check_devices(tensors):
+    devices = {t.device for t in tensors}
+    if len(devices) > 1:
+        raise _capi.KilnError(f"all tensors must be on one device, got {sorted(map(str, devices))}")
+
+
+@torch.library.custom_op("kiln::attention", mutates_args=())
+def attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, captures: List[torch.Tensor], variant: str,
+                 name: str) -> Tuple[torch.Tensor, torch.Tensor]:
+    _check_devices([q, k, v, *captures])
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    out = q.new_empty(q.shape[:-1] + v.shape[-1:])
+    lse = torch.empty(q.shape[0], q.shape[2], q.shape[1], device=q.device, dtype=torch.float32)
+    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse},
+         [c.contiguous() for c in captures], variant, name)
+    return out, lse
+
+
+@attention_op.register_fake
+def _(q, k, v, captures, variant, name):
+    out = q.new_empty(q.shape[:-1] + v.shape[-1:])
+    lse = q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
+    return out, lse
+
+
+@torch.library.custom_op("kiln::attention_backward", mutates_args=())
+def attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
+                          lse: torch.Tensor, captures: List[torch.Tensor], variant: str,
+                          name: str) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    _check_devices([dout, q, k, v, out, lse, *captures])
+    q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
+                            "dv": dv}, [c.contiguous() for c in captures], variant, name)
+    return dq, dk, dv
+
+
+@attention_backward_op.register_fake
+def _(dout, q, k, v, out, lse, captures, variant, name):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, captures, variant, name = inputs
+    out, lse = output
+    ctx.save_for_backward(q, k, v, out, lse, *captures)
+    ctx.variant, ctx.name, ctx.num_captures = variant, name, len(captures)
+    # The LSE is returned for callers that merge attention results; it is
+    # not differentiated.
+    ctx.mark_non_differentiable(lse)
+
+
+def _backward(ctx, dout, dlse):
+    q, k, v, out, lse, *captures = ctx.saved_tensors
+    dq, dk, dv = attention_backward_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name)
+    # Captures get no gradient (issue 12: gradients of captured tensors).
+    return dq, dk, dv, [None] * ctx.num_captures, None, None
+
+
+attention_op.register_autograd(_backward, setup_context=_setup_context)

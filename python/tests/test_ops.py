@@ -1,0 +1,161 @@
+"""The kiln package on CPU tensors (no GPU needed): forward and gradients
+against a float64 reference, captures, GQA, torch.library.opcheck,
+torch.compile(fullgraph=True), and the errors for bad input.
+
+    pip install ./python && python3 -m unittest discover -s python/tests -v
+    PYTHONPATH=python python3 -m unittest discover -s python/tests   # the source tree
+"""
+import math
+import os
+import unittest
+
+import torch
+
+import kiln
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+
+
+def example(name):
+    return kiln.Variant.from_file(os.path.join(EXAMPLES, name + ".mlir"))
+
+
+def reference(q, k, v, causal=None, bias=None, allowed=None):
+    """float64 attention with a [H, Lq, Lk] bias and mask, GQA by repeating
+    K and V; causal is "top_left" or "bottom_right"."""
+    q, k, v = (t.double().transpose(1, 2) for t in (q, k, v))  # [B, H, L, D]
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    lq, lk = s.shape[-2:]
+    qi = torch.arange(lq)[:, None]
+    ki = torch.arange(lk)[None, :]
+    if bias is not None:
+        s = s + bias
+    mask = torch.ones(lq, lk, dtype=torch.bool)
+    if causal == "top_left":
+        mask &= ki <= qi
+    elif causal == "bottom_right":
+        mask &= ki <= qi + lk - lq
+    if allowed is not None:
+        mask = mask & allowed
+    s = s.masked_fill(~mask, float("-inf"))
+    return (torch.softmax(s, -1) @ v).transpose(1, 2)
+
+
+def rel(got, ref):
+    return ((got.double() - ref).norm() / ref.norm()).item()
+
+
+def inputs(b, lq, lk, h, hk, d, seed=0, dtype=torch.bfloat16):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(b, lq, h, d, generator=gen).to(dtype)
+    k = torch.randn(b, lk, hk, d, generator=gen).to(dtype)
+    v = torch.randn(b, lk, hk, d, generator=gen).to(dtype)
+    return q, k, v
+
+
+class Ops(unittest.TestCase):
+    def check_forward_and_grads(self, variant, q, k, v, captures=(), **ref):
+        q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
+        out = kiln.attention(q, k, v, variant, captures)
+        gen = torch.Generator().manual_seed(1)
+        dout = torch.randn(out.shape, generator=gen).to(out.dtype)
+        out.backward(dout)
+        qd, kd, vd = (t.detach().double().requires_grad_() for t in (q, k, v))
+        expect = reference(qd, kd, vd, **ref)
+        expect.backward(dout.double())
+        self.assertLess(rel(out.detach(), expect.detach()), 1e-2)
+        for got, want in ((q.grad, qd.grad), (k.grad, kd.grad), (v.grad, vd.grad)):
+            self.assertLess(rel(got, want), 1e-2)
+
+    def test_plain(self):
+        self.check_forward_and_grads(example("plain"), *inputs(2, 33, 47, 2, 2, 64))
+
+    def test_causal_bottom_right_fp16(self):
+        q, k, v = inputs(1, 40, 70, 3, 3, 32, seed=2, dtype=torch.float16)
+        self.check_forward_and_grads(example("causal"), q, k, v, causal="bottom_right")
+
+    def test_gqa(self):
+        q, k, v = inputs(1, 50, 50, 8, 2, 64, seed=3)
+        self.check_forward_and_grads(example("gqa_causal"), q, k, v, causal="top_left")
+
+    def test_alibi_capture(self):
+        h, n = 4, 37
+        q, k, v = inputs(1, n, n, h, h, 64, seed=4)
+        slopes = torch.tensor([2.0 ** -(i + 1) for i in range(h)])
+        dist = (torch.arange(n)[None, :] - torch.arange(n)[:, None]).double()
+        self.check_forward_and_grads(example("alibi"), q, k, v, [slopes], causal="top_left",
+                                     bias=slopes.double()[:, None, None] * dist)
+
+    def test_document_mask_captures(self):
+        n = 45
+        q, k, v = inputs(2, n, n, 2, 2, 64, seed=5)
+        docs = torch.tensor([0] * 20 + [1] * 15 + [2] * 10, dtype=torch.int32)
+        self.check_forward_and_grads(example("document_mask"), q, k, v, [docs, docs], causal="top_left",
+                                     allowed=docs[:, None] == docs[None, :])
+
+    def test_lse(self):
+        q, k, v = inputs(1, 20, 30, 2, 2, 64, seed=6)
+        out, lse = kiln.attention_with_lse(q, k, v, example("plain"))
+        s = q.double().transpose(1, 2) @ k.double().transpose(1, 2).transpose(-1, -2) / 8.0
+        self.assertLess(rel(lse, torch.logsumexp(s, -1)), 1e-5)
+
+    def test_opcheck(self):
+        q, k, v = (t.requires_grad_() for t in inputs(1, 17, 24, 2, 2, 64, seed=7))
+        variant = example("causal")
+        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], variant.text, ""))
+
+    def test_torch_compile_fullgraph(self):
+        variant = example("causal")
+        proj = torch.nn.Linear(64, 64, dtype=torch.bfloat16)
+
+        def block(x):
+            q = proj(x)
+            return kiln.attention(q, x, x, variant).float().sum()
+
+        x = inputs(1, 24, 24, 2, 2, 64, seed=8)[0]
+        compiled = torch.compile(block, fullgraph=True, backend="aot_eager")
+        self.assertEqual(compiled(x).item(), block(x).item())
+
+    def test_torch_compile_inductor_fullgraph_with_backward(self):
+        variant = example("causal")
+        proj = torch.nn.Linear(64, 64, dtype=torch.bfloat16)
+
+        def block(x):
+            return kiln.attention(proj(x), x, x, variant).float().sum()
+
+        x = inputs(1, 24, 24, 2, 2, 64, seed=9)[0].requires_grad_()
+        got = torch.compile(block, fullgraph=True)(x)
+        got.backward()
+        grad, x.grad = x.grad, None
+        want = block(x)
+        want.backward()
+        # Inductor may fuse the projection differently (bf16 rounding).
+        self.assertLess(abs(got.item() - want.item()), 1e-3 * abs(want.item()))
+        self.assertLess(rel(grad, x.grad.double()), 1e-2)
+
+    def test_library(self):
+        from kiln import _capi
+        path = os.path.realpath(_capi._library_path())
+        self.assertTrue(os.path.exists(path))
+        if os.environ.get("KILN_TEST_INSTALLED"):  # make check: pip install ./python
+            package = os.path.realpath(os.path.dirname(kiln.__file__))
+            self.assertEqual(os.path.dirname(path), package)
+
+    def test_errors(self):
+        q, k, v = inputs(1, 8, 8, 1, 1, 64)
+        with self.assertRaisesRegex(kiln.KilnError, "bf16 or fp16 q, k, v; got torch.float32"):
+            kiln.attention(q.float(), k.float(), v.float(), example("plain"))
+        with self.assertRaisesRegex(kiln.KilnError, "k has shape"):
+            kiln.attention(q, k[:, :, :, :32].contiguous(), v, example("plain"))
+        with self.assertRaisesRegex(kiln.KilnError, "does not parse"):
+            kiln.attention(q, k, v, "attn.attention @x {")
+        with self.assertRaisesRegex(kiln.KilnError, "capture"):
+            kiln.attention(q, k, v, example("alibi"))
+        with self.assertRaisesRegex(TypeError, "kiln.Variant or MLIR text"):
+            kiln.attention(q, k, v, 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
