@@ -15,9 +15,9 @@ from typing import Optional, Sequence
 import torch
 
 from ._capi import KilnError
-from . import ops
+from . import mods, ops
 
-__all__ = ["Variant", "attention", "attention_with_lse", "KilnError"]
+__all__ = ["Variant", "attention", "attention_with_lse", "flex_attention", "flex_variant", "KilnError"]
 
 
 @dataclass(frozen=True)
@@ -54,3 +54,44 @@ def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = ()):
     mask_mod) V, as the variant defines it. `captures` are the tensors its
     mods read, in its order."""
     return attention_with_lse(q, k, v, variant, captures)[0]
+
+
+def flex_variant(score_mod=None, mask_mod=None, *, head_dim, head_dim_v=None, dtype=torch.bfloat16, scale=None,
+                 gqa_group=1):
+    """(Variant, captures): Python mods translated to a Kiln variant
+    (kiln.mods), and the tensors they index in its capture order. Call it
+    outside torch.compile and pass both to kiln.attention inside."""
+    text, captures = mods.variant_text(score_mod, mask_mod, head_dim, head_dim_v or head_dim, dtype, scale,
+                                       gqa_group)
+    return Variant(text), captures
+
+
+# Tracing a Python function with torch.fx cannot itself be traced by Dynamo:
+# under torch.compile the translation runs eagerly (a graph break; with
+# fullgraph=True use flex_variant outside and kiln.attention inside).
+@torch.compiler.disable
+def _flex_variant_eager(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group):
+    return flex_variant(score_mod, mask_mod, head_dim=head_dim, head_dim_v=head_dim_v, dtype=dtype, scale=scale,
+                        gqa_group=gqa_group)
+
+
+def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None, enable_gqa=False,
+                   return_lse=False):
+    """FlexAttention's call with Python mods: query [B, H, Lq, D], key and
+    value [B, H_kv, Lk, D / Dv]; score_mod(score, b, h, q_idx, kv_idx) and
+    mask_mod(b, h, q_idx, kv_idx) are translated to a Kiln variant
+    (kiln.mods) on every call, the tensors they index becoming its
+    captures. Returns out [B, H, Lq, Dv] (and the natural-log LSE
+    [B, H, Lq] with return_lse)."""
+    b, h, lq, d = query.shape
+    h_kv = key.shape[1]
+    if h_kv != h and not enable_gqa:
+        raise KilnError(f"query has {h} heads and key {h_kv}: pass enable_gqa=True for grouped-query attention")
+    if h % h_kv:
+        raise KilnError(f"query heads ({h}) must be a multiple of key/value heads ({h_kv})")
+    variant, captures = _flex_variant_eager(score_mod, mask_mod, d, value.shape[-1], query.dtype, scale,
+                                            h // h_kv)
+    out, lse = attention_with_lse(query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2), variant,
+                                  captures)
+    out = out.transpose(1, 2)
+    return (out, lse) if return_lse else out

@@ -1,0 +1,309 @@
+"""FlexAttention-style mods written in Python, translated to Kiln's `attn`
+dialect.
+
+A score_mod(score, b, h, q_idx, kv_idx) or mask_mod(b, h, q_idx, kv_idx) is
+traced with torch.fx (each argument a symbolic scalar) and every node of the
+graph becomes one op of the region: Python arithmetic and comparisons,
+`&`, `|`, `~`, torch.where / tanh / exp / ... and indexing of tensors the
+function closes over (which become the variant's captures). Anything else
+raises KilnError naming the op. The translation is FileChecked
+(test/Python/flex-translate.test).
+"""
+import math
+import operator
+from typing import NamedTuple
+
+import torch
+import torch.fx
+
+from ._capi import KilnError
+
+# Tensors a mod may index, as memref element types.
+_CAPTURE_TYPES = {torch.float32: "f32", torch.float64: "f64", torch.int32: "i32", torch.int64: "i64"}
+_INTS = ("index", "i32", "i64")
+_FLOATS = ("f32", "f64")
+
+_ARITH = {operator.add: ("addi", "addf"), operator.sub: ("subi", "subf"), operator.mul: ("muli", "mulf")}
+_COMPARE = {operator.lt: ("slt", "olt"), operator.le: ("sle", "ole"), operator.gt: ("sgt", "ogt"),
+            operator.ge: ("sge", "oge"), operator.eq: ("eq", "oeq"), operator.ne: ("ne", "une")}
+_LOGIC = {operator.and_: "andi", operator.or_: "ori", operator.xor: "xori"}
+_MATH = {"tanh": "tanh", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
+         "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "erf": "erf", "floor": "floor", "ceil": "ceil"}
+_MINMAX = {"minimum": ("minsi", "minimumf"), "maximum": ("maxsi", "maximumf")}
+
+
+class Value(NamedTuple):
+    """An SSA value of the region and its type (f32, f64, index, i32, i64, i1)."""
+    ssa: str
+    type: str
+
+
+class _Capture:
+    """A tensor the mod closes over (an fx get_attr)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+def _name(target):
+    """How a node's op reads in messages: torch.sigmoid, operator.pow, x.foo()."""
+    if isinstance(target, str):
+        return f"Tensor.{target}"
+    module = getattr(target, "__module__", None) or ""
+    module = "torch" if module.startswith("torch") else module.replace("_operator", "operator")
+    return f"{module}.{getattr(target, '__name__', str(target))}"
+
+
+class _Region:
+    """Emits one mod's region body, op by op, with typed SSA values."""
+
+    def __init__(self, mod_kind, captures):
+        self.kind, self.captures, self.lines, self.count = mod_kind, captures, [], 0
+
+    def fresh(self):
+        self.count += 1
+        return f"%v{self.count}"
+
+    def op(self, text, type_):
+        value = self.fresh()
+        self.lines.append(f"    {value} = {text}")
+        return Value(value, type_)
+
+    def constant(self, value, type_):
+        if type_ == "i1":
+            return self.op(f"arith.constant {'true' if value else 'false'}", "i1")
+        if type_ in _FLOATS:
+            if math.isinf(value):
+                text = "0xFF800000" if value < 0 else "0x7F800000"
+                if type_ == "f64":
+                    text = "0xFFF0000000000000" if value < 0 else "0x7FF0000000000000"
+            else:
+                text = repr(float(value))
+            return self.op(f"arith.constant {text} : {type_}", type_)
+        return self.op(f"arith.constant {int(value)} : {type_}", type_)
+
+    def cast(self, value, to):
+        """value (ssa, type) converted to type `to`."""
+        ssa, t = value
+        if t == to:
+            return value
+        if t == "index" and to in ("i32", "i64"):
+            return self.op(f"arith.index_cast {ssa} : index to {to}", to)
+        if t in ("i32", "i64") and to == "index":
+            return self.op(f"arith.index_cast {ssa} : {t} to index", to)
+        if t == "i32" and to == "i64":
+            return self.op(f"arith.extsi {ssa} : i32 to i64", to)
+        if t == "i64" and to == "i32":
+            return self.op(f"arith.trunci {ssa} : i64 to i32", to)
+        if t == "index" and to in _FLOATS:
+            return self.cast(self.cast(value, "i64"), to)
+        if t in ("i32", "i64") and to in _FLOATS:
+            return self.op(f"arith.sitofp {ssa} : {t} to {to}", to)
+        if t == "i1" and to in _FLOATS:
+            return self.op(f"arith.uitofp {ssa} : i1 to {to}", to)
+        if t == "i1" and to in _INTS:
+            widened = self.op(f"arith.extui {ssa} : i1 to i64", "i64")
+            return self.cast(widened, to)
+        if t == "f32" and to == "f64":
+            return self.op(f"arith.extf {ssa} : f32 to f64", to)
+        if t == "f64" and to == "f32":
+            return self.op(f"arith.truncf {ssa} : f64 to f32", to)
+        raise KilnError(f"{self.kind}: cannot convert a {t} value to {to}")
+
+    def unify(self, a, b):
+        """Both operands in one type: f32 if either is a float (f64 only if
+        both are), else index if either is, else i64 if either is, else i32;
+        Python constants take the other operand's type."""
+        types = {x.type for x in (a, b) if isinstance(x, Value)}
+        if not types:
+            raise KilnError(f"{self.kind}: an op on two Python constants")
+        if types & set(_FLOATS) or any(isinstance(x, float) for x in (a, b)):
+            to = "f64" if types == {"f64"} else "f32"
+        elif "index" in types:
+            to = "index"
+        elif "i64" in types:
+            to = "i64"
+        elif types == {"i1"}:
+            to = "i1"
+        else:
+            to = "i32"
+        return [self.cast(x, to) if isinstance(x, Value) else self.constant(x, to) for x in (a, b)] + [to]
+
+
+def _translate(fn, kind, captures):
+    """One mod as (block arguments, region body, the yielded value's type);
+    `captures` collects the tensors it indexes (shared by both mods)."""
+    names = ["score", "b", "h", "q_idx", "kv_idx"] if kind == "score_mod" else ["b", "h", "q_idx", "kv_idx"]
+    try:
+        graph_module = torch.fx.symbolic_trace(fn)
+    except Exception as e:  # noqa: BLE001 - fx raises many kinds
+        raise KilnError(f"{kind}: torch.fx could not trace it: {e}") from e
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(names):
+        raise KilnError(f"{kind} must take {len(names)} arguments ({', '.join(names)}), "
+                        f"got {len(placeholders)}")
+    region = _Region(kind, captures)
+    values = {}
+    types = {"score": "f32"}
+    for node, name in zip(placeholders, names):
+        values[node] = Value(f"%{name}", types.get(name, "index"))
+    result = None
+    for node in graph_module.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "get_attr":
+            tensor = getattr(graph_module, node.target)
+            if not isinstance(tensor, torch.Tensor):
+                raise KilnError(f"{kind} reads {node.target}, which is not a tensor")
+            values[node] = _Capture(tensor)
+            continue
+        if node.op == "output":
+            result = node.args[0]
+            break
+        args = list(torch.fx.node.map_arg(node.args, lambda n: values[n]))
+        if node.kwargs:
+            raise KilnError(f"{kind}: {_name(node.target)} with keyword arguments is not supported")
+        values[node] = _emit(region, node, args)
+    if not isinstance(result, torch.fx.Node):
+        raise KilnError(f"{kind} must return a value computed from its arguments, got {result!r}")
+    out = values[result]
+    if kind == "score_mod":
+        out = region.cast(out, "f32")
+    elif out[1] != "i1":
+        raise KilnError(f"mask_mod must return a boolean (a comparison), got a {out[1]} value")
+    args = [f"%{n}: {'f32' if n == 'score' else 'index'}" for n in names]
+    return args, region.lines, out
+
+
+def _emit(region, node, args):
+    """The op of one call_function / call_method node."""
+    target = node.target
+    kind = region.kind
+    if target == "__getitem__" or target is operator.getitem:
+        base, index = args
+        if not isinstance(base, _Capture):
+            raise KilnError(f"{kind}: only tensors the mod closes over can be indexed")
+        tensor = base.tensor
+        if tensor.dtype not in _CAPTURE_TYPES:
+            raise KilnError(f"{kind} indexes a {tensor.dtype} tensor; Kiln captures "
+                            f"{', '.join(map(str, _CAPTURE_TYPES))}")
+        indices = tuple(index) if isinstance(index, (tuple, list)) and not isinstance(index, Value) else (index,)
+        if len(indices) != tensor.dim():
+            raise KilnError(f"{kind} indexes a {tensor.dim()}-d tensor with {len(indices)} indices; "
+                            "index every dimension with a scalar")
+        slot = next((i for i, c in enumerate(region.captures) if c is tensor), None)
+        if slot is None:
+            region.captures.append(tensor)
+            slot = len(region.captures) - 1
+        ssa = [region.cast(i, "index")[0] if isinstance(i, Value) else region.constant(i, "index")[0]
+               for i in indices]
+        element = _CAPTURE_TYPES[tensor.dtype]
+        loaded = region.op(f"memref.load %c{slot}[{', '.join(ssa)}] : {_memref(tensor)}", element)
+        return loaded
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if target in _ARITH or target in (operator.truediv, operator.floordiv, operator.mod):
+        a, b, t = region.unify(*args)
+        if target is operator.truediv:
+            if t not in _FLOATS:
+                a, b, t = region.cast(a, "f32"), region.cast(b, "f32"), "f32"
+            return region.op(f"arith.divf {a[0]}, {b[0]} : {t}", t)
+        if target is operator.floordiv:
+            if t in _FLOATS:
+                q = region.op(f"arith.divf {a[0]}, {b[0]} : {t}", t)
+                return region.op(f"math.floor {q[0]} : {t}", t)
+            return region.op(f"arith.floordivsi {a[0]}, {b[0]} : {t}", t)
+        if target is operator.mod:
+            if t in _FLOATS:
+                raise KilnError(f"{kind}: % of floats is not supported")
+            # Python's %: the remainder takes the divisor's sign.
+            r = region.op(f"arith.remsi {a[0]}, {b[0]} : {t}", t)
+            zero = region.constant(0, t)
+            nonzero = region.op(f"arith.cmpi ne, {r[0]}, {zero[0]} : {t}", "i1")
+            r_neg = region.op(f"arith.cmpi slt, {r[0]}, {zero[0]} : {t}", "i1")
+            b_neg = region.op(f"arith.cmpi slt, {b[0]}, {zero[0]} : {t}", "i1")
+            differ = region.op(f"arith.xori {r_neg[0]}, {b_neg[0]} : i1", "i1")
+            fix = region.op(f"arith.andi {nonzero[0]}, {differ[0]} : i1", "i1")
+            shifted = region.op(f"arith.addi {r[0]}, {b[0]} : {t}", t)
+            return region.op(f"arith.select {fix[0]}, {shifted[0]}, {r[0]} : {t}", t)
+        if t == "i1":
+            raise KilnError(f"{kind}: arithmetic on booleans is not supported")
+        integer, floating = _ARITH[target]
+        return region.op(f"arith.{floating if t in _FLOATS else integer} {a[0]}, {b[0]} : {t}", t)
+    if target in _COMPARE:
+        a, b, t = region.unify(*args)
+        integer, floating = _COMPARE[target]
+        if t in _FLOATS:
+            return region.op(f"arith.cmpf {floating}, {a[0]}, {b[0]} : {t}", "i1")
+        return region.op(f"arith.cmpi {integer}, {a[0]}, {b[0]} : {t}", "i1")
+    if target in _LOGIC:
+        a, b, t = region.unify(*args)
+        if t != "i1":
+            raise KilnError(f"{kind}: {_name(target)} of integers is not supported (only of booleans)")
+        return region.op(f"arith.{_LOGIC[target]} {a[0]}, {b[0]} : i1", "i1")
+    if target in (operator.invert, operator.not_) or name == "logical_not":
+        (a,) = args
+        if a[1] != "i1":
+            raise KilnError(f"{kind}: ~ of a {a[1]} value is not supported (only of booleans)")
+        true = region.constant(True, "i1")
+        return region.op(f"arith.xori {a[0]}, {true[0]} : i1", "i1")
+    if target is operator.neg or name == "neg":
+        (a,) = args
+        if a[1] in _FLOATS:
+            return region.op(f"arith.negf {a[0]} : {a[1]}", a[1])
+        zero = region.constant(0, a[1])
+        return region.op(f"arith.subi {zero[0]}, {a[0]} : {a[1]}", a[1])
+    if name in ("where",) and len(args) == 3:
+        cond, a, b = args
+        if not (isinstance(cond, Value) and cond.type == "i1"):
+            raise KilnError(f"{kind}: torch.where needs a boolean condition")
+        a, b, t = region.unify(a, b)
+        return region.op(f"arith.select {cond[0]}, {a[0]}, {b[0]} : {t}", t)
+    if name in _MATH and len(args) == 1:
+        if not isinstance(args[0], Value):
+            raise KilnError(f"{kind}: {_name(target)} of a Python constant; compute it in Python")
+        a = region.cast(args[0], "f32") if args[0].type not in _FLOATS else args[0]
+        return region.op(f"math.{_MATH[name]} {a[0]} : {a[1]}", a[1])
+    if name == "abs" and len(args) == 1:
+        (a,) = args
+        return region.op(f"math.{'absf' if a[1] in _FLOATS else 'absi'} {a[0]} : {a[1]}", a[1])
+    if name in _MINMAX and len(args) == 2:
+        a, b, t = region.unify(*args)
+        integer, floating = _MINMAX[name]
+        return region.op(f"arith.{floating if t in _FLOATS else integer} {a[0]}, {b[0]} : {t}", t)
+    raise KilnError(f"{kind} uses {_name(target)}, which Kiln cannot translate; supported: + - * / // % "
+                    f"and comparisons, & | ~, torch.where, {', '.join(sorted(_MATH))}, abs, minimum, maximum, "
+                    "and indexing of captured tensors")
+
+
+def _memref(tensor):
+    """The capture's type: its shape as it is now (a new shape is a new
+    variant, compiled once)."""
+    return f"memref<{''.join(f'{n}x' for n in tensor.shape)}{_CAPTURE_TYPES[tensor.dtype]}>"
+
+
+def variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=None, gqa_group=1):
+    """The attn.attention text of the mods, and the tensors they capture
+    (in the variant's capture order)."""
+    captures = []
+    regions = []
+    for fn, kind in ((score_mod, "score_mod"), (mask_mod, "mask_mod")):
+        if fn is not None:
+            regions.append((kind, *_translate(fn, kind, captures)))
+    attrs = [f"qk_head_dim = {head_dim}", f"v_head_dim = {head_dim_v}",
+             f"element_type = {'bf16' if dtype == torch.bfloat16 else 'f16'}"]
+    if scale is not None:
+        attrs.append(f"scale = {float(scale)!r}")
+    if gqa_group != 1:
+        attrs.append(f"gqa_group = {gqa_group}")
+    if captures:
+        decls = ", ".join(f'#attn.capture<"c{i}", {_memref(t)}, [{", ".join(str(n) for n in t.shape)}]>'
+                          for i, t in enumerate(captures))
+        attrs.append(f"captures = [{decls}]")
+    text = [f"attn.attention @flex {{{', '.join(attrs)}}}"]
+    capture_args = [f"%c{i}: {_memref(t)}" for i, t in enumerate(captures)]
+    for kind, args, lines, out in regions:
+        text.append(f"  {kind}({', '.join(args + capture_args)}) {{")
+        text.extend(lines)
+        text.append(f"    attn.yield {out[0]} : {out[1]}")
+        text.append("  }")
+    return "\n".join(text) + "\n", captures

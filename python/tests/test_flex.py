@@ -1,0 +1,137 @@
+"""kiln.flex_attention: FlexAttention-style Python mods translated to Kiln
+variants, on CPU tensors against float64 (forward and gradients), with
+captured tensors, GQA, torch.compile, and the errors for what Kiln cannot
+translate.
+"""
+import math
+import unittest
+
+import torch
+
+import kiln
+
+N = 40
+
+
+def reference(q, k, v, score_mod=None, mask_mod=None):
+    """float64 FlexAttention semantics on [B, H, L, D], mods evaluated
+    elementwise in float64."""
+    q, k, v = q.double(), k.double(), v.double()
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    b, h, lq, lk = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    bi = torch.arange(b)[:, None, None, None]
+    hi = torch.arange(h)[None, :, None, None]
+    qi = torch.arange(lq)[None, None, :, None]
+    ki = torch.arange(lk)[None, None, None, :]
+    if score_mod is not None:
+        s = score_mod(s, bi, hi, qi, ki)
+    if mask_mod is not None:
+        s = s.masked_fill(~mask_mod(bi, hi, qi, ki).expand(s.shape), float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
+def rel(got, ref):
+    return ((got.double() - ref).norm() / ref.norm()).item()
+
+
+def qkv(h=4, h_kv=4, d=64, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    make = lambda heads: torch.randn(2, heads, N, d, generator=gen).bfloat16()
+    return make(h), make(h_kv), make(h_kv)
+
+
+class Flex(unittest.TestCase):
+    def check(self, q, k, v, score_mod=None, mask_mod=None, grads=False, **kw):
+        q, k, v = (t.clone().requires_grad_(grads) for t in (q, k, v))
+        out = kiln.flex_attention(q, k, v, score_mod, mask_mod, **kw)
+        qd, kd, vd = (t.detach().double().requires_grad_(grads) for t in (q, k, v))
+        ref = reference(qd, kd, vd, score_mod, mask_mod)
+        self.assertEqual(out.shape, ref.shape)
+        self.assertLess(rel(out.detach(), ref.detach()), 1e-2)
+        if grads:
+            dout = torch.randn(out.shape, generator=torch.Generator().manual_seed(5)).bfloat16()
+            out.backward(dout)
+            ref.backward(dout.double())
+            for got, want in ((q.grad, qd.grad), (k.grad, kd.grad), (v.grad, vd.grad)):
+                self.assertLess(rel(got, want), 1e-2)
+
+    def test_softcap_and_causal_with_grads(self):
+        def softcap(score, b, h, q_idx, kv_idx):
+            return torch.tanh(score / 20.0) * 20.0
+
+        def causal(b, h, q_idx, kv_idx):
+            return q_idx >= kv_idx
+
+        self.check(*qkv(), softcap, causal, grads=True)
+
+    def test_alibi_and_document_mask_capture_tensors(self):
+        slopes = torch.tensor([2.0 ** -(i + 1) for i in range(4)])
+        docs = torch.tensor([0] * 15 + [1] * 20 + [2] * 5, dtype=torch.int32)
+
+        def alibi(score, b, h, q_idx, kv_idx):
+            return score + slopes[h] * (kv_idx - q_idx)
+
+        def same_document(b, h, q_idx, kv_idx):
+            return (docs[q_idx] == docs[kv_idx]) & (kv_idx <= q_idx)
+
+        self.check(*qkv(seed=1), alibi, same_document, grads=True)
+
+    def test_relative_bias_table_2d_and_modulo(self):
+        table = torch.randn(4, 8)
+
+        def bucketed(score, b, h, q_idx, kv_idx):
+            return score + table[h, (kv_idx - q_idx) % 8]
+
+        self.check(*qkv(seed=2), bucketed)
+
+    def test_sliding_window_with_where_and_gqa(self):
+        def window(b, h, q_idx, kv_idx):
+            return (q_idx - kv_idx >= 0) & (q_idx - kv_idx < 8)
+
+        def damp(score, b, h, q_idx, kv_idx):
+            return torch.where(kv_idx % 2 == 0, score, score * 0.5)
+
+        self.check(*qkv(h=8, h_kv=2, seed=3), damp, window, enable_gqa=True)
+
+    def test_scale_and_lse(self):
+        q, k, v = qkv(seed=4)
+        out, lse = kiln.flex_attention(q, k, v, scale=0.05, return_lse=True)
+        s = q.double() @ k.double().transpose(-1, -2) * 0.05
+        self.assertLess(rel(lse, torch.logsumexp(s, -1)), 1e-5)
+        self.assertLess(rel(out, torch.softmax(s, -1) @ v.double()), 1e-2)
+
+    def test_torch_compile(self):
+        def causal(b, h, q_idx, kv_idx):
+            return q_idx >= kv_idx
+
+        q, k, v = qkv(seed=6)
+        eager = kiln.flex_attention(q, k, v, mask_mod=causal)
+        # The translation runs eagerly under torch.compile (one graph break) ...
+        compiled = torch.compile(lambda q, k, v: kiln.flex_attention(q, k, v, mask_mod=causal), backend="aot_eager")
+        self.assertTrue(torch.equal(compiled(q, k, v), eager))
+        # ... and with fullgraph=True the variant is made outside.
+        variant, captures = kiln.flex_variant(mask_mod=causal, head_dim=64)
+        full = torch.compile(lambda q, k, v: kiln.attention(q, k, v, variant, captures), fullgraph=True,
+                             backend="aot_eager")
+        got = full(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)
+        self.assertTrue(torch.equal(got, eager))
+
+    def test_errors_name_what_cannot_be_translated(self):
+        q, k, v = qkv()
+        with self.assertRaisesRegex(kiln.KilnError, "score_mod uses torch.sigmoid, which Kiln cannot translate"):
+            kiln.flex_attention(q, k, v, lambda s, b, h, qi, ki: torch.sigmoid(s))
+        with self.assertRaisesRegex(kiln.KilnError, "mask_mod must return a boolean"):
+            kiln.flex_attention(q, k, v, mask_mod=lambda b, h, qi, ki: qi - ki)
+        with self.assertRaisesRegex(kiln.KilnError, "score_mod must take 5 arguments"):
+            kiln.flex_attention(q, k, v, lambda s, b: s)
+        with self.assertRaisesRegex(kiln.KilnError, "indexes a torch.bool tensor"):
+            keep = torch.ones(N, dtype=torch.bool)
+            kiln.flex_attention(q, k, v, mask_mod=lambda b, h, qi, ki: keep[qi])
+        with self.assertRaisesRegex(kiln.KilnError, "enable_gqa=True"):
+            kiln.flex_attention(q, k[:, :2], v[:, :2])
+
+
+if __name__ == "__main__":
+    unittest.main()
