@@ -12,6 +12,10 @@ with KILN_NVRTC_THREADS=1 (one kernel after another, the ablation), and the
 slowest and the summed kernel times of the threaded runs. Medians of
 --repeats runs.
 
+Warm lookup (--lib build/lib/libkiln.so, no GPU): kiln_program_precompile of
+the spec in a fresh process whose cache already holds every kernel (key,
+lookup and read; NVRTC is loaded only on a miss), median of 3 processes.
+
 Warm (--warm LIB, a GPU host): the spec of each program is loaded once to fill
 the cache (KILN_CACHE_DIR, a fresh folder), then loaded again in a fresh
 process: the time of kiln_program_load_file (cache lookup, module load,
@@ -65,6 +69,30 @@ print(ms)
     return times
 
 
+def warm_lookup_ms(lib, spec, cache):
+    """kiln_program_precompile in fresh processes after one fills the cache."""
+    code = f"""
+import ctypes, time
+lib = ctypes.CDLL({lib!r})
+lib.kiln_program_precompile.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_int]
+spec = open({spec!r}).read().encode()
+cached, err = ctypes.c_int(), ctypes.create_string_buffer(4096)
+t = time.perf_counter()
+rc = lib.kiln_program_precompile(spec, ctypes.byref(cached), err, len(err))
+ms = (time.perf_counter() - t) * 1e3
+assert rc == 0, err.value.decode()
+print(ms, cached.value)
+"""
+    env = dict(os.environ, KILN_CACHE_DIR=cache)
+    times = []
+    for attempt in range(4):  # the first fills the cache
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        if run.returncode:
+            sys.exit(f"precompiling {spec} failed:\n{run.stderr}")
+        times.append(float(run.stdout.split()[0]))
+    return statistics.median(times[1:])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kiln", required=True, help="the kiln driver (build/bin/kiln)")
@@ -72,13 +100,14 @@ def main():
     p.add_argument("--head-dim", type=int, default=128)
     p.add_argument("--arch", default="sm_90a")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--lib", metavar="LIB", help="libkiln.so: also measure warm cache lookups (no GPU)")
     p.add_argument("--warm", metavar="LIB", help="libkiln_runtime.so: also measure warm loads (GPU)")
     args = p.parse_args()
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     print(f"cold compile, head dim {args.head_dim}, {args.arch}, {os.cpu_count()} hardware threads, "
           f"median of {args.repeats}; ms")
     print(f"{'program':28} {'kernels':>7} {'wall':>8} {'1 thread':>9} {'slowest':>8} {'sum':>8}"
-          + (f" {'warm':>7}" if args.warm else ""))
+          + (f" {'lookup':>7}" if args.lib else "") + (f" {'warm':>7}" if args.warm else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.examples:
             example = os.path.join(root, "examples", name + ".mlir")
@@ -94,6 +123,8 @@ def main():
                 med = statistics.median
                 row = (f"{name + ('_backward' if backward else '_forward'):28} {len(units):7d} "
                        f"{med(wall):8.0f} {med(serial):9.0f} {med(slowest):8.0f} {med(total):8.0f}")
+                if args.lib:
+                    row += f" {warm_lookup_ms(args.lib, out + '.json', os.path.join(tmp, 'lookup-' + os.path.basename(out))):7.1f}"
                 if args.warm:
                     cold, warm = warm_load_ms(args.warm, out + ".json", os.path.join(tmp, "cache-" + name))
                     row += f" {warm:7.1f}"

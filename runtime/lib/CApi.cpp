@@ -4,6 +4,7 @@
 
 #include "CTensors.h"
 
+#include "kiln/CompileUnits.h"
 #include "kiln/Program.h"
 #include "kiln/SpecFormat.h"
 
@@ -67,6 +68,33 @@ extern "C" int kiln_program_load_file(const char *path, int device,
       path ? kiln::readSpecFile(path, spec)
            : kiln::Status::error("kiln_program_load_file needs a path");
   return report(load(read, spec, device, program), error, errorSize);
+}
+
+extern "C" int kiln_program_precompile(const char *specJson, int *cached,
+                                       char *error, int errorSize) {
+  kiln::ProgramSpec spec;
+  if (kiln::Status s =
+          specJson ? kiln::readSpecJson(specJson, spec)
+                   : kiln::Status::error("kiln_program_precompile needs spec "
+                                         "text");
+      !s.ok())
+    return report(s, error, errorSize);
+  std::vector<kiln::CompileUnit> units;
+  std::vector<kiln::CompiledUnit> compiled;
+  if (kiln::Status s = kiln::verifyPlan(spec); !s.ok())
+    return report(s, error, errorSize);
+  if (kiln::Status s = kiln::splitCompileUnits(spec, units); !s.ok())
+    return report(s, error, errorSize);
+  if (kiln::Status s =
+          kiln::compileUnits(units, spec.arch, /*useCache=*/true, compiled);
+      !s.ok())
+    return report(s, error, errorSize);
+  if (cached) {
+    *cached = 0;
+    for (const kiln::CompiledUnit &unit : compiled)
+      *cached += unit.cacheHit;
+  }
+  return 0;
 }
 
 extern "C" int kiln_program_run(kiln_program *program,

@@ -2,9 +2,14 @@
 
 #include "CudaApi.h"
 
+#include <climits>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <sstream>
 #include <string>
+#include <sys/stat.h>
+#include <vector>
 
 namespace kiln::api {
 namespace {
@@ -122,6 +127,37 @@ Status nvrtc(const Nvrtc *&out) {
   std::call_once(once, [] { status = loadNvrtc(n); });
   out = status.ok() ? &n : nullptr;
   return status;
+}
+
+const std::string &nvrtcIdentity() {
+  static const std::string identity = [] {
+    std::vector<std::string> folders;
+    if (const char *path = std::getenv("LD_LIBRARY_PATH")) {
+      std::stringstream parts(path);
+      for (std::string folder; std::getline(parts, folder, ':');)
+        if (!folder.empty())
+          folders.push_back(folder);
+    }
+    for (const char *folder :
+         {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+          "/usr/lib64", "/lib", "/usr/lib", "/usr/local/cuda/lib64",
+          "/usr/local/cuda/targets/x86_64-linux/lib"})
+      folders.push_back(folder);
+    for (const std::string &folder : folders) {
+      std::string path = folder + "/libnvrtc.so.13";
+      char real[PATH_MAX];
+      struct stat info;
+      if (realpath(path.c_str(), real) && stat(real, &info) == 0)
+        return std::string(real) + " " + std::to_string(info.st_size) + " " +
+               std::to_string(static_cast<long long>(info.st_mtime));
+    }
+    const Nvrtc *n = nullptr;
+    int major = 0, minor = 0;
+    if (nvrtc(n).ok())
+      n->nvrtcVersion(&major, &minor);
+    return "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+  }();
+  return identity;
 }
 
 Status check(CUresult result, const char *what) {

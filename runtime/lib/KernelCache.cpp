@@ -58,17 +58,13 @@ bool makeDirectories(const std::string &path) {
 std::string cacheKey(const std::string &source, const std::string &arch,
                      const std::string &options) {
   // The emitted source includes the device library by name only, so its
-  // text is part of the key too; so is NVRTC's version.
+  // text is part of the key too; so is the NVRTC that compiles it (its
+  // file's identity, so that a hit does not load NVRTC).
   std::string all =
       source + '\0' + arch + '\0' + options + '\0' + runtimeVersion();
   for (int i = 0; i < api::kDeviceLibraryCount; ++i)
     all += std::string("\0", 1) + api::kDeviceLibrarySources[i];
-  const api::Nvrtc *nv = nullptr;
-  int major = 0, minor = 0;
-  if (api::nvrtc(nv).ok())
-    nv->nvrtcVersion(&major, &minor);
-  all += std::string("\0nvrtc ", 7) + std::to_string(major) + "." +
-         std::to_string(minor);
+  all += std::string("\0", 1) + api::nvrtcIdentity();
   char hex[33];
   std::snprintf(
       hex, sizeof(hex), "%016llx%016llx",

@@ -48,6 +48,13 @@ int kiln_program_load(const char *spec_json, int device, kiln_program **program,
 int kiln_program_load_file(const char *path, int device, kiln_program **program,
                            char *error, int error_size);
 
+/* Compiles the spec's kernels into the cubin cache (KILN_CACHE_DIR; one NVRTC
+ * compile per kernel, concurrently) without loading them: needs NVRTC but no
+ * GPU or driver. `*cached` (if not null) is set to the number of kernels
+ * that were already cached. Safe from many processes at once. */
+int kiln_program_precompile(const char *spec_json, int *cached, char *error,
+                            int error_size);
+
 /* Validates and enqueues the program's kernels on `stream` (a CUstream; null
  * for the default stream): `tensors` by name in any order, `captures` in the
  * spec's order (ranks up to 4, dtypes f32, f64, i32 or i64 as declared). */
