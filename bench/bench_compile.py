@@ -17,9 +17,9 @@ the spec in a fresh process whose cache already holds every kernel (key,
 lookup and read; NVRTC is loaded only on a miss), median of 3 processes.
 
 Warm (--warm LIB, a GPU host): the spec of each program is loaded once to fill
-the cache (KILN_CACHE_DIR, a fresh folder), then loaded again in a fresh
-process: the time of kiln_program_load_file (cache lookup, module load,
-function setup) after the CUDA context exists. The MLIR pipeline that writes
+the cache (KILN_CACHE_DIR, a fresh folder), then in 3 fresh processes: the
+median time of kiln_program_load_file (cache lookup, module load, function
+setup) after the CUDA context exists. The MLIR pipeline that writes
 a spec is not part of either number; `kiln compile` prints it separately.
 """
 import argparse, os, re, statistics, subprocess, sys, tempfile, uuid
@@ -44,8 +44,22 @@ def compile_once(kiln, example, backward, args, out, threads):
     return float(program.group(3)), units
 
 
+def fresh_process_ms(code, cache, what, runs):
+    """Runs `code` (which prints its ms first) in `runs` fresh processes on
+    the cache folder `cache`; the first fills it. The median of the rest."""
+    env = dict(os.environ, KILN_CACHE_DIR=cache)
+    times = []
+    for attempt in range(runs):
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        if run.returncode:
+            sys.exit(f"{what} failed:\n{run.stderr}")
+        times.append(float(run.stdout.split()[0]))
+    return statistics.median(times[1:])
+
+
 def warm_load_ms(lib, spec, cache):
-    """kiln_program_load_file's time in a fresh process with a filled cache."""
+    """kiln_program_load_file's time in a fresh process with a filled cache,
+    after the CUDA context exists."""
     code = f"""
 import ctypes, time
 import torch
@@ -59,18 +73,11 @@ ms = (time.perf_counter() - t) * 1e3
 assert rc == 0, err.value.decode()
 print(ms)
 """
-    env = dict(os.environ, KILN_CACHE_DIR=cache)
-    times = []
-    for attempt in range(2):  # the first fills the cache
-        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-        if run.returncode:
-            sys.exit(f"loading {spec} failed:\n{run.stderr}")
-        times.append(float(run.stdout.strip()))
-    return times
+    return fresh_process_ms(code, cache, f"loading {spec}", 4)
 
 
 def warm_lookup_ms(lib, spec, cache):
-    """kiln_program_precompile in fresh processes after one fills the cache."""
+    """kiln_program_precompile in fresh processes with a filled cache."""
     code = f"""
 import ctypes, time
 lib = ctypes.CDLL({lib!r})
@@ -83,14 +90,7 @@ ms = (time.perf_counter() - t) * 1e3
 assert rc == 0, err.value.decode()
 print(ms, cached.value)
 """
-    env = dict(os.environ, KILN_CACHE_DIR=cache)
-    times = []
-    for attempt in range(4):  # the first fills the cache
-        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-        if run.returncode:
-            sys.exit(f"precompiling {spec} failed:\n{run.stderr}")
-        times.append(float(run.stdout.split()[0]))
-    return statistics.median(times[1:])
+    return fresh_process_ms(code, cache, f"precompiling {spec}", 4)
 
 
 def main():
@@ -126,7 +126,7 @@ def main():
                 if args.lib:
                     row += f" {warm_lookup_ms(args.lib, out + '.json', os.path.join(tmp, 'lookup-' + os.path.basename(out))):7.1f}"
                 if args.warm:
-                    cold, warm = warm_load_ms(args.warm, out + ".json", os.path.join(tmp, "cache-" + name))
+                    warm = warm_load_ms(args.warm, out + ".json", os.path.join(tmp, "load-" + os.path.basename(out)))
                     row += f" {warm:7.1f}"
                 print(row, flush=True)
 
