@@ -32,9 +32,13 @@
 #   decode-bench - bench/bench_decode.py alone;
 #   decode-check - the forward's checks after split-KV and the decode
 #           program: examples and head dims against float64, sanitizers,
-#           SASS, the quick forward suite.
+#           SASS, the quick forward suite;
+#   python - the Python package on the GPU (python/tests/gpu_check.py:
+#           CUDA tensors vs float64, a training step vs SDPA, torch.compile,
+#           flex_attention, host overhead per call) and the compile-time
+#           benchmark (cold, warm lookup, warm load).
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-check
+#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-check|python
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -231,6 +235,15 @@ decode-check)
   # The forward after split-KV and the decode program (prefill shapes: the
   # prefill kernel; Lq = 1: the decode kernel, split).
   forward_checks
+  ;;
+python)
+  gunzip -c .device/libkiln.so.gz > /tmp/kiln-bin/libkiln.so
+  export KILN_LIBRARY=/tmp/kiln-bin/libkiln.so
+  PYTHONPATH=python timeout 300 python3 python/tests/gpu_check.py > "$OUT/gpu_check.txt" 2>&1
+  echo "gpu_check rc=$?"; grep -vE "^(W[0-9]|  warnings|    )" "$OUT/gpu_check.txt" | tail -n 16
+  timeout 420 python3 bench/bench_compile.py --kiln $KILN --lib /tmp/kiln-bin/libkiln.so --warm "$LIB" --repeats 2 \
+    > "$OUT/bench_compile.txt" 2>&1
+  echo "bench_compile rc=$?"; tail -n 14 "$OUT/bench_compile.txt"
   ;;
 hopper-bwd-bench)
   timeout 450 python3 bench/bench_backward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 \

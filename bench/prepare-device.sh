@@ -14,6 +14,8 @@ for b in kiln kiln-jit-example kiln-tma-check; do
   strip -o "$D/$b" "$BUILD/bin/$b" && gzip -f "$D/$b"
 done
 cp "$BUILD/lib/libkiln_runtime.so" "$D/"
+# The Python package's library (device-run-plans.sh python): ~22 MB gzipped.
+strip -o "$D/libkiln.so" "$BUILD/lib/libkiln.so" && gzip -f "$D/libkiln.so"
 K="$BUILD/bin/kiln"
 compile() { # name example args...
   local name=$1 ex=$2; shift 2

@@ -1,0 +1,123 @@
+"""The kiln package on a CUDA GPU (bench/device-run-plans.sh python): the
+CPU tests' checks on CUDA tensors, one training step of a small transformer
+block with Kiln attention against the same block with SDPA, torch.compile
+(fullgraph, Inductor), kiln.flex_attention, and the per-call host overhead
+of the op next to SDPA's. Prints one line per check and a table; exits 1 on
+any failure. Not a unittest module on purpose: `make check` has no GPU.
+
+    PYTHONPATH=python KILN_LIBRARY=build/lib/libkiln.so python3 python/tests/gpu_check.py
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import kiln
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_ops import example, inputs, reference, rel  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def grads_match(variant, q, k, v, captures=(), tol=1e-2, **ref):
+    q, k, v = (t.cuda().requires_grad_() for t in (q, k, v))
+    out = kiln.attention(q, k, v, variant, [c.cuda() for c in captures])
+    dout = torch.randn_like(out)
+    out.backward(dout)
+    qd, kd, vd = (t.detach().cpu().double().requires_grad_() for t in (q, k, v))
+    expect = reference(qd, kd, vd, **ref)
+    expect.backward(dout.cpu().double())
+    errs = [rel(out.detach().cpu(), expect.detach())] + [rel(g.cpu(), w) for g, w in
+                                                         ((q.grad, qd.grad), (k.grad, kd.grad), (v.grad, vd.grad))]
+    return max(errs) < tol, errs
+
+
+def main():
+    name = torch.cuda.get_device_name()
+    print(f"device: {name}, torch {torch.__version__}")
+    ok, errs = grads_match(example("plain"), *inputs(2, 300, 257, 4, 4, 128))
+    check(ok, f"plain D=128 forward and gradients vs float64: {' '.join(f'{e:.1e}' for e in errs)}")
+    ok, errs = grads_match(example("causal"), *inputs(1, 100, 333, 2, 2, 64, seed=1), causal="bottom_right")
+    check(ok, f"causal bottom-right: {' '.join(f'{e:.1e}' for e in errs)}")
+    ok, errs = grads_match(example("gqa_causal"), *inputs(1, 200, 200, 8, 2, 128, seed=2), causal="top_left")
+    check(ok, f"GQA 4:1: {' '.join(f'{e:.1e}' for e in errs)}")
+    h, n = 4, 190
+    slopes = torch.tensor([2.0 ** -(i + 1) for i in range(h)])
+    dist = (torch.arange(n)[None, :] - torch.arange(n)[:, None]).double()
+    ok, errs = grads_match(example("alibi"), *inputs(1, n, n, h, h, 64, seed=3), [slopes], causal="top_left",
+                           bias=slopes.double()[:, None, None] * dist)
+    check(ok, f"ALiBi (a capture): {' '.join(f'{e:.1e}' for e in errs)}")
+
+    def softcap(score, b, h, q_idx, kv_idx):
+        return torch.tanh(score / 20.0) * 20.0
+
+    q, k, v = (t.cuda().transpose(1, 2) for t in inputs(2, 256, 256, 4, 4, 64, seed=4))
+    out = kiln.flex_attention(q, k, v, softcap, lambda b, h, qi, ki: qi >= ki)
+    s = q.double() @ k.double().transpose(-1, -2) / 8.0
+    s = (torch.tanh(s / 20) * 20).masked_fill(torch.ones(256, 256, dtype=torch.bool, device="cuda").triu(1),
+                                              float("-inf"))
+    err = rel(out, torch.softmax(s, -1) @ v.double())
+    check(err < 1e-2, f"kiln.flex_attention softcap + causal: {err:.1e}")
+
+    # One training step of a transformer block, Kiln attention vs SDPA.
+    torch.manual_seed(0)
+    dim, heads, length = 512, 8, 1024
+    block = torch.nn.ModuleDict({"qkv": torch.nn.Linear(dim, 3 * dim), "out": torch.nn.Linear(dim, dim)}).cuda()
+    block = block.to(torch.bfloat16)
+    x = torch.randn(4, length, dim, device="cuda", dtype=torch.bfloat16)
+    target = torch.randn_like(x)
+    causal = example("causal")
+
+    def step(attend):
+        block.zero_grad()
+        q, k, v = block["qkv"](x).view(4, length, 3, heads, dim // heads).unbind(2)
+        y = block["out"](attend(q, k, v).reshape(4, length, dim))
+        loss = F.mse_loss(y.float(), target.float())
+        loss.backward()
+        return loss.item(), [p.grad.clone() for p in block.parameters()]
+
+    kiln_loss, kiln_grads = step(lambda q, k, v: kiln.attention(q, k, v, causal))
+    sdpa_loss, sdpa_grads = step(lambda q, k, v: F.scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True).transpose(1, 2))
+    gerr = max(rel(a, b.double()) for a, b in zip(kiln_grads, sdpa_grads))
+    check(abs(kiln_loss - sdpa_loss) < 1e-3 * abs(sdpa_loss) and gerr < 2e-2,
+          f"training step vs SDPA: loss {kiln_loss:.6f} / {sdpa_loss:.6f}, parameter grads {gerr:.1e}")
+
+    compiled = torch.compile(lambda q, k, v: kiln.attention(q, k, v, causal), fullgraph=True)
+    q, k, v = (t.cuda() for t in inputs(1, 512, 512, 4, 4, 64, seed=5))
+    check(torch.equal(compiled(q, k, v), kiln.attention(q, k, v, causal)), "torch.compile(fullgraph=True), Inductor")
+
+    # Host overhead per call: many calls of a tiny problem, no sync between.
+    q, k, v = (t.cuda() for t in inputs(1, 16, 16, 1, 1, 64, seed=6))
+    sq, sk, sv = (t.transpose(1, 2) for t in (q, k, v))
+    rows = []
+    for label, fn in (("kiln.attention", lambda: kiln.attention(q, k, v, causal)),
+                      ("SDPA", lambda: F.scaled_dot_product_attention(sq, sk, sv, is_causal=True))):
+        for _ in range(50):
+            fn()
+        torch.cuda.synchronize()
+        calls = 2000
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        host = (time.perf_counter() - start) / calls * 1e6
+        torch.cuda.synchronize()
+        rows.append((label, host))
+    print("\nhost time per call (µs; tiny problem, no synchronization between calls)")
+    for label, us in rows:
+        print(f"  {label:16} {us:7.1f}")
+    print("PASS" if not failures else f"FAIL: {len(failures)} checks")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
