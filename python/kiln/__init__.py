@@ -61,8 +61,8 @@ def flex_variant(score_mod=None, mask_mod=None, *, head_dim, head_dim_v=None, dt
     """(Variant, captures): Python mods translated to a Kiln variant
     (kiln.mods), and the tensors they index in its capture order. Call it
     outside torch.compile and pass both to kiln.attention inside."""
-    text, captures = mods.variant_text(score_mod, mask_mod, head_dim, head_dim_v or head_dim, dtype, scale,
-                                       gqa_group)
+    text, captures = mods.cached_variant_text(score_mod, mask_mod, head_dim, head_dim_v or head_dim, dtype, scale,
+                                              gqa_group)
     return Variant(text), captures
 
 
@@ -80,8 +80,8 @@ def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None,
     """FlexAttention's call with Python mods: query [B, H, Lq, D], key and
     value [B, H_kv, Lk, D / Dv]; score_mod(score, b, h, q_idx, kv_idx) and
     mask_mod(b, h, q_idx, kv_idx) are translated to a Kiln variant
-    (kiln.mods) on every call, the tensors they index becoming its
-    captures. Returns out [B, H, Lq, Dv] (and the natural-log LSE
+    (kiln.mods; the translation is reused while the mods and what they read
+    stay the same), the tensors they index becoming its captures. Returns out [B, H, Lq, Dv] (and the natural-log LSE
     [B, H, Lq] with return_lse)."""
     b, h, lq, d = query.shape
     h_kv = key.shape[1]

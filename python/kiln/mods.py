@@ -9,6 +9,7 @@ function closes over (which become the variant's captures). Anything else
 raises KilnError naming the op. The translation is FileChecked
 (test/Python/flex-translate.test).
 """
+import collections
 import math
 import operator
 from typing import NamedTuple
@@ -307,3 +308,63 @@ def variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=None, g
         text.append(f"    attn.yield {out[0]} : {out[1]}")
         text.append("  }")
     return "\n".join(text) + "\n", captures
+
+
+# Translations of the same mods, kept: tracing costs milliseconds per call.
+# Bounded, since an entry holds its captured tensors (ids in a key stay
+# unique while the entry holds the tensor).
+_translations = collections.OrderedDict()
+_MAX_TRANSLATIONS = 64
+
+
+def _referenced(fn):
+    """What `fn` can read from outside: its closure cells and the globals its
+    code names, as a hashable key, with the tensors among them; None when
+    something it reads could change the translation unseen (a list, an
+    object, a function of the user's)."""
+    if not hasattr(fn, "__code__"):
+        return None
+    values = [cell.cell_contents for cell in (fn.__closure__ or ()) if _has_contents(cell)]
+    values += [fn.__globals__[n] for n in fn.__code__.co_names if n in fn.__globals__]
+    key, tensors = [id(fn.__code__)], []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            key.append(("tensor", id(v), tuple(v.shape), v.dtype))
+            tensors.append(v)
+        elif v is None or isinstance(v, (bool, int, float, str)):
+            key.append(("constant", type(v).__name__, v))
+        elif type(v).__name__ == "module" or getattr(v, "__module__", "") in ("torch", "math", "operator",
+                                                                               "builtins", "_operator"):
+            key.append(("library", id(v)))
+        else:
+            return None
+    return tuple(key), tensors
+
+
+def _has_contents(cell):
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:  # an empty cell
+        return False
+
+
+def cached_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=None, gqa_group=1):
+    """variant_text, reusing an earlier translation when the mods, what they
+    read from outside (tensors by identity and shape, constants by value)
+    and the options are the same; captured tensors reached any other way
+    make the mods uncacheable (translated on every call)."""
+    parts = [_referenced(fn) if fn is not None else ((), []) for fn in (score_mod, mask_mod)]
+    if any(p is None for p in parts):
+        return variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group)
+    key = (parts[0][0], parts[1][0], head_dim, head_dim_v, dtype, scale, gqa_group)
+    if key in _translations:
+        _translations.move_to_end(key)
+        return _translations[key]
+    result = variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group)
+    seen = [t for _, tensors in parts for t in tensors]
+    if all(any(c is t for t in seen) for c in result[1]):
+        _translations[key] = result
+        if len(_translations) > _MAX_TRANSLATIONS:
+            _translations.popitem(last=False)
+    return result

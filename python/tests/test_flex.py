@@ -118,6 +118,30 @@ class Flex(unittest.TestCase):
         got = full(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2)
         self.assertTrue(torch.equal(got, eager))
 
+    def test_translation_reused_only_while_what_the_mods_read_is_unchanged(self):
+        from kiln import mods
+        q, k, v = qkv(seed=7)
+        state = {"bias": torch.zeros(4)}
+        scale_by = 2.0
+
+        def biased(score, b, h, q_idx, kv_idx):
+            return score * scale_by + bias[h]
+
+        bias = torch.zeros(4)
+        first = mods.cached_variant_text(biased, None, 64, 64, torch.bfloat16)
+        again = mods.cached_variant_text(biased, None, 64, 64, torch.bfloat16)
+        self.assertIs(first, again)
+        bias = torch.ones(4)  # a new tensor: its capture is the new one
+        rebound = mods.cached_variant_text(biased, None, 64, 64, torch.bfloat16)
+        self.assertIs(rebound[1][0], bias)
+        scale_by = 3.0  # a new constant: translated again
+        self.assertIn("3.0", mods.cached_variant_text(biased, None, 64, 64, torch.bfloat16)[0])
+        out = kiln.flex_attention(q, k, v, biased)
+        ref = reference(q, k, v, lambda s, b, h, qi, ki: s * 3.0 + 1.0)
+        self.assertLess(rel(out, ref), 1e-2)
+        # Tensors reached through the user's own functions: never reused.
+        self.assertIsNone(mods._referenced(lambda s, b, h, qi, ki: s + state["bias"][h]))
+
     def test_errors_name_what_cannot_be_translated(self):
         q, k, v = qkv()
         with self.assertRaisesRegex(kiln.KilnError, "score_mod uses torch.sigmoid, which Kiln cannot translate"):
