@@ -5,13 +5,14 @@ repository's CMake build and ships it inside the package:
 
 The repository's `make configure` installs what the build needs (LLVM/MLIR
 22, CMake, Ninja) and configures build/; then only the library is built.
-KILN_BUILD_DIR picks another build folder.
+KILN_BUILD_DIR picks another build folder. pip must build in place (pip >= 21.3
+does for a local folder): the repository around python/ is the source.
 """
 import os
 import shutil
 import subprocess
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,4 +29,12 @@ class BuildWithLibrary(build_py):
         shutil.copy2(os.path.join(build, "lib", "libkiln.so"), target)
 
 
-setup(cmdclass={"build_py": BuildWithLibrary})
+class NativeDistribution(Distribution):
+    """libkiln.so is native code: the wheel is tagged for this platform,
+    not as pure Python."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(cmdclass={"build_py": BuildWithLibrary}, distclass=NativeDistribution)

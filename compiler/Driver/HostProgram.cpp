@@ -7,6 +7,7 @@
 #include "compiler/Driver/ProblemInputs.h"
 #include "compiler/Driver/Variant.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <map>
@@ -21,6 +22,7 @@ struct HostProgram::Impl {
   // kept because the engine was built in it.
   std::unique_ptr<MLIRContext> context;
   driver::CPUPrograms programs;
+  std::string backwardError; ///< set when only the forward was lowered
   std::mutex runMutex;
 };
 
@@ -32,27 +34,52 @@ Status HostProgram::compile(const Variant &variant,
                             std::unique_ptr<HostProgram> &program) {
   auto result = std::unique_ptr<HostProgram>(new HostProgram());
   Impl &impl = *result->impl_;
-  impl.context = std::make_unique<MLIRContext>(driver::kilnRegistry());
+  // No thread pool: the context only outlives the JIT compile, and each
+  // kept program would otherwise park one thread per core.
+  impl.context = std::make_unique<MLIRContext>(driver::kilnRegistry(),
+                                               MLIRContext::Threading::DISABLED);
   impl.context->loadAllAvailableDialects();
   driver::VariantSpecialization specialization;
   specialization.headDim = options.headDim;
   specialization.headDimV = options.headDimV;
   specialization.dtype = options.dtype;
-  OwningOpRef<ModuleOp> module;
-  if (Status s = driver::parseVariantText(*impl.context, variant.mlir,
-                                          variant.name, specialization, module);
-      !s.ok())
-    return s;
-  // `kiln run --backend cpu --backward`'s lowering: default tiles and
-  // schedule, both programs in one JIT-compiled module.
-  driver::RunOptions o;
-  o.backward = true;
-  std::string printed, errors;
-  llvm::raw_string_ostream out(printed), err(errors);
-  if (std::optional<int> rc =
-          driver::compileForCPU(*module, o, impl.programs, out, err))
-    return Status::error("lowering the variant for the CPU failed" +
-                         (errors.empty() ? std::string() : ": " + errors));
+  // The passes' diagnostics, for the error (not the process's stderr).
+  std::string diagnostics;
+  auto lower = [&](bool backward) -> Status {
+    OwningOpRef<ModuleOp> module;
+    if (Status s = driver::parseVariantText(*impl.context, variant.mlir,
+                                            variant.name, specialization,
+                                            module);
+        !s.ok())
+      return s;
+    diagnostics.clear();
+    llvm::raw_string_ostream diagStream(diagnostics);
+    ScopedDiagnosticHandler handler(impl.context.get(), [&](Diagnostic &d) {
+      diagStream << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    // `kiln run --backend cpu [--backward]`'s lowering: default tiles and
+    // schedule, both programs in one JIT-compiled module.
+    driver::RunOptions o;
+    o.backward = backward;
+    impl.programs = driver::CPUPrograms();
+    std::string printed, errors;
+    llvm::raw_string_ostream out(printed), err(errors);
+    if (driver::compileForCPU(*module, o, impl.programs, out, err))
+      return Status::error(
+          "lowering the variant for the CPU failed" +
+          (errors.empty() ? std::string() : ": " + errors) +
+          (diagnostics.empty() ? std::string() : ":\n" + diagnostics));
+    return Status();
+  };
+  if (Status s = lower(/*backward=*/true); !s.ok()) {
+    // A score_mod the backward cannot differentiate (math.erf, ...) still
+    // has a forward; its backward reports why it is missing.
+    Status forwardOnly = lower(/*backward=*/false);
+    if (!forwardOnly.ok())
+      return forwardOnly;
+    impl.backwardError = "the variant has no backward: " + s.message();
+  }
   program = std::move(result);
   return Status();
 }
@@ -82,6 +109,8 @@ Status HostProgram::run(Kind kind, const std::vector<NamedTensor> &tensors,
   for (const TensorRef &c : captures)
     captureViews.push_back(driver::HostBuffer::view(
         driver::hostKind(c.dtype), c.data, c.sizes, c.strides));
+  if (kind == Kind::Backward && !impl_->backwardError.empty())
+    return Status::error(impl_->backwardError);
   std::lock_guard<std::mutex> lock(impl_->runMutex);
   std::string error;
   if (!driver::runPlanOnCPU(*impl_->programs.kernel, plan(kind), named,

@@ -75,9 +75,10 @@ def _flex_variant_eager(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale,
                         gqa_group=gqa_group)
 
 
-def flex_attention(query, key, value, score_mod=None, mask_mod=None, scale=None, enable_gqa=False,
+def flex_attention(query, key, value, score_mod=None, *, mask_mod=None, scale=None, enable_gqa=False,
                    return_lse=False):
-    """FlexAttention's call with Python mods: query [B, H, Lq, D], key and
+    """FlexAttention's call with Python mods (mask_mod, keyword-only, takes
+    the place of Flex's block_mask): query [B, H, Lq, D], key and
     value [B, H_kv, Lk, D / Dv]; score_mod(score, b, h, q_idx, kv_idx) and
     mask_mod(b, h, q_idx, kv_idx) are translated to a Kiln variant
     (kiln.mods; the translation is reused while the mods and what they read

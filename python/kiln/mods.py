@@ -33,6 +33,22 @@ _MATH = {"tanh": "tanh", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "lo
 _MINMAX = {"minimum": ("minsi", "minimumf"), "maximum": ("maxsi", "maximumf")}
 
 
+def _float_literal(value, type_="f64"):
+    """An MLIR float literal: infinities and NaN as bit patterns, and a '.'
+    before any exponent (MLIR reads 1e-05 as an integer and an identifier)."""
+    value = float(value)
+    if math.isnan(value):
+        return "0x7FC00000" if type_ == "f32" else "0x7FF8000000000000"
+    if math.isinf(value):
+        if type_ == "f32":
+            return "0xFF800000" if value < 0 else "0x7F800000"
+        return "0xFFF0000000000000" if value < 0 else "0x7FF0000000000000"
+    text = repr(value)
+    if "e" in text and "." not in text:
+        text = text.replace("e", ".0e")
+    return text
+
+
 class Value(NamedTuple):
     """An SSA value of the region and its type (f32, f64, index, i32, i64, i1)."""
     ssa: str
@@ -74,13 +90,7 @@ class _Region:
         if type_ == "i1":
             return self.op(f"arith.constant {'true' if value else 'false'}", "i1")
         if type_ in _FLOATS:
-            if math.isinf(value):
-                text = "0xFF800000" if value < 0 else "0x7F800000"
-                if type_ == "f64":
-                    text = "0xFFF0000000000000" if value < 0 else "0x7FF0000000000000"
-            else:
-                text = repr(float(value))
-            return self.op(f"arith.constant {text} : {type_}", type_)
+            return self.op(f"arith.constant {_float_literal(value, type_)} : {type_}", type_)
         return self.op(f"arith.constant {int(value)} : {type_}", type_)
 
     def cast(self, value, to):
@@ -116,8 +126,8 @@ class _Region:
         both are), else index if either is, else i64 if either is, else i32;
         Python constants take the other operand's type."""
         types = {x.type for x in (a, b) if isinstance(x, Value)}
-        if not types:
-            raise KilnError(f"{self.kind}: an op on two Python constants")
+        if not types:  # torch.where(c, 0.0, -inf): both branches constants
+            types = {"f32" if any(isinstance(x, float) for x in (a, b)) else "index"}
         if types & set(_FLOATS) or any(isinstance(x, float) for x in (a, b)):
             to = "f64" if types == {"f64"} else "f32"
         elif "index" in types:
@@ -162,6 +172,8 @@ def _translate(fn, kind, captures):
             result = node.args[0]
             break
         args = list(torch.fx.node.map_arg(node.args, lambda n: values[n]))
+        if node.target not in ("__getitem__", operator.getitem):
+            args = [_scalar(region, a) for a in args]
         if node.kwargs:
             raise KilnError(f"{kind}: {_name(node.target)} with keyword arguments is not supported")
         values[node] = _emit(region, node, args)
@@ -174,6 +186,24 @@ def _translate(fn, kind, captures):
         raise KilnError(f"mask_mod must return a boolean (a comparison), got a {out[1]} value")
     args = [f"%{n}: {'f32' if n == 'score' else 'index'}" for n in names]
     return args, region.lines, out
+
+
+def _scalar(region, arg):
+    """A tensor used as a value: a 0-d one (torch.tensor(0.5), or bias[-1],
+    which fx evaluates) is read as a rank-0 capture; others must be indexed."""
+    if not isinstance(arg, _Capture):
+        return arg
+    tensor = arg.tensor
+    if tensor.dim() != 0:
+        raise KilnError(f"{region.kind} uses a {tensor.dim()}-d tensor as a value; index it with scalars")
+    if tensor.dtype not in _CAPTURE_TYPES:
+        raise KilnError(f"{region.kind} reads a {tensor.dtype} tensor; Kiln captures "
+                        f"{', '.join(map(str, _CAPTURE_TYPES))}")
+    slot = next((i for i, c in enumerate(region.captures) if c is tensor), None)
+    if slot is None:
+        region.captures.append(tensor)
+        slot = len(region.captures) - 1
+    return region.op(f"memref.load %c{slot}[] : {_memref(tensor)}", _CAPTURE_TYPES[tensor.dtype])
 
 
 def _emit(region, node, args):
@@ -196,8 +226,20 @@ def _emit(region, node, args):
         if slot is None:
             region.captures.append(tensor)
             slot = len(region.captures) - 1
-        ssa = [region.cast(i, "index")[0] if isinstance(i, Value) else region.constant(i, "index")[0]
-               for i in indices]
+        ssa = []
+        for i, size in zip(indices, tensor.shape):
+            if not isinstance(i, Value):
+                ssa.append(region.constant(i + size if i < 0 else i, "index")[0])
+                continue
+            i = region.cast(i, "index")
+            if i.ssa in ("%b", "%h", "%q_idx", "%kv_idx"):  # never negative
+                ssa.append(i.ssa)
+                continue
+            # A negative index counts from the end, as torch indexing does.
+            zero, extent = region.constant(0, "index"), region.constant(size, "index")
+            negative = region.op(f"arith.cmpi slt, {i[0]}, {zero[0]} : index", "i1")
+            wrapped = region.op(f"arith.addi {i[0]}, {extent[0]} : index", "index")
+            ssa.append(region.op(f"arith.select {negative[0]}, {wrapped[0]}, {i[0]} : index", "index")[0])
         element = _CAPTURE_TYPES[tensor.dtype]
         loaded = region.op(f"memref.load %c{slot}[{', '.join(ssa)}] : {_memref(tensor)}", element)
         return loaded
@@ -293,7 +335,7 @@ def variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=None, g
     attrs = [f"qk_head_dim = {head_dim}", f"v_head_dim = {head_dim_v}",
              f"element_type = {'bf16' if dtype == torch.bfloat16 else 'f16'}"]
     if scale is not None:
-        attrs.append(f"scale = {float(scale)!r}")
+        attrs.append(f"scale = {_float_literal(scale)}")
     if gqa_group != 1:
         attrs.append(f"gqa_group = {gqa_group}")
     if captures:
@@ -326,15 +368,20 @@ def _referenced(fn):
         return None
     values = [cell.cell_contents for cell in (fn.__closure__ or ()) if _has_contents(cell)]
     values += [fn.__globals__[n] for n in fn.__code__.co_names if n in fn.__globals__]
-    key, tensors = [id(fn.__code__)], []
+    # The code object itself (compared by content, constants included; the
+    # key keeps it alive), not its id, which a later function may reuse.
+    key, tensors = [fn.__code__], []
     for v in values:
         if isinstance(v, torch.Tensor):
             key.append(("tensor", id(v), tuple(v.shape), v.dtype))
             tensors.append(v)
         elif v is None or isinstance(v, (bool, int, float, str)):
             key.append(("constant", type(v).__name__, v))
-        elif type(v).__name__ == "module" or getattr(v, "__module__", "") in ("torch", "math", "operator",
-                                                                               "builtins", "_operator"):
+        elif any(v is m for m in (torch, math, operator)) or (callable(v) and not hasattr(v, "__code__") and getattr(
+                v, "__module__", "") in ("torch", "torch._C._VariableFunctions", "math", "operator", "builtins",
+                                         "_operator")):
+            # torch, math, operator and their built-in functions; any other
+            # module or object could change what the mods compute unseen.
             key.append(("library", id(v)))
         else:
             return None

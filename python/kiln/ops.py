@@ -71,8 +71,11 @@ def _run(program, q, v, tensors, captures, variant, name):
         _host_program(*key).run(program, named, caps)
     elif q.device.type == "cuda":
         device = q.device.index if q.device.index is not None else torch.cuda.current_device()
-        stream = torch.cuda.current_stream(device).cuda_stream
-        _device_program(*key, program, device).run(named, caps, stream)
+        # The runtime loads and launches in the current CUDA context: make it
+        # the tensors' device's (custom ops get no device guard).
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            _device_program(*key, program, device).run(named, caps, stream)
     else:
         raise _capi.KilnError(f"Kiln runs on CPU and CUDA tensors, got {q.device}")
 
@@ -116,7 +119,8 @@ def attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, 
 
 @attention_backward_op.register_fake
 def _(dout, q, k, v, out, lse, captures, variant, name):
-    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    # Contiguous, as the real op's (empty_like of the contiguous inputs).
+    return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
 
 def _setup_context(ctx, inputs, output):

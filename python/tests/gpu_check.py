@@ -61,7 +61,7 @@ def main():
         return torch.tanh(score / 20.0) * 20.0
 
     q, k, v = (t.cuda().transpose(1, 2) for t in inputs(2, 256, 256, 4, 4, 64, seed=4))
-    out = kiln.flex_attention(q, k, v, softcap, lambda b, h, qi, ki: qi >= ki)
+    out = kiln.flex_attention(q, k, v, softcap, mask_mod=lambda b, h, qi, ki: qi >= ki)
     s = q.double() @ k.double().transpose(-1, -2) / 8.0
     s = (torch.tanh(s / 20) * 20).masked_fill(torch.ones(256, 256, dtype=torch.bool, device="cuda").triu(1),
                                               float("-inf"))

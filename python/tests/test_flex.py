@@ -45,7 +45,7 @@ def qkv(h=4, h_kv=4, d=64, seed=0):
 class Flex(unittest.TestCase):
     def check(self, q, k, v, score_mod=None, mask_mod=None, grads=False, **kw):
         q, k, v = (t.clone().requires_grad_(grads) for t in (q, k, v))
-        out = kiln.flex_attention(q, k, v, score_mod, mask_mod, **kw)
+        out = kiln.flex_attention(q, k, v, score_mod, mask_mod=mask_mod, **kw)
         qd, kd, vd = (t.detach().double().requires_grad_(grads) for t in (q, k, v))
         ref = reference(qd, kd, vd, score_mod, mask_mod)
         self.assertEqual(out.shape, ref.shape)
@@ -142,6 +142,44 @@ class Flex(unittest.TestCase):
         # Tensors reached through the user's own functions: never reused.
         self.assertIsNone(mods._referenced(lambda s, b, h, qi, ki: s + state["bias"][h]))
 
+    def test_negative_indices_constants_and_literals(self):
+        table = torch.randn(4, 2 * N)
+        half = torch.tensor(0.5)
+
+        def relative(score, b, h, q_idx, kv_idx):
+            # kv_idx - q_idx is negative below the diagonal: counts from the end.
+            return score * half + table[h, kv_idx - q_idx] * 1e-1 + 1e-5 + table[-1, 0]
+
+        def where_constants(b, h, q_idx, kv_idx):
+            return torch.where(kv_idx <= q_idx, 1.0, 0.0) > 0.5
+
+        q, k, v = qkv(seed=8)
+        ref_table = torch.cat([table[:, : N], table[:, N:]], 1)
+
+        def ref_mod(s, b, h, qi, ki):
+            idx = (ki - qi) % (2 * N)
+            return s * 0.5 + ref_table.double()[h, idx] * 1e-1 + 1e-5 + table[-1, 0].double()
+
+        out = kiln.flex_attention(q, k, v, relative, mask_mod=where_constants, scale=1e-1)
+        qd, kd, vd = (t.double() for t in (q, k, v))
+        s = qd @ kd.transpose(-1, -2) * 1e-1
+        bi = torch.arange(2)[:, None, None, None]
+        hi = torch.arange(4)[None, :, None, None]
+        qi = torch.arange(N)[None, None, :, None]
+        ki = torch.arange(N)[None, None, None, :]
+        s = ref_mod(s, bi, hi, qi, ki).masked_fill(ki > qi, float("-inf"))
+        self.assertLess(rel(out, torch.softmax(s, -1) @ vd), 1e-2)
+
+    def test_forward_of_a_mod_without_derivative(self):
+        q, k, v = qkv(seed=9)
+        out = kiln.flex_attention(q, k, v, lambda s, b, h, qi, ki: torch.erf(s) * 4.0)
+        s = q.double() @ k.double().transpose(-1, -2) / 8.0
+        self.assertLess(rel(out, torch.softmax(torch.erf(s) * 4.0, -1) @ v.double()), 1e-2)
+        q.requires_grad_()
+        out = kiln.flex_attention(q, k, v, lambda s, b, h, qi, ki: torch.erf(s) * 4.0)
+        with self.assertRaisesRegex(kiln.KilnError, "(?s)no backward: .*cannot differentiate 'math.erf'"):
+            out.float().sum().backward()
+
     def test_errors_name_what_cannot_be_translated(self):
         q, k, v = qkv()
         with self.assertRaisesRegex(kiln.KilnError, "score_mod uses torch.sigmoid, which Kiln cannot translate"):
@@ -153,6 +191,9 @@ class Flex(unittest.TestCase):
         with self.assertRaisesRegex(kiln.KilnError, "indexes a torch.bool tensor"):
             keep = torch.ones(N, dtype=torch.bool)
             kiln.flex_attention(q, k, v, mask_mod=lambda b, h, qi, ki: keep[qi])
+        with self.assertRaisesRegex(kiln.KilnError, "uses a 1-d tensor as a value"):
+            vec = torch.ones(N)
+            kiln.flex_attention(q, k, v, lambda s, b, h, qi, ki: s + vec.sum() * 0 + vec)
         with self.assertRaisesRegex(kiln.KilnError, "enable_gqa=True"):
             kiln.flex_attention(q, k[:, :2], v[:, :2])
 

@@ -105,6 +105,15 @@ class Ops(unittest.TestCase):
         q, k, v = (t.requires_grad_() for t in inputs(1, 17, 24, 2, 2, 64, seed=7))
         variant = example("causal")
         torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], variant.text, ""))
+        # Non-contiguous inputs (FlexAttention's layout transposed), for both
+        # ops: the fake implementations' strides must match the real ones.
+        qt, kt, vt = (t.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_() for t in (q, k, v))
+        self.assertFalse(qt.is_contiguous())
+        torch.library.opcheck(torch.ops.kiln.attention.default, (qt, kt, vt, [], variant.text, ""))
+        out, lse = torch.ops.kiln.attention(qt, kt, vt, [], variant.text, "")
+        dout = torch.randn_like(out)
+        torch.library.opcheck(torch.ops.kiln.attention_backward.default,
+                              (dout, qt.detach(), kt.detach(), vt.detach(), out.detach(), lse, [], variant.text, ""))
 
     def test_torch_compile_fullgraph(self):
         variant = example("causal")
@@ -125,7 +134,8 @@ class Ops(unittest.TestCase):
         def block(x):
             return kiln.attention(proj(x), x, x, variant).float().sum()
 
-        x = inputs(1, 24, 24, 2, 2, 64, seed=9)[0].requires_grad_()
+        # x transposed in memory: non-contiguous q, k, v through the compiled backward.
+        x = inputs(1, 24, 24, 2, 2, 64, seed=9)[0].transpose(1, 2).contiguous().transpose(1, 2).requires_grad_()
         got = torch.compile(block, fullgraph=True)(x)
         got.backward()
         grad, x.grad = x.grad, None

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
+#include <system_error>
 #include <thread>
 
 namespace kiln {
@@ -91,8 +93,8 @@ Status compileUnits(const std::vector<CompileUnit> &units,
   compiled.assign(units.size(), CompiledUnit());
   std::vector<Status> statuses(units.size());
   std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t u = next++; u < units.size(); u = next++) {
+  auto work = [&]() noexcept {
+    for (size_t u = next++; u < units.size(); u = next++) try {
       CompiledUnit &out = compiled[u];
       std::string key;
       if (useCache) {
@@ -109,12 +111,21 @@ Status compileUnits(const std::vector<CompileUnit> &units,
                    .count();
       if (statuses[u].ok() && useCache)
         storeCubin(key, out.cubin);
+    } catch (const std::exception &e) {
+      // Nothing may escape a worker (std::terminate) or the C API.
+      statuses[u] = Status::error("compiling '" + units[u].name +
+                                  "' failed: " + e.what());
     }
   };
   size_t threads = std::min(compileThreads(), units.size());
   std::vector<std::thread> workers;
-  for (size_t t = 1; t < threads; ++t)
-    workers.emplace_back(work);
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      workers.emplace_back(work);
+    } catch (const std::system_error &) {
+      break; // no more threads (a process limit): the ones started suffice
+    }
+  }
   work();
   for (std::thread &worker : workers)
     worker.join();

@@ -131,6 +131,27 @@ Status nvrtc(const Nvrtc *&out) {
 
 const std::string &nvrtcIdentity() {
   static const std::string identity = [] {
+    auto describe = [](const char *file) -> std::string {
+      char real[PATH_MAX];
+      struct stat info;
+      if (!realpath(file, real) || stat(real, &info) != 0)
+        return "";
+      return std::string(real) + " " + std::to_string(info.st_size) + " " +
+             std::to_string(static_cast<long long>(info.st_mtime));
+    };
+    // An NVRTC already in the process (PyTorch loads its own) is the one
+    // loadNvrtc's dlopen will return.
+    if (void *loaded = dlopen("libnvrtc.so.13", RTLD_LAZY | RTLD_NOLOAD)) {
+      void *symbol = dlsym(loaded, "nvrtcVersion");
+      Dl_info where;
+      std::string known =
+          symbol && dladdr(symbol, &where) && where.dli_fname
+              ? describe(where.dli_fname)
+              : "";
+      dlclose(loaded);
+      if (!known.empty())
+        return known;
+    }
     std::vector<std::string> folders;
     if (const char *path = std::getenv("LD_LIBRARY_PATH")) {
       std::stringstream parts(path);
@@ -143,14 +164,10 @@ const std::string &nvrtcIdentity() {
           "/usr/lib64", "/lib", "/usr/lib", "/usr/local/cuda/lib64",
           "/usr/local/cuda/targets/x86_64-linux/lib"})
       folders.push_back(folder);
-    for (const std::string &folder : folders) {
-      std::string path = folder + "/libnvrtc.so.13";
-      char real[PATH_MAX];
-      struct stat info;
-      if (realpath(path.c_str(), real) && stat(real, &info) == 0)
-        return std::string(real) + " " + std::to_string(info.st_size) + " " +
-               std::to_string(static_cast<long long>(info.st_mtime));
-    }
+    for (const std::string &folder : folders)
+      if (std::string known = describe((folder + "/libnvrtc.so.13").c_str());
+          !known.empty())
+        return known;
     const Nvrtc *n = nullptr;
     int major = 0, minor = 0;
     if (nvrtc(n).ok())

@@ -104,10 +104,11 @@ Status nvrtc(const Nvrtc *&out);
 
 /// Which NVRTC a compile would use, for cache keys, without loading it
 /// (loading takes ~6 ms, which a warm start should not pay): the real path,
-/// size and modification time of the first libnvrtc.so.13 in
-/// $LD_LIBRARY_PATH's folders, the system's library folders and the CUDA
-/// toolkit's (the order dlopen and loadNvrtc search); NVRTC's version,
-/// loading it, when no such file is found. Computed once per process.
+/// size and modification time of the libnvrtc.so.13 already loaded in the
+/// process (PyTorch's), else of the first one in $LD_LIBRARY_PATH's
+/// folders, the system's library folders and the CUDA toolkit's (the order
+/// dlopen and loadNvrtc search); NVRTC's version, loading it, when no such
+/// file is found. Computed once per process.
 const std::string &nvrtcIdentity();
 /// "cuFoo failed: <driver's message>".
 Status check(CUresult result, const char *what);

@@ -28,12 +28,11 @@ typedef struct kiln_variant_options {
   const char *dtype;   /* null, "bf16" or "fp16" */
 } kiln_variant_options;
 
-/* The program of a variant: "forward", "backward" (two kernels, bit-exact
- * reruns) or "backward-atomic" (atomic dQ). */
-
-/* Lowers the variant to a program spec (JSON, format "kiln-program") for
- * `arch` ("sm_80" or "sm_90a"), which kiln_program_load takes. Needs no GPU.
- * On success `*spec_json` is a string for kiln_string_free. */
+/* Lowers the variant's `program` ("forward", "backward": two kernels,
+ * bit-exact reruns, or "backward-atomic": atomic dQ) to a program spec (JSON,
+ * format "kiln-program") for `arch` ("sm_80" or "sm_90a"), which
+ * kiln_program_load takes. Needs no GPU. On success `*spec_json` is a string
+ * for kiln_string_free. */
 int kiln_compile_spec(const kiln_variant_options *options, const char *program,
                       const char *arch, char **spec_json, char *error,
                       int error_size);
@@ -43,7 +42,9 @@ void kiln_string_free(char *text);
 typedef struct kiln_host_program kiln_host_program;
 
 /* Lowers the variant for the host and JIT-compiles its forward and backward
- * (two-kernel) programs. */
+ * (two-kernel) programs; when the backward cannot be derived (a score_mod
+ * with math.erf ...), the forward alone, and running "backward" reports
+ * why. */
 int kiln_host_program_compile(const kiln_variant_options *options,
                               kiln_host_program **program, char *error,
                               int error_size);
