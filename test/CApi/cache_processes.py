@@ -56,8 +56,8 @@ with tempfile.TemporaryDirectory() as tmp:
     cache = os.path.join(tmp, "cache")
     env = dict(os.environ, KILN_CACHE_DIR=cache)
 
-    def race(n):
-        children = [subprocess.Popen([sys.executable, __file__, libdir, examples, spec_path], env=env,
+    def race(n, environment=None):
+        children = [subprocess.Popen([sys.executable, __file__, libdir, examples, spec_path], env=environment or env,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(n)]
         return [(c.wait(), c.stdout.read().strip()) for c in children]
 
@@ -73,7 +73,16 @@ with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(cache, name), "rb") as f:
             return f.read(4) == b"\x7fELF"
 
-    check(all(elf(c) for c in cubins), "every cubin is complete (an ELF file)")
+    # Complete: byte for byte what one process alone writes into a fresh cache.
+    alone = os.path.join(tmp, "alone")
+    (rc, _), = race(1, dict(env, KILN_CACHE_DIR=alone))
+
+    def read(folder, name):
+        with open(os.path.join(folder, name), "rb") as f:
+            return f.read()
+
+    check(rc == 0 and all(elf(c) and read(cache, c) == read(alone, c) for c in cubins),
+          "every cubin is complete: an ELF file, identical to one process's alone")
     (rc, line), = race(1)
     check(rc == 0 and f"cached={kernels}" in line, f"a later process finds every kernel cached: {line}")
     with open(os.path.join(cache, cubins[0]), "wb"):

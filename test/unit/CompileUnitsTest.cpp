@@ -2,8 +2,8 @@
 //
 // splitCompileUnits cuts an emitted source at its kernel markers (or keeps a
 // source without any whole) and refuses sources that disagree with their
-// launch plan; compileUnits compiles the units concurrently with NVRTC (no
-// GPU needed) and names the kernel that failed.
+// launch plan; compileUnits compiles the units on several threads with NVRTC
+// (no GPU needed) and names the kernel that failed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,7 +87,9 @@ TEST(CompileUnits, RefusesSourcesThatDisagreeWithThePlan) {
       << unknown.message();
 }
 
-TEST(CompileUnits, CompilesUnitsConcurrentlyAndNamesTheOneThatFails) {
+// Three workers (KILN_NVRTC_THREADS=3) run; that they overlap is measured
+// by bench/bench_compile.py, not asserted here (timing on a shared CI host).
+TEST(CompileUnits, CompilesEveryUnitOnThreadsAndNamesTheOneThatFails) {
   ProgramSpec spec = specWith(
       {"a", "b", "c"}, kPreamble + kernel("a", "x[0] = KILN_TEST_ONE;") +
                            kernel("b", "x[1] = 2.0f;") +
