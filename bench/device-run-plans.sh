@@ -51,6 +51,21 @@ LIB=$PWD/.device/libkiln_runtime.so
 S=.device/specs
 export KILN_CACHE_DIR=/tmp/kiln-cache
 nvidia-smi -L
+# Per cubin in the cache (one per kernel): HGMMA, HMMA and local-memory
+# instruction counts into $OUT/sass.txt, and a one-line summary.
+sass_summary() {
+  {
+    for c in $KILN_CACHE_DIR/*.cubin; do
+      sass=$(cuobjdump -sass $c)
+      echo "$(basename $c) $(echo "$sass" | grep -m1 -oE 'Function : [a-z_0-9]+'): HGMMA $(echo "$sass" | grep -c HGMMA)," \
+        "HMMA $(echo "$sass" | grep -c HMMA), LDL/STL $(echo "$sass" | grep -cE 'LDL|STL')"
+    done
+  } > "$OUT/sass.txt" 2>&1
+  # Combine, preprocess and convert kernels have no product.
+  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA" \
+    "($(grep 'HGMMA 0' "$OUT/sass.txt" | grep -vcE '_combine|_preprocess|_convert') of them products)," \
+    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
+}
 # Every example's forward and backward, both schedules, against float64.
 examples_backward() {
   for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
@@ -94,17 +109,7 @@ forward_checks() {
     timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir \
       --backend cuda --head-dim 128 --seqlen 200 --check 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
   done
-  {
-    for c in $KILN_CACHE_DIR/*.cubin; do
-      sass=$(cuobjdump -sass $c)
-      echo "$(basename $c) $(echo "$sass" | grep -m1 -oE 'Function : [a-z_0-9]+'): HGMMA $(echo "$sass" | grep -c HGMMA)," \
-        "HMMA $(echo "$sass" | grep -c HMMA), LDL/STL $(echo "$sass" | grep -cE 'LDL|STL')"
-    done
-  } > "$OUT/sass.txt" 2>&1
-  # One cubin per kernel: combine and preprocess kernels have no product.
-  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA" \
-    "($(grep 'HGMMA 0' "$OUT/sass.txt" | grep -vcE '_combine|_preprocess|_convert') of them products)," \
-    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
+  sass_summary
   timeout 250 bash test/Runtime/run-gpu-suite.sh $KILN --quick "$LIB" > "$OUT/suite.txt" 2>&1
   echo "forward suite rc=$?: $(tail -1 "$OUT/suite.txt")"; grep -E "^FAIL" -A6 "$OUT/suite.txt" | head -30
 }
@@ -195,15 +200,7 @@ hopper-bwd)
         | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
     done
   done
-  {
-    for c in $KILN_CACHE_DIR/*.cubin; do
-      sass=$(cuobjdump -sass $c)
-      echo "$(basename $c) $(echo "$sass" | grep -m1 -oE 'Function : [a-z_0-9]+'): HGMMA $(echo "$sass" | grep -c HGMMA)," \
-        "HMMA $(echo "$sass" | grep -c HMMA), LDL/STL $(echo "$sass" | grep -cE 'LDL|STL')"
-    done
-  } > "$OUT/sass.txt" 2>&1
-  echo "sass: $(wc -l < "$OUT/sass.txt") cubins, $(grep -c 'HGMMA 0' "$OUT/sass.txt") without HGMMA," \
-    "$(grep -vc 'LDL/STL 0$' "$OUT/sass.txt") with local memory"
+  sass_summary
   timeout 200 bash test/Runtime/run-gpu-backward-suite.sh $KILN --quick > "$OUT/bwd-suite.txt" 2>&1
   echo "backward suite rc=$?: $(tail -1 "$OUT/bwd-suite.txt")"; grep -E "^FAIL" -A6 "$OUT/bwd-suite.txt" | head -30
   ;;

@@ -196,14 +196,20 @@ def _scalar(region, arg):
     tensor = arg.tensor
     if tensor.dim() != 0:
         raise KilnError(f"{region.kind} uses a {tensor.dim()}-d tensor as a value; index it with scalars")
+    slot = _capture_slot(region, tensor, "reads")
+    return region.op(f"memref.load %c{slot}[] : {_memref(tensor)}", _CAPTURE_TYPES[tensor.dtype])
+
+
+def _capture_slot(region, tensor, verb):
+    """The capture number of `tensor`, declaring it on first use."""
     if tensor.dtype not in _CAPTURE_TYPES:
-        raise KilnError(f"{region.kind} reads a {tensor.dtype} tensor; Kiln captures "
+        raise KilnError(f"{region.kind} {verb} a {tensor.dtype} tensor; Kiln captures "
                         f"{', '.join(map(str, _CAPTURE_TYPES))}")
     slot = next((i for i, c in enumerate(region.captures) if c is tensor), None)
     if slot is None:
         region.captures.append(tensor)
         slot = len(region.captures) - 1
-    return region.op(f"memref.load %c{slot}[] : {_memref(tensor)}", _CAPTURE_TYPES[tensor.dtype])
+    return slot
 
 
 def _emit(region, node, args):
@@ -215,17 +221,11 @@ def _emit(region, node, args):
         if not isinstance(base, _Capture):
             raise KilnError(f"{kind}: only tensors the mod closes over can be indexed")
         tensor = base.tensor
-        if tensor.dtype not in _CAPTURE_TYPES:
-            raise KilnError(f"{kind} indexes a {tensor.dtype} tensor; Kiln captures "
-                            f"{', '.join(map(str, _CAPTURE_TYPES))}")
         indices = tuple(index) if isinstance(index, (tuple, list)) and not isinstance(index, Value) else (index,)
         if len(indices) != tensor.dim():
             raise KilnError(f"{kind} indexes a {tensor.dim()}-d tensor with {len(indices)} indices; "
                             "index every dimension with a scalar")
-        slot = next((i for i, c in enumerate(region.captures) if c is tensor), None)
-        if slot is None:
-            region.captures.append(tensor)
-            slot = len(region.captures) - 1
+        slot = _capture_slot(region, tensor, "indexes")
         ssa = []
         for i, size in zip(indices, tensor.shape):
             if not isinstance(i, Value):

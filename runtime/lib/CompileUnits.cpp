@@ -18,9 +18,12 @@ namespace kiln {
 
 namespace {
 
-/// Part of the cache key: must name what compileToCubin passes to NVRTC.
+/// Part of the cache key: what compileToCubin passes to NVRTC, as one string.
 std::string nvrtcOptionsFor(const std::string &arch) {
-  return "--gpu-architecture=" + arch + " -std=c++17 -default-device";
+  std::string joined;
+  for (const std::string &option : nvrtcOptions(arch))
+    joined += (joined.empty() ? "" : " ") + option;
+  return joined;
 }
 
 /// $KILN_NVRTC_THREADS when it is a positive integer, else the hardware's.

@@ -5,6 +5,8 @@
 
 #include "kiln/Runtime.h"
 
+#include <vector>
+
 namespace kiln {
 
 const char *runtimeVersion() { return "kiln-0.1.0"; }
@@ -42,6 +44,10 @@ size_t dtypeBytes(DType dtype) {
   return 0;
 }
 
+std::vector<std::string> nvrtcOptions(const std::string &arch) {
+  return {"--gpu-architecture=" + arch, "-std=c++17", "-default-device"};
+}
+
 Status compileToCubin(const std::string &source, const std::string &arch,
                       const std::string &nameForErrors, std::string &cubin,
                       std::string &log) {
@@ -57,9 +63,13 @@ Status compileToCubin(const std::string &source, const std::string &arch,
           &program, source.c_str(), fileName.c_str(), api::kDeviceLibraryCount,
           api::kDeviceLibrarySources, api::kDeviceLibraryNames) != 0)
     return Status::error("nvrtcCreateProgram failed for " + nameForErrors);
-  std::string archOption = "--gpu-architecture=" + arch;
-  const char *options[] = {archOption.c_str(), "-std=c++17", "-default-device"};
-  int result = nv->nvrtcCompileProgram(program, 3, options);
+  std::vector<std::string> options = nvrtcOptions(arch);
+  std::vector<const char *> optionPointers;
+  for (const std::string &option : options)
+    optionPointers.push_back(option.c_str());
+  int result =
+      nv->nvrtcCompileProgram(program, static_cast<int>(optionPointers.size()),
+                              optionPointers.data());
   size_t logSize = 0;
   nv->nvrtcGetProgramLogSize(program, &logSize);
   log.assign(logSize, '\0');

@@ -16,8 +16,14 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace kiln {
+
+/// The options compileToCubin passes to NVRTC for `arch` (part of every
+/// cubin's cache key).
+std::vector<std::string> nvrtcOptions(const std::string &arch);
 
 /// Compiles `source` (which may include the device library) to a cubin for
 /// `arch` with NVRTC. Needs no GPU. `log` receives NVRTC's log.
