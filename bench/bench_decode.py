@@ -10,7 +10,9 @@ allocated [B, H_kv, L, D] (the peers' contiguous layout); Kiln reads the same
 memory as its [B, L, H_kv, D] view. Bandwidth counts K and V read once:
 2 * B * H_kv * L * D * 2 bytes. `kiln_nosplit` is the same program run with
 kv_splits = 1 (tile-split-kv's ablation, no recompile); `kiln_nodecode` the
-specs compiled with --decode-rows 0 (no decode program: the prefill tiles).
+specs compiled with --decode-rows 0 (no decode program: the prefill tiles),
+`kiln_nopack` the GQA specs compiled with --no-gqa-pack (one decode program
+per query head, each reading its group's K and V again).
 Each row's output is checked against SDPA's math backend in f32 in the same
 run.
 """
@@ -27,7 +29,7 @@ from measure import bench_rounds, relerr
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
 p.add_argument("--specs", required=True)
-p.add_argument("--variants", default="_nodecode",
+p.add_argument("--variants", default="_nodecode,_nopack",
                help="spec suffixes timed next to the default programs (ablations), when present")
 p.add_argument("--rounds", type=int, default=3,
                help="time every implementation of a row this many times in a rotated order, "

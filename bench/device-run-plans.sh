@@ -30,6 +30,9 @@
 #           run, bench/bench_decode.py, and the prefill forward with and
 #           without tile-split-kv (`_nosplitkv` specs);
 #   decode-bench - bench/bench_decode.py alone;
+#   decode-suite - the decode suite alone;
+#   gqa-pack - GQA packing: sanitizers on a packed split decode, the SASS
+#           of its kernels, bench/bench_decode.py with the `_nopack` ablation;
 #   decode-check - the forward's checks after split-KV and the decode
 #           program: examples and head dims against float64, sanitizers,
 #           SASS, the quick forward suite;
@@ -38,7 +41,7 @@
 #           flex_attention, host overhead per call) and the compile-time
 #           benchmark (cold, warm lookup, warm load).
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-check|python
+#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-suite|decode-check|gqa-pack|python
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -223,6 +226,28 @@ decode)
   timeout 100 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 128 --seqlens 4096 --rounds 2 \
     --variants _nosplitkv > "$OUT/bench_forward.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 6 "$OUT/bench_forward.txt"
+  ;;
+decode-suite)
+  # The decode suite alone (with the GQA packing cases), under one call's
+  # limit.
+  timeout 560 bash test/Runtime/run-gpu-decode-suite.sh $KILN > "$OUT/decode-suite.txt" 2>&1
+  echo "decode suite rc=$?: $(tail -1 "$OUT/decode-suite.txt")"; grep -E "^FAIL" -A6 "$OUT/decode-suite.txt" | head -30
+  ;;
+gqa-pack)
+  # GQA packing: sanitizers on a packed, split decode (TMA box over the
+  # group's heads, packed partial stores, the combine kernel) with mods
+  # reading the head; the SASS of the packed decode kernel; the decode
+  # benchmark with the `_nopack` ablation.
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool packed split: "
+    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run test/Numerics/Inputs/gqa-head-mods.mlir \
+      --backend cuda --heads 8 --seqlen 5 --seqlen-kv 3000 --kv-splits 5 --check 2>&1 \
+      | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+  sass_summary
+  grep -E "fwd_decode" "$OUT/sass.txt" | head -8
+  timeout 200 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1
+  echo "bench_decode rc=$?"; tail -n 10 "$OUT/bench_decode.txt"
   ;;
 decode-bench)
   timeout 200 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1

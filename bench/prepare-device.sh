@@ -85,4 +85,9 @@ compile gqa4_decode_hd128_nodecode gqa_decode --variant gqa4_decode --decode-row
 compile gqa8_decode_hd128_nodecode gqa_decode --variant gqa8_decode --decode-rows 0 &
 compile plain_hd128_nodecode plain --head-dim 128 --decode-rows 0 &
 wait
+# GQA decoding without packing (`_nopack`, --no-gqa-pack: a decode program
+# per query head, as before convert-attn-to-tile gqa-pack).
+compile gqa4_decode_hd128_nopack gqa_decode --variant gqa4_decode --no-gqa-pack &
+compile gqa8_decode_hd128_nopack gqa_decode --variant gqa8_decode --no-gqa-pack &
+wait
 du -sh "$D"

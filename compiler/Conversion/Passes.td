@@ -35,7 +35,11 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     picks one per run (`tile.when`): `@v_fwd` when `seq_q > R`,
     `@v_fwd_decode` otherwise. Decoding and verify steps have few query rows;
     a prefill tile of 192 rows would spend its products on rows that do not
-    exist.
+    exist. With GQA (`gqa_group` G dividing R) the decode program packs:
+    one program per (block of R / G queries, KV head, batch), its R rows the
+    group's G query heads of each query (`tile.view ... packed`), so K and
+    V cross memory once per group instead of once per query head; mods see
+    each row's own head.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "0",
@@ -49,6 +53,9 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "Keys per KV loop iteration (0: the op's attn.block_n, else 64)">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",
            "Split the KV loop into masked and unmasked parts using an exact kv_band">,
+    Option<"gqaPack", "gqa-pack", "bool", "true",
+           "GQA: the decode program's rows are (query, head) pairs of one "
+           "KV group, so K/V tiles are read once per group">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

@@ -29,6 +29,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
   pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.decodeRows = o.decodeRows;
+  pipelineOptions.gqaPack = o.gqaPack;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
   // The CPU computes the same gradients either way: queries by keys unless

@@ -54,6 +54,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.longestFirst = choices.longestFirst;
   options.splitKv = choices.splitKv;
   options.decodeRows = choices.decodeRows;
+  options.gqaPack = choices.gqaPack;
   options.pingPong = choices.pingPong;
   options.keysByQueries = choices.keysByQueries;
 }
@@ -105,6 +106,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;
+  choices.gqaPack = o.gqaPack;
   choices.pingPong = o.pingPong;
   return choices;
 }

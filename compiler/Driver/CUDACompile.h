@@ -26,6 +26,7 @@ struct ScheduleChoices {
   bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
   bool splitKv = true;            ///< tile-split-kv (forward; ablation)
   int64_t decodeRows = 64;        ///< forward: the decode program's rows
+  bool gqaPack = true;            ///< forward: GQA heads packed in its rows
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

@@ -50,6 +50,8 @@ const char *runUsage() {
                             run-time choice (S = 1: unsplit)
   --decode-rows R           forward: also build a kernel of R-row query blocks,
                             run when Lq <= R (default 64; 0: none, ablation)
+  --no-gqa-pack             forward, GQA: one decode program per query head
+                            instead of per KV group (ablation)
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
   --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
@@ -153,6 +155,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
 
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
                     name == "no-split" || name == "no-split-kv" ||
+                    name == "no-gqa-pack" ||
                     name == "no-overlap-copies" ||
                     name == "no-prefetch" || name == "no-fast-math" ||
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
@@ -173,6 +176,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.splitMaskedBlocks = false;
     } else if (name == "no-split-kv") {
       o.splitKv = false;
+    } else if (name == "no-gqa-pack") {
+      o.gqaPack = false;
     } else if (name == "keys-by-queries") {
       o.keysByQueries = KeysByQueries::On;
     } else if (name == "no-keys-by-queries") {

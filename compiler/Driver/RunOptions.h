@@ -47,6 +47,9 @@ struct RunOptions {
   int64_t kvSplits = 0;
   /// Forward: rows of the decode program's blocks (0: no decode program).
   int64_t decodeRows = 64;
+  /// Forward, GQA: the decode program packs a KV group's query heads into
+  /// its rows (ablation switch --no-gqa-pack).
+  bool gqaPack = true;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

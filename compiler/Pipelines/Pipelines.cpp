@@ -44,6 +44,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     lowering.blockN = options.blockN;
     lowering.splitMaskedBlocks = options.splitMaskedBlocks;
     lowering.decodeRows = options.decodeRows;
+    lowering.gqaPack = options.gqaPack;
     pm.addPass(createConvertAttnToTile(lowering));
     // Decoding: programs share a (batch, head, Q block)'s KV range when the
     // grid is too small for the device, and a combine kernel merges them.
@@ -150,6 +151,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.blockN = 0;
   forward.splitKv = options.splitKv;
   forward.decodeRows = options.decodeRows;
+  forward.gqaPack = options.gqaPack;
   buildForwardTilePipeline(pm, forward);
   addSM80Schedule(pm, options);
   if (options.longestFirst)

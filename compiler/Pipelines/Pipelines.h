@@ -44,6 +44,12 @@ struct ForwardPipelineOptions
                      "grid cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
       llvm::cl::init(true)};
+  Option<bool> gqaPack{
+      *this, "gqa-pack",
+      llvm::cl::desc("Forward, GQA: the decode program's rows are (query, "
+                     "head) pairs of one KV group, K/V read once per group "
+                     "(convert-attn-to-tile gqa-pack)"),
+      llvm::cl::init(true)};
   Option<int64_t> decodeRows{
       *this, "decode-rows",
       llvm::cl::desc("Forward: also lower a program with blocks of this many "
@@ -152,6 +158,12 @@ struct CUDAPipelineOptions
       llvm::cl::desc("Forward: split the KV range across CTAs when the grid "
                      "cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
+      llvm::cl::init(true)};
+  Option<bool> gqaPack{
+      *this, "gqa-pack",
+      llvm::cl::desc("Forward, GQA: the decode program's rows are (query, "
+                     "head) pairs of one KV group, K/V read once per group "
+                     "(convert-attn-to-tile gqa-pack)"),
       llvm::cl::init(true)};
   Option<int64_t> decodeRows{
       *this, "decode-rows",

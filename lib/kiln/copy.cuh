@@ -15,9 +15,9 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
 /// launcher checks both).
 /// `Tile` is a SmemTile or a SwizzledTile: each places element (r, c) at
 /// its own offset.
-template <int THREADS, typename Tile>
+template <int THREADS, typename Tile, int G>
 __device__ __forceinline__ void
-copy_async(Tile dst, const Desc<typename Tile::Element> &src, int row0,
+copy_async(Tile dst, const Desc<typename Tile::Element, G> &src, int row0,
            int col0) {
   using T = typename Tile::Element;
   constexpr int kChunk = 16 / sizeof(T);
@@ -30,7 +30,7 @@ copy_async(Tile dst, const Desc<typename Tile::Element> &src, int row0,
     int cc = (c % kChunksPerRow) * kChunk;
     int gr = row0 + r;
     bool inside = gr >= 0 && gr < src.rows;
-    const T *g = inside ? src.ptr + gr * src.row_stride + (col0 + cc) : src.ptr;
+    const T *g = inside ? src.ptr + src.row_offset(gr) + (col0 + cc) : src.ptr;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
                      smem_addr(dst.ptr) + Tile::offset(r, cc)),
                  "l"(g), "r"(inside ? 16 : 0));

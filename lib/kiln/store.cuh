@@ -5,21 +5,21 @@
 
 namespace kiln {
 
-template <typename T, int M, int N, int W>
-__device__ __forceinline__ void store(const Desc<T> &d, int row0, int col0,
+template <typename T, int M, int N, int W, int G>
+__device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
                                       const Frag<T, M, N, W> &f) {
   using F = Frag<T, M, N, W>;
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e) {
     int r = row0 + F::row(e), c = col0 + F::col(e);
     if (r >= 0 && r < d.rows && c >= 0 && c < d.cols)
-      d.ptr[r * d.row_stride + c * d.col_stride] = f.x[e];
+      d.ptr[d.row_offset(r) + c * d.col_stride] = f.x[e];
   }
 }
 
 /// One lane per quad writes each row value (they are replicated).
-template <typename T, int M, int W>
-__device__ __forceinline__ void store(const Desc<T> &d, int row0,
+template <typename T, int M, int W, int G>
+__device__ __forceinline__ void store(const Desc<T, G> &d, int row0,
                                       const RowFrag<T, M, W> &f) {
   if ((lane_id() & 3) != 0)
     return;
@@ -27,7 +27,7 @@ __device__ __forceinline__ void store(const Desc<T> &d, int row0,
   for (int s = 0; s < RowFrag<T, M, W>::kSize; ++s) {
     int r = row0 + RowFrag<T, M, W>::row(s);
     if (r >= 0 && r < d.rows)
-      d.ptr[r * d.row_stride] = f.x[s];
+      d.ptr[d.row_offset(r)] = f.x[s];
   }
 }
 

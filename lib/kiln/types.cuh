@@ -101,11 +101,21 @@ template <typename T, int R> struct Tensor {
 };
 
 /// A 1-D or 2-D window of a global array (tile.view); loads and stores
-/// through it check `rows` / `cols`.
-template <typename T> struct Desc {
+/// through it check `rows` / `cols`. With G > 1 (a packed view) row r is
+/// row r / G of the array's rows and position r % G of the packed
+/// dimension (`group_stride` apart): a GQA group's query heads as
+/// neighbouring rows.
+template <typename T, int G = 1> struct Desc {
   T *ptr;
   int rows, cols;
   long long row_stride, col_stride;
+  long long group_stride;
+  __device__ __forceinline__ long long row_offset(int r) const {
+    if constexpr (G == 1)
+      return r * row_stride;
+    else
+      return (r / G) * row_stride + (r % G) * group_stride;
+  }
 };
 
 __device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }

@@ -37,6 +37,16 @@ for ex in softcap causal_softcap sliding_window alibi document_mask gqa_causal; 
   run "$ex Lq=16 Lk=2000 splits=6 fp16" "$EX/$ex.mlir" --seqlen 16 --seqlen-kv 2000 --heads $heads --kv-splits 6 --dtype fp16
 done
 run "gqa8_decode B=1 H=64 Lq=1 Lk=131072" "$EX/gqa_decode.mlir" --variant gqa8_decode --heads 64 --seqlen 1 --seqlen-kv 131072
+# GQA packing (the decode program's rows are a KV group's query heads):
+# mods that read the query head, 8:1 with 32-row blocks (four queries per
+# block), Lq * G over one block, hd 64 and 256, fp16, and the ablation.
+HM=$ROOT/test/Numerics/Inputs/gqa-head-mods.mlir
+run "gqa head mods Lq=1 Lk=3000" "$HM" --seqlen 1 --seqlen-kv 3000 --heads 16 --batch 2
+run "gqa head mods Lq=20 Lk=900 splits=3" "$HM" --seqlen 20 --seqlen-kv 900 --heads 8 --kv-splits 3
+run "gqa8_decode decode-rows 32 Lq=7 Lk=5000" "$EX/gqa_decode.mlir" --variant gqa8_decode --decode-rows 32 --seqlen 7 --seqlen-kv 5000 --heads 32 --batch 2
+run "gqa4_decode fp16 hd=64 Lq=13 Lk=4000" "$EX/gqa_decode.mlir" --variant gqa4_decode --dtype fp16 --head-dim 64 --seqlen 13 --seqlen-kv 4000 --heads 8
+run "gqa4_decode hd=256 Lq=2 Lk=3000" "$EX/gqa_decode.mlir" --variant gqa4_decode --head-dim 256 --seqlen 2 --seqlen-kv 3000 --heads 8
+run "gqa4_decode no-gqa-pack Lq=3 Lk=3000" "$EX/gqa_decode.mlir" --variant gqa4_decode --no-gqa-pack --seqlen 3 --seqlen-kv 3000 --heads 8
 run "plain no-split-kv Lq=1 Lk=4096" "$EX/plain.mlir" --no-split-kv --seqlen 1 --seqlen-kv 4096 --heads 2
 run "causal decode-rows 0 Lq=3 Lk=4096" "$EX/causal.mlir" --decode-rows 0 --seqlen 3 --seqlen-kv 4096 --heads 2 --head-dim 128
 run "causal decode-rows 32 Lq=20 Lk=2000" "$EX/causal.mlir" --decode-rows 32 --seqlen 20 --seqlen-kv 2000 --heads 2 --head-dim 128

@@ -142,10 +142,12 @@ SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
 }
 
 /// Lowers `spec` to the forward program `<name><suffix>`, launched when
-/// `when` holds (null: always).
+/// `when` holds (null: always). With `pack` > 1 (the GQA group), a program
+/// owns a KV head and its rows are (query, head of the group) pairs, so
+/// each K/V tile it loads serves every query head of the group.
 LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
                              int64_t blockN, bool split, StringRef suffix,
-                             Attribute when) {
+                             Attribute when, int64_t pack) {
   MLIRContext *mctx = spec.getContext();
   OpBuilder b(spec);
   Location loc = spec.getLoc();
@@ -170,7 +172,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
                {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn}, f32), "lse",
                 rowShape(b)}};
   decl.withCaptures = true;
-  decl.grid = queryBlockGrid(b, blockM);
+  decl.grid = pack > 1 ? packedQueryBlockGrid(b, blockM, pack)
+                       : queryBlockGrid(b, blockM);
   decl.blockM = blockM;
   decl.blockN = blockN;
   func::FuncOp func = createKernel(b, spec, decl);
@@ -191,28 +194,44 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     ctx.captures.push_back(entry->getArgument(i));
 
   Value qBlock = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 0);
-  ctx.head = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 1);
+  Value headId = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 1);
   ctx.batch = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 2);
   // Grouped-query attention: query heads h*G .. h*G+G-1 share KV head h.
-  Value kvHead = ctx.head;
-  if (spec.getGqaGroup() > 1)
+  // Packed, the program's axis 1 is the KV head and its rows interleave
+  // the group's query heads: row r is query r / G of head h*G + r % G.
+  Value kvHead = headId, firstHead = headId;
+  if (pack > 1)
+    firstHead = pb.mul(headId, pb.index(pack));
+  else if (spec.getGqaGroup() > 1)
     kvHead =
-        arith::DivUIOp::create(b, loc, ctx.head, pb.index(spec.getGqaGroup()));
+        arith::DivUIOp::create(b, loc, headId, pb.index(spec.getGqaGroup()));
 
-  Value qDesc = pb.view(qArg, ctx.batch, ctx.head, dqk, elt);
+  Value qDesc = pb.view(qArg, ctx.batch, firstHead, dqk, elt, pack);
   ctx.kDesc = pb.view(kArg, ctx.batch, kvHead, dqk, elt);
   ctx.vDesc = pb.view(vArg, ctx.batch, kvHead, dv, elt);
-  Value oDesc = pb.view(oArg, ctx.batch, ctx.head, dv, elt);
-  Value lseDesc = pb.rowView(lseArg, ctx.batch, ctx.head);
+  Value oDesc = pb.view(oArg, ctx.batch, firstHead, dv, elt, pack);
+  Value lseDesc = pb.rowView(lseArg, ctx.batch, firstHead, pack);
 
-  Value lenQ = tile::DimOp::create(b, loc, b.getIndexType(), qDesc, 0);
+  // Rows of the descriptors: Lq, or Lq * G packed.
+  Value lenRows = tile::DimOp::create(b, loc, b.getIndexType(), qDesc, 0);
+  Value lenQ = lenRows;
+  if (pack > 1)
+    lenQ = arith::DivUIOp::create(b, loc, lenRows, pb.index(pack));
   ctx.lenK = tile::DimOp::create(b, loc, b.getIndexType(), ctx.kDesc, 0);
   ctx.diagOffset = pb.sub(ctx.lenK, lenQ);
 
-  Value qStart = pb.mul(qBlock, pb.index(blockM));
-  ctx.q = pb.load(qDesc, {blockM, dqk}, elt, {qStart, pb.index(0)}, 0.0);
+  Value rowStart = pb.mul(qBlock, pb.index(blockM));
+  ctx.q = pb.load(qDesc, {blockM, dqk}, elt, {rowStart, pb.index(0)}, 0.0);
   SmallVector<int64_t> sShape{blockM, blockN};
-  ctx.qIdx = pb.add(pb.iota(0, sShape), pb.splat(qStart, sShape));
+  Value rows = pb.add(pb.iota(0, sShape), pb.splat(rowStart, sShape));
+  ctx.head = headId;
+  ctx.qIdx = rows;
+  if (pack > 1) {
+    Value group = pb.splat(pb.index(pack), sShape);
+    ctx.qIdx = arith::DivUIOp::create(b, loc, rows, group);
+    Value inGroup = arith::RemUIOp::create(b, loc, rows, group);
+    ctx.head = pb.add(pb.splat(firstHead, sShape), inGroup);
+  }
   ctx.lenQ = lenQ;
   ctx.modQIdx = ctx.qIdx;
   if (!ctx.captures.empty())
@@ -227,9 +246,13 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   // the first query gives the lowest key any row needs and the last query the
   // highest; conversely, a key block is entirely visible when it lies above
   // the last query's lower bound and below the first query's upper bound.
-  Value qFirst = qStart;
-  Value qLast =
-      pb.sub(pb.minIndex(pb.add(qStart, pb.index(blockM)), lenQ), pb.index(1));
+  Value qFirst = rowStart;
+  Value qLast = pb.sub(pb.minIndex(pb.add(rowStart, pb.index(blockM)), lenRows),
+                       pb.index(1));
+  if (pack > 1) {
+    qFirst = arith::DivUIOp::create(b, loc, qFirst, pb.index(pack));
+    qLast = arith::DivUIOp::create(b, loc, qLast, pb.index(pack));
+  }
   Value zero = pb.index(0);
   auto band = spec.getKvBandAttr();
   ArrayAttr none = b.getArrayAttr({});
@@ -270,14 +293,14 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   Value out = pb.mul(state.acc, pb.rowBroadcast(invL, dv));
   Value outLow = arith::TruncFOp::create(
       b, loc, RankedTensorType::get({blockM, dv}, elt), out);
-  tile::StoreOp::create(b, loc, outLow, oDesc, ValueRange{qStart, zero});
+  tile::StoreOp::create(b, loc, outLow, oDesc, ValueRange{rowStart, zero});
 
   // LSE in base 2 is m + log2(l); users get the natural log: times ln(2).
   Value lse2 = pb.add(state.m, math::Log2Op::create(b, loc, state.l));
   Value lse = pb.mul(lse2, pb.splatF32(M_LN2, {blockM}));
   lse = arith::SelectOp::create(b, loc, lIsZero, pb.splatF32(negInf, {blockM}),
                                 lse);
-  tile::StoreOp::create(b, loc, lse, lseDesc, ValueRange{qStart});
+  tile::StoreOp::create(b, loc, lse, lseDesc, ValueRange{rowStart});
   func::ReturnOp::create(b, loc);
   return success();
 }
@@ -310,11 +333,15 @@ struct ConvertAttnToTile
         decodeWhen = tile::sizeOp(
             b, "sub", {tile::sizeConstant(b, decodeRows + 1), seqQ});
       }
+      // The decode program packs a GQA group's query heads into its rows
+      // where whole groups fit a block.
+      int64_t group = spec.getGqaGroup();
+      int64_t pack = gqaPack && group > 1 && decodeRows % group == 0 ? group : 1;
       if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks, "",
-                                prefillWhen)) ||
+                                prefillWhen, /*pack=*/1)) ||
           (decode && failed(lowerAttention(spec, decodeRows, keys,
                                            splitMaskedBlocks, "_decode",
-                                           decodeWhen))))
+                                           decodeWhen, pack))))
         return signalPassFailure();
       spec.erase();
     }

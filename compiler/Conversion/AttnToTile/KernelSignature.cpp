@@ -84,6 +84,14 @@ SmallVector<Attribute, 3> queryBlockGrid(Builder &b, int64_t blockM) {
           tile::sizeSymbol(b, "heads"), tile::sizeSymbol(b, "batch")};
 }
 
+SmallVector<Attribute, 3> packedQueryBlockGrid(Builder &b, int64_t blockM,
+                                               int64_t group) {
+  Attribute rows = tile::sizeOp(
+      b, "mul", {tile::sizeSymbol(b, "seq_q"), tile::sizeConstant(b, group)});
+  return {tile::sizeOp(b, "ceildiv", {rows, tile::sizeConstant(b, blockM)}),
+          tile::sizeSymbol(b, "kv_heads"), tile::sizeSymbol(b, "batch")};
+}
+
 SmallVector<Attribute, 3> keyBlockGrid(Builder &b, int64_t blockN) {
   return {tile::sizeOp(
               b, "ceildiv",

@@ -61,6 +61,10 @@ llvm::SmallVector<mlir::Attribute> rowShape(mlir::Builder &b);
 /// heads, batch).
 llvm::SmallVector<mlir::Attribute, 3> queryBlockGrid(mlir::Builder &b,
                                                      int64_t blockM);
+/// One program per block of `blockM` packed rows of a KV head's `group`
+/// query heads: (ceildiv(seq_q * group, blockM), kv_heads, batch).
+llvm::SmallVector<mlir::Attribute, 3>
+packedQueryBlockGrid(mlir::Builder &b, int64_t blockM, int64_t group);
 /// One program per block of `blockN` keys of a KV head: (ceildiv(seq_kv,
 /// blockN), kv_heads, batch).
 llvm::SmallVector<mlir::Attribute, 3> keyBlockGrid(mlir::Builder &b,

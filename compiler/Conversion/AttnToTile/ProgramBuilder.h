@@ -27,20 +27,27 @@ struct ProgramBuilder {
   Location loc;
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  /// The [seq, cols] matrix of (batch, head) in a [B, L, H, D] array.
-  Value view(Value base, Value batch, Value head, int64_t cols, Type elt) {
+  /// The [seq, cols] matrix of (batch, head) in a [B, L, H, D] array. With
+  /// `group` > 1, the [seq * group, cols] matrix whose row r is position
+  /// r / group of heads head .. head + group - 1 interleaved (r % group).
+  Value view(Value base, Value batch, Value head, int64_t cols, Type elt,
+             int64_t group = 1) {
     return tile::ViewOp::create(
         b, loc,
-        tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt),
-        base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({1, 3}));
+        tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt,
+                            group),
+        base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({1, 3}),
+        group > 1 ? b.getI64IntegerAttr(2) : IntegerAttr());
   }
-  /// The per-row f32 values (LSE, D) of (batch, head) in a [B, H, L] array.
-  Value rowView(Value base, Value batch, Value head) {
+  /// The per-row f32 values (LSE, D) of (batch, head) in a [B, H, L] array;
+  /// `group` as for view().
+  Value rowView(Value base, Value batch, Value head, int64_t group = 1) {
     return tile::ViewOp::create(
         b, loc,
         tile::DescType::get(b.getContext(), {ShapedType::kDynamic},
-                            b.getF32Type()),
-        base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({2}));
+                            b.getF32Type(), group),
+        base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({2}),
+        group > 1 ? b.getI64IntegerAttr(1) : IntegerAttr());
   }
   /// A `shape` tile of `desc` at `offsets`; elements outside read `fill`.
   Value load(Value desc, ArrayRef<int64_t> shape, Type elt, ValueRange offsets,

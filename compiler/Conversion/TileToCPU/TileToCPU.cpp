@@ -31,11 +31,16 @@ using namespace kiln;
 
 namespace {
 
-/// A descriptor is a strided memref window on the CPU.
+/// A descriptor is a strided memref window on the CPU. A packed one (group
+/// G) keeps the packed dimension second: [rows / G, G, cols...], so that
+/// descriptor row r is memref position (r / G, r % G).
 MemRefType descToMemRef(tile::DescType desc) {
-  SmallVector<int64_t> strides(desc.getRank(), ShapedType::kDynamic);
+  SmallVector<int64_t> shape(desc.getShape());
+  if (desc.getGroup() > 1)
+    shape.insert(shape.begin() + 1, desc.getGroup());
+  SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
   return MemRefType::get(
-      desc.getShape(), desc.getElementType(),
+      shape, desc.getElementType(),
       StridedLayoutAttr::get(desc.getContext(), ShapedType::kDynamic, strides));
 }
 
@@ -50,13 +55,25 @@ Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value scalar) {
 }
 
 /// True when every `offsets[d] + ivs[d]` lies in [0, dim(memref, d)).
+/// `positions` gets the memref's indices; a packed descriptor's (`group` >
+/// 1) row r becomes (r / group, r % group).
 Value inBounds(OpBuilder &b, Location loc, Value memref, ValueRange offsets,
-               ValueRange ivs, SmallVectorImpl<Value> &positions) {
+               ValueRange ivs, SmallVectorImpl<Value> &positions,
+               int64_t group) {
   Value ok;
   for (auto [d, offset] : llvm::enumerate(offsets)) {
     Value pos = arith::AddIOp::create(b, loc, offset, ivs[d]);
-    positions.push_back(pos);
-    Value extent = memref::DimOp::create(b, loc, memref, d);
+    unsigned memrefDim = d == 0 || group == 1 ? d : d + 1;
+    Value extent = memref::DimOp::create(b, loc, memref, memrefDim);
+    if (d == 0 && group > 1) {
+      Value g = arith::ConstantIndexOp::create(b, loc, group);
+      // Negative rows fail the unsigned compare below before these are used.
+      positions.push_back(arith::DivUIOp::create(b, loc, pos, g));
+      positions.push_back(arith::RemUIOp::create(b, loc, pos, g));
+      extent = arith::MulIOp::create(b, loc, extent, g);
+    } else {
+      positions.push_back(pos);
+    }
     // Unsigned compare also rejects negative positions.
     Value fits =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos, extent);
@@ -73,7 +90,10 @@ struct ViewLowering : OpConversionPattern<tile::ViewOp> {
     Location loc = op.getLoc();
     Value base = adaptor.getBase();
     auto baseType = cast<MemRefType>(base.getType());
+    tile::DescType desc = op.getResult().getType();
+    std::optional<int64_t> packed = op.getPacked();
     SmallVector<OpFoldResult> offsets, sizes, strides;
+    SmallVector<int64_t> kept; // the subview's dimensions, in base order
     auto fixed = adaptor.getIndices().begin();
     ArrayRef<int64_t> keep = op.getKeep();
     for (int64_t d = 0; d < baseType.getRank(); ++d) {
@@ -81,14 +101,47 @@ struct ViewLowering : OpConversionPattern<tile::ViewOp> {
       if (llvm::is_contained(keep, d)) {
         offsets.push_back(rewriter.getIndexAttr(0));
         sizes.push_back(memref::getMixedSize(rewriter, loc, base, d));
+        kept.push_back(d);
+      } else if (packed && d == *packed) {
+        offsets.push_back(*fixed++);
+        sizes.push_back(rewriter.getIndexAttr(desc.getGroup()));
+        kept.push_back(d);
       } else {
         offsets.push_back(*fixed++);
         sizes.push_back(rewriter.getIndexAttr(1));
       }
     }
-    auto resultType = descToMemRef(op.getResult().getType());
-    rewriter.replaceOpWithNewOp<memref::SubViewOp>(op, resultType, base,
-                                                   offsets, sizes, strides);
+    auto resultType = descToMemRef(desc);
+    // The packed dimension goes second (descToMemRef); where the base has
+    // it before the rows' dimension (LSE's [B, H, L]), a transpose puts it
+    // there.
+    SmallVector<unsigned> order;
+    if (packed) {
+      order.push_back(llvm::find(kept, keep[0]) - kept.begin());
+      order.push_back(llvm::find(kept, *packed) - kept.begin());
+      for (int64_t d : keep.drop_front())
+        order.push_back(llvm::find(kept, d) - kept.begin());
+    }
+    if (llvm::is_sorted(order)) {
+      rewriter.replaceOpWithNewOp<memref::SubViewOp>(op, resultType, base,
+                                                     offsets, sizes, strides);
+      return success();
+    }
+    SmallVector<int64_t> baseOrderShape;
+    for (unsigned i : llvm::seq<unsigned>(0, order.size()))
+      baseOrderShape.push_back(
+          resultType.getDimSize(llvm::find(order, i) - order.begin()));
+    auto subviewType = MemRefType::get(
+        baseOrderShape, desc.getElementType(),
+        StridedLayoutAttr::get(
+            getContext(), ShapedType::kDynamic,
+            SmallVector<int64_t>(order.size(), ShapedType::kDynamic)));
+    Value window = memref::SubViewOp::create(rewriter, loc, subviewType, base,
+                                             offsets, sizes, strides);
+    auto permutation = AffineMap::getPermutationMap(order, getContext());
+    Value transposed = memref::TransposeOp::create(
+        rewriter, loc, window, AffineMapAttr::get(permutation));
+    rewriter.replaceOpWithNewOp<memref::CastOp>(op, resultType, transposed);
     return success();
   }
 };
@@ -98,8 +151,22 @@ struct DimLowering : OpConversionPattern<tile::DimOp> {
   LogicalResult
   matchAndRewrite(tile::DimOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getDesc(),
-                                               op.getDim());
+    int64_t group = op.getDesc().getType().getGroup();
+    if (group == 1) {
+      rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getDesc(),
+                                                 op.getDim());
+      return success();
+    }
+    // Packed: rows are the memref's first dimension times the group.
+    Location loc = op.getLoc();
+    if (op.getDim() != 0) {
+      rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getDesc(),
+                                                 op.getDim() + 1);
+      return success();
+    }
+    Value rows = memref::DimOp::create(rewriter, loc, adaptor.getDesc(), 0);
+    rewriter.replaceOpWithNewOp<arith::MulIOp>(
+        op, rows, arith::ConstantIndexOp::create(rewriter, loc, group));
     return success();
   }
 };
@@ -117,7 +184,8 @@ struct LoadLowering : OpConversionPattern<tile::LoadOp> {
         op, type, ValueRange{},
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           SmallVector<Value> positions;
-          Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
+          Value ok = inBounds(b, loc, memref, offsets, ivs, positions,
+                              op.getDesc().getType().getGroup());
           auto guarded = scf::IfOp::create(
               b, loc, ok,
               [&](OpBuilder &then, Location l) {
@@ -149,15 +217,16 @@ void tileLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// Writes each element of `value` that lands inside `memref` at `offsets`:
 /// `write(builder, loc, element, positions)` does the writing.
 void writeInBounds(
-    OpBuilder &rewriter, Location location, Value memref, Value value,
-    ValueRange offsetRange,
+    OpBuilder &rewriter, Location location, Value memref, int64_t group,
+    Value value, ValueRange offsetRange,
     function_ref<void(OpBuilder &, Location, Value, ValueRange)> write) {
   SmallVector<Value> offsets(offsetRange);
   auto type = cast<RankedTensorType>(value.getType());
   tileLoopNest(rewriter, location, type.getShape(),
                [&](OpBuilder &b, Location loc, ValueRange ivs) {
                  SmallVector<Value> positions;
-                 Value ok = inBounds(b, loc, memref, offsets, ivs, positions);
+                 Value ok =
+                     inBounds(b, loc, memref, offsets, ivs, positions, group);
                  scf::IfOp::create(
                      b, loc, ok, [&](OpBuilder &then, Location l) {
                        Value v = tensor::ExtractOp::create(then, l, value, ivs);
@@ -173,7 +242,8 @@ struct StoreLowering : OpConversionPattern<tile::StoreOp> {
   matchAndRewrite(tile::StoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value memref = adaptor.getDesc();
-    writeInBounds(rewriter, op.getLoc(), memref, adaptor.getValue(),
+    writeInBounds(rewriter, op.getLoc(), memref,
+                  op.getDesc().getType().getGroup(), adaptor.getValue(),
                   adaptor.getOffsets(),
                   [&](OpBuilder &b, Location l, Value v, ValueRange at) {
                     memref::StoreOp::create(b, l, v, memref, at);
@@ -191,7 +261,8 @@ struct AtomicAddLowering : OpConversionPattern<tile::AtomicAddOp> {
   matchAndRewrite(tile::AtomicAddOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value memref = adaptor.getDesc();
-    writeInBounds(rewriter, op.getLoc(), memref, adaptor.getValue(),
+    writeInBounds(rewriter, op.getLoc(), memref,
+                  op.getDesc().getType().getGroup(), adaptor.getValue(),
                   adaptor.getOffsets(),
                   [&](OpBuilder &b, Location l, Value v, ValueRange at) {
                     Value old = memref::LoadOp::create(b, l, memref, at);

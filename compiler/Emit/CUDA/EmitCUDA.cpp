@@ -105,6 +105,9 @@ private:
       auto elt = scalarType(desc.getElementType(), loc);
       if (failed(elt))
         return failure();
+      if (desc.getGroup() > 1)
+        return "kiln::Desc<" + *elt + ", " + std::to_string(desc.getGroup()) +
+               ">";
       return "kiln::Desc<" + *elt + ">";
     }
     if (auto memref = dyn_cast<MemRefType>(t)) {
@@ -542,6 +545,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
             ptr += " + static_cast<long long>(" + name(*index++) + ") * " +
                    base + ".stride[" + std::to_string(d) + "]";
         std::string rows = base + ".size[" + std::to_string(keep[0]) + "]";
+        // Packed (GQA rows): G rows per position of the kept dimension, the
+        // packed dimension's stride between them.
+        std::string groupStride = "0";
+        if (std::optional<int64_t> packed = v.getPacked()) {
+          rows += " * " + std::to_string(v.getType().getGroup());
+          groupStride = base + ".stride[" + std::to_string(*packed) + "]";
+        }
         std::string rowStride =
             base + ".stride[" + std::to_string(keep[0]) + "]";
         std::string cols = "1", colStride = "0";
@@ -551,7 +561,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         }
         line() << "const " << *type << " " << name(v) << " = {" << ptr
                << ", static_cast<int>(" << rows << "), static_cast<int>("
-               << cols << "), " << rowStride << ", " << colStride << "};\n";
+               << cols << "), " << rowStride << ", " << colStride << ", "
+               << groupStride << "};\n";
         return success();
       })
       .Case([&](tile::DimOp d) {

@@ -37,9 +37,24 @@ def Tile_DescType : TypeDef<Tile_Dialect, "Desc"> {
     `!tile.desc<?x64xbf16>`: a rank-1 or rank-2 window of a global array
     (rows may be dynamic). Loads past its bounds read a fill value; stores
     past them are dropped, so tile programs need no bounds checks of their own.
+
+    `!tile.desc<?x128xbf16, group 4>`: rows packed from two dimensions of
+    the array (a `tile.view` with `packed`): row r is row r / 4 of the kept
+    dimension and position r % 4 of the packed one, so a tile's rows can be
+    the query heads of one KV group next to each other. The row extent is
+    the kept dimension's times the group.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
-                        "::mlir::Type":$elementType);
+                        "::mlir::Type":$elementType,
+                        DefaultValuedParameter<"int64_t", "1">:$group);
+  let builders = [
+    TypeBuilder<(ins "::llvm::ArrayRef<int64_t>":$shape,
+                     "::mlir::Type":$elementType,
+                     CArg<"int64_t", "1">:$group), [{
+      return $_get($_ctxt, shape, elementType, group);
+    }]>
+  ];
+  let skipDefaultBuilders = 1;
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

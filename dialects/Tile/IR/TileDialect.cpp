@@ -34,28 +34,41 @@ void TileDialect::initialize() {
       >();
 }
 
-// !tile.desc<?x64xbf16>
+// !tile.desc<?x64xbf16>, !tile.desc<?x64xbf16, group 4>
 Type DescType::parse(AsmParser &parser) {
   SmallVector<int64_t> shape;
   Type elementType;
+  int64_t group = 1;
   if (parser.parseLess() ||
       parser.parseDimensionList(shape, /*allowDynamic=*/true,
                                 /*withTrailingX=*/true) ||
-      parser.parseType(elementType) || parser.parseGreater())
+      parser.parseType(elementType))
+    return {};
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("group") || parser.parseInteger(group)))
+    return {};
+  if (parser.parseGreater())
     return {};
   return DescType::getChecked(
       [&] { return parser.emitError(parser.getNameLoc()); },
-      parser.getContext(), shape, elementType);
+      parser.getContext(), shape, elementType, group);
 }
 
 void DescType::print(AsmPrinter &printer) const {
   printer << '<';
   printer.printDimensionList(getShape());
-  printer << 'x' << getElementType() << '>';
+  printer << 'x' << getElementType();
+  if (getGroup() != 1)
+    printer << ", group " << getGroup();
+  printer << '>';
 }
 
 LogicalResult DescType::verify(function_ref<InFlightDiagnostic()> emitError,
-                               ArrayRef<int64_t> shape, Type elementType) {
+                               ArrayRef<int64_t> shape, Type elementType,
+                               int64_t group) {
+  if (group < 1)
+    return emitError() << "a descriptor's group must be positive, got "
+                       << group;
   if (shape.empty() || shape.size() > 2)
     return emitError() << "descriptors are 1-D or 2-D, got rank "
                        << shape.size();

@@ -43,7 +43,32 @@ LogicalResult ViewOp::verify() {
     return emitOpError() << "element type " << descType.getElementType()
                          << " differs from the base's "
                          << baseType.getElementType();
+  std::optional<int64_t> packed = getPacked();
+  if (packed.has_value() != (descType.getGroup() > 1))
+    return emitOpError() << "a descriptor of group " << descType.getGroup()
+                         << (packed ? " cannot pack a dimension"
+                                    : " needs the dimension it packs "
+                                      "(`packed`)");
+  if (packed && (*packed < 0 || *packed >= baseType.getRank() ||
+                 llvm::is_contained(keep, *packed)))
+    return emitOpError() << "packs dimension " << *packed
+                         << ", which must be a dimension of the base that is "
+                            "not kept";
+  if (packed && baseType.getDimSize(*packed) != ShapedType::kDynamic &&
+      baseType.getDimSize(*packed) < descType.getGroup())
+    return emitOpError() << "packs " << descType.getGroup()
+                         << " positions of dimension " << *packed
+                         << ", which has " << baseType.getDimSize(*packed);
   return success();
+}
+
+unsigned ViewOp::getPackedIndexPosition() {
+  int64_t packed = *getPacked();
+  unsigned position = 0;
+  for (int64_t d = 0; d < packed; ++d)
+    if (!llvm::is_contained(getKeep(), d))
+      ++position;
+  return position;
 }
 
 LogicalResult DimOp::verify() {

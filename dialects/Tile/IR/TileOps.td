@@ -24,12 +24,32 @@ def Tile_ViewOp : Tile_Op<"view", [Pure]> {
     Fixes every dimension of `base` not listed in `keep` at the given index:
     `tile.view %Q[%b, %h] keep [1, 3]` is the `[N, D]` matrix of batch `b`,
     head `h` in a `[B, N, H, D]` array with arbitrary strides.
+
+    With `packed` naming a dimension not kept, and a descriptor of group G,
+    the rows interleave that dimension's positions index .. index + G - 1
+    with the first kept one: `tile.view %Q[%b, %h0] keep [1, 3] packed 2 :
+    ... -> !tile.desc<?x128xbf16, group 4>` has row r = query r / 4 of head
+    h0 + r % 4 — the query heads of one GQA group as neighbouring rows of
+    one tile, so that their K/V tiles are read once for all of them.
   }];
   let arguments = (ins AnyStridedMemRef:$base, Variadic<Index>:$indices,
-                       DenseI64ArrayAttr:$keep);
+                       DenseI64ArrayAttr:$keep,
+                       OptionalAttr<I64Attr>:$packed);
   let results = (outs Tile_DescType:$result);
   let assemblyFormat = [{
-    $base `[` $indices `]` `keep` $keep attr-dict `:` type($base) `->` type($result)
+    $base `[` $indices `]` `keep` $keep (`packed` $packed^)? attr-dict `:` type($base) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$base,
+                   "::mlir::ValueRange":$indices,
+                   "::mlir::DenseI64ArrayAttr":$keep), [{
+      build($_builder, $_state, result, base, indices, keep,
+            ::mlir::IntegerAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The position among `indices` of the packed dimension's first index.
+    unsigned getPackedIndexPosition();
   }];
   let hasVerifier = 1;
 }

@@ -167,12 +167,15 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     for (auto &[variant, kernels] : byVariant) {
       OpBuilder b(&getContext());
       Sizes s{b};
-      // The heuristic counts programs at the shortest blocks: the kernel
-      // that runs few rows is the one that needs splits.
-      int64_t blockM = kernels.front().blockM;
+      // The heuristic counts the programs of the kernel with the shortest
+      // blocks: the one that runs few rows is the one that needs splits.
+      ForwardKernel *shortest = &kernels.front();
       for (ForwardKernel &k : kernels)
-        blockM = std::min(blockM, k.blockM);
-      Attribute splits = splitsHeuristic(s, blockM, kernels.front().blockN);
+        if (k.blockM < shortest->blockM)
+          shortest = &k;
+      Attribute splits = splitsHeuristic(
+          s, shortest->func->getAttrOfType<ArrayAttr>(tile::attrs::kGrid),
+          shortest->blockN);
       for (ForwardKernel &k : kernels)
         if (failed(split(k, splits)))
           return signalPassFailure();
@@ -187,10 +190,8 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
   /// grid ends on whole waves rather than a short last one), each over at
   /// least `minBlocks` KV blocks, at most `maxSplits`, at least 1. 1 when the
   /// unsplit grid fills the GPU already.
-  Attribute splitsHeuristic(Sizes &s, int64_t blockM, int64_t blockN) {
-    Attribute programs =
-        s.op("mul", {s.sym("batch"), s.sym("heads"),
-                     s.op("ceildiv", {s.sym("seq_q"), s.cst(blockM)})});
+  Attribute splitsHeuristic(Sizes &s, ArrayAttr grid, int64_t blockN) {
+    Attribute programs = s.op("mul", {grid[0], grid[1], grid[2]});
     Attribute slots = s.op("mul", {s.sym("num_sms"), s.cst(ctasPerSM)});
     // floor(a / b) = ceildiv(a + 1, b) - 1 for a >= 0, b >= 1.
     Attribute fill = s.op(
@@ -304,10 +305,14 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
                                    "index the batch first";
       SmallVector<Value> indices(view.getIndices());
       indices[0] = z;
+      // The partials have the outputs' layout, so a packed view (GQA rows)
+      // packs them the same way and the combine kernel reads them plainly.
       Value partialView = tile::ViewOp::create(
           b, view.getLoc(),
-          tile::DescType::get(ctx, view.getType().getShape(), f32),
-          isOut ? oPartial : lsePartial, indices, view.getKeepAttr());
+          tile::DescType::get(ctx, view.getType().getShape(), f32,
+                              view.getType().getGroup()),
+          isOut ? oPartial : lsePartial, indices, view.getKeepAttr(),
+          view.getPackedAttr());
       Value value = store.getValue();
       if (auto rounded = value.getDefiningOp<arith::TruncFOp>())
         value = rounded.getIn();

@@ -22,6 +22,9 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <map>
+#include <tuple>
+
 namespace kiln::tgpu {
 #define GEN_PASS_DEF_TILEGPUWARPSPECIALIZE
 #include "dialects/TileGPU/Transforms/Passes.h.inc"
@@ -105,6 +108,12 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
     if (!arg || arg.getOwner() != &entry || !type || type.getRank() != 4 ||
         load.view.getKeep() != ArrayRef<int64_t>{1, 3})
       return reject("copies from other than a [B, N, H, D] kernel argument");
+    // Packed rows (GQA) are a 3-D box: columns, the group's heads, queries.
+    int64_t group = load.view.getType().getGroup();
+    if (group > 1 &&
+        (load.view.getPacked() != 2 ||
+         copy.getDest().getType().getDimSize(0) % group != 0 || group > 256))
+      return reject("copies of packed rows other than whole groups of heads");
     load.argument = arg.getArgNumber();
     if (!swizzleBytes(copy.getDest().getType()) ||
         !copy.getDest().getDefiningOp<SharedAllocOp>() ||
@@ -223,13 +232,22 @@ Value stageBuffer(OpBuilder &b, Location loc, const Ring &ring, Value stage) {
 }
 
 /// The TMA coordinates of `load` (column, row, head, batch: the map's
-/// order), with the loop's induction variable mapped.
-SmallVector<Value> coordinates(Load load, IRMapping &mapping) {
+/// order), with the loop's induction variable mapped. Packed rows (group G)
+/// are (column, first head, row / G, batch): the map orders the head
+/// dimension before the queries.
+SmallVector<Value> coordinates(OpBuilder &b, Location loc, Load load,
+                               IRMapping &mapping) {
   auto offsets = load.copy.getOffsets();
   auto indices = load.view.getIndices(); // dims 0 and 2
-  return {mapping.lookupOrDefault(offsets[1]),
-          mapping.lookupOrDefault(offsets[0]),
-          mapping.lookupOrDefault(indices[1]),
+  Value row = mapping.lookupOrDefault(offsets[0]);
+  Value head = mapping.lookupOrDefault(indices[1]);
+  int64_t group = load.view.getType().getGroup();
+  if (group > 1)
+    return {mapping.lookupOrDefault(offsets[1]), head,
+            arith::DivUIOp::create(
+                b, loc, row, arith::ConstantIndexOp::create(b, loc, group)),
+            mapping.lookupOrDefault(indices[0])};
+  return {mapping.lookupOrDefault(offsets[1]), row, head,
           mapping.lookupOrDefault(indices[0])};
 }
 
@@ -392,22 +410,31 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
         b, loc, base, arith::CeilDivSIOp::create(b, loc, span, loop.getStep()));
   }
 
-  // One tensor map per (argument, box rows): the box is a swizzle span of
-  // columns by the buffer's rows.
-  std::map<std::pair<unsigned, int64_t>, Value> maps;
+  // One tensor map per (argument, box rows, group): the box is a swizzle
+  // span of columns by the buffer's rows; packed, by the group's heads by
+  // rows / group queries, which TMA lays out as the buffer's rows.
+  std::map<std::tuple<unsigned, int64_t, int64_t>, Value> maps;
   auto mapFor = [&](Load load) {
     MemRefType dest = load.copy.getDest().getType();
     int64_t rows = dest.getDimSize(0);
-    auto key = std::make_pair(load.argument, rows);
+    int64_t group = load.view.getType().getGroup();
+    auto key = std::make_tuple(load.argument, rows, group);
     if (Value map = maps[key])
       return map;
     int64_t swizzle = swizzleBytes(dest);
     int64_t eltBytes = dest.getElementTypeBitWidth() / 8;
     NamedAttrList info;
     info.append(attrs::kTensorMapTensor, b.getI64IntegerAttr(load.argument));
-    info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({3, 1, 2, 0}));
-    info.append(attrs::kTensorMapBox,
-                b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
+    if (group > 1) {
+      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({3, 2, 1, 0}));
+      info.append(attrs::kTensorMapBox,
+                  b.getDenseI64ArrayAttr(
+                      {swizzle / eltBytes, group, rows / group}));
+    } else {
+      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({3, 1, 2, 0}));
+      info.append(attrs::kTensorMapBox,
+                  b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
+    }
     info.append(attrs::kTensorMapSwizzle, b.getI64IntegerAttr(swizzle));
     unsigned position = kernel.getNumArguments();
     (void)kernel.insertArgument(
@@ -490,7 +517,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   b.setInsertionPointToStart(producer);
   for (auto [i, load] : llvm::enumerate(once)) {
     IRMapping same;
-    TmaLoadOp::create(b, loc, mapFor(*load), coordinates(*load, same),
+    TmaLoadOp::create(b, loc, mapFor(*load), coordinates(b, loc, *load, same),
                       load->copy.getDest(), barriers,
                       index(numRingBarriers + int64_t(i)));
   }
@@ -513,7 +540,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       MbarrierWaitOp::create(b, loc, barriers, emptySlot(ring, step.stage),
                              emptyParity);
       Value full = fullSlot(ring, step.stage);
-      TmaLoadOp::create(b, loc, mapFor(load), coordinates(load, atStep),
+      TmaLoadOp::create(b, loc, mapFor(load),
+                        coordinates(b, loc, load, atStep),
                         stageBuffer(b, loc, ring, step.stage), barriers, full);
     }
   }

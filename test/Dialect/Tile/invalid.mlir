@@ -669,3 +669,40 @@ func.func @unknown_arg_attr(%c: memref<?xf32> {tile.role = "q"}) {
 // Declarations without a body are checked too.
 // expected-error @+1 {{argument 0: 'tile.shape' has 2 dimensions; the argument's type is 'memref<?xf32>'}}
 func.func private @declared(%q: memref<?xf32> {tile.tensor = "q", tile.shape = ["batch", "seq_q"]})
+
+// -----
+
+func.func @view_group_without_packed(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op a descriptor of group 4 needs the dimension it packs (`packed`)}}
+  %v = tile.view %m[%b, %h] keep [1, 3] : memref<?x?x?x64xbf16> -> !tile.desc<?x64xbf16, group 4>
+  return
+}
+
+// -----
+
+func.func @view_packed_without_group(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op a descriptor of group 1 cannot pack a dimension}}
+  %v = tile.view %m[%b, %h] keep [1, 3] packed 2 : memref<?x?x?x64xbf16> -> !tile.desc<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @view_packs_kept_dim(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op packs dimension 1, which must be a dimension of the base that is not kept}}
+  %v = tile.view %m[%b, %h] keep [1, 3] packed 1 : memref<?x?x?x64xbf16> -> !tile.desc<?x64xbf16, group 4>
+  return
+}
+
+// -----
+
+func.func @view_packs_too_many(%m: memref<?x?x2x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op packs 4 positions of dimension 2, which has 2}}
+  %v = tile.view %m[%b, %h] keep [1, 3] packed 2 : memref<?x?x2x64xbf16> -> !tile.desc<?x64xbf16, group 4>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a descriptor's group must be positive, got 0}}
+func.func private @desc_group_zero(!tile.desc<?x64xbf16, group 0>)

@@ -16,6 +16,23 @@ func.func private @desc_types(!tile.desc<?x64xbf16>, !tile.desc<?x?xf16>,
 
 // -----
 
+// A packed view (GQA rows): the group prints with the type, `packed` with
+// the op.
+// CHECK-LABEL: func.func @packed_view
+// CHECK: tile.view %{{.*}}[%{{.*}}, %{{.*}}] keep [1, 3] packed 2 : memref<?x?x?x64xbf16> -> <?x64xbf16, group 4>
+// CHECK: tile.view %{{.*}}[%{{.*}}, %{{.*}}] keep [2] packed 1 : memref<?x?x?xf32> -> <?xf32, group 4>
+// CHECK: tile.load %{{.*}} fill 0.000000e+00 : bf16 : <?x64xbf16, group 4> -> tensor<64x64xbf16>
+func.func @packed_view(%q: memref<?x?x?x64xbf16>, %lse: memref<?x?x?xf32>,
+                       %b: index, %h: index, %r: index) -> tensor<64x64xbf16> {
+  %v = tile.view %q[%b, %h] keep [1, 3] packed 2 : memref<?x?x?x64xbf16> -> !tile.desc<?x64xbf16, group 4>
+  %l = tile.view %lse[%b, %h] keep [2] packed 1 : memref<?x?x?xf32> -> !tile.desc<?xf32, group 4>
+  %c0 = arith.constant 0 : index
+  %t = tile.load %v[%r, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16, group 4> -> tensor<64x64xbf16>
+  return %t : tensor<64x64xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @program_id
 // CHECK-NEXT: [[X:%.+]] = tile.program_id 0
 // CHECK-NEXT: [[Y:%.+]] = tile.program_id 1

@@ -137,7 +137,7 @@
 // CHECK: const int [[Z:v[0-9]+]] = blockIdx.z;
 // CHECK: const int [[BB:v[0-9]+]] = static_cast<int>(static_cast<unsigned>([[Z]]) / static_cast<unsigned>([[NS]]));
 // CHECK: const int [[BH:v[0-9]+]] = blockIdx.y;
-// CHECK: const kiln::Desc<kiln::bf16> [[QD:v[0-9]+]] = {[[Q]].ptr + static_cast<long long>([[BB]]) * [[Q]].stride[0] + static_cast<long long>([[BH]]) * [[Q]].stride[2], static_cast<int>([[Q]].size[1]), static_cast<int>([[Q]].size[3]), [[Q]].stride[1], [[Q]].stride[3]};
+// CHECK: const kiln::Desc<kiln::bf16> [[QD:v[0-9]+]] = {[[Q]].ptr + static_cast<long long>([[BB]]) * [[Q]].stride[0] + static_cast<long long>([[BH]]) * [[Q]].stride[2], static_cast<int>([[Q]].size[1]), static_cast<int>([[Q]].size[3]), [[Q]].stride[1], [[Q]].stride[3], 0};
 // CHECK: kiln::copy_async<128>([[QS]], [[QD]],
 // CHECK: kiln::cp_async_wait<0>();
 // CHECK: __syncthreads();

@@ -24,7 +24,7 @@
 // TILE-NEXT: {"name":"lse_partial","dtype":"f32","shape":{{\[\["mul","batch","kv_splits",\["min",\["sub","kv_splits",1\],1\]\],"heads","seq_q"\]}},"zero_fill":false}
 // TILE-NEXT: {{^ \]}},
 // TILE-NEXT: "constraints": {{\[\["heads","kv_heads"\]\]}},
-// TILE-NEXT: "symbols": {"kv_splits":{{\["max",\["min",\["sub",\["ceildiv",\["add",\["mul","num_sms",2\],1\],\["mul","batch","heads",\["ceildiv","seq_q",64\]\]\],1\],\["ceildiv","seq_kv",256\],128\],1\]}}},
+// TILE-NEXT: "symbols": {"kv_splits":{{\["max",\["min",\["sub",\["ceildiv",\["add",\["mul","num_sms",2\],1\],\["mul",\["ceildiv","seq_q",64\],"heads","batch"\]\],1\],\["ceildiv","seq_kv",256\],128\],1\]}}},
 // TILE-NEXT: "kernels": [
 // TILE-NEXT: {"name":"alibi_fwd","grid":{{\[\["ceildiv","seq_q",64\],"heads",\["mul","batch","kv_splits"\]\]}},"threads":1,"shared_bytes":0,"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"capture":0,"rank":1},{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"scalar":"kv_splits"}]},
 // TILE-NEXT: {"name":"alibi_fwd_combine","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"when":["sub","kv_splits",1],"threads":1,"shared_bytes":0,"args":[{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"scalar":"kv_splits"}]}
@@ -67,6 +67,13 @@
 // SCHED-NEXT: {"name":"gqa_causal_bwd_dkdv","grid":{{\[\["ceildiv","seq_kv",64\],"kv_heads","batch"\]}},"threads":128,"shared_bytes":{{[1-9][0-9]*}},"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"dout","rank":4},{"tensor":"lse","rank":3},{"workspace":"delta","rank":3},{"tensor":"dk","rank":4},{"tensor":"dv","rank":4},{"workspace":"dq_accum","rank":4}]},
 // SCHED-NEXT: {"name":"gqa_causal_bwd_dq_convert","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"workspace":"dq_accum","rank":4},{"tensor":"dq","rank":4}]}
 // SCHED-NEXT: {{^ \]}},
+
+// GQA packing on sm_90a: the decode kernel runs per KV head, and its Q tensor
+// map is a 3-D box (64 columns, the group's 4 heads, 16 queries) that TMA
+// lays out as 64 packed rows; the prefill kernel keeps the 2-D box.
+// RUN: kiln-opt %S/../../Numerics/Inputs/gqa-head-mods.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=PACK
+// PACK: {"name":"gqa_head_mods_fwd","grid":{{\[\["ceildiv","seq_q",[0-9]+\],"heads",\["mul","batch","kv_splits"\]\]}},{{.*}}{"tensor_map":"q","dims":[3,1,2,0],
+// PACK: {"name":"gqa_head_mods_fwd_decode","grid":{{\[\["ceildiv",\["mul","seq_q",4\],64\],"kv_heads",\["mul","batch","kv_splits"\]\]}},{{.*}}{"tensor_map":"q","dims":[3,2,1,0],"box":[64,4,16],"swizzle":128}
 
 // A rank-0 (scalar) capture is passed as a rank-1 tensor, as the emitter
 // declares it; the variant runs on both backends' plans (CPU checked here,

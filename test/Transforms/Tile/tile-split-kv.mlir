@@ -5,10 +5,10 @@
 // A prefill and a decode program of one variant share kv_splits (counted at
 // the shorter blocks) and one combine kernel, after both.
 // TWO-LABEL: func.func @decode_fwd(
-// TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", "batch", "heads", \["ceildiv", "seq_q", 32\]\]\]}}
+// TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", \["ceildiv", "seq_q", 32\], "heads", "batch"\]\]}}
 // TWO-SAME: tile.when = ["sub", "seq_q", 32]
 // TWO-LABEL: func.func @decode_fwd_decode(
-// TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", "batch", "heads", \["ceildiv", "seq_q", 32\]\]\]}}
+// TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", \["ceildiv", "seq_q", 32\], "heads", "batch"\]\]}}
 // TWO-SAME: tile.when = ["sub", 33, "seq_q"]
 // TWO-LABEL: func.func @decode_fwd_combine(
 // TWO-NOT: func.func @decode
@@ -21,7 +21,7 @@
 // CHECK-SAME: %[[LP:[a-z0-9]+]]: memref<?x?x?xf32, {{.*}}> {{{.*}}tile.workspace = "lse_partial"}
 // CHECK-SAME: %[[S:[a-z0-9]+]]: i64 {tile.scalar = "kv_splits"}
 // CHECK-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 64\], "heads", \["mul", "batch", "kv_splits"\]\]}}
-// CHECK-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", "batch", "heads", \["ceildiv", "seq_q", 64\]\]\], 1\], \["ceildiv", "seq_kv", 256\], 128\], 1\]}}}
+// CHECK-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 256\], 128\], 1\]}}}
 // z = batch * kv_splits + split: the batch every view indexes, and the split.
 // CHECK: %[[N:.*]] = arith.index_cast %[[S]] : i64 to index
 // CHECK: %[[Z:.*]] = tile.program_id 2
@@ -81,7 +81,7 @@
 // CHECK: tile.store
 
 // OPTS-LABEL: func.func @decode_fwd(
-// OPTS-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 1\], 1\], \["mul", "batch", "heads", \["ceildiv", "seq_q", 64\]\]\], 1\], \["ceildiv", "seq_kv", 128\], 8\], 1\]}}}
+// OPTS-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 1\], 1\], \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 128\], 8\], 1\]}}}
 // OPTS-LABEL: func.func @decode_fwd_combine(
 // OPTS-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 32\], "heads", "batch"\]}}
 // OPTS: tile.load {{.*}} -> tensor<32x64xf32>
