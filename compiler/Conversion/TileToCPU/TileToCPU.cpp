@@ -54,6 +54,20 @@ Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value scalar) {
       .getResult(0);
 }
 
+/// The extent of a descriptor's dimension `d` on its memref (descToMemRef):
+/// a packed descriptor's rows are its memref's first dimension times the
+/// group, its columns the memref's third.
+Value descExtent(OpBuilder &b, Location loc, Value memref, int64_t d,
+                 int64_t group) {
+  if (group == 1)
+    return memref::DimOp::create(b, loc, memref, d);
+  if (d != 0)
+    return memref::DimOp::create(b, loc, memref, d + 1);
+  Value rows = memref::DimOp::create(b, loc, memref, 0);
+  return arith::MulIOp::create(b, loc, rows,
+                               arith::ConstantIndexOp::create(b, loc, group));
+}
+
 /// True when every `offsets[d] + ivs[d]` lies in [0, dim(memref, d)).
 /// `positions` gets the memref's indices; a packed descriptor's (`group` >
 /// 1) row r becomes (r / group, r % group).
@@ -63,14 +77,12 @@ Value inBounds(OpBuilder &b, Location loc, Value memref, ValueRange offsets,
   Value ok;
   for (auto [d, offset] : llvm::enumerate(offsets)) {
     Value pos = arith::AddIOp::create(b, loc, offset, ivs[d]);
-    unsigned memrefDim = d == 0 || group == 1 ? d : d + 1;
-    Value extent = memref::DimOp::create(b, loc, memref, memrefDim);
+    Value extent = descExtent(b, loc, memref, d, group);
     if (d == 0 && group > 1) {
       Value g = arith::ConstantIndexOp::create(b, loc, group);
       // Negative rows fail the unsigned compare below before these are used.
       positions.push_back(arith::DivUIOp::create(b, loc, pos, g));
       positions.push_back(arith::RemUIOp::create(b, loc, pos, g));
-      extent = arith::MulIOp::create(b, loc, extent, g);
     } else {
       positions.push_back(pos);
     }
@@ -151,22 +163,9 @@ struct DimLowering : OpConversionPattern<tile::DimOp> {
   LogicalResult
   matchAndRewrite(tile::DimOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    int64_t group = op.getDesc().getType().getGroup();
-    if (group == 1) {
-      rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getDesc(),
-                                                 op.getDim());
-      return success();
-    }
-    // Packed: rows are the memref's first dimension times the group.
-    Location loc = op.getLoc();
-    if (op.getDim() != 0) {
-      rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getDesc(),
-                                                 op.getDim() + 1);
-      return success();
-    }
-    Value rows = memref::DimOp::create(rewriter, loc, adaptor.getDesc(), 0);
-    rewriter.replaceOpWithNewOp<arith::MulIOp>(
-        op, rows, arith::ConstantIndexOp::create(rewriter, loc, group));
+    rewriter.replaceOp(op, descExtent(rewriter, op.getLoc(), adaptor.getDesc(),
+                                      op.getDim(),
+                                      op.getDesc().getType().getGroup()));
     return success();
   }
 };
