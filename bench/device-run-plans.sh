@@ -33,6 +33,11 @@
 #   decode-suite - the decode suite alone;
 #   gqa-pack - GQA packing: sanitizers on a packed split decode, the SASS
 #           of its kernels, bench/bench_decode.py with the `_nopack` ablation;
+#   combine - the split-KV combine kernel: split runs of many and few
+#           splits (and the `--combine-by-rows` ablation) against float64,
+#           sanitizers on a split run, Nsight Compute's time of the split and
+#           combine kernels, and bench/bench_decode.py with the `_byrows`
+#           and `_nopack` ablations;
 #   decode-check - the forward's checks after split-KV and the decode
 #           program: examples and head dims against float64, sanitizers,
 #           SASS, the quick forward suite;
@@ -41,7 +46,7 @@
 #           flex_attention, host overhead per call) and the compile-time
 #           benchmark (cold, warm lookup, warm load).
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-suite|decode-check|gqa-pack|python
+#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-suite|decode-check|gqa-pack|combine|python
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -248,6 +253,41 @@ gqa-pack)
   grep -E "fwd_decode" "$OUT/sass.txt" | head -8
   timeout 200 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1
   echo "bench_decode rc=$?"; tail -n 10 "$OUT/bench_decode.txt"
+  ;;
+combine)
+  GQA=examples/gqa_decode.mlir
+  {
+  for args in "examples/plain.mlir --heads 32 --seqlen 1 --seqlen-kv 32768" \
+      "examples/plain.mlir --heads 4 --batch 3 --seqlen 2 --seqlen-kv 20000 --kv-splits 70" \
+      "examples/causal.mlir --heads 2 --batch 2 --seqlen 7 --seqlen-kv 5000 --kv-splits 128" \
+      "examples/causal.mlir --heads 2 --batch 2 --seqlen 7 --seqlen-kv 5000 --kv-splits 9 --combine-by-rows" \
+      "$GQA --variant gqa4_decode --heads 32 --seqlen 1 --seqlen-kv 32768" \
+      "$GQA --variant gqa8_decode --heads 64 --seqlen 1 --seqlen-kv 131072" \
+      "$GQA --variant gqa4_decode --heads 32 --batch 8 --seqlen 8 --seqlen-kv 8192 --kv-splits 3" \
+      "$GQA --variant gqa8_decode --heads 16 --seqlen 3 --seqlen-kv 3000 --head-dim 64 --dtype fp16 --kv-splits 40" \
+      "examples/softcap.mlir --heads 2 --seqlen 1 --seqlen-kv 9000 --head-dim 256 --kv-splits 33"; do
+    echo "== $args"; timeout 60 $KILN run $args --backend cuda --check 2>&1 | grep -E "output:|lse:|PASS|FAIL|error"
+  done
+  } > "$OUT/combine-checks.txt" 2>&1
+  echo "combine checks: $(grep -c PASS "$OUT/combine-checks.txt") PASS, $(grep -c FAIL "$OUT/combine-checks.txt") FAIL"
+  grep -B3 FAIL "$OUT/combine-checks.txt" | head
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool split: "
+    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run $GQA --variant gqa4_decode \
+      --backend cuda --heads 8 --batch 2 --seqlen 3 --seqlen-kv 3000 --kv-splits 37 --check 2>&1 \
+      | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+  for args in "examples/plain.mlir --heads 32" "$GQA --variant gqa4_decode --heads 32"; do
+    for abl in "" --combine-by-rows; do
+      timeout 120 ncu --metrics gpu__time_duration.sum $KILN run $args $abl --backend cuda --seqlen 1 \
+        --seqlen-kv 32768 > "$OUT/ncu.txt" 2>&1
+      echo "ncu ${args##* } $abl: $(grep -E '^  [a-z0-9_]+_fwd|gpu__time_duration' "$OUT/ncu.txt" \
+        | awk '/_fwd/{k=$1} /gpu__time/{printf "%s %s %s; ", k, $NF, $(NF-1)}')"
+    done
+  done
+  timeout 240 python3 bench/bench_decode.py --lib "$LIB" --specs $S --variants _byrows,_nopack \
+    > "$OUT/bench_decode.txt" 2>&1
+  echo "bench_decode rc=$?"; tail -n 9 "$OUT/bench_decode.txt"
   ;;
 decode-bench)
   timeout 200 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1

@@ -90,4 +90,10 @@ wait
 compile gqa4_decode_hd128_nopack gqa_decode --variant gqa4_decode --no-gqa-pack &
 compile gqa8_decode_hd128_nopack gqa_decode --variant gqa8_decode --no-gqa-pack &
 wait
+# The split-KV combine kernel over blocks of query rows (`_byrows`,
+# --combine-by-rows: one split per step).
+compile plain_hd128_byrows plain --head-dim 128 --combine-by-rows &
+compile gqa4_decode_hd128_byrows gqa_decode --variant gqa4_decode --combine-by-rows &
+compile gqa8_decode_hd128_byrows gqa_decode --variant gqa8_decode --combine-by-rows &
+wait
 du -sh "$D"

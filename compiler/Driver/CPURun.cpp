@@ -30,6 +30,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.decodeRows = o.decodeRows;
   pipelineOptions.gqaPack = o.gqaPack;
+  pipelineOptions.combineByRows = o.combineByRows;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
   // The CPU computes the same gradients either way: queries by keys unless

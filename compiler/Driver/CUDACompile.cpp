@@ -55,6 +55,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.splitKv = choices.splitKv;
   options.decodeRows = choices.decodeRows;
   options.gqaPack = choices.gqaPack;
+  options.combineByRows = choices.combineByRows;
   options.pingPong = choices.pingPong;
   options.keysByQueries = choices.keysByQueries;
 }
@@ -107,6 +108,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;
   choices.gqaPack = o.gqaPack;
+  choices.combineByRows = o.combineByRows;
   choices.pingPong = o.pingPong;
   return choices;
 }

@@ -52,6 +52,9 @@ const char *runUsage() {
                             run when Lq <= R (default 64; 0: none, ablation)
   --no-gqa-pack             forward, GQA: one decode program per query head
                             instead of per KV group (ablation)
+  --combine-by-rows         forward, split KV: the combine kernel over blocks
+                            of 64 query rows, one split per step, instead of
+                            one query row over blocks of splits (ablation)
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
   --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
@@ -155,7 +158,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
 
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
                     name == "no-split" || name == "no-split-kv" ||
-                    name == "no-gqa-pack" ||
+                    name == "no-gqa-pack" || name == "combine-by-rows" ||
                     name == "no-overlap-copies" ||
                     name == "no-prefetch" || name == "no-fast-math" ||
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
@@ -178,6 +181,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.splitKv = false;
     } else if (name == "no-gqa-pack") {
       o.gqaPack = false;
+    } else if (name == "combine-by-rows") {
+      o.combineByRows = true;
     } else if (name == "keys-by-queries") {
       o.keysByQueries = KeysByQueries::On;
     } else if (name == "no-keys-by-queries") {

@@ -50,6 +50,9 @@ struct RunOptions {
   /// Forward, GQA: the decode program packs a KV group's query heads into
   /// its rows (ablation switch --no-gqa-pack).
   bool gqaPack = true;
+  /// Forward, split KV: the combine kernel over blocks of query rows
+  /// (ablation switch --combine-by-rows).
+  bool combineByRows = false;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

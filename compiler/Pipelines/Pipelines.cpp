@@ -48,8 +48,12 @@ void buildForwardTilePipeline(OpPassManager &pm,
     pm.addPass(createConvertAttnToTile(lowering));
     // Decoding: programs share a (batch, head, Q block)'s KV range when the
     // grid is too small for the device, and a combine kernel merges them.
-    if (options.splitKv)
-      pm.addPass(tile::createTileSplitKV());
+    if (options.splitKv) {
+      tile::TileSplitKVOptions split;
+      if (options.combineByRows)
+        split.combineSplits = 0;
+      pm.addPass(tile::createTileSplitKV(split));
+    }
   }
   // Fold the index arithmetic of the bounds and share repeated constants;
   // hoist what does not change across KV steps (iotas, splats, capture reads
@@ -150,6 +154,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.blockM = 0;
   forward.blockN = 0;
   forward.splitKv = options.splitKv;
+  forward.combineByRows = options.combineByRows;
   forward.decodeRows = options.decodeRows;
   forward.gqaPack = options.gqaPack;
   buildForwardTilePipeline(pm, forward);

@@ -44,6 +44,13 @@ struct ForwardPipelineOptions
                      "grid cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
       llvm::cl::init(true)};
+  Option<bool> combineByRows{
+      *this, "combine-by-rows",
+      llvm::cl::desc("Forward: the split-KV combine kernel over blocks of "
+                     "query rows, one split per step, instead of one query "
+                     "row over blocks of splits (tile-split-kv "
+                     "combine-splits=0; ablation)"),
+      llvm::cl::init(false)};
   Option<bool> gqaPack{
       *this, "gqa-pack",
       llvm::cl::desc("Forward, GQA: the decode program's rows are (query, "
@@ -159,6 +166,13 @@ struct CUDAPipelineOptions
                      "cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
       llvm::cl::init(true)};
+  Option<bool> combineByRows{
+      *this, "combine-by-rows",
+      llvm::cl::desc("Forward: the split-KV combine kernel over blocks of "
+                     "query rows, one split per step, instead of one query "
+                     "row over blocks of splits (tile-split-kv "
+                     "combine-splits=0; ablation)"),
+      llvm::cl::init(false)};
   Option<bool> gqaPack{
       *this, "gqa-pack",
       llvm::cl::desc("Forward, GQA: the decode program's rows are (query, "

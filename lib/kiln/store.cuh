@@ -17,6 +17,20 @@ __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
   }
 }
 
+/// The same, writing only the elements whose mask is set.
+template <typename T, int M, int N, int W, int G>
+__device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
+                                      const Frag<T, M, N, W> &f,
+                                      const Frag<bool, M, N, W> &mask) {
+  using F = Frag<T, M, N, W>;
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e) {
+    int r = row0 + F::row(e), c = col0 + F::col(e);
+    if (mask.x[e] && r >= 0 && r < d.rows && c >= 0 && c < d.cols)
+      d.ptr[d.row_offset(r) + c * d.col_stride] = f.x[e];
+  }
+}
+
 /// One lane per quad writes each row value (they are replicated).
 template <typename T, int M, int W, int G>
 __device__ __forceinline__ void store(const Desc<T, G> &d, int row0,
@@ -27,6 +41,21 @@ __device__ __forceinline__ void store(const Desc<T, G> &d, int row0,
   for (int s = 0; s < RowFrag<T, M, W>::kSize; ++s) {
     int r = row0 + RowFrag<T, M, W>::row(s);
     if (r >= 0 && r < d.rows)
+      d.ptr[d.row_offset(r)] = f.x[s];
+  }
+}
+
+/// The same, writing only the rows whose mask is set.
+template <typename T, int M, int W, int G>
+__device__ __forceinline__ void store(const Desc<T, G> &d, int row0,
+                                      const RowFrag<T, M, W> &f,
+                                      const RowFrag<bool, M, W> &mask) {
+  if ((lane_id() & 3) != 0)
+    return;
+#pragma unroll
+  for (int s = 0; s < RowFrag<T, M, W>::kSize; ++s) {
+    int r = row0 + RowFrag<T, M, W>::row(s);
+    if (mask.x[s] && r >= 0 && r < d.rows)
       d.ptr[d.row_offset(r)] = f.x[s];
   }
 }

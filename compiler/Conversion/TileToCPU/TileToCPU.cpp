@@ -124,16 +124,18 @@ struct ViewLowering : OpConversionPattern<tile::ViewOp> {
       }
     }
     auto resultType = descToMemRef(desc);
-    // The packed dimension goes second (descToMemRef); where the base has
-    // it before the rows' dimension (LSE's [B, H, L]), a transpose puts it
-    // there.
-    SmallVector<unsigned> order;
-    if (packed) {
-      order.push_back(llvm::find(kept, keep[0]) - kept.begin());
-      order.push_back(llvm::find(kept, *packed) - kept.begin());
-      for (int64_t d : keep.drop_front())
-        order.push_back(llvm::find(kept, d) - kept.begin());
-    }
+    // The descriptor's dimensions in `keep`'s order, and the packed one
+    // second (descToMemRef); where the base has them in another order (a
+    // transposed view, or LSE's [B, H, L] packed by heads), a transpose puts
+    // them there.
+    auto position = [&](int64_t d) -> unsigned {
+      return llvm::find(kept, d) - kept.begin();
+    };
+    SmallVector<unsigned> order{position(keep[0])};
+    if (packed)
+      order.push_back(position(*packed));
+    for (int64_t d : keep.drop_front())
+      order.push_back(position(d));
     if (llvm::is_sorted(order)) {
       rewriter.replaceOpWithNewOp<memref::SubViewOp>(op, resultType, base,
                                                      offsets, sizes, strides);
@@ -213,11 +215,12 @@ void tileLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   scf::buildLoopNest(b, loc, lbs, ubs, steps, body);
 }
 
-/// Writes each element of `value` that lands inside `memref` at `offsets`:
-/// `write(builder, loc, element, positions)` does the writing.
+/// Writes each element of `value` that lands inside `memref` at `offsets`
+/// and whose `mask` element (if given) is true: `write(builder, loc, element,
+/// positions)` does the writing.
 void writeInBounds(
     OpBuilder &rewriter, Location location, Value memref, int64_t group,
-    Value value, ValueRange offsetRange,
+    Value value, ValueRange offsetRange, Value mask,
     function_ref<void(OpBuilder &, Location, Value, ValueRange)> write) {
   SmallVector<Value> offsets(offsetRange);
   auto type = cast<RankedTensorType>(value.getType());
@@ -226,6 +229,9 @@ void writeInBounds(
                  SmallVector<Value> positions;
                  Value ok =
                      inBounds(b, loc, memref, offsets, ivs, positions, group);
+                 if (mask)
+                   ok = arith::AndIOp::create(
+                       b, loc, ok, tensor::ExtractOp::create(b, loc, mask, ivs));
                  scf::IfOp::create(
                      b, loc, ok, [&](OpBuilder &then, Location l) {
                        Value v = tensor::ExtractOp::create(then, l, value, ivs);
@@ -243,7 +249,7 @@ struct StoreLowering : OpConversionPattern<tile::StoreOp> {
     Value memref = adaptor.getDesc();
     writeInBounds(rewriter, op.getLoc(), memref,
                   op.getDesc().getType().getGroup(), adaptor.getValue(),
-                  adaptor.getOffsets(),
+                  adaptor.getOffsets(), adaptor.getMask(),
                   [&](OpBuilder &b, Location l, Value v, ValueRange at) {
                     memref::StoreOp::create(b, l, v, memref, at);
                   });
@@ -262,7 +268,7 @@ struct AtomicAddLowering : OpConversionPattern<tile::AtomicAddOp> {
     Value memref = adaptor.getDesc();
     writeInBounds(rewriter, op.getLoc(), memref,
                   op.getDesc().getType().getGroup(), adaptor.getValue(),
-                  adaptor.getOffsets(),
+                  adaptor.getOffsets(), /*mask=*/Value(),
                   [&](OpBuilder &b, Location l, Value v, ValueRange at) {
                     Value old = memref::LoadOp::create(b, l, memref, at);
                     Value sum = arith::AddFOp::create(b, l, old, v);

@@ -674,7 +674,10 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << "kiln::store(" << name(s.getDesc());
         for (Value o : s.getOffsets())
           os << ", " << name(o);
-        os << ", " << name(s.getValue()) << ");\n";
+        os << ", " << name(s.getValue());
+        if (Value mask = s.getMask())
+          os << ", " << name(mask);
+        os << ");\n";
         return success();
       })
       .Case([&](tgpu::SharedAllocOp a) -> LogicalResult {

@@ -25,11 +25,16 @@ LogicalResult ViewOp::verify() {
                             "rank "
                          << baseType.getRank() << ", keeps " << keep.size()
                          << ", got " << getIndices().size() << " indices";
+  std::optional<int64_t> packed = getPacked();
   int64_t previous = -1;
   for (auto [i, dim] : llvm::enumerate(keep)) {
-    if (dim <= previous || dim >= baseType.getRank())
-      return emitOpError() << "keep must list increasing dimensions of the "
+    if (dim < 0 || dim >= baseType.getRank() ||
+        llvm::is_contained(keep.take_front(i), dim))
+      return emitOpError() << "keep must list distinct dimensions of the "
                               "base, got "
+                           << dim << " at position " << i;
+    if (packed && dim <= previous)
+      return emitOpError() << "a packed view keeps increasing dimensions, got "
                            << dim << " at position " << i;
     previous = dim;
     int64_t want = descType.getShape()[i];
@@ -43,7 +48,6 @@ LogicalResult ViewOp::verify() {
     return emitOpError() << "element type " << descType.getElementType()
                          << " differs from the base's "
                          << baseType.getElementType();
-  std::optional<int64_t> packed = getPacked();
   if (packed.has_value() != (descType.getGroup() > 1))
     return emitOpError() << "a descriptor of group " << descType.getGroup()
                          << (packed ? " cannot pack a dimension"
@@ -110,8 +114,18 @@ LogicalResult LoadOp::verify() {
 }
 
 LogicalResult StoreOp::verify() {
-  return verifyTileAccess(*this, cast<RankedTensorType>(getValue().getType()),
-                          getDesc().getType(), getOffsets().size());
+  auto tile = cast<RankedTensorType>(getValue().getType());
+  if (failed(verifyTileAccess(*this, tile, getDesc().getType(),
+                              getOffsets().size())))
+    return failure();
+  if (Value mask = getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (maskType.getShape() != tile.getShape() ||
+        !maskType.getElementType().isInteger(1))
+      return emitOpError() << "mask must be an i1 tile of the value's shape "
+                           << tile.getShape() << ", got " << maskType;
+  }
+  return success();
 }
 
 LogicalResult AtomicAddOp::verify() {

@@ -23,14 +23,18 @@ def Tile_ViewOp : Tile_Op<"view", [Pure]> {
   let description = [{
     Fixes every dimension of `base` not listed in `keep` at the given index:
     `tile.view %Q[%b, %h] keep [1, 3]` is the `[N, D]` matrix of batch `b`,
-    head `h` in a `[B, N, H, D]` array with arbitrary strides.
+    head `h` in a `[B, N, H, D]` array with arbitrary strides. `keep` may
+    list the dimensions in any order: `keep [3, 0]` is the transposed
+    `[D, B]` matrix (the split-KV combine reads its partial outputs down the
+    splits that way, so that reductions run along the descriptor's rows).
 
     With `packed` naming a dimension not kept, and a descriptor of group G,
     the rows interleave that dimension's positions index .. index + G - 1
     with the first kept one: `tile.view %Q[%b, %h0] keep [1, 3] packed 2 :
     ... -> !tile.desc<?x128xbf16, group 4>` has row r = query r / 4 of head
     h0 + r % 4 — the query heads of one GQA group as neighbouring rows of
-    one tile, so that their K/V tiles are read once for all of them.
+    one tile, so that their K/V tiles are read once for all of them. A
+    packed view keeps its dimensions in increasing order.
   }];
   let arguments = (ins AnyStridedMemRef:$base, Variadic<Index>:$indices,
                        DenseI64ArrayAttr:$keep,
@@ -73,13 +77,26 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
+                                     AttrSizedOperandSegments]> {
   let summary = "stores a tile at the given offsets; elements outside are dropped";
-  let arguments = (ins Tile_Tile:$value, Tile_DescType:$desc,
-                       Variadic<Index>:$offsets);
-  let assemblyFormat = [{
-    $value `,` $desc `[` $offsets `]` attr-dict `:` type($value) `,` type($desc)
+  let description = [{
+    With `mask` (an i1 tile of the value's shape), elements whose mask is
+    false are dropped too: a program that owns one element of a 1-D output
+    (the split-KV combine's LSE of one query row) stores a whole tile with
+    only that element's mask set.
   }];
+  let arguments = (ins Tile_Tile:$value, Tile_DescType:$desc,
+                       Variadic<Index>:$offsets, Optional<Tile_Tile>:$mask);
+  let assemblyFormat = [{
+    $value `,` $desc `[` $offsets `]` (`mask` $mask^)? attr-dict `:` type($value) `,` type($desc) (`,` type($mask)^)?
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$value, "::mlir::Value":$desc,
+                   "::mlir::ValueRange":$offsets), [{
+      build($_builder, $_state, value, desc, offsets, ::mlir::Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -32,10 +32,16 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
       workspaces `o_partial` `[batch * kv_splits, seq_q, heads, Dv]` and
       `lse_partial` `[batch * kv_splits, heads, seq_q]` (sized 0 when the run
       does not split).
-    - `<variant>_fwd_combine` (grid `(ceil(seq_q / 64), heads, batch)`, launched
-      when `kv_splits >= 2`) merges the splits: with `m` the largest partial
-      LSE, `lse = m + log(sum_s exp(lse_s - m))` and `out = sum_s exp(lse_s
-      - lse) o_s`; a split that saw no key has `lse_s = -inf` and weight 0.
+    - `<variant>_fwd_combine` (launched when `kv_splits >= 2`) merges the
+      splits: with `m` the largest partial LSE, `lse = m + log(sum_s
+      exp(lse_s - m))` and `out = sum_s exp(lse_s - lse) o_s`; a split that
+      saw no key has `lse_s = -inf` and weight 0. Its grid is `(seq_q,
+      heads, batch)`, each program merging one query row over tiles of `[Dv,
+      combine-splits]` (the partials read transposed, so that the sums over
+      the splits are row reductions and every thread has work for a single
+      query row); with `combine-splits=0` (the ablation) it is `(ceil(seq_q
+      / combine-rows), heads, batch)` over `[combine-rows, Dv]` tiles, one
+      split's block at a time.
 
     A variant's forward kernels (a prefill and a decode program, one
     launched per run) share `kv_splits`, counted at the shorter blocks, and
@@ -51,8 +57,13 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
            "many blocks of keys, unless the cache is)">,
     Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"2",
            "Programs per multiprocessor the split aims to fill">,
+    Option<"combineSplits", "combine-splits", "int64_t", /*default=*/"32",
+           "Splits the combine kernel merges per step, one query row per "
+           "program; 0: blocks of combine-rows query rows per program, one "
+           "split per step (ablation)">,
     Option<"combineRows", "combine-rows", "int64_t", /*default=*/"64",
-           "Query rows per program of the combine kernel">,
+           "Query rows per program of the combine kernel with "
+           "combine-splits=0">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect",
                            "::mlir::arith::ArithDialect",

@@ -141,13 +141,34 @@ struct Index {
   }
 };
 
+/// The combine kernel's arguments as indices, and its program ids.
+struct CombineEntry {
+  Value oPartial, lsePartial, out, lse, numSplits, x, head, batch;
+  static CombineEntry build(OpBuilder &b, Location loc, Block *entry) {
+    Type index = b.getIndexType();
+    CombineEntry e;
+    e.oPartial = entry->getArgument(0);
+    e.lsePartial = entry->getArgument(1);
+    e.out = entry->getArgument(2);
+    e.lse = entry->getArgument(3);
+    e.numSplits =
+        arith::IndexCastOp::create(b, loc, index, entry->getArgument(4));
+    e.x = tile::ProgramIdOp::create(b, loc, index, 0);
+    e.head = tile::ProgramIdOp::create(b, loc, index, 1);
+    e.batch = tile::ProgramIdOp::create(b, loc, index, 2);
+    return e;
+  }
+};
+
 struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (maxSplits < 1 || minBlocks < 1 || ctasPerSM < 1 || combineRows < 1) {
+    if (maxSplits < 1 || minBlocks < 1 || ctasPerSM < 1 || combineRows < 1 ||
+        combineSplits < 0) {
       getOperation().emitError("tile-split-kv: max-splits, min-blocks, "
-                               "ctas-per-sm and combine-rows must be positive");
+                               "ctas-per-sm and combine-rows must be "
+                               "positive, combine-splits not negative");
       return signalPassFailure();
     }
     // A variant may have several forward kernels (a prefill and a decode
@@ -326,26 +347,21 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     return success();
   }
 
-  /// `<kernel>_combine`: per (batch, head, block of rows), the online merge
-  /// of the splits' (o, lse), in base 2 as the forward's softmax.
+  /// `<kernel>_combine`: the online merge of the splits' (o, lse), in base 2
+  /// as the forward's softmax. Its body reads the partials down the splits
+  /// (combineBySplits) or as blocks of query rows (combineByRows, the
+  /// ablation with `combine-splits=0`).
   LogicalResult buildCombine(OpBuilder &b, const ForwardKernel &k) {
     func::FuncOp f = k.func;
     auto argAttrs = [&](BlockArgument a) {
       return f.getArgAttrDict(a.getArgNumber());
     };
-    Type oPartialType = k.oPartial.getType();
-    Type lsePartialType = k.lsePartial.getType();
-    MLIRContext *ctx = f.getContext();
     Location loc = f.getLoc();
     Sizes s{b};
-    Type f32 = b.getF32Type();
-    Type index = b.getIndexType();
     auto outType = cast<MemRefType>(k.out.getType());
-    Type elt = outType.getElementType();
     int64_t dv = outType.getDimSize(3);
-    int64_t rows = combineRows;
-    SmallVector<Type> types{oPartialType, lsePartialType, outType,
-                            k.lse.getType(), b.getI64Type()};
+    SmallVector<Type> types{k.oPartial.getType(), k.lsePartial.getType(),
+                            outType, k.lse.getType(), b.getI64Type()};
     auto combine = func::FuncOp::create(
         b, loc, (f->getAttrOfType<StringAttr>(tile::attrs::kVariant).str() +
                  "_fwd_combine"),
@@ -355,11 +371,16 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
                            tile::attrs::kBlockN})
       if (Attribute a = f->getAttr(name))
         combine->setAttr(name, a);
-    combine->setAttr(tile::attrs::kBlockM, b.getI64IntegerAttr(rows));
-    combine->setAttr(
-        tile::attrs::kGrid,
-        b.getArrayAttr({s.op("ceildiv", {s.sym("seq_q"), s.cst(rows)}),
-                        s.sym("heads"), s.sym("batch")}));
+    bool bySplits = combineSplits > 0;
+    // By splits, a program's tiles have the head dim's rows; by rows,
+    // combine-rows query rows.
+    combine->setAttr(tile::attrs::kBlockM,
+                     b.getI64IntegerAttr(bySplits ? dv : combineRows));
+    Attribute queries =
+        bySplits ? s.sym("seq_q")
+                 : s.op("ceildiv", {s.sym("seq_q"), s.cst(combineRows)});
+    combine->setAttr(tile::attrs::kGrid,
+                     b.getArrayAttr({queries, s.sym("heads"), s.sym("batch")}));
     combine->setAttr(tile::attrs::kWhen,
                      s.op("sub", {s.sym(kSplits), s.cst(1)}));
     combine.setArgAttrs(0, argAttrs(k.oPartial));
@@ -369,17 +390,152 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     combine.setArgAttrs(4, argAttrs(k.splits));
     Block *entry = combine.addEntryBlock();
     b.setInsertionPointToStart(entry);
+    if (bySplits)
+      combineBySplits(b, loc, entry, outType.getElementType(), dv);
+    else
+      combineByRows(b, loc, entry, outType.getElementType(), dv);
+    func::ReturnOp::create(b, loc);
+    return success();
+  }
+
+  /// One program per (query, head, batch), its tiles `[Dv, combine-splits]`:
+  /// the partial outputs read transposed (a view keeping [Dv, splits]), so
+  /// that the merge's max and sums are row reductions and every thread
+  /// holds useful elements even for a single query row. Steps over the
+  /// splits in blocks of combine-splits.
+  void combineBySplits(OpBuilder &b, Location loc, Block *entry, Type elt,
+                       int64_t dv) {
+    MLIRContext *ctx = b.getContext();
     Index ix{b, loc};
-    Value oPartial = entry->getArgument(0), lsePartial = entry->getArgument(1),
-          out = entry->getArgument(2), lse = entry->getArgument(3);
-    Value numSplits =
-        arith::IndexCastOp::create(b, loc, index, entry->getArgument(4));
-    Value qBlock = tile::ProgramIdOp::create(b, loc, index, 0);
-    Value head = tile::ProgramIdOp::create(b, loc, index, 1);
-    Value batch = tile::ProgramIdOp::create(b, loc, index, 2);
+    Type f32 = b.getF32Type(), index = b.getIndexType();
+    int64_t cols = combineSplits;
+    auto [oPartial, lsePartial, out, lse, numSplits, query, head, batch] =
+        CombineEntry::build(b, loc, entry);
+    Value first = ix.mul(batch, numSplits);
+    Value zero = ix.c(0);
+    auto tensor = [&](ArrayRef<int64_t> shape, Type e) {
+      return RankedTensorType::get(shape, e);
+    };
+    auto splat = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      return tile::SplatOp::create(b, loc, tensor(shape, v.getType()), v);
+    };
+    auto splatF = [&](double v, ArrayRef<int64_t> shape) -> Value {
+      return splat(arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)),
+                   shape);
+    };
+    auto acrossSplits = [&](Value v) -> Value {
+      return tile::BroadcastOp::create(b, loc, tensor({dv, cols}, f32), v,
+                                       /*dim=*/1);
+    };
+    double negInf = -std::numeric_limits<double>::infinity();
+    // [Dv, batch * kv_splits] of this (query, head), and the splits' LSE.
+    Value oView = tile::ViewOp::create(
+        b, loc, tile::DescType::get(ctx, {dv, ShapedType::kDynamic}, f32),
+        oPartial, ValueRange{query, head}, b.getDenseI64ArrayAttr({3, 0}));
+    Value lseView = tile::ViewOp::create(
+        b, loc, tile::DescType::get(ctx, {ShapedType::kDynamic}, f32),
+        lsePartial, ValueRange{head, query}, b.getDenseI64ArrayAttr({0}));
+    Value init[] = {splatF(negInf, {dv}), splatF(0.0, {dv}),
+                    splatF(0.0, {dv})};
+    auto loop = scf::ForOp::create(
+        b, loc, zero, numSplits, ix.c(cols), ValueRange(init),
+        [&](OpBuilder &nb, Location l, Value split, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(nb.getInsertionBlock());
+          Value column = ix.add(first, split);
+          Value o = tile::LoadOp::create(b, l, tensor({dv, cols}, f32), oView,
+                                         ValueRange{zero, column},
+                                         b.getF32FloatAttr(0.0));
+          Value lseRow = tile::LoadOp::create(b, l, tensor({cols}, f32),
+                                              lseView, ValueRange{column},
+                                              b.getF32FloatAttr(negInf));
+          // Columns past this batch's splits belong to the next batch (or
+          // lie outside): weight 0.
+          Value position = arith::AddIOp::create(
+              b, l,
+              tile::IotaOp::create(b, l, tensor({dv, cols}, index),
+                                   /*dim=*/1),
+              splat(split, {dv, cols}));
+          Value valid =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, position,
+                                    splat(numSplits, {dv, cols}));
+          Value x = arith::MulFOp::create(
+              b, l,
+              tile::BroadcastOp::create(b, l, tensor({dv, cols}, f32), lseRow,
+                                        /*dim=*/0),
+              splatF(M_LOG2E, {dv, cols}));
+          x = arith::SelectOp::create(b, l, valid, x,
+                                      splatF(negInf, {dv, cols}));
+          Value m = carried[0], sum = carried[1], acc = carried[2];
+          Value mNew = arith::MaximumFOp::create(
+              b, l, m,
+              tile::ReduceOp::create(b, l, tensor({dv}, f32),
+                                     tile::ReduceKind::max, x, /*dim=*/1));
+          // No split of this row saw a key yet: 0 as the reference keeps
+          // -inf - -inf out.
+          Value none = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                             mNew, splatF(negInf, {dv}));
+          Value mRef =
+              arith::SelectOp::create(b, l, none, splatF(0.0, {dv}), mNew);
+          Value alpha =
+              math::Exp2Op::create(b, l, arith::SubFOp::create(b, l, m, mRef));
+          Value weight = math::Exp2Op::create(
+              b, l, arith::SubFOp::create(b, l, x, acrossSplits(mRef)));
+          Value weighted = arith::SelectOp::create(
+              b, l, valid, arith::MulFOp::create(b, l, o, weight),
+              splatF(0.0, {dv, cols}));
+          auto rowSum = [&](Value v) -> Value {
+            return tile::ReduceOp::create(b, l, tensor({dv}, f32),
+                                          tile::ReduceKind::sum, v, /*dim=*/1);
+          };
+          Value sumNew = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, sum, alpha), rowSum(weight));
+          Value accNew = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, acc, alpha), rowSum(weighted));
+          scf::YieldOp::create(b, l, ValueRange{mNew, sumNew, accNew});
+        });
+    Value m = loop.getResult(0), sum = loop.getResult(1),
+          acc = loop.getResult(2);
+    // A row no split saw a key of: output 0, LSE -inf (as unsplit).
+    Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum,
+                                        splatF(0.0, {dv}));
+    Value inv = arith::SelectOp::create(
+        b, loc, empty, splatF(0.0, {dv}),
+        arith::DivFOp::create(b, loc, splatF(1.0, {dv}), sum));
+    Value o = arith::TruncFOp::create(b, loc, tensor({dv}, elt),
+                                      arith::MulFOp::create(b, loc, acc, inv));
+    Value outView = tile::ViewOp::create(
+        b, loc, tile::DescType::get(ctx, {dv}, elt), out,
+        ValueRange{batch, query, head}, b.getDenseI64ArrayAttr({3}));
+    tile::StoreOp::create(b, loc, o, outView, ValueRange{zero});
+    // Every row holds the LSE; the first one writes it.
+    Value lse2 =
+        arith::AddFOp::create(b, loc, m, math::Log2Op::create(b, loc, sum));
+    Value lseNat = arith::SelectOp::create(
+        b, loc, empty, splatF(negInf, {dv}),
+        arith::MulFOp::create(b, loc, lse2, splatF(M_LN2, {dv})));
+    Value lseOut = tile::ViewOp::create(
+        b, loc, tile::DescType::get(ctx, {ShapedType::kDynamic}, f32), lse,
+        ValueRange{batch, head}, b.getDenseI64ArrayAttr({2}));
+    Value firstRow = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        tile::IotaOp::create(b, loc, tensor({dv}, index), /*dim=*/0),
+        splat(zero, {dv}));
+    tile::StoreOp::create(b, loc, lseNat, lseOut, ValueRange{query}, firstRow);
+  }
+
+  /// One program per (block of combine-rows queries, head, batch), its
+  /// tiles `[rows, Dv]`: each split's partial output block in turn.
+  void combineByRows(OpBuilder &b, Location loc, Block *entry, Type elt,
+                     int64_t dv) {
+    MLIRContext *ctx = b.getContext();
+    Index ix{b, loc};
+    Type f32 = b.getF32Type();
+    int64_t rows = combineRows;
+    auto [oPartial, lsePartial, out, lse, numSplits, qBlock, head, batch] =
+        CombineEntry::build(b, loc, entry);
     Value qStart = ix.mul(qBlock, ix.c(rows));
     Value zero = ix.c(0);
-
     auto matrixDesc = [&](Type e) {
       return tile::DescType::get(ctx, {ShapedType::kDynamic, dv}, e);
     };
@@ -456,8 +612,6 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     Value lseView = tile::ViewOp::create(b, loc, rowDesc, lse,
                                          ValueRange{batch, head}, keepRow);
     tile::StoreOp::create(b, loc, lseNat, lseView, ValueRange{qStart});
-    func::ReturnOp::create(b, loc);
-    return success();
   }
 };
 

@@ -80,16 +80,16 @@ func.func @view_too_many_indices(%m: memref<?x64xf32>, %b: index) {
 
 // -----
 
-func.func @view_keep_decreasing(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
-  // expected-error @+1 {{'tile.view' op keep must list increasing dimensions of the base, got 1 at position 1}}
-  %v = tile.view %m[%b, %h] keep [3, 1] : memref<?x?x?x64xbf16> -> !tile.desc<?x?xbf16>
+func.func @view_packed_keep_decreasing(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op a packed view keeps increasing dimensions, got 1 at position 1}}
+  %v = tile.view %m[%b, %h] keep [3, 1] packed 2 : memref<?x?x?x64xbf16> -> !tile.desc<?x?xbf16, group 4>
   return
 }
 
 // -----
 
 func.func @view_keep_repeated(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
-  // expected-error @+1 {{'tile.view' op keep must list increasing dimensions of the base, got 1 at position 1}}
+  // expected-error @+1 {{'tile.view' op keep must list distinct dimensions of the base, got 1 at position 1}}
   %v = tile.view %m[%b, %h] keep [1, 1] : memref<?x?x?x64xbf16> -> !tile.desc<?x?xbf16>
   return
 }
@@ -97,7 +97,7 @@ func.func @view_keep_repeated(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
 // -----
 
 func.func @view_keep_out_of_range(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
-  // expected-error @+1 {{'tile.view' op keep must list increasing dimensions of the base, got 4 at position 1}}
+  // expected-error @+1 {{'tile.view' op keep must list distinct dimensions of the base, got 4 at position 1}}
   %v = tile.view %m[%b, %h] keep [1, 4] : memref<?x?x?x64xbf16> -> !tile.desc<?x?xbf16>
   return
 }
@@ -105,7 +105,7 @@ func.func @view_keep_out_of_range(%m: memref<?x?x?x64xbf16>, %b: index, %h: inde
 // -----
 
 func.func @view_keep_negative(%m: memref<?x?x?x64xbf16>, %b: index, %h: index) {
-  // expected-error @+1 {{'tile.view' op keep must list increasing dimensions of the base, got -1 at position 0}}
+  // expected-error @+1 {{'tile.view' op keep must list distinct dimensions of the base, got -1 at position 0}}
   %v = tile.view %m[%b, %h] keep [-1, 3] : memref<?x?x?x64xbf16> -> !tile.desc<?x64xbf16>
   return
 }
@@ -215,6 +215,22 @@ func.func @store_rank_mismatch(%t: tensor<64x64xf32>, %d: !tile.desc<?xf32>, %i:
 func.func @store_offset_count(%t: tensor<64xf32>, %d: !tile.desc<?xf32>, %i: index) {
   // expected-error @+1 {{'tile.store' op needs 1 offsets, got 2}}
   tile.store %t, %d[%i, %i] : tensor<64xf32>, !tile.desc<?xf32>
+  return
+}
+
+// -----
+
+func.func @store_mask_shape(%t: tensor<64xf32>, %d: !tile.desc<?xf32>, %i: index, %m: tensor<32xi1>) {
+  // expected-error @+1 {{'tile.store' op mask must be an i1 tile of the value's shape 64, got 'tensor<32xi1>'}}
+  tile.store %t, %d[%i] mask %m : tensor<64xf32>, !tile.desc<?xf32>, tensor<32xi1>
+  return
+}
+
+// -----
+
+func.func @store_mask_type(%t: tensor<64xf32>, %d: !tile.desc<?xf32>, %i: index, %m: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.store' op mask must be an i1 tile of the value's shape 64, got 'tensor<64xf32>'}}
+  tile.store %t, %d[%i] mask %m : tensor<64xf32>, !tile.desc<?xf32>, tensor<64xf32>
   return
 }
 

@@ -33,6 +33,20 @@ func.func @packed_view(%q: memref<?x?x?x64xbf16>, %lse: memref<?x?x?xf32>,
 
 // -----
 
+// A transposed view (keep in decreasing order) and a masked store.
+// CHECK-LABEL: func.func @transposed_view_masked_store
+// CHECK: tile.view %{{.*}}[%{{.*}}, %{{.*}}] keep [3, 0] : memref<?x?x?x128xf32> -> <128x?xf32>
+// CHECK: tile.store %{{.*}}, %{{.*}}[%{{.*}}] mask %{{.*}} : tensor<64xf32>, <?xf32>, tensor<64xi1>
+func.func @transposed_view_masked_store(%o: memref<?x?x?x128xf32>, %l: !tile.desc<?xf32>,
+                                        %q: index, %h: index, %t: tensor<64xf32>,
+                                        %m: tensor<64xi1>) {
+  %v = tile.view %o[%q, %h] keep [3, 0] : memref<?x?x?x128xf32> -> !tile.desc<128x?xf32>
+  tile.store %t, %l[%q] mask %m : tensor<64xf32>, !tile.desc<?xf32>, tensor<64xi1>
+  return
+}
+
+// -----
+
 // CHECK-LABEL: func.func @program_id
 // CHECK-NEXT: [[X:%.+]] = tile.program_id 0
 // CHECK-NEXT: [[Y:%.+]] = tile.program_id 1

@@ -189,15 +189,24 @@
 // CHECK: const kiln::Desc<float> [[LSEPD:v[0-9]+]] = {[[LSEP]].ptr + static_cast<long long>([[Z]]) * [[LSEP]].stride[0]
 // CHECK: kiln::store([[LSEPD]],
 // CHECK: return;
-// The combine kernel merges the splits in a loop over them.
+// The combine kernel merges the splits in a loop over blocks of them, the
+// partials read transposed (rows of the head dim, 16 per warp; columns of
+// splits: one split per column slot), the LSE stored by the first row only.
 // CHECK: // Kernel causal_softcap_fwd_combine: 4 warps, 0 bytes of shared memory
+// CHECK: const kiln::Desc<float> [[OT:v[0-9]+]] = {{{.*}}.size[3]), static_cast<int>({{.*}}.size[0]), {{.*}}.stride[3], {{.*}}.stride[0], 0};
 // CHECK: for (int [[S:v[0-9]+]] = {{v[0-9]+}}; [[S]] < {{v[0-9]+}}; [[S]] += {{v[0-9]+}}) {
-// CHECK: kiln::load(
-// CHECK: kiln::load(
+// CHECK: kiln::Frag<float, 64, 32, 4> [[O:v[0-9]+]];
+// CHECK-NEXT: kiln::load([[O]], [[OT]],
+// CHECK: kiln::ColFrag<float, 32, 4> [[X:v[0-9]+]];
+// CHECK-NEXT: kiln::load([[X]],
+// CHECK: kiln::broadcast_cols<kiln::Frag<float, 64, 32, 4>>([[X]])
+// CHECK: kiln::reduce_rows<true>(
 // CHECK: kiln::exp2_fast(
+// CHECK: kiln::reduce_rows<false>(
 // CHECK: }
-// CHECK: kiln::store(
-// CHECK: kiln::store(
+// CHECK: kiln::store({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
+// CHECK: kiln::RowFrag<bool, 64, 4> [[FIRST:v[0-9]+]];
+// CHECK: kiln::store({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, [[FIRST]]);
 // CHECK: return;
 
 // ALIBI: alibi_fwd(

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv -split-input-file | FileCheck %s
-// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="max-splits=8 min-blocks=2 ctas-per-sm=1 combine-rows=32" -split-input-file | FileCheck %s --check-prefix=OPTS
+// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="max-splits=8 min-blocks=2 ctas-per-sm=1 combine-splits=16" -split-input-file | FileCheck %s --check-prefix=OPTS
+// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="combine-splits=0 combine-rows=32" -split-input-file | FileCheck %s --check-prefix=ROWS
 // RUN: kiln-opt %s -convert-attn-to-tile="block-m=128 decode-rows=32" -tile-split-kv -split-input-file | FileCheck %s --check-prefix=TWO
 
 // A prefill and a decode program of one variant share kv_splits (counted at
@@ -57,34 +58,65 @@
 // CHECK-NEXT: }
 
 // The combine kernel: launched only when kv_splits >= 2, one program per
-// (64 query rows, head, batch), an online merge over the splits in base 2.
+// (query row, head, batch), an online merge in base 2 over the splits in
+// blocks of 32, read transposed ([Dv, splits] of this row and head, from
+// column batch * kv_splits) so that the sums over the splits are row
+// reductions. Columns past the batch's splits weigh 0; the first of the
+// tile's rows (all alike) writes the LSE.
 // CHECK-LABEL: func.func @decode_fwd_combine(
 // CHECK-SAME: tile.workspace = "o_partial"
 // CHECK-SAME: tile.workspace = "lse_partial"
 // CHECK-SAME: tile.tensor = "out"
 // CHECK-SAME: tile.tensor = "lse"
 // CHECK-SAME: %[[CS:[a-z0-9]+]]: i64 {tile.scalar = "kv_splits"}
-// CHECK-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 64\], "heads", "batch"\]}}
+// CHECK-SAME: tile.block_m = 64
+// CHECK-SAME: tile.grid = ["seq_q", "heads", "batch"]
 // CHECK-SAME: tile.symbols = {kv_splits =
 // CHECK-SAME: tile.when = ["sub", "kv_splits", 1]
 // CHECK: %[[CN:.*]] = arith.index_cast %[[CS]]
+// CHECK: %[[Q:.*]] = tile.program_id 0
+// CHECK: %[[H:.*]] = tile.program_id 1
+// CHECK: %[[B:.*]] = tile.program_id 2
+// CHECK: %[[FIRST:.*]] = arith.muli %[[B]], %[[CN]]
+// CHECK: %[[OV:.*]] = tile.view %{{.*}}[%[[Q]], %[[H]]] keep [3, 0] : {{.*}} -> <64x?xf32>
+// CHECK: %[[LV:.*]] = tile.view %{{.*}}[%[[H]], %[[Q]]] keep [0] : {{.*}} -> <?xf32>
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[CN]] step %{{.*}} iter_args
-// CHECK: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32>
-// CHECK: tile.load {{.*}} fill 0xFF800000 : f32 : <?xf32> -> tensor<64xf32>
+// CHECK: %[[COL:.*]] = arith.addi %[[FIRST]], %[[I]]
+// CHECK: tile.load %[[OV]][%{{.*}}, %[[COL]]] fill 0.000000e+00 : f32 : <64x?xf32> -> tensor<64x32xf32>
+// CHECK: tile.load %[[LV]][%[[COL]]] fill 0xFF800000 : f32 : <?xf32> -> tensor<32xf32>
+// CHECK: %[[POS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<64x32xindex>
+// CHECK: %[[VALID:.*]] = arith.cmpi slt, %[[POS]], %{{.*}} : tensor<64x32xindex>
+// CHECK: tile.broadcast %{{.*}} dim 0 : tensor<32xf32> -> tensor<64x32xf32>
+// CHECK: arith.select %[[VALID]]
+// CHECK: tile.reduce max %{{.*}} dim 1
 // CHECK: arith.maximumf
 // CHECK: math.exp2
 // CHECK: math.exp2
+// CHECK: tile.reduce sum
+// CHECK: tile.reduce sum
 // CHECK: scf.yield
-// CHECK: arith.truncf {{.*}} to tensor<64x64xbf16>
+// CHECK: arith.truncf {{.*}} to tensor<64xbf16>
+// CHECK: tile.view %{{.*}}[%[[B]], %[[Q]], %[[H]]] keep [3]
 // CHECK: tile.store
 // CHECK: math.log2
-// CHECK: tile.store
+// CHECK: %[[LO:.*]] = tile.view %{{.*}}[%[[B]], %[[H]]] keep [2]
+// CHECK: %[[ROW0:.*]] = arith.cmpi eq
+// CHECK: tile.store %{{.*}}, %[[LO]][%[[Q]]] mask %[[ROW0]]
+
+// The ablation: one program per (32 query rows, head, batch), one split's
+// block per step.
+// ROWS-LABEL: func.func @decode_fwd_combine(
+// ROWS-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 32\], "heads", "batch"\]}}
+// ROWS: scf.for
+// ROWS: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<32x64xf32>
+// ROWS: tile.load {{.*}} fill 0xFF800000 : f32 : <?xf32> -> tensor<32xf32>
+// ROWS: scf.yield
+// ROWS: arith.truncf {{.*}} to tensor<32x64xbf16>
 
 // OPTS-LABEL: func.func @decode_fwd(
 // OPTS-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 1\], 1\], \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 128\], 8\], 1\]}}}
 // OPTS-LABEL: func.func @decode_fwd_combine(
-// OPTS-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 32\], "heads", "batch"\]}}
-// OPTS: tile.load {{.*}} -> tensor<32x64xf32>
+// OPTS: tile.load {{.*}} -> tensor<64x16xf32>
 attn.attention @decode {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         causal = #attn.causal<bottom_right>}
 
