@@ -29,7 +29,8 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
   // One "multiprocessor": the CPU runs one program at a time.
   BoundRun bound;
   if (Status s =
-          bindRun(plan, named, captureRefs, /*numSms=*/1, bound, overrides);
+          bindRun(plan, named, captureRefs, DeviceSymbols(/*numSms=*/1), bound,
+                  overrides);
       !s.ok()) {
     error = s.message();
     return false;

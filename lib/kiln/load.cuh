@@ -21,6 +21,22 @@ __device__ __forceinline__ void load(Frag<T, M, N, W> &f, const Desc<T, G> &d,
   }
 }
 
+/// The same, reading only the elements whose mask is set (the others read
+/// `fill` and touch no memory).
+template <typename T, int M, int N, int W, int G>
+__device__ __forceinline__ void load(Frag<T, M, N, W> &f, const Desc<T, G> &d,
+                                     int row0, int col0, float fill,
+                                     const Frag<bool, M, N, W> &mask) {
+  using F = Frag<T, M, N, W>;
+  const T outside = from_float<T>(fill);
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e) {
+    int r = row0 + F::row(e), c = col0 + F::col(e);
+    bool inside = mask.x[e] && r >= 0 && r < d.rows && c >= 0 && c < d.cols;
+    f.x[e] = inside ? d.ptr[d.row_offset(r) + c * d.col_stride] : outside;
+  }
+}
+
 template <typename T, int M, int W, int G>
 __device__ __forceinline__ void load(RowFrag<T, M, W> &f, const Desc<T, G> &d,
                                      int row0, float fill) {

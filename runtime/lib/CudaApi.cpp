@@ -48,6 +48,8 @@ Status loadDriver(Driver &d) {
       bind(lib, d.cuModuleUnload, {"cuModuleUnload"}) &&
       bind(lib, d.cuModuleGetFunction, {"cuModuleGetFunction"}) &&
       bind(lib, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}) &&
+      bind(lib, d.cuOccupancyMaxActiveBlocksPerMultiprocessor,
+           {"cuOccupancyMaxActiveBlocksPerMultiprocessor"}) &&
       bind(lib, d.cuLaunchKernel, {"cuLaunchKernel"}) &&
       bind(lib, d.cuMemAlloc, {"cuMemAlloc_v2"}) &&
       bind(lib, d.cuMemFree, {"cuMemFree_v2"}) &&

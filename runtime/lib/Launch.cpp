@@ -290,11 +290,21 @@ Status loadProgram(const ProgramSpec &spec, int ordinal,
             "cuFuncSetAttribute(max dynamic shared memory)");
         !s.ok())
       return s;
+    // How many CTAs of it a multiprocessor holds (ctas_per_sm.<kernel>).
+    int ctas = 0;
+    if (Status s = api::check(d->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                                  &ctas, result.functions[k],
+                                  static_cast<int>(kernel.numThreads),
+                                  static_cast<size_t>(kernel.sharedBytes)),
+                              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        !s.ok())
+      return s;
+    result.device.ctasPerSm[kernel.name] = std::max(ctas, 1);
   }
   result.modules = std::move(unload.modules);
   unload.modules.clear();
   result.maxShared = maxShared;
-  result.numSms = numSms;
+  result.device.numSms = numSms;
   result.loadMs = msSince(start);
   loaded = std::move(result);
   return Status();
@@ -360,7 +370,7 @@ Status captureShape(const CaptureSpec &decl, const SymbolValues &symbols,
                     std::vector<int64_t> &want) {
   for (const std::string &dim : decl.dims) {
     auto it = symbols.find(dim);
-    if (it != symbols.end() && dim != "num_sms") {
+    if (it != symbols.end() && !isDeviceSymbol(dim)) {
       want.push_back(it->second);
       continue;
     }
@@ -379,8 +389,9 @@ Status captureShape(const CaptureSpec &decl, const SymbolValues &symbols,
 } // namespace
 
 Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
-               const std::vector<TensorRef> &captures, int64_t numSms,
-               BoundRun &bound, const SymbolValues &overrides) {
+               const std::vector<TensorRef> &captures,
+               const DeviceSymbols &device, BoundRun &bound,
+               const SymbolValues &overrides) {
   std::string program = "variant '" + spec.variant + "'";
   bound = BoundRun();
   bound.tensors.assign(spec.tensors.size(), nullptr);
@@ -406,7 +417,12 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
                            " needs tensor '" + spec.tensors[i].name + "'");
 
   // Symbols: the first bare use in declaration order defines each.
-  bound.symbols["num_sms"] = numSms;
+  bound.symbols["num_sms"] = device.numSms;
+  for (const KernelLaunch &k : spec.kernels) {
+    auto it = device.ctasPerSm.find(k.name);
+    bound.symbols[ctasPerSmSymbol(k.name)] =
+        it == device.ctasPerSm.end() ? 1 : it->second;
+  }
   std::vector<std::string> origin;
   for (size_t i = 0; i < spec.tensors.size(); ++i) {
     const TensorDecl &decl = spec.tensors[i];
@@ -441,7 +457,7 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
     if (l != r) {
       std::string values;
       for (const auto &[name, value] : bound.symbols)
-        if (name != "num_sms")
+        if (!isDeviceSymbol(name))
           values += (values.empty() ? "" : ", ") + name + " = " +
                     std::to_string(value);
       return Status::error(program + " needs " + lhs.str() + " = " + rhs.str() +

@@ -81,7 +81,8 @@ struct LoadedProgram {
   std::vector<void *> modules;
   std::vector<void *> functions; ///< one per spec kernel
   int64_t maxShared = 0; ///< the device's opt-in maximum per block
-  int64_t numSms = 0;    ///< its multiprocessor count
+  /// Its multiprocessor count, and each kernel's CTAs per multiprocessor.
+  DeviceSymbols device;
   double compileMs = 0, loadMs = 0;
   bool cacheHit = false; ///< every unit came from the cache
 };

@@ -77,6 +77,18 @@ const std::vector<std::string> &problemSymbols() {
   return symbols;
 }
 
+namespace {
+constexpr const char kCtasPerSmPrefix[] = "ctas_per_sm.";
+} // namespace
+
+std::string ctasPerSmSymbol(const std::string &kernel) {
+  return kCtasPerSmPrefix + kernel;
+}
+
+bool isDeviceSymbol(const std::string &name) {
+  return name == "num_sms" || name.rfind(kCtasPerSmPrefix, 0) == 0;
+}
+
 Status evaluate(const SizeExpr &e, const SymbolValues &values,
                 int64_t &result) {
   switch (e.op) {
@@ -161,20 +173,25 @@ const WorkspaceDecl *ProgramSpec::findWorkspace(const std::string &name) const {
 
 namespace {
 
-/// Known symbols (the problem's, and with `spec` the plan's derived ones),
-/// operators of the right arity.
+/// Known symbols (the problem's, the device's for the plan's kernels, and
+/// with `derived` the plan's derived ones), operators of the right arity.
 Status checkExpr(const SizeExpr &e, const std::string &where,
-                 const ProgramSpec *spec) {
+                 const ProgramSpec &spec, bool derived) {
   switch (e.op) {
   case SizeExpr::Op::Constant:
     return Status();
   case SizeExpr::Op::Symbol: {
     const auto &known = problemSymbols();
+    bool kernelSymbol = std::any_of(
+        spec.kernels.begin(), spec.kernels.end(), [&](const KernelLaunch &k) {
+          return e.symbol == ctasPerSmSymbol(k.name);
+        });
     if (std::find(known.begin(), known.end(), e.symbol) == known.end() &&
-        !(spec && spec->derives(e.symbol))) {
-      std::string names = "batch, heads, kv_heads, seq_q, seq_kv, num_sms";
-      if (spec)
-        for (const auto &[name, expr] : spec->symbols)
+        !kernelSymbol && !(derived && spec.derives(e.symbol))) {
+      std::string names = "batch, heads, kv_heads, seq_q, seq_kv, num_sms, "
+                          "ctas_per_sm.<one of its kernels>";
+      if (derived)
+        for (const auto &[name, expr] : spec.symbols)
           names += ", " + name;
       return Status::error(where + " names '" + e.symbol +
                            "'; a size expression may name " + names);
@@ -194,7 +211,7 @@ Status checkExpr(const SizeExpr &e, const std::string &where,
     break;
   }
   for (const SizeExpr &operand : e.operands)
-    if (Status s = checkExpr(operand, where, spec); !s.ok())
+    if (Status s = checkExpr(operand, where, spec, derived); !s.ok())
       return s;
   return Status();
 }
@@ -206,7 +223,7 @@ Status checkShape(const std::vector<SizeExpr> &shape, const std::string &what,
                          "; tensors have rank 1 to 4");
   for (size_t i = 0; i < shape.size(); ++i) {
     std::string where = what + " dimension " + std::to_string(i);
-    if (Status s = checkExpr(shape[i], where, &spec); !s.ok())
+    if (Status s = checkExpr(shape[i], where, spec, true); !s.ok())
       return s;
     if (shape[i].op == SizeExpr::Op::Constant && shape[i].value < 1)
       return Status::error(where + " is " + std::to_string(shape[i].value) +
@@ -285,7 +302,7 @@ Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
     return Status();
   }
   case KernelArg::Kind::Scalar:
-    return checkExpr(arg.value, where, &spec);
+    return checkExpr(arg.value, where, spec, true);
   case KernelArg::Kind::TensorMap: {
     const TensorDecl *t = spec.findTensor(arg.name);
     if (!t)
@@ -350,7 +367,7 @@ Status verifyPlan(const ProgramSpec &spec) {
     // Over the problem's symbols only: derived ones are evaluated in no
     // particular order.
     if (Status s = checkExpr(expr, program + ": symbol '" + name + "'",
-                             /*spec=*/nullptr);
+                             spec, /*derived=*/false);
         !s.ok())
       return s;
   }
@@ -382,7 +399,8 @@ Status verifyPlan(const ProgramSpec &spec) {
     return s;
   for (const auto &[lhs, rhs] : spec.constraints)
     for (const SizeExpr *e : {&lhs, &rhs})
-      if (Status s = checkExpr(*e, program + ": a constraint", nullptr);
+      if (Status s = checkExpr(*e, program + ": a constraint", spec,
+                               /*derived=*/false);
           !s.ok())
         return s;
   for (const KernelLaunch &k : spec.kernels) {
@@ -397,10 +415,10 @@ Status verifyPlan(const ProgramSpec &spec) {
     for (int axis = 0; axis < 3; ++axis)
       if (Status s = checkExpr(k.grid[axis],
                                where + " grid " + std::string(1, "xyz"[axis]),
-                               &spec);
+                               spec, true);
           !s.ok())
         return s;
-    if (Status s = checkExpr(k.when, where + " 'when'", &spec); !s.ok())
+    if (Status s = checkExpr(k.when, where + " 'when'", spec, true); !s.ok())
       return s;
     for (size_t i = 0; i < k.args.size(); ++i)
       if (Status s = checkArg(spec, k.args[i],

@@ -43,7 +43,7 @@ Status Program::load(const ProgramSpec &spec, int ordinal,
   result->context_ = loaded.context;
   result->modules_ = loaded.modules;
   result->functions_ = loaded.functions;
-  result->numSms_ = loaded.numSms;
+  result->device_ = loaded.device;
   result->compileMs_ = loaded.compileMs;
   result->loadMs_ = loaded.loadMs;
   result->cacheHit_ = loaded.cacheHit;
@@ -77,7 +77,7 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
     return scope.status();
   const ProgramSpec &s = spec_;
   BoundRun bound;
-  if (Status st = bindRun(s, tensors, captures, numSms_, bound, overrides);
+  if (Status st = bindRun(s, tensors, captures, device_, bound, overrides);
       !st.ok())
     return st;
   for (size_t i = 0; i < s.tensors.size(); ++i)

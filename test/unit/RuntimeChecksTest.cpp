@@ -148,6 +148,13 @@ TEST(RuntimeChecks, SymbolsComeFromTheTensorsAndConstraintsHold) {
   EXPECT_EQ(bound.symbols["seq_q"], 100);
   EXPECT_EQ(bound.symbols["seq_kv"], 300);
   EXPECT_EQ(bound.symbols["num_sms"], 132);
+  // The device's occupancy of each kernel; 1 where it gives none (CPU).
+  EXPECT_EQ(bound.symbols[ctasPerSmSymbol("gqa_fwd")], 1);
+  DeviceSymbols device(132);
+  device.ctasPerSm["gqa_fwd"] = 3;
+  ASSERT_TRUE(
+      bindRun(forwardPlan(4), forwardTensors(q, k), {}, device, bound).ok());
+  EXPECT_EQ(bound.symbols[ctasPerSmSymbol("gqa_fwd")], 3);
   EXPECT_EQ(
       bindRun(forwardPlan(2), forwardTensors(q, k), {}, 132, bound).message(),
       "variant 'gqa' needs heads = mul(kv_heads, 2), got 8 and 4 "

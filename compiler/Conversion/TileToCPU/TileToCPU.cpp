@@ -187,6 +187,9 @@ struct LoadLowering : OpConversionPattern<tile::LoadOp> {
           SmallVector<Value> positions;
           Value ok = inBounds(b, loc, memref, offsets, ivs, positions,
                               op.getDesc().getType().getGroup());
+          if (Value mask = adaptor.getMask())
+            ok = arith::AndIOp::create(
+                b, loc, ok, tensor::ExtractOp::create(b, loc, mask, ivs));
           auto guarded = scf::IfOp::create(
               b, loc, ok,
               [&](OpBuilder &then, Location l) {

@@ -38,7 +38,8 @@ std::optional<AtomicProduct> match(tile::AtomicAddOp add) {
       p.dot.getTransposeRhs())
     return std::nullopt;
   p.rhs = p.dot.getRhs().getDefiningOp<tile::LoadOp>();
-  if (!p.rhs || p.rhs.getOffsets().size() != 2 || add.getOffsets().size() != 2)
+  if (!p.rhs || p.rhs.getMask() || p.rhs.getOffsets().size() != 2 ||
+      add.getOffsets().size() != 2)
     return std::nullopt;
   return p;
 }

@@ -178,6 +178,9 @@ private:
              << load.getFill();
     if (cast<RankedTensorType>(load.getType()).getRank() != 2)
       return dot.emitError() << "mma operands must be 2-D tiles";
+    if (load.getMask())
+      return dot.emitError() << "operands staged through shared memory are "
+                                "copied whole; this load has a mask";
     if (Value window = windowOfStaged(load))
       return window;
     Value buffer = bufferFor(load, busy);
@@ -309,6 +312,10 @@ private:
         for (Value operand : def->getOperands())
           if (oneD(operand))
             work.push_back(operand);
+      // A masked per-column load reads through a per-column mask.
+      if (auto load = dyn_cast_or_null<tile::LoadOp>(def))
+        if (Value mask = load.getMask())
+          work.push_back(mask);
       // A splat is a constant: its other users need not be per column
       // (they get their own copy below).
       if (isa_and_nonnull<tile::SplatOp>(def))

@@ -653,7 +653,10 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << "kiln::load(" << name(l) << ", " << name(l.getDesc());
         for (Value o : l.getOffsets())
           os << ", " << name(o);
-        os << ", " << floatLiteral(fill.getValueAsDouble()) << ");\n";
+        os << ", " << floatLiteral(fill.getValueAsDouble());
+        if (Value mask = l.getMask())
+          os << ", " << name(mask);
+        os << ");\n";
         return success();
       })
       .Case([&](tile::AtomicAddOp a) -> LogicalResult {

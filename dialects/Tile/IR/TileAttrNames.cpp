@@ -13,6 +13,10 @@ Attribute sizeSymbol(Builder &b, StringRef symbol) {
   return b.getStringAttr(symbol);
 }
 
+Attribute sizeCtasPerSm(Builder &b, StringRef kernel) {
+  return b.getStringAttr(kCtasPerSmPrefix + kernel);
+}
+
 Attribute sizeConstant(Builder &b, int64_t value) {
   return b.getI64IntegerAttr(value);
 }
@@ -37,14 +41,18 @@ LogicalResult verifySizeExpr(Attribute expr,
   if (isa<IntegerAttr>(expr))
     return success();
   if (auto symbol = dyn_cast<StringAttr>(expr)) {
+    // ctas_per_sm.<kernel>: the runtime checks that the plan has the kernel.
     if (llvm::is_contained(
             {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "num_sms"},
             symbol.getValue()) ||
+        (symbol.getValue().starts_with(kCtasPerSmPrefix) &&
+         symbol.getValue().size() > kCtasPerSmPrefix.size()) ||
         llvm::is_contained(derived, symbol.getValue()))
       return success();
     InFlightDiagnostic diag = emitError();
     diag << "size expression names '" << symbol.getValue()
-         << "'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms";
+         << "'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, "
+            "ctas_per_sm.<kernel>";
     for (StringRef name : derived)
       diag << ", " << name;
     diag << " (the kernel's 'tile.symbols' declares derived ones)";

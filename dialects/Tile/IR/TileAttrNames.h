@@ -71,9 +71,15 @@ mlir::Attribute sizeConstant(mlir::Builder &b, int64_t value);
 mlir::Attribute sizeOp(mlir::Builder &b, llvm::StringRef op,
                        llvm::ArrayRef<mlir::Attribute> operands);
 
+/// The device symbol "ctas_per_sm.<kernel>": how many CTAs of that kernel one
+/// multiprocessor holds, which the runtime binds from the driver's occupancy
+/// when it loads the program.
+inline constexpr llvm::StringLiteral kCtasPerSmPrefix = "ctas_per_sm.";
+mlir::Attribute sizeCtasPerSm(mlir::Builder &b, llvm::StringRef kernel);
+
 /// Checks a size expression: known symbols (batch, heads, kv_heads, seq_q,
-/// seq_kv, num_sms, and the `derived` ones) and operators with the right
-/// number of operands.
+/// seq_kv, num_sms, ctas_per_sm.<kernel>, and the `derived` ones) and
+/// operators with the right number of operands.
 mlir::LogicalResult
 verifySizeExpr(mlir::Attribute expr,
                llvm::function_ref<mlir::InFlightDiagnostic()> emitError,

@@ -101,6 +101,20 @@ static LogicalResult verifyTileAccess(Operation *op, RankedTensorType tile,
   return success();
 }
 
+/// Shared by load and store: an optional mask is an i1 tile of the tile's
+/// shape.
+static LogicalResult verifyMask(Operation *op, RankedTensorType tile,
+                                Value mask) {
+  if (!mask)
+    return success();
+  auto maskType = cast<RankedTensorType>(mask.getType());
+  if (maskType.getShape() != tile.getShape() ||
+      !maskType.getElementType().isInteger(1))
+    return op->emitOpError() << "mask must be an i1 tile of the tile's shape "
+                             << tile.getShape() << ", got " << maskType;
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   auto tile = cast<RankedTensorType>(getResult().getType());
   if (failed(verifyTileAccess(*this, tile, getDesc().getType(),
@@ -110,7 +124,7 @@ LogicalResult LoadOp::verify() {
     return emitOpError() << "fill value type " << getFill().getType()
                          << " differs from the tile element type "
                          << tile.getElementType();
-  return success();
+  return verifyMask(*this, tile, getMask());
 }
 
 LogicalResult StoreOp::verify() {
@@ -118,14 +132,7 @@ LogicalResult StoreOp::verify() {
   if (failed(verifyTileAccess(*this, tile, getDesc().getType(),
                               getOffsets().size())))
     return failure();
-  if (Value mask = getMask()) {
-    auto maskType = cast<RankedTensorType>(mask.getType());
-    if (maskType.getShape() != tile.getShape() ||
-        !maskType.getElementType().isInteger(1))
-      return emitOpError() << "mask must be an i1 tile of the value's shape "
-                           << tile.getShape() << ", got " << maskType;
-  }
-  return success();
+  return verifyMask(*this, tile, getMask());
 }
 
 LogicalResult AtomicAddOp::verify() {

@@ -66,14 +66,27 @@ def Tile_DimOp : Tile_Op<"dim", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
+                                   AttrSizedOperandSegments]> {
   let summary = "loads a tile at the given offsets; elements outside read `fill`";
+  let description = [{
+    With `mask` (an i1 tile of the result's shape), elements whose mask is
+    false read `fill` too and touch no memory: the split-KV combine reads a
+    block of splits of which only the first few are its own.
+  }];
   let arguments = (ins Tile_DescType:$desc, Variadic<Index>:$offsets,
-                       TypedAttrInterface:$fill);
+                       Optional<Tile_Tile>:$mask, TypedAttrInterface:$fill);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $desc `[` $offsets `]` `fill` $fill attr-dict `:` type($desc) `->` type($result)
+    $desc `[` $offsets `]` (`mask` $mask^)? `fill` $fill attr-dict `:` type($desc) (`,` type($mask)^)? `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$desc,
+                   "::mlir::ValueRange":$offsets,
+                   "::mlir::TypedAttr":$fill), [{
+      build($_builder, $_state, result, desc, offsets, ::mlir::Value(), fill);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

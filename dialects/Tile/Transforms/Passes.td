@@ -16,11 +16,14 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
     their partial results, as FlashDecoding does:
 
     - `kv_splits` is a symbol the launch plan derives at run time
-      (`tile.symbols`): `max(min(floor(ctas-per-sm * num_sms / (batch *
-      heads * ceil(seq_q / BLOCK_M))), ceildiv(seq_kv, min-blocks *
-      BLOCK_N), max-splits), 1)`, so a problem that fills the GPU runs
-      unsplit and a split grid ends on whole waves. The kernel receives it
-      as an i64 argument (`tile.scalar`); callers may set it.
+      (`tile.symbols`): `max(min(floor(ctas_per_sm.<kernel> * num_sms /
+      (batch * heads * ceil(seq_q / BLOCK_M))), ceildiv(seq_kv, min-blocks
+      * BLOCK_N), max-splits), 1)`, with `ctas_per_sm.<kernel>` the
+      device's occupancy of the kernel counted (a device symbol the runtime
+      binds when it loads the program; `ctas-per-sm` fixes it instead), so
+      a problem that fills a wave runs unsplit and a split grid ends on
+      whole waves. The kernel receives it as an i64 argument
+      (`tile.scalar`); callers may set it.
     - The grid's z axis becomes `batch * kv_splits`; `tile.program_id 2`
       yields `z / kv_splits` as the batch, and `z % kv_splits` is the split.
     - The KV loops (`tile.kv_loop`) keep their roles and bodies; their
@@ -55,8 +58,10 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"4",
            "KV blocks a split gets at least (no split shorter than this "
            "many blocks of keys, unless the cache is)">,
-    Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"2",
-           "Programs per multiprocessor the split aims to fill">,
+    Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"0",
+           "Programs per multiprocessor the split aims to fill (0: the "
+           "device's occupancy of the counted kernel, "
+           "ctas_per_sm.<kernel>, bound by the runtime)">,
     Option<"combineSplits", "combine-splits", "int64_t", /*default=*/"32",
            "Splits the combine kernel merges per step, one query row per "
            "program; 0: blocks of combine-rows query rows per program, one "

@@ -164,11 +164,11 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (maxSplits < 1 || minBlocks < 1 || ctasPerSM < 1 || combineRows < 1 ||
+    if (maxSplits < 1 || minBlocks < 1 || combineRows < 1 || ctasPerSM < 0 ||
         combineSplits < 0) {
-      getOperation().emitError("tile-split-kv: max-splits, min-blocks, "
-                               "ctas-per-sm and combine-rows must be "
-                               "positive, combine-splits not negative");
+      getOperation().emitError("tile-split-kv: max-splits, min-blocks and "
+                               "combine-rows must be positive, ctas-per-sm "
+                               "and combine-splits not negative");
       return signalPassFailure();
     }
     // A variant may have several forward kernels (a prefill and a decode
@@ -196,7 +196,7 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
           shortest = &k;
       Attribute splits = splitsHeuristic(
           s, shortest->func->getAttrOfType<ArrayAttr>(tile::attrs::kGrid),
-          shortest->blockN);
+          shortest->blockN, shortest->func.getName());
       for (ForwardKernel &k : kernels)
         if (failed(split(k, splits)))
           return signalPassFailure();
@@ -206,14 +206,18 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     }
   }
 
-  /// kv_splits for a problem: as many programs as `ctasPerSM` per
-  /// multiprocessor hold, rounded down (floor(slots / programs), so the split
-  /// grid ends on whole waves rather than a short last one), each over at
-  /// least `minBlocks` KV blocks, at most `maxSplits`, at least 1. 1 when the
-  /// unsplit grid fills the GPU already.
-  Attribute splitsHeuristic(Sizes &s, ArrayAttr grid, int64_t blockN) {
+  /// kv_splits for a problem: as many programs as the multiprocessors hold
+  /// at once (`ctas_per_sm.<kernel>` of the counted kernel, the device's
+  /// occupancy; or `ctasPerSM` when set), rounded down (floor(slots /
+  /// programs), so the split grid ends on whole waves rather than a short
+  /// last one), each over at least `minBlocks` KV blocks, at most
+  /// `maxSplits`, at least 1. 1 when the unsplit grid fills a wave already.
+  Attribute splitsHeuristic(Sizes &s, ArrayAttr grid, int64_t blockN,
+                            StringRef kernel) {
     Attribute programs = s.op("mul", {grid[0], grid[1], grid[2]});
-    Attribute slots = s.op("mul", {s.sym("num_sms"), s.cst(ctasPerSM)});
+    Attribute perSM = ctasPerSM > 0 ? s.cst(ctasPerSM)
+                                    : tile::sizeCtasPerSm(s.b, kernel);
+    Attribute slots = s.op("mul", {s.sym("num_sms"), perSM});
     // floor(a / b) = ceildiv(a + 1, b) - 1 for a >= 0, b >= 1.
     Attribute fill = s.op(
         "sub",
@@ -442,15 +446,8 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
         [&](OpBuilder &nb, Location l, Value split, ValueRange carried) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(nb.getInsertionBlock());
-          Value column = ix.add(first, split);
-          Value o = tile::LoadOp::create(b, l, tensor({dv, cols}, f32), oView,
-                                         ValueRange{zero, column},
-                                         b.getF32FloatAttr(0.0));
-          Value lseRow = tile::LoadOp::create(b, l, tensor({cols}, f32),
-                                              lseView, ValueRange{column},
-                                              b.getF32FloatAttr(negInf));
           // Columns past this batch's splits belong to the next batch (or
-          // lie outside): weight 0.
+          // lie outside): not read, and weight 0.
           Value position = arith::AddIOp::create(
               b, l,
               tile::IotaOp::create(b, l, tensor({dv, cols}, index),
@@ -459,6 +456,13 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
           Value valid =
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, position,
                                     splat(numSplits, {dv, cols}));
+          Value column = ix.add(first, split);
+          Value o = tile::LoadOp::create(
+              b, l, tensor({dv, cols}, f32), oView, ValueRange{zero, column},
+              valid, b.getF32FloatAttr(0.0));
+          Value lseRow = tile::LoadOp::create(b, l, tensor({cols}, f32),
+                                              lseView, ValueRange{column},
+                                              b.getF32FloatAttr(negInf));
           Value x = arith::MulFOp::create(
               b, l,
               tile::BroadcastOp::create(b, l, tensor({dv, cols}, f32), lseRow,
@@ -481,9 +485,8 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
               math::Exp2Op::create(b, l, arith::SubFOp::create(b, l, m, mRef));
           Value weight = math::Exp2Op::create(
               b, l, arith::SubFOp::create(b, l, x, acrossSplits(mRef)));
-          Value weighted = arith::SelectOp::create(
-              b, l, valid, arith::MulFOp::create(b, l, o, weight),
-              splatF(0.0, {dv, cols}));
+          // Unread columns hold 0 with weight 0.
+          Value weighted = arith::MulFOp::create(b, l, o, weight);
           auto rowSum = [&](Value v) -> Value {
             return tile::ReduceOp::create(b, l, tensor({dv}, f32),
                                           tile::ReduceKind::sum, v, /*dim=*/1);

@@ -28,7 +28,8 @@
 namespace kiln {
 
 /// An integer expression over the problem's symbols: a constant, a symbol
-/// (batch, heads, kv_heads, seq_q, seq_kv, num_sms, or one the plan derives),
+/// (batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel>, or
+/// one the plan derives),
 /// or add / sub / mul / ceildiv / max / min of operands. Written in JSON and
 /// in the tile dialect's attributes the same way: 64, "seq_q",
 /// ["ceildiv", "seq_q", 64].
@@ -58,6 +59,24 @@ bool opFromName(const std::string &name, SizeExpr::Op &op);
 /// multiprocessor count (persistent grids: one CTA per SM); the others are
 /// bound from the program's tensors when it runs.
 const std::vector<std::string> &problemSymbols();
+
+/// "ctas_per_sm.<kernel>": how many CTAs of that kernel of the plan one
+/// multiprocessor holds at once, a device symbol like num_sms (split-KV
+/// sizes its grid in whole waves of it).
+std::string ctasPerSmSymbol(const std::string &kernel);
+/// num_sms or a ctas_per_sm symbol: the device's, not the problem's.
+bool isDeviceSymbol(const std::string &name);
+
+/// What the device contributes to a run's symbols: num_sms, and per kernel
+/// the CTAs one multiprocessor holds (the driver's occupancy for the
+/// kernel's threads, registers and shared memory). Kernels missing from
+/// `ctasPerSm` count 1: the CPU backend runs one program at a time on one
+/// "multiprocessor".
+struct DeviceSymbols {
+  DeviceSymbols(int64_t numSms = 1) : numSms(numSms) {}
+  int64_t numSms;
+  std::map<std::string, int64_t> ctasPerSm;
+};
 
 using SymbolValues = std::map<std::string, int64_t>;
 
@@ -184,7 +203,8 @@ struct BoundRun {
 };
 
 /// Matches `tensors` to the plan's declarations by name (each exactly once),
-/// binds the symbols their shapes define (num_sms from `numSms`), then checks
+/// binds the symbols their shapes define (num_sms and ctas_per_sm.<kernel>
+/// from `device`), then checks
 /// every tensor's dtype, rank, shape, strides and alignment, the plan's
 /// constraints, and the captures against their declarations; last, the
 /// plan's derived symbols, each from its expression or from `overrides`
@@ -192,8 +212,9 @@ struct BoundRun {
 /// Touches no device (the CPU backend runs plans too); the launcher checks
 /// that the pointers are device memory.
 Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
-               const std::vector<TensorRef> &captures, int64_t numSms,
-               BoundRun &bound, const SymbolValues &overrides = {});
+               const std::vector<TensorRef> &captures,
+               const DeviceSymbols &device, BoundRun &bound,
+               const SymbolValues &overrides = {});
 
 /// Whether `kernel` is launched for `symbols` (its `when` is at least 1).
 Status kernelLaunches(const KernelLaunch &kernel, const SymbolValues &symbols,

@@ -65,7 +65,7 @@ private:
   void *context_ = nullptr; ///< made current around launches (other threads)
   std::vector<void *> modules_; ///< one per compile unit (CompileUnits.h)
   std::vector<void *> functions_; ///< one per spec_.kernels entry
-  int64_t numSms_ = 0;
+  DeviceSymbols device_; ///< num_sms and each kernel's CTAs per SM
   double compileMs_ = 0, loadMs_ = 0;
   bool cacheHit_ = false;
   std::unique_ptr<detail::StreamWorkspaces> workspaces_;

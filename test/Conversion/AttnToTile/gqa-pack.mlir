@@ -53,7 +53,7 @@ attn.attention @g {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // Split: the partial results are stored through packed views like the
 // outputs they stand for, and kv_splits counts the packed programs.
 // SPLIT-LABEL: func.func @g_fwd_decode(
-// SPLIT-SAME: kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", \["ceildiv", \["mul", "seq_q", 4\], 64\], "kv_heads", "batch"\]\]}}
+// SPLIT-SAME: kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.g_fwd_decode"\], 1\], \["mul", \["ceildiv", \["mul", "seq_q", 4\], 64\], "kv_heads", "batch"\]\]}}
 // SPLIT: scf.if
 // SPLIT: tile.view %arg6[%{{.*}}, %{{.*}}] keep [1, 3] packed 2 : {{.*}} -> <?x64xf32, group 4>
 // SPLIT: tile.view %arg7[%{{.*}}, %{{.*}}] keep [2] packed 1 : {{.*}} -> <?xf32, group 4>

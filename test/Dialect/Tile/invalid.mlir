@@ -221,15 +221,23 @@ func.func @store_offset_count(%t: tensor<64xf32>, %d: !tile.desc<?xf32>, %i: ind
 // -----
 
 func.func @store_mask_shape(%t: tensor<64xf32>, %d: !tile.desc<?xf32>, %i: index, %m: tensor<32xi1>) {
-  // expected-error @+1 {{'tile.store' op mask must be an i1 tile of the value's shape 64, got 'tensor<32xi1>'}}
+  // expected-error @+1 {{'tile.store' op mask must be an i1 tile of the tile's shape 64, got 'tensor<32xi1>'}}
   tile.store %t, %d[%i] mask %m : tensor<64xf32>, !tile.desc<?xf32>, tensor<32xi1>
   return
 }
 
 // -----
 
+func.func @load_mask_shape(%d: !tile.desc<?x64xf32>, %i: index, %m: tensor<64x32xi1>) {
+  // expected-error @+1 {{'tile.load' op mask must be an i1 tile of the tile's shape 64, 64, got 'tensor<64x32xi1>'}}
+  %t = tile.load %d[%i, %i] mask %m fill 0.0 : f32 : !tile.desc<?x64xf32>, tensor<64x32xi1> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
 func.func @store_mask_type(%t: tensor<64xf32>, %d: !tile.desc<?xf32>, %i: index, %m: tensor<64xf32>) {
-  // expected-error @+1 {{'tile.store' op mask must be an i1 tile of the value's shape 64, got 'tensor<64xf32>'}}
+  // expected-error @+1 {{'tile.store' op mask must be an i1 tile of the tile's shape 64, got 'tensor<64xf32>'}}
   tile.store %t, %d[%i] mask %m : tensor<64xf32>, !tile.desc<?xf32>, tensor<64xf32>
   return
 }
@@ -554,7 +562,7 @@ func.func @grid_two_axes() attributes {tile.grid = ["heads", "batch"]} {
 
 // -----
 
-// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @grid_unknown_symbol() attributes {tile.grid = [["ceildiv", "seqlen", 64], "heads", "batch"]} {
   return
 }
@@ -570,14 +578,14 @@ func.func @grid_unknown_op() attributes {tile.grid = [["div", "seq_q", 64], "hea
 
 // Derived symbols (tile.symbols) are over the problem's symbols; the kernel's
 // other size expressions may name them, and nothing else may.
-// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, kv_splits (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel>, kv_splits (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @grid_undeclared_derived() attributes {tile.symbols = {kv_splits = ["ceildiv", "num_sms", "batch"]}, tile.grid = [1, "heads", ["mul", "batch", "splits"]]} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{size expression names 'kv_splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'kv_splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @derived_from_derived() attributes {tile.symbols = {kv_splits = ["ceildiv", "num_sms", "batch"], more = ["mul", "kv_splits", 2]}} {
   return
 }
@@ -598,7 +606,7 @@ func.func @derived_not_dictionary() attributes {tile.symbols = ["kv_splits", 2]}
 
 // -----
 
-// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @when_unknown() attributes {tile.when = ["sub", "splits", 1]} {
   return
 }

@@ -37,11 +37,15 @@ func.func @packed_view(%q: memref<?x?x?x64xbf16>, %lse: memref<?x?x?xf32>,
 // CHECK-LABEL: func.func @transposed_view_masked_store
 // CHECK: tile.view %{{.*}}[%{{.*}}, %{{.*}}] keep [3, 0] : memref<?x?x?x128xf32> -> <128x?xf32>
 // CHECK: tile.store %{{.*}}, %{{.*}}[%{{.*}}] mask %{{.*}} : tensor<64xf32>, <?xf32>, tensor<64xi1>
+// CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] mask %{{.*}} fill 0.000000e+00 : f32 : <128x?xf32>, tensor<128x32xi1> -> tensor<128x32xf32>
 func.func @transposed_view_masked_store(%o: memref<?x?x?x128xf32>, %l: !tile.desc<?xf32>,
                                         %q: index, %h: index, %t: tensor<64xf32>,
                                         %m: tensor<64xi1>) {
   %v = tile.view %o[%q, %h] keep [3, 0] : memref<?x?x?x128xf32> -> !tile.desc<128x?xf32>
   tile.store %t, %l[%q] mask %m : tensor<64xf32>, !tile.desc<?xf32>, tensor<64xi1>
+  %c0 = arith.constant 0 : index
+  %m2 = arith.constant dense<true> : tensor<128x32xi1>
+  %ot = tile.load %v[%c0, %q] mask %m2 fill 0.0 : f32 : !tile.desc<128x?xf32>, tensor<128x32xi1> -> tensor<128x32xf32>
   return
 }
 

@@ -24,7 +24,7 @@
 // TILE-NEXT: {"name":"lse_partial","dtype":"f32","shape":{{\[\["mul","batch","kv_splits",\["min",\["sub","kv_splits",1\],1\]\],"heads","seq_q"\]}},"zero_fill":false}
 // TILE-NEXT: {{^ \]}},
 // TILE-NEXT: "constraints": {{\[\["heads","kv_heads"\]\]}},
-// TILE-NEXT: "symbols": {"kv_splits":{{\["max",\["min",\["sub",\["ceildiv",\["add",\["mul","num_sms",2\],1\],\["mul",\["ceildiv","seq_q",64\],"heads","batch"\]\],1\],\["ceildiv","seq_kv",256\],128\],1\]}}},
+// TILE-NEXT: "symbols": {"kv_splits":{{\["max",\["min",\["sub",\["ceildiv",\["add",\["mul","num_sms","ctas_per_sm.alibi_fwd"\],1\],\["mul",\["ceildiv","seq_q",64\],"heads","batch"\]\],1\],\["ceildiv","seq_kv",256\],128\],1\]}}},
 // TILE-NEXT: "kernels": [
 // TILE-NEXT: {"name":"alibi_fwd","grid":{{\[\["ceildiv","seq_q",64\],"heads",\["mul","batch","kv_splits"\]\]}},"threads":1,"shared_bytes":0,"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"capture":0,"rank":1},{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"scalar":"kv_splits"}]},
 // TILE-NEXT: {"name":"alibi_fwd_combine","grid":["seq_q","heads","batch"],"when":["sub","kv_splits",1],"threads":1,"shared_bytes":0,"args":[{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"scalar":"kv_splits"}]}

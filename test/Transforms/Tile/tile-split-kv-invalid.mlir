@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s -tile-split-kv -split-input-file -verify-diagnostics
 // RUN: not kiln-opt %s -tile-split-kv="max-splits=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTION
-// OPTION: tile-split-kv: max-splits, min-blocks, ctas-per-sm and combine-rows must be positive
+// OPTION: tile-split-kv: max-splits, min-blocks and combine-rows must be positive, ctas-per-sm and combine-splits not negative
 
 // Forward kernels the pass cannot split are refused with the reason.
 

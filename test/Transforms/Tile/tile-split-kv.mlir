@@ -6,10 +6,10 @@
 // A prefill and a decode program of one variant share kv_splits (counted at
 // the shorter blocks) and one combine kernel, after both.
 // TWO-LABEL: func.func @decode_fwd(
-// TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", \["ceildiv", "seq_q", 32\], "heads", "batch"\]\]}}
+// TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.decode_fwd_decode"\], 1\], \["mul", \["ceildiv", "seq_q", 32\], "heads", "batch"\]\]}}
 // TWO-SAME: tile.when = ["sub", "seq_q", 32]
 // TWO-LABEL: func.func @decode_fwd_decode(
-// TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", \["ceildiv", "seq_q", 32\], "heads", "batch"\]\]}}
+// TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.decode_fwd_decode"\], 1\], \["mul", \["ceildiv", "seq_q", 32\], "heads", "batch"\]\]}}
 // TWO-SAME: tile.when = ["sub", 33, "seq_q"]
 // TWO-LABEL: func.func @decode_fwd_combine(
 // TWO-NOT: func.func @decode
@@ -22,7 +22,7 @@
 // CHECK-SAME: %[[LP:[a-z0-9]+]]: memref<?x?x?xf32, {{.*}}> {{{.*}}tile.workspace = "lse_partial"}
 // CHECK-SAME: %[[S:[a-z0-9]+]]: i64 {tile.scalar = "kv_splits"}
 // CHECK-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 64\], "heads", \["mul", "batch", "kv_splits"\]\]}}
-// CHECK-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 2\], 1\], \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 256\], 128\], 1\]}}}
+// CHECK-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.decode_fwd"\], 1\], \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 256\], 128\], 1\]}}}
 // z = batch * kv_splits + split: the batch every view indexes, and the split.
 // CHECK: %[[N:.*]] = arith.index_cast %[[S]] : i64 to index
 // CHECK: %[[Z:.*]] = tile.program_id 2
@@ -61,8 +61,8 @@
 // (query row, head, batch), an online merge in base 2 over the splits in
 // blocks of 32, read transposed ([Dv, splits] of this row and head, from
 // column batch * kv_splits) so that the sums over the splits are row
-// reductions. Columns past the batch's splits weigh 0; the first of the
-// tile's rows (all alike) writes the LSE.
+// reductions. Columns past the batch's splits are not read (a masked load)
+// and weigh 0; the first of the tile's rows (all alike) writes the LSE.
 // CHECK-LABEL: func.func @decode_fwd_combine(
 // CHECK-SAME: tile.workspace = "o_partial"
 // CHECK-SAME: tile.workspace = "lse_partial"
@@ -81,11 +81,11 @@
 // CHECK: %[[OV:.*]] = tile.view %{{.*}}[%[[Q]], %[[H]]] keep [3, 0] : {{.*}} -> <64x?xf32>
 // CHECK: %[[LV:.*]] = tile.view %{{.*}}[%[[H]], %[[Q]]] keep [0] : {{.*}} -> <?xf32>
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[CN]] step %{{.*}} iter_args
-// CHECK: %[[COL:.*]] = arith.addi %[[FIRST]], %[[I]]
-// CHECK: tile.load %[[OV]][%{{.*}}, %[[COL]]] fill 0.000000e+00 : f32 : <64x?xf32> -> tensor<64x32xf32>
-// CHECK: tile.load %[[LV]][%[[COL]]] fill 0xFF800000 : f32 : <?xf32> -> tensor<32xf32>
 // CHECK: %[[POS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<64x32xindex>
 // CHECK: %[[VALID:.*]] = arith.cmpi slt, %[[POS]], %{{.*}} : tensor<64x32xindex>
+// CHECK: %[[COL:.*]] = arith.addi %[[FIRST]], %[[I]]
+// CHECK: tile.load %[[OV]][%{{.*}}, %[[COL]]] mask %[[VALID]] fill 0.000000e+00 : f32 : <64x?xf32>, tensor<64x32xi1> -> tensor<64x32xf32>
+// CHECK: tile.load %[[LV]][%[[COL]]] fill 0xFF800000 : f32 : <?xf32> -> tensor<32xf32>
 // CHECK: tile.broadcast %{{.*}} dim 0 : tensor<32xf32> -> tensor<64x32xf32>
 // CHECK: arith.select %[[VALID]]
 // CHECK: tile.reduce max %{{.*}} dim 1
