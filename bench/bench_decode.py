@@ -9,12 +9,15 @@ gqa8_decode_hd128.cubin.json (examples/gqa_decode.mlir). K and V are
 allocated [B, H_kv, L, D] (the peers' contiguous layout); Kiln reads the same
 memory as its [B, L, H_kv, D] view. Bandwidth counts K and V read once:
 2 * B * H_kv * L * D * 2 bytes. `kiln_nosplit` is the same program run with
-kv_splits = 1 (tile-split-kv's ablation, no recompile); `kiln_nodecode` the
-specs compiled with --decode-rows 0 (no decode program: the prefill tiles),
+kv_splits = 1 (tile-split-kv's ablation, no recompile); `kiln_byrows` the
+specs compiled with --combine-by-rows (the combine kernel over 64-row blocks),
 `kiln_nopack` the GQA specs compiled with --no-gqa-pack (one decode program
-per query head, each reading its group's K and V again).
+per query head, each reading its group's K and V again); `--variants
+_nodecode` adds the specs compiled with --decode-rows 0 (no decode program).
 Each row's output is checked against SDPA's math backend in f32 in the same
-run.
+run. With tree_verify_hd128.cubin.json in DIR (examples/tree_verify.mlir), rows
+of a speculative verify step with a random tree of 8, 32 and 64 drafts as an
+ancestor bitmask, next to cuDNN with the same boolean mask.
 """
 import argparse, json, os, sys
 
@@ -29,7 +32,7 @@ from measure import bench_rounds, relerr
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
 p.add_argument("--specs", required=True)
-p.add_argument("--variants", default="_nodecode,_nopack",
+p.add_argument("--variants", default="_byrows,_nopack",
                help="spec suffixes timed next to the default programs (ablations), when present")
 p.add_argument("--rounds", type=int, default=3,
                help="time every implementation of a row this many times in a rotated order, "
@@ -53,16 +56,22 @@ ablated = {(g, sfx): runtime.load(path) for g, name in specs.items() for sfx in 
 shapes = [(1, 32, 32, 32768, 1), (1, 32, 8, 32768, 1), (16, 32, 8, 8192, 1), (64, 32, 8, 8192, 1),
           (8, 32, 32, 16384, 1), (1, 64, 8, 131072, 1), (8, 32, 8, 8192, 8)]
 
+
+
+def problem(B, Hq, Hkv, L, Lq):
+    """Q, K, V and O in the peers' [B, H, L, D] layout, and the LSE."""
+    q = torch.randn(B, Hq, Lq, D, device=dev, dtype=dt)
+    k = torch.randn(B, Hkv, L, D, device=dev, dtype=dt)
+    return q, k, torch.randn_like(k), torch.empty_like(q), torch.empty(B, Hq, Lq, device=dev,
+                                                                      dtype=torch.float32)
+
+
 rows = []
 print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
 for B, Hq, Hkv, L, Lq in shapes:
     G = Hq // Hkv
     prog = programs[G]
-    q_peer = torch.randn(B, Hq, Lq, D, device=dev, dtype=dt)
-    k_peer = torch.randn(B, Hkv, L, D, device=dev, dtype=dt)
-    v_peer = torch.randn_like(k_peer)
-    o_peer = torch.empty_like(q_peer)
-    lse = torch.empty(B, Hq, Lq, device=dev, dtype=torch.float32)
+    q_peer, k_peer, v_peer, o_peer, lse = problem(B, Hq, Hkv, L, Lq)
     q, k, v, o = (t.transpose(1, 2) for t in (q_peer, k_peer, v_peer, o_peer))
     causal = G > 1 and Lq > 1  # the GQA variants are bottom-right causal
     gb = 2 * B * Hkv * L * D * 2 / 1e9
@@ -119,6 +128,59 @@ for B, Hq, Hkv, L, Lq in shapes:
     del q_peer, k_peer, v_peer, o_peer, lse, ref
     torch.cuda.empty_cache()
 
+# Speculative verify with a tree mask (examples/tree_verify.mlir, GQA 4:1):
+# Lq drafts per sequence, a random tree over them (each draft's parent an
+# earlier draft or the cache) as an ancestor bitmask, appended after the cache's
+# L - Lq committed entries. cuDNN runs the same boolean mask.
+tree_path = os.path.join(args.specs, "tree_verify_hd128.cubin.json")
+tree = runtime.load(tree_path) if os.path.exists(tree_path) else None
+for B, Hq, Hkv, L, Lq in ([(8, 32, 8, 8192, 8), (8, 32, 8, 8192, 32), (8, 32, 8, 8192, 64)] if tree else []):
+    G = Hq // Hkv
+    gen = torch.Generator().manual_seed(Lq)
+    cache = L - Lq
+    ancestors = torch.zeros(B, Lq, 2, dtype=torch.int64)
+    allowed = torch.zeros(B, 1, Lq, L, dtype=torch.bool)
+    allowed[:, :, :, :cache] = True
+    for b in range(B):
+        parent = [int(torch.randint(-1, i, (1,), generator=gen)) for i in range(Lq)]
+        for i in range(Lq):
+            j = i
+            while j >= 0:
+                ancestors[b, i, j // 32] |= 1 << (j % 32)
+                allowed[b, 0, i, cache + j] = True
+                j = parent[j]
+    words = torch.where(ancestors >= 2**31, ancestors - 2**32, ancestors).to(torch.int32).to(dev)
+    cache_len = torch.full((B,), cache, dtype=torch.int32, device=dev)
+    allowed = allowed.to(dev)
+    q_peer, k_peer, v_peer, o_peer, lse = problem(B, Hq, Hkv, L, Lq)
+    q, k, v, o = (t.transpose(1, 2) for t in (q_peer, k_peer, v_peer, o_peer))
+    gb = 2 * B * Hkv * L * D * 2 / 1e9
+    row = dict(B=B, Hq=Hq, Hkv=Hkv, L=L, Lq=Lq, D=D, tree=True)
+    with sdpa_kernel([SDPBackend.MATH]):
+        ref = F.scaled_dot_product_attention(q_peer.float(), k_peer.float().repeat_interleave(G, dim=1),
+                                             v_peer.float().repeat_interleave(G, dim=1), attn_mask=allowed)
+    o.fill_(float("nan"))
+    tree(q=q, k=k, v=v, out=o, lse=lse, captures=[words, cache_len])
+    torch.cuda.synchronize()
+    row["kiln_relerr"] = row["kiln_nosplit_relerr"] = relerr(o_peer, ref)
+    timed = [("kiln", lambda: tree(q=q, k=k, v=v, out=o, lse=lse, captures=[words, cache_len]))]
+
+    def cudnn():
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            return F.scaled_dot_product_attention(q_peer, k_peer, v_peer, attn_mask=allowed, enable_gqa=True)
+    try:
+        row["cudnn_relerr"] = relerr(cudnn(), ref)
+        timed.append(("cudnn", cudnn))
+    except Exception as e:
+        row["cudnn_error"] = str(e)[:80]
+    for name, (ms, spread) in bench_rounds(timed, args.rounds).items():
+        row[f"{name}_ms"], row[f"{name}_spread"] = ms, spread
+        row[f"{name}_gbps"] = gb / ms * 1e3
+    rows.append(row)
+    print(json.dumps(row), flush=True)
+    del q_peer, k_peer, v_peer, o_peer, lse, ref, allowed
+    torch.cuda.empty_cache()
+
 out = os.environ.get("OUT", "/tmp")
 json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.join(out, "decode.json"), "w"),
           indent=1)
@@ -128,7 +190,7 @@ print(f"\n{'shape':>26} {'kiln':>6} {'nosplit':>7} " + " ".join(f"{e[4:][:8]:>8}
 for r in rows:
     g = lambda key: f"{r[key]:6.0f}" if key in r else "   n/a"
     ratio = lambda peer: f"{r['kiln_gbps'] / r[peer + '_gbps']:7.2f}" if peer + "_gbps" in r else "    n/a"
-    shape = f"B{r['B']} H{r['Hq']}/{r['Hkv']} L{r['L']} Lq{r['Lq']}"
+    shape = f"B{r['B']} H{r['Hq']}/{r['Hkv']} L{r['L']} Lq{r['Lq']}" + (" tree" if r.get("tree") else "")
     print(f"{shape:>26} {g('kiln_gbps')} {g('kiln_nosplit_gbps'):>7} " +
           " ".join(f"{g(e + '_gbps'):>8}" for e in extra) + f" {g('flash_gbps')} {g('cudnn_gbps')} "
           f"{ratio('cudnn')} {ratio('flash')} {max(r['kiln_relerr'], r['kiln_nosplit_relerr']):8.1e} "

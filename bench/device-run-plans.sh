@@ -287,11 +287,11 @@ combine)
   done
   timeout 240 python3 bench/bench_decode.py --lib "$LIB" --specs $S --variants _byrows,_nopack \
     > "$OUT/bench_decode.txt" 2>&1
-  echo "bench_decode rc=$?"; tail -n 9 "$OUT/bench_decode.txt"
+  echo "bench_decode rc=$?"; tail -n 12 "$OUT/bench_decode.txt"
   ;;
 decode-bench)
-  timeout 200 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1
-  echo "bench_decode rc=$?"; tail -n 9 "$OUT/bench_decode.txt"
+  timeout 300 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1
+  echo "bench_decode rc=$?"; tail -n 12 "$OUT/bench_decode.txt"
   ;;
 decode-check)
   # The forward after split-KV and the decode program (prefill shapes: the

@@ -90,6 +90,8 @@ wait
 compile gqa4_decode_hd128_nopack gqa_decode --variant gqa4_decode --no-gqa-pack &
 compile gqa8_decode_hd128_nopack gqa_decode --variant gqa8_decode --no-gqa-pack &
 wait
+# Speculative verify with a tree mask (bench/bench_decode.py's tree rows).
+compile tree_verify_hd128 tree_verify &
 # The split-KV combine kernel over blocks of query rows (`_byrows`,
 # --combine-by-rows: one split per step).
 compile plain_hd128_byrows plain --head-dim 128 --combine-by-rows &

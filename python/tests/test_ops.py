@@ -95,6 +95,28 @@ class Ops(unittest.TestCase):
         self.check_forward_and_grads(example("document_mask"), q, k, v, [docs, docs], causal="top_left",
                                      allowed=docs[:, None] == docs[None, :])
 
+    def test_tree_verify_captures(self):
+        # Speculative decoding's verify step: a random tree of 40 drafts per
+        # sequence after ragged caches (60 and 35 committed entries; the second
+        # sequence's keys past its drafts are padding), as an ancestor bitmask.
+        b, lq, lk = 2, 40, 100
+        q, k, v = inputs(b, lq, lk, 8, 2, 128, seed=7)
+        gen = torch.Generator().manual_seed(8)
+        cache_len = torch.tensor([60, 35], dtype=torch.int32)
+        ancestors = torch.zeros(b, lq, 2, dtype=torch.int64)
+        allowed = torch.zeros(b, 1, lq, lk, dtype=torch.bool)
+        for s in range(b):
+            parent = [int(torch.randint(-1, i, (1,), generator=gen)) for i in range(lq)]
+            for i in range(lq):
+                allowed[s, 0, i, :cache_len[s]] = True
+                j = i
+                while j >= 0:  # i and its ancestors
+                    ancestors[s, i, j // 32] |= 1 << (j % 32)
+                    allowed[s, 0, i, cache_len[s] + j] = True
+                    j = parent[j]
+        words = torch.where(ancestors >= 2**31, ancestors - 2**32, ancestors).to(torch.int32)
+        self.check_forward_and_grads(example("tree_verify"), q, k, v, [words, cache_len], allowed=allowed)
+
     def test_lse(self):
         q, k, v = inputs(1, 20, 30, 2, 2, 64, seed=6)
         out, lse = kiln.attention_with_lse(q, k, v, example("plain"))

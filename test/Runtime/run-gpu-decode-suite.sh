@@ -47,6 +47,14 @@ run "gqa8_decode decode-rows 32 Lq=7 Lk=5000" "$EX/gqa_decode.mlir" --variant gq
 run "gqa4_decode fp16 hd=64 Lq=13 Lk=4000" "$EX/gqa_decode.mlir" --variant gqa4_decode --dtype fp16 --head-dim 64 --seqlen 13 --seqlen-kv 4000 --heads 8
 run "gqa4_decode hd=256 Lq=2 Lk=3000" "$EX/gqa_decode.mlir" --variant gqa4_decode --head-dim 256 --seqlen 2 --seqlen-kv 3000 --heads 8
 run "gqa4_decode no-gqa-pack Lq=3 Lk=3000" "$EX/gqa_decode.mlir" --variant gqa4_decode --no-gqa-pack --seqlen 3 --seqlen-kv 3000 --heads 8
+# The combine kernel: many splits over several of its steps, its ablation;
+# the tree-mask verify step (examples/tree_verify.mlir: captured ancestor
+# bits and cache lengths).
+run "plain Lq=3 Lk=20000 splits=70" "$EX/plain.mlir" --seqlen 3 --seqlen-kv 20000 --heads 4 --batch 3 --kv-splits 70
+run "causal combine-by-rows Lq=7 Lk=5000 splits=9" "$EX/causal.mlir" --combine-by-rows --seqlen 7 --seqlen-kv 5000 --heads 2 --batch 2 --kv-splits 9
+run "tree_verify Lq=8 Lk=4000" "$EX/tree_verify.mlir" --seqlen 8 --seqlen-kv 4000 --heads 8 --batch 2
+run "tree_verify Lq=64 Lk=3000 splits=5" "$EX/tree_verify.mlir" --seqlen 64 --seqlen-kv 3000 --heads 8 --kv-splits 5
+run "tree_verify Lq=33 Lk=200 fp16 hd=64" "$EX/tree_verify.mlir" --seqlen 33 --seqlen-kv 200 --heads 4 --dtype fp16 --head-dim 64
 run "plain no-split-kv Lq=1 Lk=4096" "$EX/plain.mlir" --no-split-kv --seqlen 1 --seqlen-kv 4096 --heads 2
 run "causal decode-rows 0 Lq=3 Lk=4096" "$EX/causal.mlir" --decode-rows 0 --seqlen 3 --seqlen-kv 4096 --heads 2 --head-dim 128
 run "causal decode-rows 32 Lq=20 Lk=2000" "$EX/causal.mlir" --decode-rows 32 --seqlen 20 --seqlen-kv 2000 --heads 2 --head-dim 128
