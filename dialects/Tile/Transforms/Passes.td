@@ -62,7 +62,7 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
            "Programs per multiprocessor the split aims to fill (0: the "
            "device's occupancy of the counted kernel, "
            "ctas_per_sm.<kernel>, bound by the runtime)">,
-    Option<"combineSplits", "combine-splits", "int64_t", /*default=*/"32",
+    Option<"combineSplits", "combine-splits", "int64_t", /*default=*/"16",
            "Splits the combine kernel merges per step, one query row per "
            "program; 0: blocks of combine-rows query rows per program, one "
            "split per step (ablation)">,

@@ -195,11 +195,11 @@
 // CHECK: // Kernel causal_softcap_fwd_combine: 4 warps, 0 bytes of shared memory
 // CHECK: const kiln::Desc<float> [[OT:v[0-9]+]] = {{{.*}}.size[3]), static_cast<int>({{.*}}.size[0]), {{.*}}.stride[3], {{.*}}.stride[0], 0};
 // CHECK: for (int [[S:v[0-9]+]] = {{v[0-9]+}}; [[S]] < {{v[0-9]+}}; [[S]] += {{v[0-9]+}}) {
-// CHECK: kiln::Frag<float, 64, 32, 4> [[O:v[0-9]+]];
+// CHECK: kiln::Frag<float, 64, 16, 4> [[O:v[0-9]+]];
 // CHECK-NEXT: kiln::load([[O]], [[OT]],
-// CHECK: kiln::ColFrag<float, 32, 4> [[X:v[0-9]+]];
+// CHECK: kiln::ColFrag<float, 16, 4> [[X:v[0-9]+]];
 // CHECK-NEXT: kiln::load([[X]],
-// CHECK: kiln::broadcast_cols<kiln::Frag<float, 64, 32, 4>>([[X]])
+// CHECK: kiln::broadcast_cols<kiln::Frag<float, 64, 16, 4>>([[X]])
 // CHECK: kiln::reduce_rows<true>(
 // CHECK: kiln::exp2_fast(
 // CHECK: kiln::reduce_rows<false>(

@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv -split-input-file | FileCheck %s
-// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="max-splits=8 min-blocks=2 ctas-per-sm=1 combine-splits=16" -split-input-file | FileCheck %s --check-prefix=OPTS
+// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="max-splits=8 min-blocks=2 ctas-per-sm=1 combine-splits=48" -split-input-file | FileCheck %s --check-prefix=OPTS
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="combine-splits=0 combine-rows=32" -split-input-file | FileCheck %s --check-prefix=ROWS
 // RUN: kiln-opt %s -convert-attn-to-tile="block-m=128 decode-rows=32" -tile-split-kv -split-input-file | FileCheck %s --check-prefix=TWO
 
@@ -59,7 +59,7 @@
 
 // The combine kernel: launched only when kv_splits >= 2, one program per
 // (query row, head, batch), an online merge in base 2 over the splits in
-// blocks of 32, read transposed ([Dv, splits] of this row and head, from
+// blocks of 16, read transposed ([Dv, splits] of this row and head, from
 // column batch * kv_splits) so that the sums over the splits are row
 // reductions. Columns past the batch's splits are not read (a masked load)
 // and weigh 0; the first of the tile's rows (all alike) writes the LSE.
@@ -81,12 +81,12 @@
 // CHECK: %[[OV:.*]] = tile.view %{{.*}}[%[[Q]], %[[H]]] keep [3, 0] : {{.*}} -> <64x?xf32>
 // CHECK: %[[LV:.*]] = tile.view %{{.*}}[%[[H]], %[[Q]]] keep [0] : {{.*}} -> <?xf32>
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[CN]] step %{{.*}} iter_args
-// CHECK: %[[POS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<64x32xindex>
-// CHECK: %[[VALID:.*]] = arith.cmpi slt, %[[POS]], %{{.*}} : tensor<64x32xindex>
+// CHECK: %[[POS:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<64x16xindex>
+// CHECK: %[[VALID:.*]] = arith.cmpi slt, %[[POS]], %{{.*}} : tensor<64x16xindex>
 // CHECK: %[[COL:.*]] = arith.addi %[[FIRST]], %[[I]]
-// CHECK: tile.load %[[OV]][%{{.*}}, %[[COL]]] mask %[[VALID]] fill 0.000000e+00 : f32 : <64x?xf32>, tensor<64x32xi1> -> tensor<64x32xf32>
-// CHECK: tile.load %[[LV]][%[[COL]]] fill 0xFF800000 : f32 : <?xf32> -> tensor<32xf32>
-// CHECK: tile.broadcast %{{.*}} dim 0 : tensor<32xf32> -> tensor<64x32xf32>
+// CHECK: tile.load %[[OV]][%{{.*}}, %[[COL]]] mask %[[VALID]] fill 0.000000e+00 : f32 : <64x?xf32>, tensor<64x16xi1> -> tensor<64x16xf32>
+// CHECK: tile.load %[[LV]][%[[COL]]] fill 0xFF800000 : f32 : <?xf32> -> tensor<16xf32>
+// CHECK: tile.broadcast %{{.*}} dim 0 : tensor<16xf32> -> tensor<64x16xf32>
 // CHECK: arith.select %[[VALID]]
 // CHECK: tile.reduce max %{{.*}} dim 1
 // CHECK: arith.maximumf
@@ -116,7 +116,7 @@
 // OPTS-LABEL: func.func @decode_fwd(
 // OPTS-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 1\], 1\], \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 128\], 8\], 1\]}}}
 // OPTS-LABEL: func.func @decode_fwd_combine(
-// OPTS: tile.load {{.*}} -> tensor<64x16xf32>
+// OPTS: tile.load {{.*}} -> tensor<64x48xf32>
 attn.attention @decode {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         causal = #attn.causal<bottom_right>}
 
