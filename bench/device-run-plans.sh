@@ -29,7 +29,8 @@
 #   decode - split-KV decoding: the decode suite, sanitizers on a split
 #           run, bench/bench_decode.py, and the prefill forward with and
 #           without tile-split-kv (`_nosplitkv` specs);
-#   decode-bench - bench/bench_decode.py alone;
+#   decode-bench - bench/bench_decode.py alone, and its plot
+#           (bench/plot_decode.py);
 #   decode-suite - the decode suite alone;
 #   gqa-pack - GQA packing: sanitizers on a packed split decode, the SASS
 #           of its kernels, bench/bench_decode.py with the `_nopack` ablation;
@@ -292,6 +293,7 @@ combine)
 decode-bench)
   timeout 300 python3 bench/bench_decode.py --lib "$LIB" --specs $S > "$OUT/bench_decode.txt" 2>&1
   echo "bench_decode rc=$?"; tail -n 12 "$OUT/bench_decode.txt"
+  python3 bench/plot_decode.py "$OUT/decode.json" "$OUT/decode.png" > /dev/null
   ;;
 decode-check)
   # The forward after split-KV and the decode program (prefill shapes: the
