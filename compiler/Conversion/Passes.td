@@ -56,6 +56,9 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"gqaPack", "gqa-pack", "bool", "true",
            "GQA: the decode program's rows are (query, head) pairs of one "
            "KV group, so K/V tiles are read once per group">,
+    Option<"visibleBelow", "visible-below", "bool", "true",
+           "With split-masked-blocks: a mask_mod `kv < X || ...` with X "
+           "uniform per program runs its blocks below X unmasked">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

@@ -56,6 +56,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.decodeRows = choices.decodeRows;
   options.gqaPack = choices.gqaPack;
   options.combineByRows = choices.combineByRows;
+  options.visibleBelow = choices.visibleBelow;
   options.pingPong = choices.pingPong;
   options.keysByQueries = choices.keysByQueries;
 }
@@ -109,6 +110,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.decodeRows = o.decodeRows;
   choices.gqaPack = o.gqaPack;
   choices.combineByRows = o.combineByRows;
+  choices.visibleBelow = o.visibleBelow;
   choices.pingPong = o.pingPong;
   return choices;
 }

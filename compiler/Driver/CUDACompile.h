@@ -28,6 +28,7 @@ struct ScheduleChoices {
   int64_t decodeRows = 64;        ///< forward: the decode program's rows
   bool gqaPack = true;            ///< forward: GQA heads packed in its rows
   bool combineByRows = false;     ///< forward: the row-block combine kernel
+  bool visibleBelow = true;       ///< forward: unmasked blocks below X
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

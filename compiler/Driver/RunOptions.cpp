@@ -52,6 +52,9 @@ const char *runUsage() {
                             run when Lq <= R (default 64; 0: none, ablation)
   --no-gqa-pack             forward, GQA: one decode program per query head
                             instead of per KV group (ablation)
+  --no-visible-below        forward: evaluate a mask_mod `kv < X || ...` (X per
+                            program, e.g. a verify step's cache length) on
+                            every block, not only above X (ablation)
   --combine-by-rows         forward, split KV: the combine kernel over blocks
                             of 64 query rows, one split per step, instead of
                             one query row over blocks of splits (ablation)
@@ -159,6 +162,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
                     name == "no-split" || name == "no-split-kv" ||
                     name == "no-gqa-pack" || name == "combine-by-rows" ||
+                    name == "no-visible-below" ||
                     name == "no-overlap-copies" ||
                     name == "no-prefetch" || name == "no-fast-math" ||
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
@@ -183,6 +187,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.gqaPack = false;
     } else if (name == "combine-by-rows") {
       o.combineByRows = true;
+    } else if (name == "no-visible-below") {
+      o.visibleBelow = false;
     } else if (name == "keys-by-queries") {
       o.keysByQueries = KeysByQueries::On;
     } else if (name == "no-keys-by-queries") {

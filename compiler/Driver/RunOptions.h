@@ -53,6 +53,9 @@ struct RunOptions {
   /// Forward, split KV: the combine kernel over blocks of query rows
   /// (ablation switch --combine-by-rows).
   bool combineByRows = false;
+  /// Forward: blocks below a mask_mod's per-program bound `kv < X || ...`
+  /// run unmasked (ablation switch --no-visible-below).
+  bool visibleBelow = true;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

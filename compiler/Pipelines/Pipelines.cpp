@@ -45,6 +45,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     lowering.splitMaskedBlocks = options.splitMaskedBlocks;
     lowering.decodeRows = options.decodeRows;
     lowering.gqaPack = options.gqaPack;
+    lowering.visibleBelow = options.visibleBelow;
     pm.addPass(createConvertAttnToTile(lowering));
     // Decoding: programs share a (batch, head, Q block)'s KV range when the
     // grid is too small for the device, and a combine kernel merges them.
@@ -155,6 +156,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.blockN = 0;
   forward.splitKv = options.splitKv;
   forward.combineByRows = options.combineByRows;
+  forward.visibleBelow = options.visibleBelow;
   forward.decodeRows = options.decodeRows;
   forward.gqaPack = options.gqaPack;
   buildForwardTilePipeline(pm, forward);

@@ -44,6 +44,12 @@ struct ForwardPipelineOptions
                      "grid cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
       llvm::cl::init(true)};
+  Option<bool> visibleBelow{
+      *this, "visible-below",
+      llvm::cl::desc("Forward: a mask_mod `kv < X || ...` with X uniform per "
+                     "program runs its blocks below X unmasked "
+                     "(convert-attn-to-tile visible-below)"),
+      llvm::cl::init(true)};
   Option<bool> combineByRows{
       *this, "combine-by-rows",
       llvm::cl::desc("Forward: the split-KV combine kernel over blocks of "
@@ -165,6 +171,12 @@ struct CUDAPipelineOptions
       llvm::cl::desc("Forward: split the KV range across CTAs when the grid "
                      "cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
+      llvm::cl::init(true)};
+  Option<bool> visibleBelow{
+      *this, "visible-below",
+      llvm::cl::desc("Forward: a mask_mod `kv < X || ...` with X uniform per "
+                     "program runs its blocks below X unmasked "
+                     "(convert-attn-to-tile visible-below)"),
       llvm::cl::init(true)};
   Option<bool> combineByRows{
       *this, "combine-by-rows",

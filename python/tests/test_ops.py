@@ -97,12 +97,13 @@ class Ops(unittest.TestCase):
 
     def test_tree_verify_captures(self):
         # Speculative decoding's verify step: a random tree of 40 drafts per
-        # sequence after ragged caches (60 and 35 committed entries; the second
-        # sequence's keys past its drafts are padding), as an ancestor bitmask.
-        b, lq, lk = 2, 40, 100
+        # sequence after ragged caches (260 and 135 committed entries; the
+        # second sequence's keys past its drafts are padding), as an ancestor
+        # bitmask. The committed keys' blocks run unmasked (VisibleBelow).
+        b, lq, lk = 2, 40, 300
         q, k, v = inputs(b, lq, lk, 8, 2, 128, seed=7)
         gen = torch.Generator().manual_seed(8)
-        cache_len = torch.tensor([60, 35], dtype=torch.int32)
+        cache_len = torch.tensor([260, 135], dtype=torch.int32)
         ancestors = torch.zeros(b, lq, 2, dtype=torch.int64)
         allowed = torch.zeros(b, 1, lq, lk, dtype=torch.bool)
         for s in range(b):

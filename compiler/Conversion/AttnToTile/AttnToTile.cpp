@@ -10,6 +10,7 @@
 #include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
+#include "compiler/Conversion/AttnToTile/VisibleBelow.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Tile/IR/TileAttrNames.h"
 
@@ -146,7 +147,8 @@ SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
 /// owns a KV head and its rows are (query, head of the group) pairs, so
 /// each K/V tile it loads serves every query head of the group.
 LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
-                             int64_t blockN, bool split, StringRef suffix,
+                             int64_t blockN, bool split, bool visibleBelow,
+                             StringRef suffix,
                              Attribute when, int64_t pack) {
   MLIRContext *mctx = spec.getContext();
   OpBuilder b(spec);
@@ -263,11 +265,23 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   Value kvEnd =
       evalUpperExclusive(pb, upperBounds, qLast, ctx.diagOffset, ctx.lenK);
 
-  if (band && band.getExact() && split) {
+  // Keys below a per-program bound of a mask_mod `kv < X || ...` (a verify
+  // step's committed cache) are visible whatever the rest of the mask says.
+  // Packed rows have their own heads, so X may then not read the head.
+  std::optional<VisibleBelow> below;
+  if (split && visibleBelow && spec.hasMaskMod() && !(band && band.getExact()))
+    below = findVisibleBelow(spec.getMaskMod(), /*headUniform=*/pack == 1);
+  if ((band && band.getExact() && split) || below) {
     Value kvEndBlock = pb.maxIndex(kvStart, pb.ceilTo(kvEnd, blockN));
     Value fullLo = evalLower(pb, lowerBounds, qLast, ctx.diagOffset, zero);
     Value fullHi =
         evalUpperExclusive(pb, upperBounds, qFirst, ctx.diagOffset, ctx.lenK);
+    // Inexact, the band still bounds every row's keys (the causal and
+    // window attributes exactly), and below X the mask_mod holds.
+    if (below)
+      fullHi = pb.minIndex(
+          fullHi, buildVisibleBelow(b, *below, spec.getMaskMod(), ctx.batch,
+                                    headId, ctx.captures));
     Value fullStart = pb.minIndex(
         pb.maxIndex(pb.ceilTo(fullLo, blockN), kvStart), kvEndBlock);
     Value fullEnd = pb.minIndex(
@@ -337,11 +351,11 @@ struct ConvertAttnToTile
       // where whole groups fit a block.
       int64_t group = spec.getGqaGroup();
       int64_t pack = gqaPack && group > 1 && decodeRows % group == 0 ? group : 1;
-      if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks, "",
-                                prefillWhen, /*pack=*/1)) ||
-          (decode && failed(lowerAttention(spec, decodeRows, keys,
-                                           splitMaskedBlocks, "_decode",
-                                           decodeWhen, pack))))
+      if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks,
+                                visibleBelow, "", prefillWhen, /*pack=*/1)) ||
+          (decode &&
+           failed(lowerAttention(spec, decodeRows, keys, splitMaskedBlocks,
+                                 visibleBelow, "_decode", decodeWhen, pack))))
         return signalPassFailure();
       spec.erase();
     }

@@ -10,11 +10,13 @@
 #include "dialects/TileGPU/Transforms/Passes.h"
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
 
+#include "dialects/Tile/IR/TileAttrNames.h"
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -72,6 +74,14 @@ bool isRegisterTile(Type t) { return isa<RankedTensorType>(t); }
 bool isSetup(Operation *op) {
   if (isa<SharedAllocOp>(op))
     return true;
+  // A scalar read of a capture (read-only input; a mask's per-program key
+  // bound, VisibleBelow.h): the producer may compute it too.
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
+    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+    return func && func.getArgAttr(arg.getArgNumber(), tile::attrs::kCapture);
+  }
   return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
          llvm::none_of(op->getResultTypes(), isRegisterTile);
 }
