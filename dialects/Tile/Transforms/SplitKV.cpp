@@ -413,8 +413,12 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     Index ix{b, loc};
     Type f32 = b.getF32Type(), index = b.getIndexType();
     int64_t cols = combineSplits;
-    auto [oPartial, lsePartial, out, lse, numSplits, query, head, batch] =
-        CombineEntry::build(b, loc, entry);
+    // Plain variables, not structured bindings: the lambdas below capture
+    // them (C++17).
+    CombineEntry e = CombineEntry::build(b, loc, entry);
+    Value oPartial = e.oPartial, lsePartial = e.lsePartial, out = e.out,
+          lse = e.lse, numSplits = e.numSplits, query = e.x, head = e.head,
+          batch = e.batch;
     Value first = ix.mul(batch, numSplits);
     Value zero = ix.c(0);
     auto tensor = [&](ArrayRef<int64_t> shape, Type e) {
@@ -535,8 +539,10 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     Index ix{b, loc};
     Type f32 = b.getF32Type();
     int64_t rows = combineRows;
-    auto [oPartial, lsePartial, out, lse, numSplits, qBlock, head, batch] =
-        CombineEntry::build(b, loc, entry);
+    CombineEntry e = CombineEntry::build(b, loc, entry);
+    Value oPartial = e.oPartial, lsePartial = e.lsePartial, out = e.out,
+          lse = e.lse, numSplits = e.numSplits, qBlock = e.x, head = e.head,
+          batch = e.batch;
     Value qStart = ix.mul(qBlock, ix.c(rows));
     Value zero = ix.c(0);
     auto matrixDesc = [&](Type e) {
