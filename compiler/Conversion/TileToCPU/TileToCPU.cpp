@@ -68,12 +68,13 @@ Value descExtent(OpBuilder &b, Location loc, Value memref, int64_t d,
                                arith::ConstantIndexOp::create(b, loc, group));
 }
 
-/// True when every `offsets[d] + ivs[d]` lies in [0, dim(memref, d)).
-/// `positions` gets the memref's indices; a packed descriptor's (`group` >
-/// 1) row r becomes (r / group, r % group).
+/// True when every `offsets[d] + ivs[d]` lies in [0, dim(memref, d)) and,
+/// with a `mask` tile, its element at `ivs` is set. `positions` gets the
+/// memref's indices; a packed descriptor's (`group` > 1) row r becomes
+/// (r / group, r % group).
 Value inBounds(OpBuilder &b, Location loc, Value memref, ValueRange offsets,
                ValueRange ivs, SmallVectorImpl<Value> &positions,
-               int64_t group) {
+               int64_t group, Value mask) {
   Value ok;
   for (auto [d, offset] : llvm::enumerate(offsets)) {
     Value pos = arith::AddIOp::create(b, loc, offset, ivs[d]);
@@ -91,6 +92,9 @@ Value inBounds(OpBuilder &b, Location loc, Value memref, ValueRange offsets,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, pos, extent);
     ok = ok ? Value(arith::AndIOp::create(b, loc, ok, fits)) : fits;
   }
+  if (mask)
+    ok = arith::AndIOp::create(b, loc, ok,
+                               tensor::ExtractOp::create(b, loc, mask, ivs));
   return ok;
 }
 
@@ -186,10 +190,8 @@ struct LoadLowering : OpConversionPattern<tile::LoadOp> {
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           SmallVector<Value> positions;
           Value ok = inBounds(b, loc, memref, offsets, ivs, positions,
-                              op.getDesc().getType().getGroup());
-          if (Value mask = adaptor.getMask())
-            ok = arith::AndIOp::create(
-                b, loc, ok, tensor::ExtractOp::create(b, loc, mask, ivs));
+                              op.getDesc().getType().getGroup(),
+                              adaptor.getMask());
           auto guarded = scf::IfOp::create(
               b, loc, ok,
               [&](OpBuilder &then, Location l) {
@@ -230,11 +232,8 @@ void writeInBounds(
   tileLoopNest(rewriter, location, type.getShape(),
                [&](OpBuilder &b, Location loc, ValueRange ivs) {
                  SmallVector<Value> positions;
-                 Value ok =
-                     inBounds(b, loc, memref, offsets, ivs, positions, group);
-                 if (mask)
-                   ok = arith::AndIOp::create(
-                       b, loc, ok, tensor::ExtractOp::create(b, loc, mask, ivs));
+                 Value ok = inBounds(b, loc, memref, offsets, ivs, positions,
+                                     group, mask);
                  scf::IfOp::create(
                      b, loc, ok, [&](OpBuilder &then, Location l) {
                        Value v = tensor::ExtractOp::create(then, l, value, ivs);
