@@ -42,12 +42,18 @@
 #   decode-check - the forward's checks after split-KV and the decode
 #           program: examples and head dims against float64, sanitizers,
 #           SASS, the quick forward suite;
+#   paged - paged KV caches: decode, verify and prefill with K and V in
+#           pools of pages (page sizes 7 .. 256, TMA and cp.async copies,
+#           split and unsplit, tree-masked verify) against float64,
+#           memcheck/racecheck/synccheck on paged split runs, the SASS of the
+#           paged decode kernel, and bench/bench_decode.py with the paged
+#           columns (`_p16`, `_p64`, `_p256` specs);
 #   python - the Python package on the GPU (python/tests/gpu_check.py:
 #           CUDA tensors vs float64, a training step vs SDPA, torch.compile,
 #           flex_attention, host overhead per call) and the compile-time
 #           benchmark (cold, warm lookup, warm load).
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-suite|decode-check|gqa-pack|combine|python
+#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-suite|decode-check|gqa-pack|combine|paged|python
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -299,6 +305,44 @@ decode-check)
   # The forward after split-KV and the decode program (prefill shapes: the
   # prefill kernel; Lq = 1: the decode kernel, split).
   forward_checks
+  ;;
+paged)
+  GQA=examples/gqa_decode.mlir
+  {
+  for args in "$GQA --variant gqa4_decode --heads 32 --batch 3 --seqlen 1 --seqlen-kv 5000 --page-size 16" \
+      "$GQA --variant gqa4_decode --heads 32 --batch 3 --seqlen 1 --seqlen-kv 5000 --page-size 64" \
+      "$GQA --variant gqa8_decode --heads 64 --batch 2 --seqlen 1 --seqlen-kv 9000 --page-size 256" \
+      "$GQA --variant gqa4_decode --heads 32 --batch 3 --seqlen 1 --seqlen-kv 5000 --page-size 7" \
+      "$GQA --variant gqa4_decode --heads 32 --batch 3 --seqlen 1 --seqlen-kv 5000 --page-size 32 --no-warp-specialize" \
+      "$GQA --variant gqa4_decode --heads 8 --batch 4 --seqlen 8 --seqlen-kv 3000 --page-size 16" \
+      "$GQA --variant gqa8_decode --heads 16 --batch 2 --seqlen 37 --seqlen-kv 2000 --page-size 128" \
+      "$GQA --variant gqa4_decode --heads 8 --batch 2 --seqlen 1 --seqlen-kv 100000 --page-size 16" \
+      "$GQA --variant gqa4_decode --heads 8 --batch 2 --seqlen 1 --seqlen-kv 3000 --page-size 16 --kv-splits 1" \
+      "$GQA --variant gqa4_decode --heads 8 --batch 2 --seqlen 1 --seqlen-kv 3000 --page-size 16 --no-gqa-pack" \
+      "examples/plain.mlir --head-dim 128 --heads 32 --batch 2 --seqlen 1 --seqlen-kv 20000 --page-size 16" \
+      "examples/plain.mlir --head-dim 64 --heads 4 --batch 2 --seqlen 1 --seqlen-kv 3000 --page-size 32" \
+      "examples/causal.mlir --head-dim 128 --heads 4 --batch 2 --seqlen 300 --seqlen-kv 1000 --page-size 16" \
+      "examples/causal.mlir --head-dim 64 --heads 4 --batch 2 --seqlen 1000 --seqlen-kv 1000 --page-size 256" \
+      "examples/softcap.mlir --head-dim 128 --heads 4 --batch 2 --seqlen 1 --seqlen-kv 4000 --page-size 64" \
+      "examples/tree_verify.mlir --heads 32 --batch 3 --seqlen 64 --seqlen-kv 4000 --page-size 16" \
+      "examples/tree_verify.mlir --heads 32 --batch 3 --seqlen 8 --seqlen-kv 4000 --page-size 64"; do
+    echo "== $args"
+    timeout 60 $KILN run $args --backend cuda --check 2>&1 | grep -E "error|output:|PASS|FAIL"
+  done
+  } > "$OUT/paged-checks.txt" 2>&1
+  echo "paged checks: $(grep -c '^PASS' "$OUT/paged-checks.txt") PASS, $(grep -c '^FAIL' "$OUT/paged-checks.txt") FAIL," \
+    "$(grep -c 'error' "$OUT/paged-checks.txt") errors of $(grep -c '^==' "$OUT/paged-checks.txt")"
+  grep -E "error|FAIL" -B3 "$OUT/paged-checks.txt" | head -20
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool paged split: "
+    timeout 100 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run $GQA --variant gqa4_decode \
+      --backend cuda --heads 8 --batch 3 --seqlen 5 --seqlen-kv 3000 --page-size 16 --kv-splits 5 --check 2>&1 \
+      | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+  sass_summary
+  grep -E "fwd_decode" "$OUT/sass.txt" | head -4
+  timeout 300 python3 bench/bench_decode.py --lib "$LIB" --specs $S --variants "" > "$OUT/bench_decode.txt" 2>&1
+  echo "bench_decode rc=$?"; tail -n 12 "$OUT/bench_decode.txt"
   ;;
 python)
   gunzip -c .device/libkiln.so.gz > /tmp/kiln-bin/libkiln.so

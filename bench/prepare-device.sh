@@ -90,6 +90,14 @@ wait
 compile gqa4_decode_hd128_nopack gqa_decode --variant gqa4_decode --no-gqa-pack &
 compile gqa8_decode_hd128_nopack gqa_decode --variant gqa8_decode --no-gqa-pack &
 wait
+# Paged KV caches (bench/bench_decode.py's `_p<page size>` columns): K and V
+# in pools of 16-, 64- and 256-key pages read through a block table.
+for ps in 16 64 256; do
+  compile plain_hd128_p$ps plain --head-dim 128 --page-size $ps &
+  compile gqa4_decode_hd128_p$ps gqa_decode --variant gqa4_decode --page-size $ps &
+  compile gqa8_decode_hd128_p$ps gqa_decode --variant gqa8_decode --page-size $ps &
+  wait
+done
 # Speculative verify with a tree mask (bench/bench_decode.py's tree rows).
 compile tree_verify_hd128 tree_verify &
 # The split-KV combine kernel over blocks of query rows (`_byrows`,

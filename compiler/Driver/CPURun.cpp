@@ -86,12 +86,7 @@ int runOnCPU(CPUPrograms &programs, const RunOptions &o, const Problem &p,
              double &runMs, llvm::raw_ostream &err) {
   std::string error;
   auto runStart = std::chrono::steady_clock::now();
-  if (!runPlanOnCPU(*programs.kernel, programs.forward,
-                    {{"q", &in.q},
-                     {"k", &in.k},
-                     {"v", &in.v},
-                     {"out", &in.o},
-                     {"lse", &in.lse}},
+  if (!runPlanOnCPU(*programs.kernel, programs.forward, in.forwardTensors(),
                     captures, error, kvSplitsOverride(o))) {
     err << "kiln: error: " << error << "\n";
     return kInternalError;

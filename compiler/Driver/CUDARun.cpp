@@ -97,7 +97,15 @@ int runOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
                         kernel->compileMs(), kernel->loadMs())
               .str();
 
-  std::vector<HostBuffer *> host{&in.q, &in.k, &in.v, &in.o, &in.lse};
+  // The named tensors first (out and lse among them, copied back), then
+  // the captures.
+  std::vector<std::string> names;
+  std::vector<HostBuffer *> host;
+  for (auto &[name, buffer] : in.forwardTensors()) {
+    names.push_back(name);
+    host.push_back(buffer);
+  }
+  size_t numNamed = host.size();
   for (HostBuffer &c : captures)
     host.push_back(&c);
   std::vector<void *> device(host.size(), nullptr);
@@ -121,14 +129,13 @@ int runOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     refs.push_back({device[i], deviceDType(host[i]->kind), host[i]->sizes,
                     host[i]->strides});
   }
-  std::vector<TensorRef> captureRefs(refs.begin() + 5, refs.end());
+  std::vector<TensorRef> captureRefs(refs.begin() + numNamed, refs.end());
+  std::vector<NamedTensor> named;
+  for (size_t i = 0; i < numNamed; ++i)
+    named.push_back({names[i], refs[i]});
   auto launch = [&] {
-    return kernel->program().run({{"q", refs[0]},
-                                  {"k", refs[1]},
-                                  {"v", refs[2]},
-                                  {"out", refs[3]},
-                                  {"lse", refs[4]}},
-                                 captureRefs, nullptr, kvSplitsOverride(o));
+    return kernel->program().run(named, captureRefs, nullptr,
+                                 kvSplitsOverride(o));
   };
   start = std::chrono::steady_clock::now();
   // A launch that validation refused is bad input; a failure while the
@@ -142,13 +149,16 @@ int runOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     return fail(s, kInternalError);
   }
   runMs = millisecondsSince(start);
-  for (size_t i : {size_t(3), size_t(4)})
+  for (size_t i = 0; i < numNamed; ++i) {
+    if (names[i] != "out" && names[i] != "lse")
+      continue;
     if (Status c = cuda::copyToHost(host[i]->data(), device[i],
                                     host[i]->storage.size() * 8);
         !c.ok()) {
       cleanup();
       return fail(c, kInternalError);
     }
+  }
   if (o.repeats > 0) {
     double ms = 0;
     for (int i = 0; i < 3; ++i)

@@ -2,6 +2,7 @@
 
 #include "compiler/Driver/ProblemInputs.h"
 
+#include <algorithm>
 #include <random>
 
 using namespace mlir;
@@ -68,6 +69,54 @@ std::optional<int64_t> resolveDim(Attribute dim, const Problem &p) {
   return std::nullopt;
 }
 
+/// The paged cache of `k` and `v` (see PagedKV): sequence 0 holds all
+/// seqKV keys, the others between half and all of them; the pages of all
+/// sequences, and one spare, in a random order; table slots past a
+/// sequence's pages are -1, which no kernel may follow.
+PagedKV makePagedKV(const Problem &p, const HostBuffer &k, const HostBuffer &v,
+                    std::mt19937_64 &rng) {
+  int64_t ps = p.pageSize;
+  int64_t maxPages = (p.seqKV + ps - 1) / ps;
+  int64_t numPages = p.batch * maxPages + 1;
+  PagedKV paged;
+  paged.kPool =
+      HostBuffer::allocate(p.io, {numPages, ps, p.kvHeads, p.dqk}, p.pad);
+  paged.vPool =
+      HostBuffer::allocate(p.io, {numPages, ps, p.kvHeads, p.dv}, p.pad);
+  paged.table = HostBuffer::allocate(ElementKind::I32, {p.batch, maxPages});
+  paged.lens = HostBuffer::allocate(ElementKind::I32, {p.batch});
+  paged.kPool.poison();
+  paged.vPool.poison();
+  std::vector<int64_t> order(numPages);
+  for (int64_t i = 0; i < numPages; ++i)
+    order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::uniform_int_distribution<int64_t> length((p.seqKV + 1) / 2, p.seqKV);
+  for (int64_t b = 0; b < p.batch; ++b) {
+    int64_t len = b == 0 ? p.seqKV : length(rng);
+    paged.lens.set(b, double(len));
+    for (int64_t slot = 0; slot < maxPages; ++slot) {
+      bool used = slot * ps < len;
+      int64_t page = order[b * maxPages + slot];
+      paged.table.set(b * maxPages + slot, used ? double(page) : -1.0);
+      if (!used)
+        continue;
+      for (int64_t r = slot * ps; r < std::min(len, (slot + 1) * ps); ++r)
+        for (int64_t h = 0; h < p.kvHeads; ++h) {
+          for (int64_t d = 0; d < p.dqk; ++d)
+            paged.kPool.set(
+                ((page * ps + r % ps) * p.kvHeads + h) * p.dqk + d,
+                k.get(((b * p.seqKV + r) * p.kvHeads + h) * p.dqk + d));
+          for (int64_t d = 0; d < p.dv; ++d)
+            paged.vPool.set(
+                ((page * ps + r % ps) * p.kvHeads + h) * p.dv + d,
+                v.get(((b * p.seqKV + r) * p.kvHeads + h) * p.dv + d));
+        }
+    }
+  }
+  return paged;
+}
+
 } // namespace
 
 int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
@@ -86,6 +135,12 @@ int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
   p.dqk = spec.getQkHeadDim();
   p.dv = spec.getVHeadDim();
   p.pad = o.pad;
+  p.pageSize = o.pageSize;
+  if (p.pageSize > 0 && o.backward) {
+    err << "kiln: error: --page-size is a forward (inference) layout; "
+           "--backward takes dense K and V\n";
+    return kBadInput;
+  }
   p.io = spec.getElementType().isBF16() ? ElementKind::BF16 : ElementKind::F16;
   constexpr int64_t kMaxHeadDim = 512;
   if (o.backend == "cpu" && (p.dqk > kMaxHeadDim || p.dv > kMaxHeadDim)) {
@@ -113,6 +168,8 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
       t->set(i, normal(rng));
   in.o.poison();
   in.lse.poison();
+  if (p.pageSize > 0)
+    in.paged = makePagedKV(p, in.k, in.v, rng);
   for (attn::CaptureAttr decl : spec.getCaptureDecls()) {
     auto kind = captureKind(decl.getType().getElementType());
     if (!kind) {

@@ -144,6 +144,25 @@ int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
   if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
     return rc;
   ref::AttentionSpec &refAttention = refVariant.spec;
+  if (in.paged) {
+    // Each sequence has its own key count: keys past it are unseen, and
+    // bottom-right causal aligns with it.
+    std::vector<int64_t> lens;
+    for (int64_t b = 0; b < p.batch; ++b)
+      lens.push_back(int64_t(in.paged->lens.get(b)));
+    ref::CausalAlignment causal = refAttention.causal;
+    ref::MaskMod mask = refAttention.maskMod;
+    int64_t seqQ = p.seqQ;
+    refAttention.causal = ref::CausalAlignment::None;
+    refAttention.maskMod = [lens, causal, mask, seqQ](int64_t b, int64_t h,
+                                                      int64_t q, int64_t kv) {
+      int64_t n = lens[b];
+      if (kv >= n || (causal == ref::CausalAlignment::TopLeft && kv > q) ||
+          (causal == ref::CausalAlignment::BottomRight && kv > q + n - seqQ))
+        return false;
+      return !mask || mask(b, h, q, kv);
+    };
+  }
   std::vector<double> outRef(in.o.numElements()), lseRef(in.lse.numElements());
   ref::attentionForward(shape, refAttention, qd.data(), kd.data(), vd.data(),
                         outRef.data(), lseRef.data());

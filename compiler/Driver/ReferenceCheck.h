@@ -16,7 +16,10 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln::driver {
@@ -29,11 +32,36 @@ constexpr int kInternalError = 3;
 struct Problem {
   int64_t batch, heads, kvHeads, seqQ, seqKV, dqk, dv, pad;
   ElementKind io;
+  int64_t pageSize = 0; ///< > 0: K and V in a paged KV cache
 };
 
-/// Q, K, V in, O and LSE out, as the kernels see them.
+/// A paged KV cache holding the rows of the dense K and V: pools [pages,
+/// page size, kv heads, D] in shuffled page order, each sequence's block
+/// table row and its key count (ragged, at most seqKV); the pool rows past
+/// a sequence's length and the spare page hold NaN, which a kernel reading
+/// them would spread.
+struct PagedKV {
+  HostBuffer kPool, vPool, table, lens;
+};
+
+/// Q, K, V in, O and LSE out, as the kernels see them. Paged, the kernels
+/// read `paged` and the reference the dense `k` and `v`.
 struct Inputs {
   HostBuffer q, k, v, o, lse;
+  std::optional<PagedKV> paged;
+
+  /// The forward program's tensors by name.
+  std::map<std::string, HostBuffer *> forwardTensors() {
+    std::map<std::string, HostBuffer *> named{
+        {"q", &q}, {"k", &k}, {"v", &v}, {"out", &o}, {"lse", &lse}};
+    if (paged) {
+      named["k"] = &paged->kPool;
+      named["v"] = &paged->vPool;
+      named["block_table"] = &paged->table;
+      named["kv_lens"] = &paged->lens;
+    }
+    return named;
+  }
 };
 
 /// Backward buffers: a random dO and the gradients (input type). Scratch

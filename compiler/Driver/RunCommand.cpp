@@ -27,6 +27,7 @@ VariantSpecialization specialization(const RunOptions &o) {
   VariantSpecialization s;
   s.headDim = o.headDim > 0 ? o.headDim : 0;
   s.headDimV = o.headDimV > 0 ? o.headDimV : 0;
+  s.pageSize = o.pageSize;
   s.dtype = o.dtype;
   return s;
 }

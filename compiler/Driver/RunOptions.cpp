@@ -28,6 +28,9 @@ const char *runUsage() {
   --head-dim-v DV           v head dim
   --dtype bf16|fp16         element type (default: the variant's)
   --pad P                   P extra elements after each row (non-contiguous layout)
+  --page-size P             forward: K and V in a paged KV cache of P keys per
+                            page (block table, ragged per-sequence lengths up
+                            to the KV length, pages in shuffled order)
   --check                   compare with the float64 reference, exit 1 on mismatch
   --backward                also run the backward kernels on a random dO and, with
                             --check, compare dQ, dK, dV; cuda: also checks that
@@ -128,6 +131,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"seqlen", {&o.seqQ, 1}},      {"seqlen-kv", {&o.seqKV, 1}},
       {"head-dim", {&o.headDim, 1}}, {"head-dim-v", {&o.headDimV, 1}},
       {"pad", {&o.pad, 0}},          {"block-m", {&o.blockM, 1}},
+      {"page-size", {&o.pageSize, 1}},
       {"block-n", {&o.blockN, 1}},   {"repeats", {&o.repeats, 0}},
       {"kv-splits", {&o.kvSplits, 1}}, {"decode-rows", {&o.decodeRows, 0}}};
 

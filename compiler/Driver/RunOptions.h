@@ -33,6 +33,7 @@ struct RunOptions {
   int64_t headDimV = -1; ///< -1: the variant's v_head_dim (or headDim)
   std::string dtype;     ///< "", bf16 or fp16; empty: the variant's
   int64_t pad = 0;       ///< extra elements after each row: non-contiguous
+  int64_t pageSize = 0;  ///< > 0: K and V in a paged KV cache (forward)
   bool check = false;
   bool backward = false; ///< also run and check dQ, dK, dV (cpu)
   std::string backwardSchedule = "two-kernel"; ///< or "atomic"

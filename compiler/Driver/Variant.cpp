@@ -50,6 +50,8 @@ Status selectAndSpecialize(ModuleOp module, const std::string &name,
   }
   if (s.headDimV > 0)
     chosen.setVHeadDim(s.headDimV);
+  if (s.pageSize > 0)
+    chosen.setPageSize(s.pageSize);
   if (s.dtype == "bf16")
     chosen.setElementType(b.getBF16Type());
   else if (s.dtype == "fp16")

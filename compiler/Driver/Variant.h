@@ -28,6 +28,8 @@ namespace kiln::driver {
 struct VariantSpecialization {
   int64_t headDim = 0, headDimV = 0;
   std::string dtype; ///< "", "bf16" or "fp16"
+  /// K and V in a paged KV cache of this many keys per page (page_size).
+  int64_t pageSize = 0;
 };
 
 /// Keeps the attn.attention named `name` in `module` (or the only one when

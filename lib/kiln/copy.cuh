@@ -14,11 +14,12 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
 /// to be finite. Needs unit column stride and 16-byte aligned rows (the
 /// launcher checks both).
 /// `Tile` is a SmemTile or a SwizzledTile: each places element (r, c) at
-/// its own offset.
-template <int THREADS, typename Tile, int G>
-__device__ __forceinline__ void
-copy_async(Tile dst, const Desc<typename Tile::Element, G> &src, int row0,
-           int col0) {
+/// its own offset. `Src` is a Desc or a PagedDesc of the tile's elements
+/// (rows found by its row_offset; a paged row past the sequence is never
+/// looked up in the block table).
+template <int THREADS, typename Tile, typename Src>
+__device__ __forceinline__ void copy_async(Tile dst, const Src &src, int row0,
+                                           int col0) {
   using T = typename Tile::Element;
   constexpr int kChunk = 16 / sizeof(T);
   static_assert(Tile::kCols % kChunk == 0, "rows must be whole 16-byte chunks");
@@ -29,13 +30,31 @@ copy_async(Tile dst, const Desc<typename Tile::Element, G> &src, int row0,
     int r = c / kChunksPerRow;
     int cc = (c % kChunksPerRow) * kChunk;
     int gr = row0 + r;
-    bool inside = gr >= 0 && gr < src.rows;
+    bool inside = src.has_row(gr);
     const T *g = inside ? src.ptr + src.row_offset(gr) + (col0 + cc) : src.ptr;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
                      smem_addr(dst.ptr) + Tile::offset(r, cc)),
                  "l"(g), "r"(inside ? 16 : 0));
   }
   asm volatile("cp.async.commit_group;\n" ::);
+}
+
+/// Zeroes rows `first` .. Tile::kRows - 1 of `dst`, 16 bytes per store,
+/// spread over THREADS threads (threads 0 .. THREADS - 1 call it).
+template <int THREADS, typename Tile>
+__device__ __forceinline__ void zero_rows_from(Tile dst, int first) {
+  using T = typename Tile::Element;
+  constexpr int kChunk = 16 / sizeof(T);
+  constexpr int kChunksPerRow = Tile::kCols / kChunk;
+  constexpr int kChunks = Tile::kRows * kChunksPerRow;
+  int start = (first > 0 ? first : 0) * kChunksPerRow;
+  for (int c = start + static_cast<int>(threadIdx.x); c < kChunks;
+       c += THREADS) {
+    int r = c / kChunksPerRow;
+    int cc = (c % kChunksPerRow) * kChunk;
+    *reinterpret_cast<uint4 *>(reinterpret_cast<char *>(dst.ptr) +
+                               Tile::offset(r, cc)) = make_uint4(0, 0, 0, 0);
+  }
 }
 
 /// Waits until at most N of this thread's copy groups are still in flight.

@@ -101,6 +101,39 @@ tma_load_tile(const SwizzledTile<T, ROWS, COLS, SWIZZLE> &dst,
                 bar, c0 + b * kBlockCols, c1, c2, c3);
 }
 
+/// Loads rows row0 .. row0 + ROWS - 1 of a paged descriptor's sequence (at
+/// head `head`, columns from c0) into `dst`, from the pool `map` describes
+/// ([P, PAGE, H, D] as (column, row in page, head, page)), one box of
+/// min(PAGE, ROWS) rows per page, each from the page the block table names.
+/// A box at or past the sequence's length, or whose table entry lies
+/// outside the pool, reads page -1: TMA writes zeros (past the length it
+/// looks up no table entry). row0 is a multiple of the box, so no box
+/// crosses a page. All complete on `bar`. A whole warp calls it: lane 0
+/// expects the tile's bytes, then the lanes look their boxes' pages up and
+/// issue them side by side (small pages make many boxes: 16 for 16-key pages
+/// of a 128 x 128 bf16 tile, which one thread would issue one after another,
+/// each after its table read).
+template <typename T, int ROWS, int COLS, int SWIZZLE, int PAGE>
+__device__ __forceinline__ void
+tma_load_paged_tile(const SwizzledTile<T, ROWS, COLS, SWIZZLE> &dst,
+                    const TensorMap &map, unsigned long long *bar,
+                    const PagedDesc<T, PAGE> &src, int c0, int row0,
+                    int head) {
+  constexpr int kBox = PAGE < ROWS ? PAGE : ROWS;
+  constexpr int kBlockCols = SWIZZLE / static_cast<int>(sizeof(T));
+  constexpr int kColBlocks = COLS / kBlockCols;
+  constexpr int kBoxes = (ROWS / kBox) * kColBlocks;
+  if (lane_id() == 0)
+    mbarrier_arrive_expect_tx(bar, ROWS * COLS * sizeof(T));
+  __syncwarp();
+  for (int i = lane_id(); i < kBoxes; i += 32) {
+    int p = i / kColBlocks, b = i % kColBlocks;
+    int r = row0 + p * kBox;
+    tma_load_4d(reinterpret_cast<char *>(dst.ptr) + b * ROWS * SWIZZLE +
+                    p * kBox * SWIZZLE,
+                map, bar, c0 + b * kBlockCols, r % PAGE, head, src.page(r));
+  }
+}
 /// Changes this warpgroup's register budget (sm_90a; every thread of the
 /// warpgroup runs it). The kernel needs a register cap at entry
 /// (__launch_bounds__(threads, 1)) for the compiler to honour it.

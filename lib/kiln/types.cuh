@@ -116,6 +116,35 @@ template <typename T, int G = 1> struct Desc {
     else
       return (r / G) * row_stride + (r % G) * group_stride;
   }
+  /// Whether row r exists (copies zero-fill the others).
+  __device__ __forceinline__ bool has_row(int r) const {
+    return r >= 0 && r < rows;
+  }
+};
+
+/// The rows of one sequence and head of a paged KV cache (a tile.view with
+/// pages): row r lives in page pages[r / PAGE] of a pool [P, PAGE, H, cols]
+/// (`ptr` is the pool at the head), at row r % PAGE; `rows` is the
+/// sequence's length. Copies read rows through row_offset as they read a
+/// Desc's. A table entry outside the pool [0, num_pages) reads as a missing
+/// page (zeros), never memory outside the pool.
+template <typename T, int PAGE> struct PagedDesc {
+  T *ptr;
+  const int *pages; ///< the sequence's row of the block table
+  int rows, cols;
+  long long row_stride, col_stride, page_stride, pages_stride;
+  int num_pages;
+  /// Row r's page, or -1 past the sequence or for an entry outside the pool.
+  __device__ __forceinline__ int page(int r) const {
+    if (r < 0 || r >= rows)
+      return -1;
+    int p = pages[(r / PAGE) * pages_stride];
+    return p >= 0 && p < num_pages ? p : -1;
+  }
+  __device__ __forceinline__ bool has_row(int r) const { return page(r) >= 0; }
+  __device__ __forceinline__ long long row_offset(int r) const {
+    return page(r) * page_stride + (r % PAGE) * row_stride;
+  }
 };
 
 __device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }

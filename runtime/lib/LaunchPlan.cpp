@@ -72,8 +72,10 @@ std::string SizeExpr::str() const {
 }
 
 const std::vector<std::string> &problemSymbols() {
-  static const std::vector<std::string> symbols{"batch", "heads",  "kv_heads",
-                                                "seq_q", "seq_kv", "num_sms"};
+  // pages and max_pages: a paged KV cache's pool and block table.
+  static const std::vector<std::string> symbols{
+      "batch", "heads", "kv_heads", "seq_q", "seq_kv", "pages", "max_pages",
+      "num_sms"};
   return symbols;
 }
 
@@ -188,7 +190,8 @@ Status checkExpr(const SizeExpr &e, const std::string &where,
         });
     if (std::find(known.begin(), known.end(), e.symbol) == known.end() &&
         !kernelSymbol && !(derived && spec.derives(e.symbol))) {
-      std::string names = "batch, heads, kv_heads, seq_q, seq_kv, num_sms, "
+      std::string names = "batch, heads, kv_heads, seq_q, seq_kv, pages, "
+                          "max_pages, num_sms, "
                           "ctas_per_sm.<one of its kernels>";
       if (derived)
         for (const auto &[name, expr] : spec.symbols)

@@ -163,22 +163,41 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   KernelDecl decl;
   decl.name = (spec.getSymName() + "_fwd" + suffix).str();
   decl.when = when;
+  // A paged KV cache: K and V are pools of pages, each sequence's keys
+  // found through its row of the block table, kv_lens[b] of them.
+  std::optional<int64_t> pageSize = spec.getPageSize();
+  int64_t keyRows = pageSize ? *pageSize : dyn;
   decl.args = {{Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt),
                 "q", queryShape(b, dqk)},
-               {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt),
-                "k", keyShape(b, dqk)},
-               {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),
-                "v", keyShape(b, dv)},
+               {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dqk}, elt),
+                "k", pageSize ? pagedKeyShape(b, *pageSize, dqk)
+                              : keyShape(b, dqk)},
+               {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dv}, elt),
+                "v", pageSize ? pagedKeyShape(b, *pageSize, dv)
+                              : keyShape(b, dv)},
                {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),
                 "out", queryShape(b, dv)},
                {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn}, f32), "lse",
                 rowShape(b)}};
+  if (pageSize) {
+    Type i32 = b.getI32Type();
+    decl.args.push_back({Role::Tensor, stridedMemRef(mctx, {dyn, dyn}, i32),
+                         "block_table", blockTableShape(b)});
+    decl.args.push_back({Role::Tensor, stridedMemRef(mctx, {dyn}, i32),
+                         "kv_lens", {tile::sizeSymbol(b, "batch")}});
+  }
+  unsigned firstCapture = decl.args.size();
   decl.withCaptures = true;
   decl.grid = pack > 1 ? packedQueryBlockGrid(b, blockM, pack)
                        : queryBlockGrid(b, blockM);
   decl.blockM = blockM;
   decl.blockN = blockN;
   func::FuncOp func = createKernel(b, spec, decl);
+  func->setAttr(tile::attrs::kKvExtent,
+                pageSize ? tile::sizeOp(b, "mul",
+                                        {tile::sizeSymbol(b, "max_pages"),
+                                         tile::sizeConstant(b, *pageSize)})
+                         : tile::sizeSymbol(b, "seq_kv"));
   Block *entry = &func.front();
   b.setInsertionPointToStart(entry);
   Value qArg = entry->getArgument(0), kArg = entry->getArgument(1),
@@ -192,7 +211,7 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   ctx.headDimQk = dqk;
   ctx.headDimV = dv;
   ctx.elementType = elt;
-  for (unsigned i = 5; i < entry->getNumArguments(); ++i)
+  for (unsigned i = firstCapture; i < entry->getNumArguments(); ++i)
     ctx.captures.push_back(entry->getArgument(i));
 
   Value qBlock = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 0);
@@ -209,8 +228,16 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
         arith::DivUIOp::create(b, loc, headId, pb.index(spec.getGqaGroup()));
 
   Value qDesc = pb.view(qArg, ctx.batch, firstHead, dqk, elt, pack);
-  ctx.kDesc = pb.view(kArg, ctx.batch, kvHead, dqk, elt);
-  ctx.vDesc = pb.view(vArg, ctx.batch, kvHead, dv, elt);
+  if (pageSize) {
+    Value table = entry->getArgument(5), lengths = entry->getArgument(6);
+    ctx.kDesc = pb.pagedView(kArg, table, lengths, ctx.batch, kvHead, dqk, elt,
+                             *pageSize);
+    ctx.vDesc = pb.pagedView(vArg, table, lengths, ctx.batch, kvHead, dv, elt,
+                             *pageSize);
+  } else {
+    ctx.kDesc = pb.view(kArg, ctx.batch, kvHead, dqk, elt);
+    ctx.vDesc = pb.view(vArg, ctx.batch, kvHead, dv, elt);
+  }
   Value oDesc = pb.view(oArg, ctx.batch, firstHead, dv, elt, pack);
   Value lseDesc = pb.rowView(lseArg, ctx.batch, firstHead, pack);
 

@@ -181,6 +181,11 @@ MemRefType global(MLIRContext *ctx, int64_t rank, int64_t last, Type elt) {
 
 LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             bool atomic, bool keysByQueries) {
+  // A paged KV cache is an inference layout: gradients flow to dense K, V.
+  if (spec.getPageSize())
+    return spec.emitOpError()
+           << "has a paged KV cache (page_size); the backward takes dense K "
+              "and V";
   MLIRContext *ctx = spec.getContext();
   OpBuilder b(spec);
   b.setInsertionPointAfter(spec);

@@ -72,6 +72,16 @@ SmallVector<Attribute> keyShape(Builder &b, int64_t cols) {
           tile::sizeSymbol(b, "kv_heads"), tile::sizeConstant(b, cols)};
 }
 
+SmallVector<Attribute> pagedKeyShape(Builder &b, int64_t pageSize,
+                                     int64_t cols) {
+  return {tile::sizeSymbol(b, "pages"), tile::sizeConstant(b, pageSize),
+          tile::sizeSymbol(b, "kv_heads"), tile::sizeConstant(b, cols)};
+}
+
+SmallVector<Attribute> blockTableShape(Builder &b) {
+  return {tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "max_pages")};
+}
+
 SmallVector<Attribute> rowShape(Builder &b) {
   return {tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "heads"),
           tile::sizeSymbol(b, "seq_q")};

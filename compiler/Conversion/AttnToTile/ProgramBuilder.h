@@ -39,6 +39,18 @@ struct ProgramBuilder {
         base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({1, 3}),
         group > 1 ? b.getI64IntegerAttr(2) : IntegerAttr());
   }
+  /// The [lens[batch], cols] matrix of sequence `batch`, head `head` in a
+  /// paged KV cache: a pool [pages, pageSize, heads, cols] whose row r lives
+  /// in page table[batch, r / pageSize].
+  Value pagedView(Value pool, Value table, Value lengths, Value batch,
+                  Value head, int64_t cols, Type elt, int64_t pageSize) {
+    return tile::ViewOp::create(
+        b, loc,
+        tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt,
+                            /*group=*/1, pageSize),
+        pool, ValueRange{batch, head}, table, lengths,
+        b.getDenseI64ArrayAttr({1, 3}), IntegerAttr());
+  }
   /// The per-row f32 values (LSE, D) of (batch, head) in a [B, H, L] array;
   /// `group` as for view().
   Value rowView(Value base, Value batch, Value head, int64_t group = 1) {

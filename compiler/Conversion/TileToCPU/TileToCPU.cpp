@@ -34,8 +34,14 @@ namespace {
 /// A descriptor is a strided memref window on the CPU. A packed one (group
 /// G) keeps the packed dimension second: [rows / G, G, cols...], so that
 /// descriptor row r is memref position (r / G, r % G).
+///
+/// A paged one (a KV cache's pool) is the pool at its head, [pages, page
+/// size, cols]; its rows are found through the block table of the view that
+/// made it (pagedLoad).
 MemRefType descToMemRef(tile::DescType desc) {
   SmallVector<int64_t> shape(desc.getShape());
+  if (desc.isPaged())
+    shape = {ShapedType::kDynamic, desc.getPageSize(), desc.getShape()[1]};
   if (desc.getGroup() > 1)
     shape.insert(shape.begin() + 1, desc.getGroup());
   SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
@@ -98,6 +104,63 @@ Value inBounds(OpBuilder &b, Location loc, Value memref, ValueRange offsets,
   return ok;
 }
 
+/// A paged view's sequence, block table and length, as the converted
+/// program sees them.
+struct PagedRows {
+  Value sequence, table, lengths;
+  int64_t pageSize;
+
+  static std::optional<PagedRows> of(Value desc,
+                                     ConversionPatternRewriter &rewriter) {
+    auto view = desc.getDefiningOp<tile::ViewOp>();
+    if (!view || !view.isPaged())
+      return std::nullopt;
+    return PagedRows{rewriter.getRemappedValue(view.getIndices()[0]),
+                     rewriter.getRemappedValue(view.getPageTable()),
+                     rewriter.getRemappedValue(view.getLengths()),
+                     view.getType().getPageSize()};
+  }
+  /// The sequence's key count.
+  Value length(OpBuilder &b, Location loc) const {
+    Value n = memref::LoadOp::create(b, loc, lengths, ValueRange{sequence});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), n);
+  }
+  /// Whether row `row`, column `col` of the sequence exists (and its page
+  /// is in the pool), and where it lives in the pool at its head ([page,
+  /// row in page, col]).
+  Value locate(OpBuilder &b, Location loc, Value pool, Value row, Value col,
+               SmallVectorImpl<Value> &positions) const {
+    Value ps = arith::ConstantIndexOp::create(b, loc, pageSize);
+    Value ok = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                              length(b, loc)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                              memref::DimOp::create(b, loc, pool, 2)));
+    // Rows outside read no table entry: clamp the index into the table.
+    Value slot = arith::DivUIOp::create(b, loc, row, ps);
+    Value last = arith::SubIOp::create(
+        b, loc, memref::DimOp::create(b, loc, table, 1),
+        arith::ConstantIndexOp::create(b, loc, 1));
+    slot = arith::SelectOp::create(b, loc, ok, slot,
+                                   arith::ConstantIndexOp::create(b, loc, 0));
+    slot = arith::MinUIOp::create(b, loc, slot, last);
+    Value page = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, table, ValueRange{sequence, slot}));
+    // A table entry outside the pool is a missing page (zeros), as on the
+    // GPU: never memory outside the pool.
+    ok = arith::AndIOp::create(
+        b, loc, ok,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, page,
+                              memref::DimOp::create(b, loc, pool, 0)));
+    positions.push_back(page);
+    positions.push_back(arith::RemUIOp::create(b, loc, row, ps));
+    positions.push_back(col);
+    return ok;
+  }
+};
+
 struct ViewLowering : OpConversionPattern<tile::ViewOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -107,6 +170,20 @@ struct ViewLowering : OpConversionPattern<tile::ViewOp> {
     Value base = adaptor.getBase();
     auto baseType = cast<MemRefType>(base.getType());
     tile::DescType desc = op.getResult().getType();
+    if (op.isPaged()) {
+      // The pool at the head: [pages, page size, cols].
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value head = adaptor.getIndices()[1];
+      SmallVector<OpFoldResult> offsets{zero, zero, head, zero}, sizes,
+          strides(4, rewriter.getIndexAttr(1));
+      for (int64_t d = 0; d < 4; ++d)
+        sizes.push_back(d == 2 ? rewriter.getIndexAttr(1)
+                               : memref::getMixedSize(rewriter, loc, base, d));
+      rewriter.replaceOpWithNewOp<memref::SubViewOp>(op, descToMemRef(desc),
+                                                     base, offsets, sizes,
+                                                     strides);
+      return success();
+    }
     std::optional<int64_t> packed = op.getPacked();
     SmallVector<OpFoldResult> offsets, sizes, strides;
     SmallVector<int64_t> kept; // the subview's dimensions, in base order
@@ -169,6 +246,14 @@ struct DimLowering : OpConversionPattern<tile::DimOp> {
   LogicalResult
   matchAndRewrite(tile::DimOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (auto paged = PagedRows::of(op.getDesc(), rewriter)) {
+      Location loc = op.getLoc();
+      rewriter.replaceOp(op, op.getDim() == 0
+                                 ? paged->length(rewriter, loc)
+                                 : Value(memref::DimOp::create(
+                                       rewriter, loc, adaptor.getDesc(), 2)));
+      return success();
+    }
     rewriter.replaceOp(op, descExtent(rewriter, op.getLoc(), adaptor.getDesc(),
                                       op.getDim(),
                                       op.getDesc().getType().getGroup()));
@@ -185,13 +270,24 @@ struct LoadLowering : OpConversionPattern<tile::LoadOp> {
     SmallVector<Value> offsets(adaptor.getOffsets());
     auto type = cast<RankedTensorType>(op.getResult().getType());
     auto fill = cast<TypedAttr>(op.getFill());
+    std::optional<PagedRows> paged = PagedRows::of(op.getDesc(), rewriter);
     rewriter.replaceOpWithNewOp<tensor::GenerateOp>(
         op, type, ValueRange{},
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           SmallVector<Value> positions;
-          Value ok = inBounds(b, loc, memref, offsets, ivs, positions,
-                              op.getDesc().getType().getGroup(),
-                              adaptor.getMask());
+          Value ok;
+          if (paged) {
+            ok = paged->locate(
+                b, loc, memref,
+                arith::AddIOp::create(b, loc, offsets[0], ivs[0]),
+                arith::AddIOp::create(b, loc, offsets[1], ivs[1]), positions);
+            if (Value mask = adaptor.getMask())
+              ok = arith::AndIOp::create(
+                  b, loc, ok, tensor::ExtractOp::create(b, loc, mask, ivs));
+          } else {
+            ok = inBounds(b, loc, memref, offsets, ivs, positions,
+                          op.getDesc().getType().getGroup(), adaptor.getMask());
+          }
           auto guarded = scf::IfOp::create(
               b, loc, ok,
               [&](OpBuilder &then, Location l) {

@@ -105,6 +105,9 @@ private:
       auto elt = scalarType(desc.getElementType(), loc);
       if (failed(elt))
         return failure();
+      if (desc.isPaged())
+        return "kiln::PagedDesc<" + *elt + ", " +
+               std::to_string(desc.getPageSize()) + ">";
       if (desc.getGroup() > 1)
         return "kiln::Desc<" + *elt + ", " + std::to_string(desc.getGroup()) +
                ">";
@@ -536,6 +539,23 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         if (failed(type))
           return failure();
         std::string base = name(v.getBase());
+        if (v.isPaged()) {
+          // The pool at the head; the sequence's table row and length.
+          std::string seq = "static_cast<long long>(" +
+                            name(v.getIndices()[0]) + ")";
+          std::string table = name(v.getPageTable());
+          std::string lens = name(v.getLengths());
+          line() << "const " << *type << " " << name(v) << " = {" << base
+                 << ".ptr + static_cast<long long>(" << name(v.getIndices()[1])
+                 << ") * " << base << ".stride[2], " << table << ".ptr + "
+                 << seq << " * " << table << ".stride[0], " << lens << ".ptr["
+                 << seq << " * " << lens << ".stride[0]], static_cast<int>("
+                 << base << ".size[3]), " << base << ".stride[1], " << base
+                 << ".stride[3], " << base << ".stride[0], " << table
+                 << ".stride[1], static_cast<int>(" << base
+                 << ".size[0])};\n";
+          return success();
+        }
         std::string ptr = base + ".ptr";
         auto keep = v.getKeep();
         int64_t rank = cast<MemRefType>(v.getBase().getType()).getRank();
@@ -752,12 +772,27 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](tgpu::TmaLoadOp t) {
-        line() << "kiln::tma_load_tile(" << name(t.getDest()) << ", "
+        line() << "if (kiln::lane_id() == 0) kiln::tma_load_tile("
+               << name(t.getDest()) << ", "
                << name(t.getMap()) << ", "
                << barrier(t.getBarriers(), t.getIndex());
         for (Value c : t.getCoords())
           os << ", " << name(c);
         os << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::TmaLoadPagesOp t) {
+        line() << "kiln::tma_load_paged_tile(" << name(t.getDest()) << ", "
+               << name(t.getMap()) << ", "
+               << barrier(t.getBarriers(), t.getIndex()) << ", "
+               << name(t.getDesc()) << ", " << name(t.getCol()) << ", "
+               << name(t.getRow()) << ", " << name(t.getHead()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::ZeroRowsPastOp z) {
+        line() << "kiln::zero_rows_from<" << numThreads << ">("
+               << name(z.getDest()) << ", " << name(z.getDesc()) << ".rows - "
+               << name(z.getRow()) << ");\n";
         return success();
       })
       .Case([&](tgpu::WarpSpecializeOp ws) { return emitWarpSpecialize(ws); })
@@ -837,7 +872,9 @@ LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
   line() << "if (threadIdx.x >= " << numThreads << ") {\n";
   indent += 2;
   line() << "kiln::setmaxnreg_dec<" << ws.getProducerRegisters() << ">();\n";
-  line() << "if (threadIdx.x == " << numThreads << ") {\n";
+  // The producer's first warp runs its region; one lane issues each dense
+  // copy, a paged copy's boxes are spread over the lanes.
+  line() << "if (threadIdx.x < " << numThreads + 32 << ") {\n";
   if (failed(emitBlock(ws.getProducer().front())))
     return failure();
   line() << "}\n";

@@ -19,7 +19,10 @@ def Attn_AttentionOp : Attn_Op<"attention",
     Attributes: `qk_head_dim`, `v_head_dim`, `element_type` (bf16 or f16),
     `scale` (default `1/sqrt(qk_head_dim)`), `causal`
     (`#attn.causal<top_left|bottom_right>`), `gqa_group` (query heads per KV
-    head), `captures` (extra tensors the mods read).
+    head), `captures` (extra tensors the mods read), `page_size` (K and V
+    in a paged KV cache: pools `[P, page_size, H / gqa_group, D]` read
+    through a block table `[B, max_pages]` of i32 page numbers, with each
+    sequence's key count in `kv_lens` `[B]` of i32).
 
     `score_mod(%score: f32, %b, %h, %q_idx, %kv_idx: index, captures...)`
     yields the new score (applied after scaling, as in FlexAttention);
@@ -48,7 +51,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     DefaultValuedAttr<Attn_CausalAttr, "CausalAlignment::none">:$causal,
     DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$gqa_group,
     OptionalAttr<TypedArrayAttrBase<Attn_CaptureAttr, "captured tensors">>:$captures,
-    OptionalAttr<Attn_BandAttr>:$kv_band);
+    OptionalAttr<Attn_BandAttr>:$kv_band,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$page_size);
   let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

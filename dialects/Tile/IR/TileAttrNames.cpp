@@ -42,16 +42,15 @@ LogicalResult verifySizeExpr(Attribute expr,
     return success();
   if (auto symbol = dyn_cast<StringAttr>(expr)) {
     // ctas_per_sm.<kernel>: the runtime checks that the plan has the kernel.
-    if (llvm::is_contained(
-            {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "num_sms"},
-            symbol.getValue()) ||
+    if (llvm::is_contained(kProblemSymbols, symbol.getValue()) ||
         (symbol.getValue().starts_with(kCtasPerSmPrefix) &&
          symbol.getValue().size() > kCtasPerSmPrefix.size()) ||
         llvm::is_contained(derived, symbol.getValue()))
       return success();
     InFlightDiagnostic diag = emitError();
     diag << "size expression names '" << symbol.getValue()
-         << "'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, "
+         << "'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, "
+            "max_pages, num_sms, "
             "ctas_per_sm.<kernel>";
     for (StringRef name : derived)
       diag << ", " << name;

@@ -59,6 +59,11 @@ inline constexpr llvm::StringLiteral kShape = "tile.shape";
 inline constexpr llvm::StringLiteral kKvLoop = "tile.kv_loop";
 inline constexpr llvm::StringLiteral kQLoop = "tile.q_loop";
 
+/// A forward kernel's attribute: the size expression of its key range
+/// ("seq_kv", or max_pages times the page size of a paged KV cache), which
+/// tile-split-kv divides among the splits.
+inline constexpr llvm::StringLiteral kKvExtent = "tile.kv_extent";
+
 } // namespace kiln::tile::attrs
 
 namespace kiln::tile {
@@ -77,8 +82,14 @@ mlir::Attribute sizeOp(mlir::Builder &b, llvm::StringRef op,
 inline constexpr llvm::StringLiteral kCtasPerSmPrefix = "ctas_per_sm.";
 mlir::Attribute sizeCtasPerSm(mlir::Builder &b, llvm::StringRef kernel);
 
-/// Checks a size expression: known symbols (batch, heads, kv_heads, seq_q,
-/// seq_kv, num_sms, ctas_per_sm.<kernel>, and the `derived` ones) and
+/// The symbols the runtime binds from a run's tensors (pages and max_pages
+/// from a paged KV cache's pool and block table) and num_sms from the device.
+inline constexpr llvm::StringLiteral kProblemSymbols[] = {
+    "batch", "heads", "kv_heads", "seq_q", "seq_kv", "pages", "max_pages",
+    "num_sms"};
+
+/// Checks a size expression: known symbols (kProblemSymbols,
+/// ctas_per_sm.<kernel>, and the `derived` ones) and
 /// operators with the right number of operands.
 mlir::LogicalResult
 verifySizeExpr(mlir::Attribute expr,

@@ -43,15 +43,21 @@ def Tile_DescType : TypeDef<Tile_Dialect, "Desc"> {
     dimension and position r % 4 of the packed one, so a tile's rows can be
     the query heads of one KV group next to each other. The row extent is
     the kept dimension's times the group.
+
+    `!tile.desc<?x128xbf16, pages 16>`: the rows of a paged KV cache (a
+    `tile.view` with `pages`), 16 to a page; row r is in page r / 16 of the
+    sequence's block table.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "::mlir::Type":$elementType,
-                        DefaultValuedParameter<"int64_t", "1">:$group);
+                        DefaultValuedParameter<"int64_t", "1">:$group,
+                        DefaultValuedParameter<"int64_t", "0">:$pageSize);
   let builders = [
     TypeBuilder<(ins "::llvm::ArrayRef<int64_t>":$shape,
                      "::mlir::Type":$elementType,
-                     CArg<"int64_t", "1">:$group), [{
-      return $_get($_ctxt, shape, elementType, group);
+                     CArg<"int64_t", "1">:$group,
+                     CArg<"int64_t", "0">:$pageSize), [{
+      return $_get($_ctxt, shape, elementType, group, pageSize);
     }]>
   ];
   let skipDefaultBuilders = 1;
@@ -59,6 +65,7 @@ def Tile_DescType : TypeDef<Tile_Dialect, "Desc"> {
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     int64_t getRank() const { return getShape().size(); }
+    bool isPaged() const { return getPageSize() > 0; }
   }];
 }
 

@@ -38,20 +38,32 @@ void TileDialect::initialize() {
 Type DescType::parse(AsmParser &parser) {
   SmallVector<int64_t> shape;
   Type elementType;
-  int64_t group = 1;
+  int64_t group = 1, pageSize = 0;
   if (parser.parseLess() ||
       parser.parseDimensionList(shape, /*allowDynamic=*/true,
                                 /*withTrailingX=*/true) ||
       parser.parseType(elementType))
     return {};
-  if (succeeded(parser.parseOptionalComma()) &&
-      (parser.parseKeyword("group") || parser.parseInteger(group)))
-    return {};
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef keyword;
+    if (parser.parseKeyword(&keyword))
+      return {};
+    int64_t *value = keyword == "group"   ? &group
+                     : keyword == "pages" ? &pageSize
+                                          : nullptr;
+    if (!value) {
+      parser.emitError(parser.getCurrentLocation())
+          << "expected 'group' or 'pages', got '" << keyword << "'";
+      return {};
+    }
+    if (parser.parseInteger(*value))
+      return {};
+  }
   if (parser.parseGreater())
     return {};
   return DescType::getChecked(
       [&] { return parser.emitError(parser.getNameLoc()); },
-      parser.getContext(), shape, elementType, group);
+      parser.getContext(), shape, elementType, group, pageSize);
 }
 
 void DescType::print(AsmPrinter &printer) const {
@@ -60,15 +72,22 @@ void DescType::print(AsmPrinter &printer) const {
   printer << 'x' << getElementType();
   if (getGroup() != 1)
     printer << ", group " << getGroup();
+  if (isPaged())
+    printer << ", pages " << getPageSize();
   printer << '>';
 }
 
 LogicalResult DescType::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<int64_t> shape, Type elementType,
-                               int64_t group) {
+                               int64_t group, int64_t pageSize) {
   if (group < 1)
     return emitError() << "a descriptor's group must be positive, got "
                        << group;
+  if (pageSize < 0)
+    return emitError() << "a descriptor's page size must be positive, got "
+                       << pageSize;
+  if (pageSize > 0 && (shape.size() != 2 || group != 1))
+    return emitError() << "a paged descriptor is 2-D and not packed";
   if (shape.empty() || shape.size() > 2)
     return emitError() << "descriptors are 1-D or 2-D, got rank "
                        << shape.size();
@@ -92,9 +111,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a dictionary of size expressions";
     for (NamedAttribute symbol : symbols) {
       StringRef name = symbol.getName().getValue();
-      if (llvm::is_contained({"batch", "heads", "kv_heads", "seq_q", "seq_kv",
-                              "num_sms"},
-                             name))
+      if (llvm::is_contained(kiln::tile::kProblemSymbols, name))
         return op->emitOpError() << "'" << attrs::kSymbols << "' redefines '"
                                  << name << "', a problem symbol";
       // Over the problem's symbols only (the runtime evaluates derived
@@ -104,7 +121,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
-  if (attr.getName() == attrs::kWhen)
+  if (attr.getName() == attrs::kWhen || attr.getName() == attrs::kKvExtent)
     return verifySizeExpr(attr.getValue(), emitError, derived);
   if (attr.getName() != attrs::kGrid)
     return success();

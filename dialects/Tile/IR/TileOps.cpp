@@ -63,6 +63,32 @@ LogicalResult ViewOp::verify() {
     return emitOpError() << "packs " << descType.getGroup()
                          << " positions of dimension " << *packed
                          << ", which has " << baseType.getDimSize(*packed);
+  if (!isPaged()) {
+    if (descType.isPaged())
+      return emitOpError() << "a paged descriptor needs `pages`";
+    return success();
+  }
+  // A pool [P, S, H, D]: the rows are a sequence's, through its block table.
+  int64_t pageSize = baseType.getRank() == 4 ? baseType.getDimSize(1) : 0;
+  if (keep != ArrayRef<int64_t>{1, 3} || packed ||
+      ShapedType::isDynamic(pageSize))
+    return emitOpError() << "pages need a [pages, page_size, heads, cols] "
+                            "base with a static page size, kept [1, 3] and "
+                            "not packed";
+  if (descType.getPageSize() != pageSize)
+    return emitOpError() << "the descriptor's page size "
+                         << descType.getPageSize() << " is not the base's "
+                         << pageSize;
+  auto table = cast<MemRefType>(getPageTable().getType());
+  auto lengths = cast<MemRefType>(getLengths().getType());
+  if (table.getRank() != 2 || !table.getElementType().isInteger(32))
+    return emitOpError() << "the block table must be a [sequences, pages] "
+                            "array of i32, got "
+                         << table;
+  if (lengths.getRank() != 1 || !lengths.getElementType().isInteger(32))
+    return emitOpError() << "the lengths must be a [sequences] array of i32, "
+                            "got "
+                         << lengths;
   return success();
 }
 
@@ -132,6 +158,9 @@ LogicalResult StoreOp::verify() {
   if (failed(verifyTileAccess(*this, tile, getDesc().getType(),
                               getOffsets().size())))
     return failure();
+  if (getDesc().getType().isPaged())
+    return emitOpError() << "stores into a paged descriptor (a KV cache's "
+                            "pool is read, never written, by attention)";
   return verifyMask(*this, tile, getMask());
 }
 
@@ -140,6 +169,9 @@ LogicalResult AtomicAddOp::verify() {
   if (failed(verifyTileAccess(*this, tile, getDesc().getType(),
                               getOffsets().size())))
     return failure();
+  if (getDesc().getType().isPaged())
+    return emitOpError() << "adds into a paged descriptor (a KV cache's pool "
+                            "is read, never written, by attention)";
   if (!tile.getElementType().isF32())
     return emitOpError() << "adds f32 tiles (the accumulation precision), "
                             "got "

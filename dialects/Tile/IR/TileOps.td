@@ -18,7 +18,7 @@ def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
   let assemblyFormat = "$axis attr-dict";
 }
 
-def Tile_ViewOp : Tile_Op<"view", [Pure]> {
+def Tile_ViewOp : Tile_Op<"view", [Pure, AttrSizedOperandSegments]> {
   let summary = "a descriptor for a 1-D or 2-D slice of a strided global array";
   let description = [{
     Fixes every dimension of `base` not listed in `keep` at the given index:
@@ -35,25 +35,44 @@ def Tile_ViewOp : Tile_Op<"view", [Pure]> {
     h0 + r % 4 — the query heads of one GQA group as neighbouring rows of
     one tile, so that their K/V tiles are read once for all of them. A
     packed view keeps its dimensions in increasing order.
+
+    With `pages %table, %lengths`, `base` is a pool of pages `[P, S, H, D]`
+    (S static: the page size) and the first index names a sequence `b`, not
+    a page: `tile.view %K[%b, %h] keep [1, 3] pages %table, %lens` is
+    sequence b's `[lens[b], D]` matrix of head h whose row r lives at
+    `base[table[b, r / S], r % S, h, :]` (the block table of vLLM's and
+    FlashInfer's paged KV caches). Rows from `lens[b]` on are outside the
+    descriptor, as rows past a dense view's end: loads read the fill.
   }];
   let arguments = (ins AnyStridedMemRef:$base, Variadic<Index>:$indices,
+                       Optional<AnyStridedMemRef>:$pageTable,
+                       Optional<AnyStridedMemRef>:$lengths,
                        DenseI64ArrayAttr:$keep,
                        OptionalAttr<I64Attr>:$packed);
   let results = (outs Tile_DescType:$result);
   let assemblyFormat = [{
-    $base `[` $indices `]` `keep` $keep (`packed` $packed^)? attr-dict `:` type($base) `->` type($result)
+    $base `[` $indices `]` `keep` $keep (`packed` $packed^)? (`pages` $pageTable^ `,` $lengths)? attr-dict `:` type($base) (`,` type($pageTable)^ `,` type($lengths))? `->` type($result)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$base,
                    "::mlir::ValueRange":$indices,
                    "::mlir::DenseI64ArrayAttr":$keep), [{
-      build($_builder, $_state, result, base, indices, keep,
-            ::mlir::IntegerAttr());
+      build($_builder, $_state, result, base, indices, ::mlir::Value(),
+            ::mlir::Value(), keep, ::mlir::IntegerAttr());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$base,
+                   "::mlir::ValueRange":$indices,
+                   "::mlir::DenseI64ArrayAttr":$keep,
+                   "::mlir::IntegerAttr":$packed), [{
+      build($_builder, $_state, result, base, indices, ::mlir::Value(),
+            ::mlir::Value(), keep, packed);
     }]>
   ];
   let extraClassDeclaration = [{
     /// The position among `indices` of the packed dimension's first index.
     unsigned getPackedIndexPosition();
+    /// Whether the base is a pool of pages read through a block table.
+    bool isPaged() { return static_cast<bool>(getPageTable()); }
   }];
   let hasVerifier = 1;
 }

@@ -196,7 +196,8 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
           shortest = &k;
       Attribute splits = splitsHeuristic(
           s, shortest->func->getAttrOfType<ArrayAttr>(tile::attrs::kGrid),
-          shortest->blockN, shortest->func.getName());
+          shortest->blockN, shortest->func.getName(),
+          shortest->func->getAttr(tile::attrs::kKvExtent));
       for (ForwardKernel &k : kernels)
         if (failed(split(k, splits)))
           return signalPassFailure();
@@ -213,7 +214,7 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
   /// last one), each over at least `minBlocks` KV blocks, at most
   /// `maxSplits`, at least 1. 1 when the unsplit grid fills a wave already.
   Attribute splitsHeuristic(Sizes &s, ArrayAttr grid, int64_t blockN,
-                            StringRef kernel) {
+                            StringRef kernel, Attribute kvExtent) {
     Attribute programs = s.op("mul", {grid[0], grid[1], grid[2]});
     Attribute perSM = ctasPerSM > 0 ? s.cst(ctasPerSM)
                                     : tile::sizeCtasPerSm(s.b, kernel);
@@ -222,8 +223,9 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     Attribute fill = s.op(
         "sub",
         {s.op("ceildiv", {s.op("add", {slots, s.cst(1)}), programs}), s.cst(1)});
-    Attribute length =
-        s.op("ceildiv", {s.sym("seq_kv"), s.cst(minBlocks * blockN)});
+    // The key range (tile.kv_extent): seq_kv, or a paged cache's capacity.
+    Attribute length = s.op("ceildiv", {kvExtent ? kvExtent : s.sym("seq_kv"),
+                                        s.cst(minBlocks * blockN)});
     return s.op("max",
                 {s.op("min", {fill, length, s.cst(maxSplits)}), s.cst(1)});
   }

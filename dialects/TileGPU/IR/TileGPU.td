@@ -334,6 +334,54 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load"> {
   let hasVerifier = 1;
 }
 
+/// A tile dialect descriptor (!tile.desc), the source of copies.
+def TileGPU_TileDesc : Type<CPred<"::llvm::isa<::kiln::tile::DescType>($_self)">,
+                            "a !tile.desc descriptor", "::kiln::tile::DescType">;
+
+def TileGPU_TmaLoadPagesOp : TileGPU_Op<"tma_load_pages"> {
+  let summary = "copies a tile of a paged KV cache's rows through a TMA tensor map";
+  let description = [{
+    `tgpu.tma_load` for a paged descriptor (a `tile.view` with `pages`):
+    the tile's rows `row .. row + R - 1` of the descriptor's sequence, at
+    head `head` and column `col`, come from the pool the map describes
+    (`[P, S, H, D]` as a `[B, N, H, D]` tensor: its "batch" is the page) in
+    boxes of min(S, R) rows, each from the page the sequence's block table
+    names. A box starting at or past the sequence's length reads no table
+    entry: its page coordinate is -1, so TMA writes zeros (and still
+    completes its bytes). Rows of a box past the length but inside a page
+    read whatever the page holds (`tgpu.zero_rows_past` clears them). `row`
+    is a multiple of min(S, R), so no box crosses a page.
+  }];
+  let arguments = (ins TileGPU_TensorMapType:$map, TileGPU_TileDesc:$desc,
+                       Index:$col, Index:$row, Index:$head,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$dest,
+                       Arg<TileGPU_MbarrierMemRef, "", [MemWrite]>:$barriers,
+                       Index:$index);
+  let assemblyFormat = [{
+    $map `[` $col `,` $row `,` $head `]` `pages` $desc `,` $dest `,` $barriers `[` $index `]` attr-dict `:` type($desc) `,` type($dest) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_ZeroRowsPastOp : TileGPU_Op<"zero_rows_past"> {
+  let summary = "the consumers zero the rows of a shared tile past a descriptor's end";
+  let description = [{
+    Row r of `dest` holds row `row + r` of `desc`; the rows at or past the
+    descriptor's row count are set to zero, spread over the consumer
+    threads. TMA fills rows past a tensor's end with zeros, but not the
+    rows of a paged KV cache's last page past a sequence's length: those
+    hold whatever the page held, and a product would carry a NaN there
+    into the output even with its probability 0. Followed by a
+    `tgpu.fence_async_shared` and a `tgpu.barrier` before a product reads
+    `dest`.
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$dest,
+                       TileGPU_TileDesc:$desc, Index:$row);
+  let assemblyFormat = [{
+    $dest `,` $desc `[` $row `]` attr-dict `:` type($dest) `,` type($desc)
+  }];
+}
+
 def TileGPU_WarpgroupTurnOp : TileGPU_Op<"warpgroup_turn"> {
   let summary = "consumer warpgroups take turns issuing products (ping-pong)";
   let description = [{

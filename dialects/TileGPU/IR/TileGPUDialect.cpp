@@ -345,6 +345,28 @@ LogicalResult TmaLoadOp::verify() {
   return verifyBarrier(*this, getBarriers(), getIndex());
 }
 
+LogicalResult TmaLoadPagesOp::verify() {
+  MemRefType dest = getDest().getType();
+  if (!swizzleBytes(dest))
+    return emitOpError() << "loads into a #tgpu.swizzle shared buffer (the "
+                            "layout a swizzled TMA box writes), got "
+                         << dest;
+  tile::DescType desc = getDesc().getType();
+  int64_t rows = dest.getDimSize(0);
+  int64_t box = std::min(desc.getPageSize(), rows);
+  if (!desc.isPaged() || rows > 256 || box % 8 != 0 || rows % box != 0 ||
+      desc.getPageSize() % box != 0)
+    return emitOpError() << "loads whole 8-row swizzle atoms of whole pages "
+                            "of a paged descriptor (min(page size, rows) a "
+                            "multiple of 8 dividing both, rows at most 256), "
+                            "got "
+                         << desc << " into " << dest;
+  if (!inProducer(*this))
+    return emitOpError() << "is issued by the producer's one thread: it sits "
+                            "in a tgpu.warp_specialize producer region";
+  return verifyBarrier(*this, getBarriers(), getIndex());
+}
+
 LogicalResult WarpSpecializeOp::verify() {
   int64_t producers = static_cast<int64_t>(getProducerWarps());
   if (producers < 4 || producers % 4 != 0)

@@ -53,6 +53,14 @@ struct Load {
   scf::ForOp loop; ///< null: issued once, before any loop
   tile::ViewOp view;
   unsigned argument; ///< the kernel argument the view reads
+
+  /// A paged KV cache's rows: boxes of min(page size, rows) rows, each from
+  /// its own page (tgpu.tma_load_pages).
+  bool paged() { return view.isPaged(); }
+  int64_t boxRows() {
+    int64_t rows = copy.getDest().getType().getDimSize(0);
+    return paged() ? std::min(view.getType().getPageSize(), rows) : rows;
+  }
 };
 
 /// A buffer loaded in KV loops: it becomes a ring of `stages` buffers, each
@@ -131,6 +139,14 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
       return reject("copies into buffers a TMA box cannot fill");
     if (copy.getOffsets().size() != 2)
       return reject("copies of other than a 2-D tile");
+    // Paged: whole 8-row swizzle atoms of whole pages, in KV loops.
+    if (load.paged()) {
+      int64_t rows = copy.getDest().getType().getDimSize(0);
+      int64_t box = load.boxRows();
+      if (!load.loop || box % 8 != 0 || rows % box != 0 ||
+          load.view.getType().getPageSize() % box != 0)
+        return reject("paged copies a TMA box of whole pages cannot take");
+    }
     auto column = copy.getOffsets()[1].getDefiningOp<arith::ConstantIndexOp>();
     if (!column || column.value() != 0)
       return reject("copies of part of a row");
@@ -341,6 +357,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
                                    loop.getStep()});
   for (Load &load : loads) {
     needed.insert_range(load.view.getIndices());
+    // The producer looks pages up in the view's block table.
+    if (load.paged())
+      needed.insert(load.view.getResult());
     for (Value offset : load.copy.getOffsets())
       if (!load.loop || offset != load.loop.getInductionVar())
         needed.insert(offset);
@@ -426,7 +445,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   std::map<std::tuple<unsigned, int64_t, int64_t>, Value> maps;
   auto mapFor = [&](Load load) {
     MemRefType dest = load.copy.getDest().getType();
-    int64_t rows = dest.getDimSize(0);
+    int64_t rows = load.boxRows();
     int64_t group = load.view.getType().getGroup();
     auto key = std::make_tuple(load.argument, rows, group);
     if (Value map = maps[key])
@@ -484,6 +503,15 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     MbarrierWaitOp::create(b, loc, barriers,
                            index(numRingBarriers + int64_t(i)), index(0));
   }
+  // Paged copies in masked steps: after the wait, the consumers zero the
+  // rows past the sequence (tgpu.zero_rows_past), added once the old
+  // barriers are gone.
+  struct Clear {
+    Operation *wait;
+    Value buffer;
+    Load *load;
+  };
+  SmallVector<Clear> clears;
   for (auto [k, loop] : llvm::enumerate(loops)) {
     Block &body = *loop.getBody();
     b.setInsertionPointToStart(&body);
@@ -516,7 +544,10 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       Value full = fullSlot(ring, step.stage);
       Value empty = emptySlot(ring, step.stage);
       b.setInsertionPoint(first);
-      MbarrierWaitOp::create(b, loc, barriers, full, step.parity);
+      auto wait = MbarrierWaitOp::create(b, loc, barriers, full, step.parity);
+      auto role = loop->getAttrOfType<StringAttr>(tile::attrs::kKvLoop);
+      if (load.paged() && !(role && role.getValue() == "full"))
+        clears.push_back({wait, current, &load});
       b.setInsertionPointAfter(last);
       MbarrierArriveOp::create(b, loc, barriers, empty);
     }
@@ -550,9 +581,18 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       MbarrierWaitOp::create(b, loc, barriers, emptySlot(ring, step.stage),
                              emptyParity);
       Value full = fullSlot(ring, step.stage);
-      TmaLoadOp::create(b, loc, mapFor(load),
-                        coordinates(b, loc, load, atStep),
-                        stageBuffer(b, loc, ring, step.stage), barriers, full);
+      if (load.paged())
+        TmaLoadPagesOp::create(
+            b, loc, mapFor(load), load.view.getResult(),
+            atStep.lookupOrDefault(load.copy.getOffsets()[1]),
+            copyLoop.getInductionVar(),
+            atStep.lookupOrDefault(load.view.getIndices()[1]),
+            stageBuffer(b, loc, ring, step.stage), barriers, full);
+      else
+        TmaLoadOp::create(b, loc, mapFor(load),
+                          coordinates(b, loc, load, atStep),
+                          stageBuffer(b, loc, ring, step.stage), barriers,
+                          full);
     }
   }
 
@@ -564,6 +604,16 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     if (isa<AsyncWaitOp, FenceAsyncSharedOp, BarrierOp>(op))
       op->erase();
   });
+  // Written by threads, read by products (the async proxy): fenced, and
+  // every consumer done before any product.
+  for (Clear &clear : clears) {
+    b.setInsertionPointAfter(clear.wait);
+    auto loop = clear.wait->getParentOfType<scf::ForOp>();
+    ZeroRowsPastOp::create(b, loc, clear.buffer, clear.load->view.getResult(),
+                           loop.getInductionVar());
+    FenceAsyncSharedOp::create(b, loc);
+    BarrierOp::create(b, loc);
+  }
   kernel->setAttr(attrs::kProducerWarps, b.getI64IntegerAttr(kProducerWarps));
   if (ctas > 1)
     kernel->setAttr(attrs::kCtasPerSM, b.getI64IntegerAttr(ctas));

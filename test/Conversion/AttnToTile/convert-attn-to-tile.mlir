@@ -31,7 +31,7 @@
 // CHECK-SAME: {tile.shape = ["batch", "seq_q", "heads", 64], tile.tensor = "out"}
 // CHECK-SAME: %[[LSE:[a-z0-9]+]]: memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>> {tile.shape = ["batch", "heads", "seq_q"], tile.tensor = "lse"})
 // CHECK-SAME: tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.gqa_group = 1 : i64
-// CHECK-SAME: tile.grid = {{\[}}["ceildiv", "seq_q", 64], "heads", "batch"], tile.kernel, tile.variant = "causal"
+// CHECK-SAME: tile.grid = {{\[}}["ceildiv", "seq_q", 64], "heads", "batch"], tile.kernel, tile.kv_extent = "seq_kv", tile.variant = "causal"
 // CHECK: %[[QB:.*]] = tile.program_id 0
 // CHECK: %[[H:.*]] = tile.program_id 1
 // CHECK: %[[B:.*]] = tile.program_id 2

@@ -562,7 +562,7 @@ func.func @grid_two_axes() attributes {tile.grid = ["heads", "batch"]} {
 
 // -----
 
-// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @grid_unknown_symbol() attributes {tile.grid = [["ceildiv", "seqlen", 64], "heads", "batch"]} {
   return
 }
@@ -578,14 +578,14 @@ func.func @grid_unknown_op() attributes {tile.grid = [["div", "seq_q", 64], "hea
 
 // Derived symbols (tile.symbols) are over the problem's symbols; the kernel's
 // other size expressions may name them, and nothing else may.
-// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel>, kv_splits (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, num_sms, ctas_per_sm.<kernel>, kv_splits (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @grid_undeclared_derived() attributes {tile.symbols = {kv_splits = ["ceildiv", "num_sms", "batch"]}, tile.grid = [1, "heads", ["mul", "batch", "splits"]]} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{size expression names 'kv_splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'kv_splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @derived_from_derived() attributes {tile.symbols = {kv_splits = ["ceildiv", "num_sms", "batch"], more = ["mul", "kv_splits", 2]}} {
   return
 }
@@ -606,7 +606,7 @@ func.func @derived_not_dictionary() attributes {tile.symbols = ["kv_splits", 2]}
 
 // -----
 
-// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @when_unknown() attributes {tile.when = ["sub", "splits", 1]} {
   return
 }
@@ -730,3 +730,66 @@ func.func @view_packs_too_many(%m: memref<?x?x2x64xbf16>, %b: index, %h: index) 
 
 // expected-error @+1 {{a descriptor's group must be positive, got 0}}
 func.func private @desc_group_zero(!tile.desc<?x64xbf16, group 0>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Paged views (a KV cache's pool through a block table)
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{a paged descriptor is 2-D and not packed}}
+func.func private @paged_desc_rank_1(!tile.desc<?xbf16, pages 16>)
+
+// -----
+
+// expected-error @+1 {{expected 'group' or 'pages', got 'rows'}}
+func.func private @desc_unknown_keyword(!tile.desc<?x64xbf16, rows 16>)
+
+// -----
+
+func.func @paged_view_dynamic_page(%pool: memref<?x?x?x128xbf16>, %t: memref<?x?xi32>, %l: memref<?xi32>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op pages need a [pages, page_size, heads, cols] base with a static page size, kept [1, 3] and not packed}}
+  %v = tile.view %pool[%b, %h] keep [1, 3] pages %t, %l : memref<?x?x?x128xbf16>, memref<?x?xi32>, memref<?xi32> -> !tile.desc<?x128xbf16, pages 16>
+  return
+}
+
+// -----
+
+func.func @paged_view_other_page_size(%pool: memref<?x16x?x128xbf16>, %t: memref<?x?xi32>, %l: memref<?xi32>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op the descriptor's page size 32 is not the base's 16}}
+  %v = tile.view %pool[%b, %h] keep [1, 3] pages %t, %l : memref<?x16x?x128xbf16>, memref<?x?xi32>, memref<?xi32> -> !tile.desc<?x128xbf16, pages 32>
+  return
+}
+
+// -----
+
+func.func @paged_view_table_i64(%pool: memref<?x16x?x128xbf16>, %t: memref<?x?xi64>, %l: memref<?xi32>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op the block table must be a [sequences, pages] array of i32, got 'memref<?x?xi64>'}}
+  %v = tile.view %pool[%b, %h] keep [1, 3] pages %t, %l : memref<?x16x?x128xbf16>, memref<?x?xi64>, memref<?xi32> -> !tile.desc<?x128xbf16, pages 16>
+  return
+}
+
+// -----
+
+func.func @paged_view_lengths_2d(%pool: memref<?x16x?x128xbf16>, %t: memref<?x?xi32>, %l: memref<?x?xi32>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op the lengths must be a [sequences] array of i32, got 'memref<?x?xi32>'}}
+  %v = tile.view %pool[%b, %h] keep [1, 3] pages %t, %l : memref<?x16x?x128xbf16>, memref<?x?xi32>, memref<?x?xi32> -> !tile.desc<?x128xbf16, pages 16>
+  return
+}
+
+// -----
+
+func.func @paged_desc_without_pages(%pool: memref<?x16x?x128xbf16>, %b: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op a paged descriptor needs `pages`}}
+  %v = tile.view %pool[%b, %h] keep [1, 3] : memref<?x16x?x128xbf16> -> !tile.desc<?x128xbf16, pages 16>
+  return
+}
+
+// -----
+
+func.func @store_into_pages(%v: !tile.desc<?x128xbf16, pages 16>, %x: tensor<64x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.store' op stores into a paged descriptor (a KV cache's pool is read, never written, by attention)}}
+  tile.store %x, %v[%c0, %c0] : tensor<64x128xbf16>, !tile.desc<?x128xbf16, pages 16>
+  return
+}

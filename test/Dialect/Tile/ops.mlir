@@ -307,3 +307,21 @@ func.func @atomic_add(%t: tensor<64x32xf32>, %d: !tile.desc<?x32xf32>, %r: index
   tile.atomic_add %t, %d[%r, %r] : tensor<64x32xf32>, !tile.desc<?x32xf32>
   return
 }
+
+// -----
+
+// A paged view (a KV cache's pool through a block table): the page size
+// prints with the type, `pages` and the table and lengths with the op.
+// CHECK-LABEL: func.func @paged_view
+// CHECK: tile.view %{{.*}}[%{{.*}}, %{{.*}}] keep [1, 3] pages %{{.*}}, %{{.*}} : memref<?x16x?x128xbf16>, memref<?x?xi32>, memref<?xi32> -> <?x128xbf16, pages 16>
+// CHECK: tile.dim %{{.*}}, 0 : <?x128xbf16, pages 16>
+// CHECK: tile.load %{{.*}} fill 0.000000e+00 : bf16 : <?x128xbf16, pages 16> -> tensor<64x128xbf16>
+func.func @paged_view(%pool: memref<?x16x?x128xbf16>, %table: memref<?x?xi32>,
+                      %lens: memref<?xi32>, %b: index, %h: index,
+                      %r: index) -> (index, tensor<64x128xbf16>) {
+  %v = tile.view %pool[%b, %h] keep [1, 3] pages %table, %lens : memref<?x16x?x128xbf16>, memref<?x?xi32>, memref<?xi32> -> !tile.desc<?x128xbf16, pages 16>
+  %n = tile.dim %v, 0 : !tile.desc<?x128xbf16, pages 16>
+  %c0 = arith.constant 0 : index
+  %t = tile.load %v[%r, %c0] fill 0.0 : bf16 : !tile.desc<?x128xbf16, pages 16> -> tensor<64x128xbf16>
+  return %n, %t : index, tensor<64x128xbf16>
+}

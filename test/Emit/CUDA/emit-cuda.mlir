@@ -36,7 +36,7 @@
 // tgpu-warp-specialize: 12 consumer warps and a producer warpgroup, one CTA
 // per multiprocessor (the register cap setmaxnreg needs at entry); tensor
 // maps in the parameter space; thread 0 initialises the ring's barriers;
-// one if/else on the role, the producer's single thread issuing TMA loads
+// one if/else on the role, the producer's first warp issuing TMA loads (lane 0)
 // (Q once, then K and V per step after waiting for the slot to be empty),
 // the consumers waiting for Q and then for each step's K before Q K^T and
 // releasing it after.
@@ -50,13 +50,13 @@
 // WS: __syncthreads();
 // WS: if (threadIdx.x >= 384) {
 // WS-NEXT: kiln::setmaxnreg_dec<24>();
-// WS-NEXT: if (threadIdx.x == 384) {
-// WS: kiln::tma_load_tile({{v[0-9]+}}, [[QMAP]], [[BARS]] + [[QBAR:v[0-9]+]],
+// WS-NEXT: if (threadIdx.x < 416) {
+// WS: if (kiln::lane_id() == 0) kiln::tma_load_tile({{v[0-9]+}}, [[QMAP]], [[BARS]] + [[QBAR:v[0-9]+]],
 // WS: // KV loop: leading_partial
 // WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, {{v[0-9]+}});
-// WS: kiln::tma_load_tile({{v[0-9]+}}, [[KMAP]], [[BARS]] +
+// WS: if (kiln::lane_id() == 0) kiln::tma_load_tile({{v[0-9]+}}, [[KMAP]], [[BARS]] +
 // WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, {{v[0-9]+}});
-// WS: kiln::tma_load_tile({{v[0-9]+}}, [[VMAP]], [[BARS]] +
+// WS: if (kiln::lane_id() == 0) kiln::tma_load_tile({{v[0-9]+}}, [[VMAP]], [[BARS]] +
 // WS: return;
 // WS: kiln::setmaxnreg_inc<160>();
 // WS-NEXT: // tgpu.mbarrier_wait
