@@ -1,5 +1,5 @@
 """Bar chart of bench/bench_decode.py's results: GB/s of K and V per shape, a
-bar per implementation (Kiln, its ablations, SDPA flash, cuDNN), with the
+bar per implementation (Kiln, its ablations, paged, SDPA flash, cuDNN), with the
 HBM3 rating as a line.
 
   python3 bench/plot_decode.py decode.json docs/performance/decode-h100.png
@@ -17,7 +17,7 @@ RATED_GBPS = {"H100": 3350, "H200": 4800}
 source, target = sys.argv[1], sys.argv[2]
 data = json.load(open(source))
 rows = data["rows"]
-names = ["kiln", "kiln_nosplit", "kiln_byrows", "kiln_nopack", "flash", "cudnn"]
+names = ["kiln", "kiln_nosplit", "kiln_byrows", "kiln_nopack", "kiln_p16", "kiln_p64", "kiln_p256", "flash", "cudnn"]
 names = [n for n in names if any(f"{n}_gbps" in r for r in rows)]
 labels = [f"B{r['B']} {r['Hq']}/{r['Hkv']}\nL{r['L'] // 1024}k Lq{r['Lq']}" + (" tree" if r.get("tree") else "")
           for r in rows]
