@@ -35,6 +35,11 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
     error = s.message();
     return false;
   }
+  // Host memory: a paged cache's table and lengths are checked here.
+  if (Status s = validatePagedKV(plan, bound); !s.ok()) {
+    error = s.message();
+    return false;
+  }
   WorkspaceLayout layout;
   if (Status s = layoutWorkspaces(plan, bound.symbols, layout); !s.ok()) {
     error = s.message();

@@ -125,7 +125,7 @@ template <typename T, int G = 1> struct Desc {
 /// The rows of one sequence and head of a paged KV cache (a tile.view with
 /// pages): row r lives in page pages[r / PAGE] of a pool [P, PAGE, H, cols]
 /// (`ptr` is the pool at the head), at row r % PAGE; `rows` is the
-/// sequence's length. Copies read rows through row_offset as they read a
+/// sequence's length (clamped to the table's capacity by the emitted view). Copies read rows through row_offset as they read a
 /// Desc's. A table entry outside the pool [0, num_pages) reads as a missing
 /// page (zeros), never memory outside the pool.
 template <typename T, int PAGE> struct PagedDesc {

@@ -432,4 +432,45 @@ Status verifyPlan(const ProgramSpec &spec) {
   return Status();
 }
 
+Status validatePagedKV(const ProgramSpec &spec, const BoundRun &bound) {
+  auto find = [&](const char *name) -> const TensorRef * {
+    for (size_t i = 0; i < spec.tensors.size(); ++i)
+      if (spec.tensors[i].name == name && i < bound.tensors.size())
+        return bound.tensors[i];
+    return nullptr;
+  };
+  const TensorRef *table = find("block_table"), *lens = find("kv_lens"),
+                  *pool = find("k");
+  if (!table || !lens || !pool)
+    return Status();
+  if (table->sizes.size() != 2 || lens->sizes.size() != 1 ||
+      pool->sizes.size() < 2 || table->dtype != DType::I32 ||
+      lens->dtype != DType::I32)
+    return Status::error("block_table, kv_lens and k must be [batch, "
+                         "max_pages] i32, [batch] i32 and a pool [pages, "
+                         "page_size, ...]");
+  int64_t pages = pool->sizes[0], pageSize = pool->sizes[1];
+  int64_t maxPages = table->sizes[1];
+  const auto *t = static_cast<const int32_t *>(table->data);
+  const auto *l = static_cast<const int32_t *>(lens->data);
+  for (int64_t b = 0; b < lens->sizes[0]; ++b) {
+    int64_t len = l[b * lens->strides[0]];
+    if (len < 0 || len > maxPages * pageSize)
+      return Status::error(
+          "kv_lens[" + std::to_string(b) + "] = " + std::to_string(len) +
+          " is outside [0, max_pages * page_size = " +
+          std::to_string(maxPages * pageSize) + "]");
+    for (int64_t slot = 0; slot * pageSize < len; ++slot) {
+      int64_t page = t[b * table->strides[0] + slot * table->strides[1]];
+      if (page < 0 || page >= pages)
+        return Status::error("block_table[" + std::to_string(b) + ", " +
+                             std::to_string(slot) + "] = " +
+                             std::to_string(page) +
+                             " names no page of the pool (pages = " +
+                             std::to_string(pages) + ")");
+    }
+  }
+  return Status();
+}
+
 } // namespace kiln

@@ -360,3 +360,57 @@ TEST(RuntimeChecks, PacksTensorsAsTheKernelsTensorStruct) {
 }
 
 } // namespace
+
+namespace {
+
+/// A paged forward's declarations (only the names validatePagedKV reads)
+/// and a run of 2 sequences over a pool of 3 pages of 16 keys, 2 slots per
+/// sequence.
+struct PagedRun {
+  ProgramSpec spec;
+  BoundRun bound;
+  int32_t table[4] = {2, 0, 1, -1};
+  int32_t lens[2] = {20, 16};
+  TensorRef pool = tensor(DType::BF16, {3, 16, 1, 64}, {1024, 64, 64, 1});
+  TensorRef tableRef = tensor(DType::I32, {2, 2}, {2, 1}, table);
+  TensorRef lensRef = tensor(DType::I32, {2}, {1}, lens);
+
+  PagedRun() {
+    for (const char *name : {"k", "block_table", "kv_lens"}) {
+      TensorDecl decl;
+      decl.name = name;
+      spec.tensors.push_back(decl);
+    }
+    bound.tensors = {&pool, &tableRef, &lensRef};
+  }
+};
+
+} // namespace
+
+TEST(RuntimeChecks, PagedKVAcceptsTablesWithinThePool) {
+  PagedRun run;
+  EXPECT_TRUE(validatePagedKV(run.spec, run.bound).ok());
+  // Sequence 1 uses one page: its second slot (-1) is never read.
+  run.lens[1] = 0;
+  EXPECT_TRUE(validatePagedKV(run.spec, run.bound).ok());
+  // Plans without a paged cache pass.
+  EXPECT_TRUE(validatePagedKV(ProgramSpec(), BoundRun()).ok());
+}
+
+TEST(RuntimeChecks, PagedKVNamesTheBadEntry) {
+  PagedRun run;
+  run.lens[1] = 17; // now slot 1 of sequence 1 (-1) is read
+  EXPECT_EQ(validatePagedKV(run.spec, run.bound).message(),
+            "block_table[1, 1] = -1 names no page of the pool (pages = 3)");
+  run.lens[1] = 16;
+  run.table[1] = 3;
+  EXPECT_EQ(validatePagedKV(run.spec, run.bound).message(),
+            "block_table[0, 1] = 3 names no page of the pool (pages = 3)");
+  run.table[1] = 0;
+  run.lens[0] = 33;
+  EXPECT_EQ(validatePagedKV(run.spec, run.bound).message(),
+            "kv_lens[0] = 33 is outside [0, max_pages * page_size = 32]");
+  run.lens[0] = -1;
+  EXPECT_EQ(validatePagedKV(run.spec, run.bound).message(),
+            "kv_lens[0] = -1 is outside [0, max_pages * page_size = 32]");
+}

@@ -120,10 +120,20 @@ struct PagedRows {
                      rewriter.getRemappedValue(view.getLengths()),
                      view.getType().getPageSize()};
   }
-  /// The sequence's key count.
+  /// The sequence's key count, within [0, the table's capacity] (as on the
+  /// GPU; the runtime refuses other lengths before a CPU run).
   Value length(OpBuilder &b, Location loc) const {
-    Value n = memref::LoadOp::create(b, loc, lengths, ValueRange{sequence});
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), n);
+    Value n = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, lengths, ValueRange{sequence}));
+    Value capacity = arith::MulIOp::create(
+        b, loc, memref::DimOp::create(b, loc, table, 1),
+        arith::ConstantIndexOp::create(b, loc, pageSize));
+    return arith::MinSIOp::create(
+        b, loc,
+        arith::MaxSIOp::create(b, loc, n,
+                               arith::ConstantIndexOp::create(b, loc, 0)),
+        capacity);
   }
   /// Whether row `row`, column `col` of the sequence exists (and its page
   /// is in the pool), and where it lives in the pool at its head ([page,

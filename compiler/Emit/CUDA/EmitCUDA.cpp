@@ -548,8 +548,11 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
           line() << "const " << *type << " " << name(v) << " = {" << base
                  << ".ptr + static_cast<long long>(" << name(v.getIndices()[1])
                  << ") * " << base << ".stride[2], " << table << ".ptr + "
-                 << seq << " * " << table << ".stride[0], " << lens << ".ptr["
-                 << seq << " * " << lens << ".stride[0]], static_cast<int>("
+                 << seq << " * " << table << ".stride[0], kiln::imin(kiln::imax("
+                 << lens << ".ptr[" << seq << " * " << lens
+                 << ".stride[0]], 0), static_cast<int>(" << table
+                 << ".size[1]) * " << v.getType().getPageSize()
+                 << "), static_cast<int>("
                  << base << ".size[3]), " << base << ".stride[1], " << base
                  << ".stride[3], " << base << ".stride[0], " << table
                  << ".stride[1], static_cast<int>(" << base

@@ -216,6 +216,15 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
                const DeviceSymbols &device, BoundRun &bound,
                const SymbolValues &overrides = {});
 
+/// A paged KV cache's contents (plans with block_table, kv_lens and the
+/// pools k [pages, page_size, ...]): every kv_lens[b] in [0, max_pages *
+/// page_size] and every table entry a sequence uses (slots below
+/// ceil(kv_lens[b] / page_size)) a page of the pool. Reads the two tensors,
+/// so they must be host memory (the CPU backend calls it on every run; the
+/// GPU launcher cannot without a copy, and its kernels read a missing page
+/// as zeros instead). A plan without them passes.
+Status validatePagedKV(const ProgramSpec &spec, const BoundRun &bound);
+
 /// Whether `kernel` is launched for `symbols` (its `when` is at least 1).
 Status kernelLaunches(const KernelLaunch &kernel, const SymbolValues &symbols,
                       bool &launches);
