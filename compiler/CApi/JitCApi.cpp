@@ -25,6 +25,9 @@ kiln::Status toVariant(const kiln_variant_options *o, kiln::Variant &variant,
     return kiln::Status::error("no variant: kiln_variant_options.mlir is null");
   if (o->head_dim < 0 || o->head_dim_v < 0)
     return kiln::Status::error("head dims must be >= 0 (0: the variant's)");
+  if (o->page_size < 0)
+    return kiln::Status::error("page_size must be >= 0 (0: dense K and V)");
+  options.pageSize = o->page_size;
   variant.mlir = o->mlir;
   variant.name = o->name ? o->name : "";
   options.headDim = o->head_dim;

@@ -43,6 +43,7 @@ Status HostProgram::compile(const Variant &variant,
   specialization.headDim = options.headDim;
   specialization.headDimV = options.headDimV;
   specialization.dtype = options.dtype;
+  specialization.pageSize = options.pageSize;
   // The passes' diagnostics, for the error (not the process's stderr).
   std::string diagnostics;
   auto lower = [&](bool backward) -> Status {

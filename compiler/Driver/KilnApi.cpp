@@ -44,6 +44,7 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
   specialization.headDim = options.headDim;
   specialization.headDimV = options.headDimV;
   specialization.dtype = options.dtype;
+  specialization.pageSize = options.pageSize;
   OwningOpRef<ModuleOp> module;
   if (Status s = driver::parseVariantText(context, variant.mlir, variant.name,
                                           specialization, module);

@@ -17,7 +17,8 @@ import torch
 from ._capi import KilnError
 from . import mods, ops
 
-__all__ = ["Variant", "attention", "attention_with_lse", "flex_attention", "flex_variant", "KilnError"]
+__all__ = ["Variant", "attention", "attention_with_lse", "paged_attention", "paged_attention_with_lse",
+           "flex_attention", "flex_variant", "KilnError"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,25 @@ def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = ()):
     mask_mod) V, as the variant defines it. `captures` are the tensors its
     mods read, in its order."""
     return attention_with_lse(q, k, v, variant, captures)[0]
+
+
+def paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant,
+                             captures: Sequence[torch.Tensor] = ()):
+    """(out, lse) of the variant with K and V in a paged KV cache (vLLM's and
+    FlashInfer's layout): k_pages and v_pages [pages, page_size, H / G, D],
+    block_table [B, max_pages] and kv_lens [B] (int32): key j of sequence b
+    is row j % page_size of page block_table[b, j // page_size], and the
+    sequence has kv_lens[b] keys (bottom-right causal aligns with it). q is
+    [B, Lq, H, D]: the new tokens of a decode or verify step. Forward only;
+    compiled once per page size."""
+    v_ = _variant(variant)
+    return torch.ops.kiln.paged_attention(q, k_pages, v_pages, block_table, kv_lens, list(captures), v_.text,
+                                          v_.name or "")
+
+
+def paged_attention(q, k_pages, v_pages, block_table, kv_lens, variant, captures: Sequence[torch.Tensor] = ()):
+    """out [B, Lq, H, Dv] of paged_attention_with_lse."""
+    return paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant, captures)[0]
 
 
 def flex_variant(score_mod=None, mask_mod=None, *, head_dim, head_dim_v=None, dtype=torch.bfloat16, scale=None,

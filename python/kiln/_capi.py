@@ -11,7 +11,7 @@ DTYPE_CODES = {"bf16": 0, "fp16": 1, "f32": 2, "f64": 3, "i32": 4, "i64": 5}
 
 class VariantOptions(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
-                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p)]
+                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong)]
 
 
 class CTensor(ctypes.Structure):
@@ -71,9 +71,9 @@ def call(fn, *args):
         raise KilnError(buffer.value.decode())
 
 
-def variant_options(text, name, head_dim, head_dim_v, dtype):
+def variant_options(text, name, head_dim, head_dim_v, dtype, page_size=0):
     return VariantOptions(text.encode(), name.encode() if name else None, head_dim, head_dim_v,
-                          dtype.encode() if dtype else None)
+                          dtype.encode() if dtype else None, page_size)
 
 
 def compile_spec(options, program, arch):

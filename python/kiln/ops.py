@@ -4,7 +4,9 @@ autograd, so they trace under torch.compile(fullgraph=True).
 
 Layout as Kiln's (and FlashAttention's): q [B, Lq, H, D], k and v
 [B, Lk, H / G, D] and [..., Dv], out [B, Lq, H, Dv], lse [B, H, Lq] (f32,
-natural log). CPU tensors run the variant's tile program on the CPU backend
+natural log). `kiln::paged_attention` (forward only) takes k and v as a paged
+KV cache's pools [pages, page_size, H / G, D] with block_table [B, max_pages]
+and kv_lens [B] (i32), as vLLM and FlashInfer keep them. CPU tensors run the variant's tile program on the CPU backend
 (a host program); CUDA tensors run its GPU kernels through the runtime.
 Programs are compiled once per (variant, head dims, dtype, device) and kept:
 the kernels take any batch, lengths and heads.
@@ -39,8 +41,8 @@ def _ctensor(name, t, keep):
 
 
 @functools.lru_cache(maxsize=None)
-def _host_program(text, name, head_dim, head_dim_v, dtype):
-    return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype))
+def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0):
+    return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size))
 
 
 def _arch(device):
@@ -54,19 +56,19 @@ def _arch(device):
 
 
 @functools.lru_cache(maxsize=None)
-def _device_program(text, name, head_dim, head_dim_v, dtype, program, device_index):
-    options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype)
+def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, program, device_index):
+    options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size)
     spec = _capi.compile_spec(options, program, _arch(device_index))
     return _capi.DeviceProgram(spec, device_index)
 
 
-def _run(program, q, v, tensors, captures, variant, name):
+def _run(program, q, v, tensors, captures, variant, name, page_size=0):
     """Runs the forward or the backward (program) of the variant on the
-    tensors' device."""
+    tensors' device; page_size > 0: k and v are a paged KV cache's pools."""
     keep = []
     named = [_ctensor(n, t, keep) for n, t in tensors.items()]
     caps = [_ctensor(None, c, keep) for c in captures]
-    key = (variant, name, q.shape[-1], v.shape[-1], _element_type(q))
+    key = (variant, name, q.shape[-1], v.shape[-1], _element_type(q), page_size)
     if q.device.type == "cpu":
         _host_program(*key).run(program, named, caps)
     elif q.device.type == "cuda":
@@ -141,3 +143,26 @@ def _backward(ctx, dout, dlse):
 
 
 attention_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+@torch.library.custom_op("kiln::paged_attention", mutates_args=())
+def paged_attention_op(q: torch.Tensor, k_pages: torch.Tensor, v_pages: torch.Tensor, block_table: torch.Tensor,
+                       kv_lens: torch.Tensor, captures: List[torch.Tensor], variant: str,
+                       name: str) -> Tuple[torch.Tensor, torch.Tensor]:
+    _check_devices([q, k_pages, v_pages, block_table, kv_lens, *captures])
+    if k_pages.dim() != 4:
+        raise _capi.KilnError(f"k_pages must be [pages, page_size, kv_heads, D], got shape {list(k_pages.shape)}")
+    q, k_pages, v_pages = q.contiguous(), k_pages.contiguous(), v_pages.contiguous()
+    out = q.new_empty(q.shape[:-1] + v_pages.shape[-1:])
+    lse = torch.empty(q.shape[0], q.shape[2], q.shape[1], device=q.device, dtype=torch.float32)
+    _run("forward", q, v_pages, {"q": q, "k": k_pages, "v": v_pages, "out": out, "lse": lse,
+                                 "block_table": block_table.contiguous(), "kv_lens": kv_lens.contiguous()},
+         [c.contiguous() for c in captures], variant, name, page_size=k_pages.shape[1])
+    return out, lse
+
+
+@paged_attention_op.register_fake
+def _(q, k_pages, v_pages, block_table, kv_lens, captures, variant, name):
+    out = q.new_empty(q.shape[:-1] + v_pages.shape[-1:])
+    lse = q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
+    return out, lse

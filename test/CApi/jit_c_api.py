@@ -14,7 +14,7 @@ LL = ctypes.POINTER(ctypes.c_longlong)
 
 class Options(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
-                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p)]
+                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong)]
 
 
 class Tensor(ctypes.Structure):

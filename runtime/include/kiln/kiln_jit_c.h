@@ -26,6 +26,8 @@ typedef struct kiln_variant_options {
   long long head_dim;  /* qk_head_dim (and v_head_dim when the two are equal) */
   long long head_dim_v;
   const char *dtype;   /* null, "bf16" or "fp16" */
+  long long page_size; /* > 0: K and V in a paged KV cache of this many keys
+                          per page (page_size; tensors block_table, kv_lens) */
 } kiln_variant_options;
 
 /* Lowers the variant's `program` ("forward", "backward": two kernels,
