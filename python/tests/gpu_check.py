@@ -1,7 +1,7 @@
 """The kiln package on a CUDA GPU (bench/device-run-plans.sh python): the
 CPU tests' checks on CUDA tensors, one training step of a small transformer
 block with Kiln attention against the same block with SDPA, torch.compile
-(fullgraph, Inductor), kiln.flex_attention, and the per-call host overhead
+(fullgraph, Inductor), kiln.flex_attention, kiln.paged_attention, and the per-call host overhead
 of the op next to SDPA's. Prints one line per check and a table; exits 1 on
 any failure. Not a unittest module on purpose: `make check` has no GPU.
 
@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import kiln
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_ops import example, inputs, reference, rel  # noqa: E402
+from test_ops import example, inputs, paged_cache, reference, rel  # noqa: E402
 
 failures = []
 
@@ -56,6 +56,20 @@ def main():
     ok, errs = grads_match(example("alibi"), *inputs(1, n, n, h, h, 64, seed=3), [slopes], causal="top_left",
                            bias=slopes.double()[:, None, None] * dist)
     check(ok, f"ALiBi (a capture): {' '.join(f'{e:.1e}' for e in errs)}")
+
+    # A verify step over ragged paged caches (16-key pages, GQA 4:1), as the
+    # CPU test, and the same with 64-key pages.
+    q, k, v = inputs(3, 3, 700, 8, 2, 128, seed=9)
+    lens = torch.tensor([700, 333, 65], dtype=torch.int32)
+    variant = kiln.Variant.from_file(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                  "examples", "gqa_decode.mlir"), "gqa4_decode")
+    for page in (16, 64):
+        kp, vp, table = paged_cache(k, v, lens, page, seed=10)
+        out = kiln.paged_attention(q.cuda(), kp.cuda(), vp.cuda(), table.cuda(), lens.cuda(), variant).cpu()
+        errs = [rel(out[s:s + 1], reference(q[s:s + 1].double(), k[s:s + 1, :int(lens[s])].double(),
+                                            v[s:s + 1, :int(lens[s])].double(), causal="bottom_right"))
+                for s in range(3)]
+        check(max(errs) < 1e-2, f"paged_attention, {page}-key pages: {' '.join(f'{e:.1e}' for e in errs)}")
 
     def softcap(score, b, h, q_idx, kv_idx):
         return torch.tanh(score / 20.0) * 20.0

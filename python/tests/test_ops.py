@@ -55,6 +55,28 @@ def inputs(b, lq, lk, h, hk, d, seed=0, dtype=torch.bfloat16):
     return q, k, v
 
 
+def paged_cache(k, v, lens, page_size, seed):
+    """k and v [B, L, Hk, D] as pools of pages in a shuffled order (and a
+    NaN spare page), the block table (-1 past each sequence's pages)."""
+    b, lk = k.shape[:2]
+    per = -(-lk // page_size)
+    gen = torch.Generator().manual_seed(seed)
+    order = torch.randperm(b * per + 1, generator=gen)
+    pools = []
+    for t in (k, v):
+        pool = torch.full((b * per + 1, page_size) + t.shape[2:], float("nan"), dtype=t.dtype)
+        for s in range(b):
+            for j in range(-(-int(lens[s]) // page_size)):
+                rows = t[s, j * page_size:min(int(lens[s]), (j + 1) * page_size)]
+                pool[order[s * per + j], :rows.shape[0]] = rows
+        pools.append(pool)
+    table = torch.full((b, per), -1, dtype=torch.int32)
+    for s in range(b):
+        used = -(-int(lens[s]) // page_size)
+        table[s, :used] = order[s * per:s * per + used].to(torch.int32)
+    return pools[0], pools[1], table
+
+
 class Ops(unittest.TestCase):
     def check_forward_and_grads(self, variant, q, k, v, captures=(), **ref):
         q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
@@ -118,27 +140,6 @@ class Ops(unittest.TestCase):
         words = torch.where(ancestors >= 2**31, ancestors - 2**32, ancestors).to(torch.int32)
         self.check_forward_and_grads(example("tree_verify"), q, k, v, [words, cache_len], allowed=allowed)
 
-    def paged_cache(self, k, v, lens, page_size, seed):
-        """k and v [B, L, Hk, D] as pools of pages in a shuffled order (and a
-        NaN spare page), the block table (-1 past each sequence's pages)."""
-        b, lk = k.shape[:2]
-        per = -(-lk // page_size)
-        gen = torch.Generator().manual_seed(seed)
-        order = torch.randperm(b * per + 1, generator=gen)
-        pools = []
-        for t in (k, v):
-            pool = torch.full((b * per + 1, page_size) + t.shape[2:], float("nan"), dtype=t.dtype)
-            for s in range(b):
-                for j in range(-(-int(lens[s]) // page_size)):
-                    rows = t[s, j * page_size:min(int(lens[s]), (j + 1) * page_size)]
-                    pool[order[s * per + j], :rows.shape[0]] = rows
-            pools.append(pool)
-        table = torch.full((b, per), -1, dtype=torch.int32)
-        for s in range(b):
-            used = -(-int(lens[s]) // page_size)
-            table[s, :used] = order[s * per:s * per + used].to(torch.int32)
-        return pools[0], pools[1], table
-
     def test_paged_decode(self):
         # A verify step of 3 tokens over ragged paged caches (GQA 4:1, pages
         # of 16): each sequence against the float64 reference of its own keys,
@@ -146,7 +147,7 @@ class Ops(unittest.TestCase):
         b, lq, lk, page = 3, 3, 300, 16
         q, k, v = inputs(b, lq, lk, 8, 2, 128, seed=9)
         lens = torch.tensor([300, 171, 40], dtype=torch.int32)
-        kp, vp, table = self.paged_cache(k, v, lens, page, seed=10)
+        kp, vp, table = paged_cache(k, v, lens, page, seed=10)
         variant = kiln.Variant.from_file(os.path.join(EXAMPLES, "gqa_decode.mlir"), "gqa4_decode")
         out, lse = kiln.paged_attention_with_lse(q, kp, vp, table, lens, variant)
         for s in range(b):
