@@ -74,8 +74,8 @@ std::string SizeExpr::str() const {
 const std::vector<std::string> &problemSymbols() {
   // pages and max_pages: a paged KV cache's pool and block table.
   static const std::vector<std::string> symbols{
-      "batch", "heads", "kv_heads", "seq_q", "seq_kv", "pages", "max_pages",
-      "num_sms"};
+      "batch",  "heads", "kv_heads",  "seq_q",
+      "seq_kv", "pages", "max_pages", "num_sms"};
   return symbols;
 }
 
@@ -456,18 +456,18 @@ Status validatePagedKV(const ProgramSpec &spec, const BoundRun &bound) {
   for (int64_t b = 0; b < lens->sizes[0]; ++b) {
     int64_t len = l[b * lens->strides[0]];
     if (len < 0 || len > maxPages * pageSize)
-      return Status::error(
-          "kv_lens[" + std::to_string(b) + "] = " + std::to_string(len) +
-          " is outside [0, max_pages * page_size = " +
-          std::to_string(maxPages * pageSize) + "]");
+      return Status::error("kv_lens[" + std::to_string(b) +
+                           "] = " + std::to_string(len) +
+                           " is outside [0, max_pages * page_size = " +
+                           std::to_string(maxPages * pageSize) + "]");
     for (int64_t slot = 0; slot * pageSize < len; ++slot) {
       int64_t page = t[b * table->strides[0] + slot * table->strides[1]];
       if (page < 0 || page >= pages)
-        return Status::error("block_table[" + std::to_string(b) + ", " +
-                             std::to_string(slot) + "] = " +
-                             std::to_string(page) +
-                             " names no page of the pool (pages = " +
-                             std::to_string(pages) + ")");
+        return Status::error(
+            "block_table[" + std::to_string(b) + ", " + std::to_string(slot) +
+            "] = " + std::to_string(page) +
+            " names no page of the pool (pages = " + std::to_string(pages) +
+            ")");
     }
   }
   return Status();

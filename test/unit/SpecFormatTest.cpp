@@ -160,10 +160,11 @@ TEST(SpecFormat, RefusesMalformedDerivedSymbols) {
             "pages, max_pages, num_sms, ctas_per_sm.<one of its kernels>");
   p = splitLike();
   p.kernels[1].when = SizeExpr::named("splits");
-  EXPECT_EQ(verifyPlan(p).message(),
-            "program 'alibi': kernel 'combine' 'when' names 'splits'; a size "
-            "expression may name batch, heads, kv_heads, seq_q, seq_kv, "
-            "pages, max_pages, num_sms, ctas_per_sm.<one of its kernels>, kv_splits");
+  EXPECT_EQ(
+      verifyPlan(p).message(),
+      "program 'alibi': kernel 'combine' 'when' names 'splits'; a size "
+      "expression may name batch, heads, kv_heads, seq_q, seq_kv, "
+      "pages, max_pages, num_sms, ctas_per_sm.<one of its kernels>, kv_splits");
   // The device's CTAs per multiprocessor of a kernel the plan has, and of
   // one it does not.
   p = splitLike();

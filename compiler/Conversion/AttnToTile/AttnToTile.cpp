@@ -167,24 +167,25 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   // found through its row of the block table, kv_lens[b] of them.
   std::optional<int64_t> pageSize = spec.getPageSize();
   int64_t keyRows = pageSize ? *pageSize : dyn;
-  decl.args = {{Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt),
-                "q", queryShape(b, dqk)},
-               {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dqk}, elt),
-                "k", pageSize ? pagedKeyShape(b, *pageSize, dqk)
-                              : keyShape(b, dqk)},
-               {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dv}, elt),
-                "v", pageSize ? pagedKeyShape(b, *pageSize, dv)
-                              : keyShape(b, dv)},
-               {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt),
-                "out", queryShape(b, dv)},
-               {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn}, f32), "lse",
-                rowShape(b)}};
+  decl.args = {
+      {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt), "q",
+       queryShape(b, dqk)},
+      {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dqk}, elt), "k",
+       pageSize ? pagedKeyShape(b, *pageSize, dqk) : keyShape(b, dqk)},
+      {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dv}, elt), "v",
+       pageSize ? pagedKeyShape(b, *pageSize, dv) : keyShape(b, dv)},
+      {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt), "out",
+       queryShape(b, dv)},
+      {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn}, f32), "lse",
+       rowShape(b)}};
   if (pageSize) {
     Type i32 = b.getI32Type();
     decl.args.push_back({Role::Tensor, stridedMemRef(mctx, {dyn, dyn}, i32),
                          "block_table", blockTableShape(b)});
-    decl.args.push_back({Role::Tensor, stridedMemRef(mctx, {dyn}, i32),
-                         "kv_lens", {tile::sizeSymbol(b, "batch")}});
+    decl.args.push_back({Role::Tensor,
+                         stridedMemRef(mctx, {dyn}, i32),
+                         "kv_lens",
+                         {tile::sizeSymbol(b, "batch")}});
   }
   unsigned firstCapture = decl.args.size();
   decl.withCaptures = true;

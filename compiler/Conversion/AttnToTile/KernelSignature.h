@@ -56,9 +56,8 @@ llvm::SmallVector<mlir::Attribute> queryShape(mlir::Builder &b, int64_t cols);
 /// [batch, seq_kv, kv_heads, cols]: k, v, dk, dv.
 llvm::SmallVector<mlir::Attribute> keyShape(mlir::Builder &b, int64_t cols);
 /// [pages, pageSize, kv_heads, cols]: k and v as pools of a paged KV cache.
-llvm::SmallVector<mlir::Attribute> pagedKeyShape(mlir::Builder &b,
-                                                 int64_t pageSize,
-                                                 int64_t cols);
+llvm::SmallVector<mlir::Attribute>
+pagedKeyShape(mlir::Builder &b, int64_t pageSize, int64_t cols);
 /// [batch, max_pages]: a paged KV cache's block table.
 llvm::SmallVector<mlir::Attribute> blockTableShape(mlir::Builder &b);
 /// [batch, heads, seq_q]: lse and D.

@@ -37,7 +37,7 @@ namespace {
 ///
 /// A paged one (a KV cache's pool) is the pool at its head, [pages, page
 /// size, cols]; its rows are found through the block table of the view that
-/// made it (pagedLoad).
+/// made it (PagedRows).
 MemRefType descToMemRef(tile::DescType desc) {
   SmallVector<int64_t> shape(desc.getShape());
   if (desc.isPaged())
@@ -126,9 +126,9 @@ struct PagedRows {
     Value n = arith::IndexCastOp::create(
         b, loc, b.getIndexType(),
         memref::LoadOp::create(b, loc, lengths, ValueRange{sequence}));
-    Value capacity = arith::MulIOp::create(
-        b, loc, memref::DimOp::create(b, loc, table, 1),
-        arith::ConstantIndexOp::create(b, loc, pageSize));
+    Value capacity =
+        arith::MulIOp::create(b, loc, memref::DimOp::create(b, loc, table, 1),
+                              arith::ConstantIndexOp::create(b, loc, pageSize));
     return arith::MinSIOp::create(
         b, loc,
         arith::MaxSIOp::create(b, loc, n,
@@ -149,9 +149,9 @@ struct PagedRows {
                               memref::DimOp::create(b, loc, pool, 2)));
     // Rows outside read no table entry: clamp the index into the table.
     Value slot = arith::DivUIOp::create(b, loc, row, ps);
-    Value last = arith::SubIOp::create(
-        b, loc, memref::DimOp::create(b, loc, table, 1),
-        arith::ConstantIndexOp::create(b, loc, 1));
+    Value last =
+        arith::SubIOp::create(b, loc, memref::DimOp::create(b, loc, table, 1),
+                              arith::ConstantIndexOp::create(b, loc, 1));
     slot = arith::SelectOp::create(b, loc, ok, slot,
                                    arith::ConstantIndexOp::create(b, loc, 0));
     slot = arith::MinUIOp::create(b, loc, slot, last);
@@ -189,9 +189,8 @@ struct ViewLowering : OpConversionPattern<tile::ViewOp> {
       for (int64_t d = 0; d < 4; ++d)
         sizes.push_back(d == 2 ? rewriter.getIndexAttr(1)
                                : memref::getMixedSize(rewriter, loc, base, d));
-      rewriter.replaceOpWithNewOp<memref::SubViewOp>(op, descToMemRef(desc),
-                                                     base, offsets, sizes,
-                                                     strides);
+      rewriter.replaceOpWithNewOp<memref::SubViewOp>(
+          op, descToMemRef(desc), base, offsets, sizes, strides);
       return success();
     }
     std::optional<int64_t> packed = op.getPacked();

@@ -541,22 +541,21 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         std::string base = name(v.getBase());
         if (v.isPaged()) {
           // The pool at the head; the sequence's table row and length.
-          std::string seq = "static_cast<long long>(" +
-                            name(v.getIndices()[0]) + ")";
+          std::string seq =
+              "static_cast<long long>(" + name(v.getIndices()[0]) + ")";
           std::string table = name(v.getPageTable());
           std::string lens = name(v.getLengths());
           line() << "const " << *type << " " << name(v) << " = {" << base
                  << ".ptr + static_cast<long long>(" << name(v.getIndices()[1])
                  << ") * " << base << ".stride[2], " << table << ".ptr + "
-                 << seq << " * " << table << ".stride[0], kiln::imin(kiln::imax("
-                 << lens << ".ptr[" << seq << " * " << lens
-                 << ".stride[0]], 0), static_cast<int>(" << table
-                 << ".size[1]) * " << v.getType().getPageSize()
-                 << "), static_cast<int>("
-                 << base << ".size[3]), " << base << ".stride[1], " << base
-                 << ".stride[3], " << base << ".stride[0], " << table
-                 << ".stride[1], static_cast<int>(" << base
-                 << ".size[0])};\n";
+                 << seq << " * " << table
+                 << ".stride[0], kiln::imin(kiln::imax(" << lens << ".ptr["
+                 << seq << " * " << lens << ".stride[0]], 0), static_cast<int>("
+                 << table << ".size[1]) * " << v.getType().getPageSize()
+                 << "), static_cast<int>(" << base << ".size[3]), " << base
+                 << ".stride[1], " << base << ".stride[3], " << base
+                 << ".stride[0], " << table << ".stride[1], static_cast<int>("
+                 << base << ".size[0])};\n";
           return success();
         }
         std::string ptr = base + ".ptr";
@@ -776,8 +775,7 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
       })
       .Case([&](tgpu::TmaLoadOp t) {
         line() << "if (kiln::lane_id() == 0) kiln::tma_load_tile("
-               << name(t.getDest()) << ", "
-               << name(t.getMap()) << ", "
+               << name(t.getDest()) << ", " << name(t.getMap()) << ", "
                << barrier(t.getBarriers(), t.getIndex());
         for (Value c : t.getCoords())
           os << ", " << name(c);

@@ -589,10 +589,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
             atStep.lookupOrDefault(load.view.getIndices()[1]),
             stageBuffer(b, loc, ring, step.stage), barriers, full);
       else
-        TmaLoadOp::create(b, loc, mapFor(load),
-                          coordinates(b, loc, load, atStep),
-                          stageBuffer(b, loc, ring, step.stage), barriers,
-                          full);
+        TmaLoadOp::create(
+            b, loc, mapFor(load), coordinates(b, loc, load, atStep),
+            stageBuffer(b, loc, ring, step.stage), barriers, full);
     }
   }
 
