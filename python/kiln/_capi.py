@@ -2,6 +2,7 @@
 the runtime's (kiln/kiln_c.h). Nothing here knows torch; kiln.ops does."""
 import ctypes
 import os
+import threading
 
 LL = ctypes.POINTER(ctypes.c_longlong)
 
@@ -63,10 +64,16 @@ def lib():
     return l
 
 
+_errors = threading.local()
+
+
 def call(fn, *args):
     """Calls a C API function that ends in (error, error_size); raises its
-    message."""
-    buffer = ctypes.create_string_buffer(8192)
+    message. The error buffer is the thread's own, made once (not per call:
+    this is on every launch's path)."""
+    buffer = getattr(_errors, "buffer", None)
+    if buffer is None:
+        buffer = _errors.buffer = ctypes.create_string_buffer(8192)
     if fn(*args, buffer, len(buffer)):
         raise KilnError(buffer.value.decode())
 

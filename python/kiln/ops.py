@@ -29,15 +29,25 @@ def _element_type(q):
     return _DTYPES[q.dtype]
 
 
+_CODES = {dtype: _capi.DTYPE_CODES[name] for dtype, name in _DTYPES.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _encoded(name):
+    return name.encode() if name else None
+
+
 def _ctensor(name, t, keep):
-    """A kiln_tensor over `t`'s memory; `keep` holds the shape arrays."""
-    if t.dtype not in _DTYPES:
+    """A kiln_tensor over `t`'s memory; `keep` holds the shape arrays. On
+    every launch's path: no per-call casts or encodes."""
+    code = _CODES.get(t.dtype)
+    if code is None:
         raise _capi.KilnError(f"{name or 'capture'}: Kiln takes {list(_DTYPES)}, got {t.dtype}")
-    sizes = (ctypes.c_longlong * t.dim())(*t.shape)
-    strides = (ctypes.c_longlong * t.dim())(*t.stride())
+    rank = t.dim()
+    array = ctypes.c_longlong * rank
+    sizes, strides = array(*t.shape), array(*t.stride())
     keep.append((sizes, strides))
-    return _capi.CTensor(name.encode() if name else None, t.data_ptr(), _capi.DTYPE_CODES[_DTYPES[t.dtype]],
-                         t.dim(), ctypes.cast(sizes, _capi.LL), ctypes.cast(strides, _capi.LL))
+    return _capi.CTensor(_encoded(name), t.data_ptr(), code, rank, sizes, strides)
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,11 +82,15 @@ def _run(program, q, v, tensors, captures, variant, name, page_size=0):
     if q.device.type == "cpu":
         _host_program(*key).run(program, named, caps)
     elif q.device.type == "cuda":
-        device = q.device.index if q.device.index is not None else torch.cuda.current_device()
+        current = torch.cuda.current_device()
+        device = q.device.index if q.device.index is not None else current
+        stream = torch.cuda.current_stream(device).cuda_stream
+        if device == current:
+            _device_program(*key, program, device).run(named, caps, stream)
+            return
         # The runtime loads and launches in the current CUDA context: make it
         # the tensors' device's (custom ops get no device guard).
         with torch.cuda.device(device):
-            stream = torch.cuda.current_stream(device).cuda_stream
             _device_program(*key, program, device).run(named, caps, stream)
     else:
         raise _capi.KilnError(f"Kiln runs on CPU and CUDA tensors, got {q.device}")

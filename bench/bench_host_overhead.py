@@ -1,0 +1,62 @@
+"""Host time per call of kiln.attention on a tiny CUDA problem (no
+synchronization between calls, so the GPU never holds the host back), split
+into the layers a call goes through, next to a torch custom op that does
+nothing and to SDPA; then a cProfile of the Python side. Issue 13's target is
+under 15 µs per call.
+
+    PYTHONPATH=python KILN_LIBRARY=build/lib/libkiln.so python3 bench/bench_host_overhead.py
+"""
+import cProfile
+import io
+import os
+import pstats
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
+import kiln  # noqa: E402
+from kiln import ops  # noqa: E402
+from test_ops import example, inputs  # noqa: E402
+
+
+def per_call_us(fn, calls=2000):
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    us = (time.perf_counter() - start) / calls * 1e6
+    torch.cuda.synchronize()
+    return us
+
+
+@torch.library.custom_op("kiln_bench::noop", mutates_args=())
+def noop(q: torch.Tensor) -> torch.Tensor:
+    return q.new_empty(q.shape)
+
+
+causal = example("causal")
+q, k, v = (t.cuda() for t in inputs(1, 16, 16, 1, 1, 64, seed=6))
+sq, sk, sv = (t.transpose(1, 2) for t in (q, k, v))
+print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}")
+rows = [("kiln.attention", lambda: kiln.attention(q, k, v, causal)),
+        ("torch.ops.kiln.attention", lambda: torch.ops.kiln.attention(q, k, v, [], causal.text, "")),
+        ("the op's Python body", lambda: ops.attention_op._opoverload(q, k, v, [], causal.text, "")),
+        ("a custom op doing nothing", lambda: torch.ops.kiln_bench.noop(q)),
+        ("SDPA", lambda: F.scaled_dot_product_attention(sq, sk, sv, is_causal=True))]
+for _ in range(2):  # the second round is the steady one
+    measured = [(label, per_call_us(fn)) for label, fn in rows]
+for label, us in measured:
+    print(f"  {label:28} {us:7.1f} µs")
+profile = cProfile.Profile()
+profile.enable()
+for _ in range(2000):
+    kiln.attention(q, k, v, causal)
+profile.disable()
+text = io.StringIO()
+pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(12)
+print(text.getvalue())
