@@ -15,8 +15,8 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
 /// launcher checks both).
 /// `Tile` is a SmemTile or a SwizzledTile: each places element (r, c) at
 /// its own offset. `Src` is a Desc or a PagedDesc of the tile's elements
-/// (rows found by its row_offset; a paged row past the sequence is never
-/// looked up in the block table).
+/// (rows found by its locate; a paged row past the sequence is never looked
+/// up in the block table).
 template <int THREADS, typename Tile, typename Src>
 __device__ __forceinline__ void copy_async(Tile dst, const Src &src, int row0,
                                            int col0) {
@@ -30,8 +30,9 @@ __device__ __forceinline__ void copy_async(Tile dst, const Src &src, int row0,
     int r = c / kChunksPerRow;
     int cc = (c % kChunksPerRow) * kChunk;
     int gr = row0 + r;
-    bool inside = src.has_row(gr);
-    const T *g = inside ? src.ptr + src.row_offset(gr) + (col0 + cc) : src.ptr;
+    long long offset;
+    bool inside = src.locate(gr, offset);
+    const T *g = inside ? src.ptr + offset + (col0 + cc) : src.ptr;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
                      smem_addr(dst.ptr) + Tile::offset(r, cc)),
                  "l"(g), "r"(inside ? 16 : 0));

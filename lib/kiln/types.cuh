@@ -116,8 +116,10 @@ template <typename T, int G = 1> struct Desc {
     else
       return (r / G) * row_stride + (r % G) * group_stride;
   }
-  /// Whether row r exists (copies zero-fill the others).
-  __device__ __forceinline__ bool has_row(int r) const {
+  /// Whether row r exists, and then its offset from `ptr` (copies
+  /// zero-fill the others).
+  __device__ __forceinline__ bool locate(int r, long long &offset) const {
+    offset = row_offset(r);
     return r >= 0 && r < rows;
   }
 };
@@ -125,9 +127,10 @@ template <typename T, int G = 1> struct Desc {
 /// The rows of one sequence and head of a paged KV cache (a tile.view with
 /// pages): row r lives in page pages[r / PAGE] of a pool [P, PAGE, H, cols]
 /// (`ptr` is the pool at the head), at row r % PAGE; `rows` is the
-/// sequence's length (clamped to the table's capacity by the emitted view). Copies read rows through row_offset as they read a
-/// Desc's. A table entry outside the pool [0, num_pages) reads as a missing
-/// page (zeros), never memory outside the pool.
+/// sequence's length (clamped to the table's capacity by the emitted view).
+/// Copies find rows through locate as they do a Desc's. A table entry
+/// outside the pool [0, num_pages) reads as a missing page (zeros), never
+/// memory outside the pool.
 template <typename T, int PAGE> struct PagedDesc {
   T *ptr;
   const int *pages; ///< the sequence's row of the block table
@@ -141,9 +144,12 @@ template <typename T, int PAGE> struct PagedDesc {
     int p = pages[(r / PAGE) * pages_stride];
     return p >= 0 && p < num_pages ? p : -1;
   }
-  __device__ __forceinline__ bool has_row(int r) const { return page(r) >= 0; }
-  __device__ __forceinline__ long long row_offset(int r) const {
-    return page(r) * page_stride + (r % PAGE) * row_stride;
+  /// Whether row r exists (in the sequence, on a page of the pool), and
+  /// then its offset from `ptr`: one table read.
+  __device__ __forceinline__ bool locate(int r, long long &offset) const {
+    int p = page(r);
+    offset = p * page_stride + (r % PAGE) * row_stride;
+    return p >= 0;
   }
 };
 

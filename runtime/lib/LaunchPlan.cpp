@@ -190,9 +190,10 @@ Status checkExpr(const SizeExpr &e, const std::string &where,
         });
     if (std::find(known.begin(), known.end(), e.symbol) == known.end() &&
         !kernelSymbol && !(derived && spec.derives(e.symbol))) {
-      std::string names = "batch, heads, kv_heads, seq_q, seq_kv, pages, "
-                          "max_pages, num_sms, "
-                          "ctas_per_sm.<one of its kernels>";
+      std::string names;
+      for (const std::string &name : known)
+        names += name + ", ";
+      names += "ctas_per_sm.<one of its kernels>";
       if (derived)
         for (const auto &[name, expr] : spec.symbols)
           names += ", " + name;

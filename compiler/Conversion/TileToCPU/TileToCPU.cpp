@@ -135,16 +135,15 @@ struct PagedRows {
                                arith::ConstantIndexOp::create(b, loc, 0)),
         capacity);
   }
-  /// Whether row `row`, column `col` of the sequence exists (and its page
-  /// is in the pool), and where it lives in the pool at its head ([page,
-  /// row in page, col]).
-  Value locate(OpBuilder &b, Location loc, Value pool, Value row, Value col,
-               SmallVectorImpl<Value> &positions) const {
+  /// Whether row `row`, column `col` of the sequence (of `rows`, its
+  /// length()) exists and its page is in the pool, and where it lives in
+  /// the pool at its head ([page, row in page, col]).
+  Value locate(OpBuilder &b, Location loc, Value pool, Value rows, Value row,
+               Value col, SmallVectorImpl<Value> &positions) const {
     Value ps = arith::ConstantIndexOp::create(b, loc, pageSize);
     Value ok = arith::AndIOp::create(
         b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                              length(b, loc)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
                               memref::DimOp::create(b, loc, pool, 2)));
     // Rows outside read no table entry: clamp the index into the table.
@@ -280,6 +279,8 @@ struct LoadLowering : OpConversionPattern<tile::LoadOp> {
     auto type = cast<RankedTensorType>(op.getResult().getType());
     auto fill = cast<TypedAttr>(op.getFill());
     std::optional<PagedRows> paged = PagedRows::of(op.getDesc(), rewriter);
+    // The sequence's length, read once per tile rather than per element.
+    Value rows = paged ? paged->length(rewriter, op.getLoc()) : Value();
     rewriter.replaceOpWithNewOp<tensor::GenerateOp>(
         op, type, ValueRange{},
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
@@ -287,7 +288,7 @@ struct LoadLowering : OpConversionPattern<tile::LoadOp> {
           Value ok;
           if (paged) {
             ok = paged->locate(
-                b, loc, memref,
+                b, loc, memref, rows,
                 arith::AddIOp::create(b, loc, offsets[0], ivs[0]),
                 arith::AddIOp::create(b, loc, offsets[1], ivs[1]), positions);
             if (Value mask = adaptor.getMask())

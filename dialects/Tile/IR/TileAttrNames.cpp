@@ -48,10 +48,10 @@ LogicalResult verifySizeExpr(Attribute expr,
         llvm::is_contained(derived, symbol.getValue()))
       return success();
     InFlightDiagnostic diag = emitError();
-    diag << "size expression names '" << symbol.getValue()
-         << "'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, "
-            "max_pages, num_sms, "
-            "ctas_per_sm.<kernel>";
+    diag << "size expression names '" << symbol.getValue() << "'; expected ";
+    for (StringRef name : kProblemSymbols)
+      diag << name << ", ";
+    diag << "ctas_per_sm.<kernel>";
     for (StringRef name : derived)
       diag << ", " << name;
     diag << " (the kernel's 'tile.symbols' declares derived ones)";
