@@ -114,12 +114,12 @@ json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.joi
 print(f"\nfwd+bwd TFLOP/s (bwd-only in brackets), {torch.cuda.get_device_name()}")
 names = [n for n in SCHEDULES.values() if any(n + "_fb_tflops" in r for r in rows)]
 print(f"{'hdim':>4} {'N':>6} {'causal':>6} " + " ".join(f"{n:>13}" for n in names + ["flash", "cudnn"]) +
-      f" {'k/flash':>7} {'k/cudnn':>7} {'relerr':>8}")
+      f" {'k/flash':>7} {'k/cudnn':>7} {'a/cudnn':>7} {'relerr':>8}")
 for r in rows:
     f = lambda n: f"{r[n + '_fb_tflops']:5.1f} ({r[n + '_bwd_tflops']:5.1f})" if n + "_fb_tflops" in r else f"{'n/a':>13}"
     # Ratios of the default schedule (what a user gets) to the peers.
-    ratio = lambda peer: (f"{r['kiln_fb_tflops'] / r[peer + '_fb_tflops']:7.2f}"
-                          if peer + "_fb_tflops" in r and "kiln_fb_tflops" in r else "    n/a")
+    ratio = lambda peer, k="kiln": (f"{r[k + '_fb_tflops'] / r[peer + '_fb_tflops']:7.2f}"
+                                    if peer + "_fb_tflops" in r and k + "_fb_tflops" in r else "    n/a")
     err = max(r.get(n + "_relerr", 0) for n in names)
     print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} " + " ".join(f(n) for n in names + ["flash", "cudnn"]) +
-          f" {ratio('flash')} {ratio('cudnn')} {err:8.1e}")
+          f" {ratio('flash')} {ratio('cudnn')} {ratio('cudnn', 'kiln_atomic')} {err:8.1e}")

@@ -188,6 +188,11 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tgpu", "::mlir::ModuleOp"> {
            "Split a tile.atomic_add of a product wider than this into column "
            "chunks (0: never); 32 keeps the atomic backward's dQ share at 16 "
            "f32 registers per thread per m16 tile">,
+    Option<"atomicProductWholeColumns", "atomic-product-whole-columns",
+           "int64_t", "0",
+           "Keep a tile.atomic_add of a product at most this wide whole even "
+           "above atomic-product-columns (sm_90a pipelines: 128, so that "
+           "wgmma reads K's whole swizzled tile for dS K)">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect", "::mlir::memref::MemRefDialect"];
 }

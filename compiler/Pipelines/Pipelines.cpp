@@ -126,6 +126,13 @@ static void addSM80Schedule(OpPassManager &pm,
   schedule.arch = options.arch;
   schedule.fastMath = options.fastMath;
   schedule.sharedMemoryBytes = sharedLimit(options);
+  // wgmma takes the atomic backward's dQ = dS K whole from K's swizzled
+  // tile; chunks would be windows it cannot read. Whole, the share's 64 f32
+  // registers per thread at D = 128 sit beside dK and dV (S and dP are dead
+  // by then); at D = 256 it would spill, so wider shares keep their chunks
+  // (and mma.sync).
+  if (options.arch == "sm_90a" && options.warpgroupMma)
+    schedule.atomicProductWholeColumns = 128;
   pm.addPass(createConvertTileToTileGPU(schedule));
   if (options.overlapCopies)
     pm.addPass(tgpu::createTileGPUOverlapCopies());
@@ -211,9 +218,10 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.forward = false;
   program.backward = true;
   program.backwardSchedule = options.backwardSchedule;
-  // Keys by queries frees the dK/dV kernel of thread-written shared memory,
-  // so tgpu-warp-specialize takes it: 1.17-1.21x forward + backward on the
-  // H100. Without a producer it measured 0.89-0.95x (docs/performance.md).
+  // Keys by queries frees the dK/dV kernel of thread-written shared memory
+  // (P and dS from registers): with the producer 1.03-1.18x the other
+  // orientation forward + backward on the H100, which then has a producer
+  // too; without one it measured 0.89-0.95x (docs/performance.md).
   bool producer = options.arch == "sm_90a" && options.warpgroupMma &&
                   options.warpSpecialize;
   program.keysByQueries =
@@ -228,9 +236,9 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
     wgmma.sharedMemoryBytes = sharedLimit(options);
     pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
     // A producer warpgroup feeds the dQ kernel (the forward's shape: K and
-    // V streamed under a resident Q block) by TMA, and the dK/dV kernel
-    // keys by queries; queries by keys, its threads write shared memory
-    // and the pass leaves it to cp.async.
+    // V streamed under a resident Q block) and the dK/dV kernel by TMA;
+    // the buffers its threads write (P and dS queries by keys, dS for the
+    // atomic schedule's dS K) are published by consumer barriers.
     if (options.warpSpecialize) {
       tgpu::TileGPUWarpSpecializeOptions specialize;
       specialize.sharedMemoryBytes = sharedLimit(options);

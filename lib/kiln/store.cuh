@@ -82,6 +82,22 @@ __device__ __forceinline__ void atomic_add(const Desc<float> &d, int row0,
       float *rowPtr = d.ptr + r * d.row_stride;
 #pragma unroll
       for (int nt = 0; nt < F::kNT; ++nt) {
+#if __CUDA_ARCH__ >= 900
+        // The lane's two adjacent columns in one 8-byte reduction (sm_90):
+        // half the L2 requests of the accumulation.
+        {
+          int e = e0 + nt * 4 + half * 2;
+          int c = col0 + F::col(e);
+          float *p = rowPtr + c;
+          if (d.col_stride == 1 && c >= 0 && c + 1 < d.cols &&
+              (reinterpret_cast<unsigned long long>(p) & 7) == 0) {
+            asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p),
+                         "f"(f.x[e]), "f"(f.x[e + 1])
+                         : "memory");
+            continue;
+          }
+        }
+#endif
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
           int e = e0 + nt * 4 + half * 2 + j;

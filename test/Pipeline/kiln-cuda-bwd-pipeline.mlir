@@ -8,6 +8,7 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 keys-by-queries=true" | FileCheck %s --check-prefix=KBQ
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline | FileCheck %s --check-prefix=WGMMA-KBQ
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NO-WGMMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=atomic" | FileCheck %s --check-prefix=WGMMA-ATOMIC
 
 // attn -> the scheduled tgpu backward kernels, for each backward schedule:
 // preprocess, dQ and dK/dV (two-kernel), or preprocess, dK/dV with an
@@ -27,8 +28,9 @@
 // before the barrier, and wgmma reads them MN-major (transpose_lhs).
 // The dQ kernel has the forward's shape, so tgpu-warp-specialize feeds it
 // from a producer warpgroup by TMA; with one consumer warpgroup, two CTAs
-// share a multiprocessor. The dK/dV kernel writes shared memory from its
-// threads and keeps its cp.async copies.
+// share a multiprocessor. The dK/dV kernel gets a producer too: its threads
+// write buffers of their own (P, dS), published to the consumer warpgroup
+// by a fence and a barrier before the product that reads them.
 // WGMMA-LABEL: func.func @causal_softcap_bwd_dq(
 // WGMMA-SAME: tgpu.ctas_per_sm = 2 : i64
 // WGMMA-SAME: tgpu.producer_warps = 4 : i64
@@ -40,7 +42,7 @@
 // WGMMA: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
 // WGMMA: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // WGMMA-LABEL: func.func @causal_softcap_bwd_dkdv(
-// WGMMA-NOT: tgpu.producer_warps
+// WGMMA-SAME: tgpu.producer_warps = 4 : i64
 // WGMMA-NOT: {{= tgpu\.mma }}
 // WGMMA: tgpu.store_shared %{{.+}}, [[P:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // WGMMA-NEXT: tgpu.fence_async_shared
@@ -52,6 +54,22 @@
 // WGMMA-NEXT: tgpu.warpgroup_mma [[DS]], %{{.+}}, %{{.+}} {transpose_lhs}
 // WGMMA-NOT: {{= tgpu\.mma }}
 // WGMMA: return
+// The atomic schedule on sm_90a: keys by queries with a producer, every
+// product on wgmma. dQ's share dS K is one product, not column chunks (its
+// rhs is K's whole swizzled tile), its lhs the consumers' own copy of dSᵀ
+// read MN-major, and it is added to the f32 accumulator.
+// WGMMA-ATOMIC-LABEL: func.func @causal_softcap_bwd_dkdv(
+// WGMMA-ATOMIC-SAME: tgpu.producer_warps = 4 : i64
+// WGMMA-ATOMIC-NOT: {{= tgpu\.mma }}
+// WGMMA-ATOMIC: tgpu.warp_specialize
+// WGMMA-ATOMIC: tgpu.store_shared %{{.+}}, [[DST:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// WGMMA-ATOMIC-NEXT: tgpu.fence_async_shared
+// WGMMA-ATOMIC-NEXT: tgpu.barrier
+// WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// WGMMA-ATOMIC-NEXT: [[SCALED:%[0-9]+]] = arith.mulf [[DQ]]
+// WGMMA-ATOMIC-NEXT: tile.atomic_add [[SCALED]], %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
+// WGMMA-ATOMIC-NOT: tile.atomic_add
+// WGMMA-ATOMIC: return
 // The ablation keeps mma.sync and the padded buffers.
 // NO-WGMMA-LABEL: func.func @causal_softcap_bwd_dkdv(
 // NO-WGMMA-NOT: warpgroup_mma

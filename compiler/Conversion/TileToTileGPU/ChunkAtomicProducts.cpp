@@ -46,13 +46,15 @@ std::optional<AtomicProduct> match(tile::AtomicAddOp add) {
 
 } // namespace
 
-void chunkAtomicProducts(func::FuncOp kernel, int64_t columns) {
+void chunkAtomicProducts(func::FuncOp kernel, int64_t columns,
+                         int64_t wholeColumns) {
   if (columns <= 0)
     return;
   SmallVector<AtomicProduct> products;
   kernel.walk([&](tile::AtomicAddOp add) {
     auto type = cast<RankedTensorType>(add.getValue().getType());
-    if (type.getRank() == 2 && type.getDimSize(1) > columns)
+    if (type.getRank() == 2 &&
+        type.getDimSize(1) > std::max(columns, wholeColumns))
       if (std::optional<AtomicProduct> p = match(add))
         products.push_back(*p);
   });

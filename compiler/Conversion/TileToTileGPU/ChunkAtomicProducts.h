@@ -13,8 +13,11 @@ namespace kiln {
 /// schedule reads them as windows of its staged buffer, not a second copy).
 /// A register-budget decision of the GPU schedule: the atomic backward's
 /// dQ share (BLOCK_M x D f32) would sit in registers next to the dK and dV
-/// accumulators and spill. Products of other shapes are left whole.
-void chunkAtomicProducts(mlir::func::FuncOp kernel, int64_t columns);
+/// accumulators and spill. Products of other shapes, and those at most
+/// `wholeColumns` wide, are left whole (on sm_90a wgmma reads the rhs of a
+/// whole product from its staged tile, but not through a window of it).
+void chunkAtomicProducts(mlir::func::FuncOp kernel, int64_t columns,
+                         int64_t wholeColumns = 0);
 
 } // namespace kiln
 

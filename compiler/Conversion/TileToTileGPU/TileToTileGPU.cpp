@@ -467,7 +467,8 @@ struct ConvertTileToTileGPU
                            << " warps; expected 1 to 16";
         return signalPassFailure();
       }
-      chunkAtomicProducts(kernel, atomicProductColumns);
+      chunkAtomicProducts(kernel, atomicProductColumns,
+                          atomicProductWholeColumns);
       Scheduler scheduler(kernel, warps);
       if (failed(scheduler.run(sharedMemoryBytes)))
         return signalPassFailure();

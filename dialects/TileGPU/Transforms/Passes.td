@@ -225,9 +225,14 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     whole rows at a time into swizzled buffers, either once before the
     loops or once per step at the step's own rows in top-level loops, and
     whose shared memory is otherwise read only by synchronous
-    `tgpu.warpgroup_mma` (no `tgpu.mma`, `tgpu.store_shared`, async
-    products), each loop reading what it loads after loading it; other
-    kernels keep their cp.async schedule (`tgpu-double-buffer` when on).
+    `tgpu.warpgroup_mma` (no `tgpu.mma`, async products), each loop reading
+    what it loads after loading it; other kernels keep their cp.async
+    schedule (`tgpu-double-buffer` when on). Threads may write buffers of
+    their own with `tgpu.store_shared` (the backward's P and dS), never one
+    a copy fills: in the consumers each such write waits at a consumer
+    barrier (the previous step's product has read the buffer), and is
+    fenced to the async proxy and published by another barrier before the
+    product that reads it.
     The consumers raise their registers to the rest of the file, at most
     256 and never below what the kernel may start with. With one consumer
     warpgroup (the backward's kernels) two CTAs share a multiprocessor

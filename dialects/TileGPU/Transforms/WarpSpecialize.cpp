@@ -105,8 +105,16 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
     bad = true;
   };
   kernel.walk([&](Operation *op) {
-    if (isa<StoreSharedOp, MmaOp, WarpSpecializeOp>(op))
-      reject("shared memory written by threads or read by mma.sync");
+    if (isa<MmaOp, WarpSpecializeOp>(op))
+      reject("shared memory read by mma.sync");
+    // Threads may write a buffer of their own (the atomic backward's dS for
+    // dS K), never one the producer fills.
+    if (auto store = dyn_cast<StoreSharedOp>(op)) {
+      if (!store.getDest().getDefiningOp<SharedAllocOp>() ||
+          llvm::any_of(store.getDest().getUsers(),
+                       [](Operation *user) { return isa<CopyAsyncOp>(user); }))
+        reject("shared memory written by threads and by copies");
+    }
     if (auto mma = dyn_cast<WarpgroupMmaOp>(op); mma && mma.getAsync())
       reject("asynchronous products");
     auto copy = dyn_cast<CopyAsyncOp>(op);
@@ -602,6 +610,16 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   consumer->walk([&](Operation *op) {
     if (isa<AsyncWaitOp, FenceAsyncSharedOp, BarrierOp>(op))
       op->erase();
+  });
+  // A buffer the consumers write themselves and products read: every
+  // consumer past the previous step's reads before a write, and the writes
+  // fenced (generic to async proxy) and complete before any product.
+  consumer->walk([&](StoreSharedOp store) {
+    b.setInsertionPoint(store);
+    BarrierOp::create(b, store.getLoc());
+    b.setInsertionPointAfter(store);
+    FenceAsyncSharedOp::create(b, store.getLoc());
+    BarrierOp::create(b, store.getLoc());
   });
   // Written by threads, read by products (the async proxy): fenced, and
   // every consumer done before any product.

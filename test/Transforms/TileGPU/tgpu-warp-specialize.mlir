@@ -141,29 +141,96 @@ func.func @next_rows(%k: !t {tile.tensor = "k"}, %q: !buf, %n: index) -> !acc
 
 // -----
 
-// Left alone: shared memory written by the threads themselves.
+// Left alone: a buffer written by the threads that copies also fill.
 !buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 !acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
 !d = !tile.desc<?x64xbf16>
-// CHECK-LABEL: func.func @thread_writes
+// CHECK-LABEL: func.func @thread_writes_copied
 // CHECK-NOT: tgpu.warp_specialize
 // CHECK: tgpu.copy_async
-func.func @thread_writes(%k: !t {tile.tensor = "k"}, %p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>) -> !acc
-    attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 16384 : i64} {
+func.func @thread_writes_copied(%k: !t {tile.tensor = "k"}, %out: !t {tile.tensor = "out"}, %p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>)
+    attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 8192 : i64} {
   %kb = tgpu.shared_alloc offset 0 : !buf
-  %sb = tgpu.shared_alloc offset 8192 : memref<64x64xbf16, strided<[72, 1]>, 3>
   %c0 = arith.constant 0 : index
   %kv = tile.view %k[%c0, %c0] keep [1, 3] : !t -> !d
+  %ov = tile.view %out[%c0, %c0] keep [1, 3] : !t -> !d
   %zero = arith.constant 0.0 : f32
   %o0 = tile.splat %zero : f32 -> !acc
-  tgpu.store_shared %p, %sb : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, strided<[72, 1]>, 3>
   tgpu.copy_async %kv[%c0, %c0], %kb : !d, !buf
   tgpu.async_wait
   tgpu.fence_async_shared
   tgpu.barrier
+  tgpu.store_shared %p, %kb : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, !buf
+  tgpu.fence_async_shared
+  tgpu.barrier
   %s = tgpu.warpgroup_mma %p, %kb, %o0 {transpose_rhs} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, !buf, !acc -> !acc
-  return %s : !acc
+  %st = arith.truncf %s : !acc to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+  tile.store %st, %ov[%c0, %c0] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, !d
+  return
+}
+
+// -----
+
+// Taken: a buffer of the consumers' own (the atomic backward's dS): each
+// write waits for every consumer (the previous step's product has read the
+// buffer), then is fenced to the async proxy and published by a barrier
+// before the product reads it. The copies' own waits and barriers go.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
+!d = !tile.desc<?x64xbf16>
+// CHECK-LABEL: func.func @thread_writes_own
+// CHECK: tgpu.warp_specialize
+// CHECK: } consumer {
+// CHECK: scf.for
+// CHECK: tgpu.mbarrier_wait
+// CHECK-NEXT: [[S:%.+]] = tgpu.warpgroup_mma
+// CHECK-NEXT: tgpu.mbarrier_arrive
+// CHECK-NEXT: [[ST:%.+]] = arith.truncf [[S]]
+// CHECK-NEXT: tgpu.barrier
+// CHECK-NEXT: tgpu.store_shared [[ST]], [[SB:%.+]] :
+// CHECK-NEXT: tgpu.fence_async_shared
+// CHECK-NEXT: tgpu.barrier
+// CHECK-NEXT: tgpu.warpgroup_mma [[SB]], {{%.+}}, {{%.+}} {transpose_lhs}
+// CHECK-NOT: tgpu.barrier
+// CHECK: scf.yield
+func.func @thread_writes_own(%q: !t {tile.tensor = "q"}, %k: !t {tile.tensor = "k"}, %out: !t {tile.tensor = "out"})
+    attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 24576 : i64} {
+  %sb = tgpu.shared_alloc offset 0 : !buf
+  %kb = tgpu.shared_alloc offset 8192 : !buf
+  %qb = tgpu.shared_alloc offset 16384 : !buf
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %qv = tile.view %q[%c0, %c0] keep [1, 3] : !t -> !d
+  %kv = tile.view %k[%c0, %c0] keep [1, 3] : !t -> !d
+  %ov = tile.view %out[%c0, %c0] keep [1, 3] : !t -> !d
+  tgpu.copy_async %qv[%c0, %c0], %qb : !d, !buf
+  tgpu.async_wait
+  tgpu.fence_async_shared
+  tgpu.barrier
+  %zero = arith.constant 0.0 : f32
+  %o0 = tile.splat %zero : f32 -> !acc
+  %n = tile.dim %kv, 0 : !d
+  %r = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %o0) -> (!acc) {
+    tgpu.barrier
+    tgpu.copy_async %kv[%j, %c0], %kb : !d, !buf
+    tgpu.async_wait
+    tgpu.fence_async_shared
+    tgpu.barrier
+    %s = tgpu.warpgroup_mma %kb, %qb, %o0 {transpose_rhs} : !buf, !buf, !acc -> !acc
+    %st = arith.truncf %s : !acc to !p
+    tgpu.barrier
+    tgpu.store_shared %st, %sb : !p, !buf
+    tgpu.fence_async_shared
+    tgpu.barrier
+    %o = tgpu.warpgroup_mma %sb, %qb, %acc {transpose_lhs} : !buf, !buf, !acc -> !acc
+    scf.yield %o : !acc
+  } {tile.kv_loop = "full"}
+  %rt = arith.truncf %r : !acc to !p
+  tile.store %rt, %ov[%c0, %c0] : !p, !d
+  return
 }
 
 // -----
