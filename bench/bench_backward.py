@@ -38,9 +38,9 @@ runtime = Runtime(args.lib)
 # each when its spec is present (add ablations here).
 # Ablations: mma.sync instead of wgmma on sm_90a (`_mma`), cp.async instead
 # of a TMA producer (`_nows`), the dK/dV kernel on S = Q K^T (`_qk`),
-# 128-row query blocks (`_m128`).
+# 128-row query blocks (`_m128`), each product waited for in turn (`_noov`).
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
-             "_qk": "kiln_qk", "_m128": "kiln_m128"}
+             "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov"}
 
 
 def spec(variant, hd, suffix):

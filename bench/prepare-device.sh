@@ -46,7 +46,8 @@ done
 # The backward's schedules, and on sm_90a its mma.sync ablation (`_bwd_mma`),
 # the dK/dV kernel on S = Q K^T with P and dS through shared memory
 # (`_bwd_qk`, --no-keys-by-queries), cp.async copies by every warp instead
-# of TMA from a producer warpgroup (`_bwd_nows`)
+# of TMA from a producer warpgroup (`_bwd_nows`), each product waited for
+# in turn (`_bwd_noov`, --no-overlap-products)
 # and at D = 64 128-row query blocks (`_bwd_m128`, sm_80's default there).
 for hd in 64 128 256; do
   for v in plain causal; do
@@ -55,6 +56,7 @@ for hd in 64 128 256; do
     compile "${v}_hd$hd"_bwd_mma $v --head-dim $hd --backward --no-warpgroup-mma &
     compile "${v}_hd$hd"_bwd_qk $v --head-dim $hd --backward --no-keys-by-queries &
     compile "${v}_hd$hd"_bwd_nows $v --head-dim $hd --backward --no-warp-specialize &
+    compile "${v}_hd$hd"_bwd_noov $v --head-dim $hd --backward --no-overlap-products &
     [ $hd = 64 ] && compile "${v}_hd$hd"_bwd_m128 $v --head-dim $hd --backward --block-m 128 &
     wait
   done

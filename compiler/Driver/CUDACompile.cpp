@@ -58,6 +58,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.combineByRows = choices.combineByRows;
   options.visibleBelow = choices.visibleBelow;
   options.pingPong = choices.pingPong;
+  options.overlapProducts = choices.overlapProducts;
   options.keysByQueries = choices.keysByQueries;
 }
 
@@ -112,6 +113,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.combineByRows = o.combineByRows;
   choices.visibleBelow = o.visibleBelow;
   choices.pingPong = o.pingPong;
+  choices.overlapProducts = o.overlapProducts;
   return choices;
 }
 

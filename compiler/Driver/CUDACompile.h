@@ -30,6 +30,7 @@ struct ScheduleChoices {
   bool combineByRows = false;     ///< forward: the row-block combine kernel
   bool visibleBelow = true;       ///< forward: unmasked blocks below X
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
+  bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;
 };

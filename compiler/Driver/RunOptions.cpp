@@ -75,6 +75,9 @@ const char *runUsage() {
                             first (causal; measured no effect, opt-in)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
                             previous step's P*V (off by default: slower today)
+  --no-overlap-products     cuda sm_90a backward: issue dP only after P's
+                            exponentials, each product waited for in turn
+                            (ablation)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
   --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
   --nonce TEXT              kiln compile: define one unused device variable
@@ -171,13 +174,12 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
                     name == "no-split" || name == "no-split-kv" ||
                     name == "no-gqa-pack" || name == "combine-by-rows" ||
-                    name == "no-visible-below" ||
-                    name == "no-overlap-copies" ||
+                    name == "no-visible-below" || name == "no-overlap-copies" ||
                     name == "no-prefetch" || name == "no-fast-math" ||
                     name == "no-warpgroup-mma" || name == "no-double-buffer" ||
                     name == "pipeline-products" ||
-                    name == "no-warp-specialize" ||
-                    name == "longest-first" || name == "ping-pong" ||
+                    name == "no-warp-specialize" || name == "longest-first" ||
+                    name == "ping-pong" || name == "no-overlap-products" ||
                     name == "backward" || name == "keys-by-queries" ||
                     name == "no-keys-by-queries";
     if (isSwitch && hasValue) {
@@ -220,6 +222,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.longestFirst = true;
     } else if (name == "ping-pong") {
       o.pingPong = true;
+    } else if (name == "no-overlap-products") {
+      o.overlapProducts = false;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

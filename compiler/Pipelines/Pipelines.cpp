@@ -244,6 +244,10 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       specialize.sharedMemoryBytes = sharedLimit(options);
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
     }
+    // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under
+    // the exponentials of P. (The forward's products depend on each other.)
+    if (options.overlapProducts)
+      pm.addPass(tgpu::createTileGPUOverlapProducts());
   }
   pm.addPass(createCSEPass());
 }

@@ -159,6 +159,13 @@ struct CUDAPipelineOptions
                      "their products (tgpu-ping-pong, after "
                      "tgpu-warp-specialize)"),
       llvm::cl::init(false)};
+  Option<bool> overlapProducts{
+      *this, "overlap-products",
+      llvm::cl::desc("sm_90a backward: issue a product that needs nothing "
+                     "computed since the previous one right after it, both "
+                     "asynchronous (tgpu-overlap-products: dP under the "
+                     "exponentials of P)"),
+      llvm::cl::init(true)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",
       llvm::cl::desc("sm_90a: TMA loads from a producer warpgroup "

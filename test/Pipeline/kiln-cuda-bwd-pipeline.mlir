@@ -9,6 +9,7 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline | FileCheck %s --check-prefix=WGMMA-KBQ
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NO-WGMMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=atomic" | FileCheck %s --check-prefix=WGMMA-ATOMIC
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="overlap-products=false" | FileCheck %s --check-prefix=NO-OVERLAP
 
 // attn -> the scheduled tgpu backward kernels, for each backward schedule:
 // preprocess, dQ and dK/dV (two-kernel), or preprocess, dK/dV with an
@@ -38,8 +39,12 @@
 // WGMMA: tgpu.warp_specialize {consumer_registers = 232 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
 // WGMMA: tgpu.tma_load
 // WGMMA: } consumer {
-// WGMMA: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
-// WGMMA: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// S and dP issued together (tgpu-overlap-products), each read after a wait.
+// WGMMA: [[S:%[0-9]+]] = tgpu.warpgroup_mma {{.*}} {async, transpose_rhs}
+// WGMMA-NEXT: tgpu.mbarrier_wait
+// WGMMA-NEXT: [[DP:%[0-9]+]] = tgpu.warpgroup_mma {{.*}} {async, transpose_rhs}
+// WGMMA-NEXT: tgpu.warpgroup_wait [[S]] {pending = 1 : i64}
+// WGMMA: tgpu.warpgroup_wait [[DP]] :
 // WGMMA: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // WGMMA-LABEL: func.func @causal_softcap_bwd_dkdv(
 // WGMMA-SAME: tgpu.producer_warps = 4 : i64
@@ -70,6 +75,9 @@
 // WGMMA-ATOMIC-NEXT: tile.atomic_add [[SCALED]], %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
 // WGMMA-ATOMIC-NOT: tile.atomic_add
 // WGMMA-ATOMIC: return
+// The overlap's ablation: every product waited for in turn.
+// NO-OVERLAP-NOT: {async
+// NO-OVERLAP-NOT: tgpu.warpgroup_wait
 // The ablation keeps mma.sync and the padded buffers.
 // NO-WGMMA-LABEL: func.func @causal_softcap_bwd_dkdv(
 // NO-WGMMA-NOT: warpgroup_mma
@@ -201,8 +209,8 @@
 // its producer warpgroup too (two CTAs per multiprocessor).
 // WGMMA-KBQ-LABEL: func.func @causal_softcap_bwd_dq(
 // WGMMA-KBQ-NOT: {{= tgpu\.mma }}
-// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
-// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {async, transpose_rhs}
+// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {async, transpose_rhs}
 // WGMMA-KBQ: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // WGMMA-KBQ-LABEL: func.func @causal_softcap_bwd_dkdv(
 // WGMMA-KBQ-SAME: tgpu.ctas_per_sm = 2 : i64
@@ -212,8 +220,11 @@
 // WGMMA-KBQ: tgpu.warp_specialize
 // WGMMA-KBQ: tgpu.tma_load
 // WGMMA-KBQ: } consumer {
-// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
-// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {transpose_rhs}
+// Sᵀ and dPᵀ issued together (tgpu-overlap-products).
+// WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {async, transpose_rhs}
+// WGMMA-KBQ-NEXT: tgpu.mbarrier_wait
+// WGMMA-KBQ-NEXT: tgpu.warpgroup_mma {{.*}} {async, transpose_rhs}
+// WGMMA-KBQ-NEXT: tgpu.warpgroup_wait {{.*}} {pending = 1 : i64}
 // WGMMA-KBQ: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // WGMMA-KBQ: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // WGMMA-KBQ-NOT: {{= tgpu\.mma }}

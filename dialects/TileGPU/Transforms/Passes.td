@@ -192,6 +192,31 @@ def TileGPUPingPong : Pass<"tgpu-ping-pong"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
+  let summary = "Issues a product right after the one before it when it needs nothing computed in between";
+  let description = [{
+    In a step of the backward, dP = dO·Vᵀ (or dPᵀ = V·dOᵀ) does not depend
+    on S, yet a synchronous schedule issues it only after S's product has
+    completed and the exponentials of P are computed, so the warpgroup's
+    tensor cores idle during that work. For two synchronous
+    `tgpu.warpgroup_mma` ops of one block, the second directly after the
+    first among products, this pass moves the second up to just after the
+    first when what lies between them reads no memory that the second
+    needs written (only ops without effects, reads, and ring waits, which
+    move up with it; no barrier, thread store or ring release), issues both
+    `async`, and reads each result through a `tgpu.warpgroup_wait` right
+    before its first use (`pending = 1` for the first when the second is
+    still in flight). Ring releases (`tgpu.mbarrier_arrive`) between the
+    products' new position and their last wait move after that wait: a
+    slot is released only once the products that read it completed (and
+    ptxas completes every product in flight before an arrive). A pair is
+    left alone when either product is already asynchronous. The forward's
+    products depend on each other (P·V reads S's softmax), so it does not
+    change them.
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
+}
+
 def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
   let summary = "Loads through TMA from a producer warpgroup into an mbarrier ring the consumers read";
   let description = [{

@@ -1,0 +1,154 @@
+//===- OverlapProducts.cpp - issue independent products together ----------===//
+//
+// See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/TileGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln::tgpu {
+#define GEN_PASS_DEF_TILEGPUOVERLAPPRODUCTS
+#include "dialects/TileGPU/Transforms/Passes.h.inc"
+} // namespace kiln::tgpu
+
+using namespace mlir;
+using namespace kiln::tgpu;
+
+namespace {
+
+/// Whether `op` may run before a product issued after it in program order:
+/// no region, and no effect but reads (a ring wait only waits).
+bool movableAcross(Operation *op) {
+  if (isa<MbarrierWaitOp>(op))
+    return true;
+  if (op->getNumRegions() != 0 || isa<WarpgroupMmaOp>(op))
+    return false;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::all_of(list, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Read>(e.getEffect());
+  });
+}
+
+/// The first op of `block` at or after `from` that uses `value` (directly
+/// or inside its regions), or null.
+Operation *firstUse(Value value, Block *block, Operation *from) {
+  Operation *first = nullptr;
+  for (Operation *user : value.getUsers()) {
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (!top || top->isBeforeInBlock(from))
+      continue;
+    if (!first || top->isBeforeInBlock(first))
+      first = top;
+  }
+  return first;
+}
+
+/// Reads `product`'s result through a wait placed before `before`.
+void waitBefore(OpBuilder &b, WarpgroupMmaOp product, Operation *before,
+                int64_t pending) {
+  b.setInsertionPoint(before);
+  auto wait = WarpgroupWaitOp::create(b, product.getLoc(), product.getType(),
+                                      product.getResult(), pending);
+  product.getResult().replaceAllUsesExcept(wait.getResult(), wait);
+}
+
+/// Overlaps `second` with `first` (the product before it in its block) if
+/// the ops between allow it.
+bool overlap(WarpgroupMmaOp first, WarpgroupMmaOp second) {
+  if (first.getAsync() || second.getAsync())
+    return false;
+  Block *block = second->getBlock();
+  // What lies between: ring waits move up with the product, as do the
+  // effect-free ops computing its operands; anything else must not be
+  // something it depends on.
+  llvm::SetVector<Operation *> moved;
+  SmallVector<Operation *> between;
+  for (Operation *op = first->getNextNode(); op != second;
+       op = op->getNextNode()) {
+    if (!movableAcross(op))
+      return false;
+    between.push_back(op);
+    if (isa<MbarrierWaitOp>(op))
+      moved.insert(op);
+  }
+  // Operands defined between the two, transitively.
+  SmallVector<Value> worklist(second->getOperands());
+  for (Operation *wait : moved)
+    worklist.append(wait->getOperands().begin(), wait->getOperands().end());
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (def == first.getOperation())
+      return false; // it depends on the first product
+    if (!def || def->getBlock() != block || !first->isBeforeInBlock(def) ||
+        !def->isBeforeInBlock(second) || moved.contains(def))
+      continue;
+    moved.insert(def);
+    worklist.append(def->getOperands().begin(), def->getOperands().end());
+  }
+  if (!firstUse(first.getResult(), block, first) ||
+      !firstUse(second.getResult(), block, second))
+    return false;
+
+  // Move (in program order) right after `first`, then issue both async.
+  Operation *at = first;
+  for (Operation *op : between)
+    if (moved.contains(op)) {
+      op->moveAfter(at);
+      at = op;
+    }
+  second->moveAfter(at);
+  Operation *firstUser = firstUse(first.getResult(), block, second);
+  Operation *secondUser = firstUse(second.getResult(), block, second);
+  first.setAsync(true);
+  second.setAsync(true);
+  OpBuilder b(second->getContext());
+  // Groups complete in issue order: the first wait leaves the second in
+  // flight when it comes first.
+  bool firstEarlier = !secondUser->isBeforeInBlock(firstUser);
+  waitBefore(b, first, firstUser, firstEarlier ? 1 : 0);
+  waitBefore(b, second, secondUser, 0);
+  // Releases of ring slots go after the last wait.
+  Operation *lastWait = (firstEarlier ? secondUser : firstUser)->getPrevNode();
+  SmallVector<Operation *> releases;
+  for (Operation *op = second->getNextNode(); op != lastWait;
+       op = op->getNextNode())
+    if (isa<MbarrierArriveOp>(op))
+      releases.push_back(op);
+  Operation *after = lastWait;
+  for (Operation *release : releases) {
+    release->moveAfter(after);
+    after = release;
+  }
+  return true;
+}
+
+struct TileGPUOverlapProducts
+    : public kiln::tgpu::impl::TileGPUOverlapProductsBase<
+          TileGPUOverlapProducts> {
+  void runOnOperation() override {
+    SmallVector<std::pair<WarpgroupMmaOp, WarpgroupMmaOp>> pairs;
+    getOperation()->walk([&](Block *block) {
+      WarpgroupMmaOp previous;
+      for (Operation &op : *block)
+        if (auto product = dyn_cast<WarpgroupMmaOp>(op)) {
+          if (previous)
+            pairs.push_back({previous, product});
+          previous = product;
+        }
+    });
+    for (auto &pair : pairs)
+      overlap(pair.first, pair.second);
+  }
+};
+
+} // namespace

@@ -1,0 +1,73 @@
+// RUN: kiln-opt %s -split-input-file -tgpu-overlap-products | FileCheck %s --enable-var-scope
+
+// tgpu-overlap-products: dP needs only the step's tiles, so it is issued
+// right after S (with the ring wait for its buffer), both asynchronously;
+// S is read through a wait that leaves dP in flight, dP through a wait
+// before its first use, and the release of dP's buffer follows that wait.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @step
+// CHECK: scf.for
+// CHECK: tgpu.mbarrier_wait [[BARS:%.+]][[[KFULL:%.+]]]
+// CHECK-NEXT: [[S:%.+]] = tgpu.warpgroup_mma [[Q:%.+]], [[K:%.+]], {{%.+}} {async, transpose_rhs}
+// CHECK-NEXT: tgpu.mbarrier_wait [[BARS]][[[VFULL:%.+]]]
+// CHECK-NEXT: [[DP:%.+]] = tgpu.warpgroup_mma [[DO:%.+]], [[V:%.+]], {{%.+}} {async, transpose_rhs}
+// CHECK-NEXT: [[SW:%.+]] = tgpu.warpgroup_wait [[S]] {pending = 1 : i64}
+// CHECK-NEXT: [[E:%.+]] = math.exp2 [[SW]]
+// CHECK-NEXT: [[DPW:%.+]] = tgpu.warpgroup_wait [[DP]] :
+// CHECK-NEXT: tgpu.mbarrier_arrive [[BARS]][[[VEMPTY:%.+]]]
+// CHECK-NEXT: [[DS:%.+]] = arith.mulf [[E]], [[DPW]]
+// The product after dP reads what the step computed: left synchronous.
+// CHECK-NEXT: arith.truncf [[DS]]
+// CHECK-NEXT: [[DQ:%.+]] = tgpu.warpgroup_mma {{%.+}}, [[K]], {{%.+}} :
+// CHECK-NEXT: tgpu.mbarrier_arrive
+// CHECK-NEXT: scf.yield [[DQ]]
+func.func @step(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %do: !buf, %v: !buf, %n: index)
+    -> !acc attributes {tgpu.arch = "sm_90a"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%dq = %z) -> (!acc) {
+    tgpu.mbarrier_wait %bars[%c0], %c0 : memref<4xi64, 3>
+    %s = tgpu.warpgroup_mma %q, %k, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+    %e = math.exp2 %s : !acc
+    tgpu.mbarrier_wait %bars[%c1], %c0 : memref<4xi64, 3>
+    %dp = tgpu.warpgroup_mma %do, %v, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+    tgpu.mbarrier_arrive %bars[%c3] : memref<4xi64, 3>
+    %ds = arith.mulf %e, %dp : !acc
+    %dsb = arith.truncf %ds : !acc to !p
+    %dq2 = tgpu.warpgroup_mma %dsb, %k, %dq : !p, !buf, !acc -> !acc
+    tgpu.mbarrier_arrive %bars[%c2] : memref<4xi64, 3>
+    scf.yield %dq2 : !acc
+  }
+  return %r : !acc
+}
+
+// -----
+
+// Left alone: the second product reads what the first step computed (the
+// forward's P V), or a buffer the threads write between the two.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @dependent
+// CHECK-NOT: {async
+// CHECK-NOT: tgpu.warpgroup_wait
+// CHECK: return
+func.func @dependent(%q: !buf, %k: !buf, %v: !buf, %o: !acc) -> (!acc, !acc) attributes {tgpu.arch = "sm_90a"} {
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %s = tgpu.warpgroup_mma %q, %k, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+  %pb = arith.truncf %s : !acc to !p
+  %o2 = tgpu.warpgroup_mma %pb, %v, %o : !p, !buf, !acc -> !acc
+  tgpu.barrier
+  tgpu.store_shared %pb, %q : !p, !buf
+  tgpu.fence_async_shared
+  tgpu.barrier
+  %t = tgpu.warpgroup_mma %q, %k, %z {transpose_lhs} : !buf, !buf, !acc -> !acc
+  return %o2, %t : !acc, !acc
+}
