@@ -66,6 +66,17 @@ void waitBefore(OpBuilder &b, WarpgroupMmaOp product, Operation *before,
 bool overlap(WarpgroupMmaOp first, WarpgroupMmaOp second) {
   if (first.getAsync() || second.getAsync())
     return false;
+  // A buffer the threads write (P, dS) is published and reused around
+  // synchronous products (tgpu-warp-specialize's barriers assume the read
+  // completed): those stay synchronous.
+  auto threadWritten = [](Value operand) {
+    return llvm::any_of(operand.getUsers(), [](Operation *user) {
+      return isa<StoreSharedOp>(user);
+    });
+  };
+  for (WarpgroupMmaOp product : {first, second})
+    if (threadWritten(product.getLhs()) || threadWritten(product.getRhs()))
+      return false;
   Block *block = second->getBlock();
   // What lies between: ring waits move up with the product, as do the
   // effect-free ops computing its operands; anything else must not be

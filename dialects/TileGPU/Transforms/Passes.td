@@ -210,7 +210,9 @@ def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
     products' new position and their last wait move after that wait: a
     slot is released only once the products that read it completed (and
     ptxas completes every product in flight before an arrive). A pair is
-    left alone when either product is already asynchronous. The forward's
+    left alone when either product is already asynchronous or reads a
+    buffer the threads write (`tgpu.store_shared`: its barriers assume
+    synchronous readers). The forward's
     products depend on each other (P·V reads S's softmax), so it does not
     change them.
   }];

@@ -71,3 +71,23 @@ func.func @dependent(%q: !buf, %k: !buf, %v: !buf, %o: !acc) -> (!acc, !acc) att
   %t = tgpu.warpgroup_mma %q, %k, %z {transpose_lhs} : !buf, !buf, !acc -> !acc
   return %o2, %t : !acc, !acc
 }
+
+// -----
+
+// Left alone: independent products, but the second reads a buffer the
+// threads write (its publishing barriers assume synchronous readers).
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @thread_written
+// CHECK-NOT: {async
+// CHECK: return
+func.func @thread_written(%q: !buf, %k: !buf, %ds: !buf, %pb: !p) -> (!acc, !acc) attributes {tgpu.arch = "sm_90a"} {
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %s = tgpu.warpgroup_mma %q, %k, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+  %t = tgpu.warpgroup_mma %ds, %k, %z {transpose_lhs} : !buf, !buf, !acc -> !acc
+  tgpu.barrier
+  tgpu.store_shared %pb, %ds : !p, !buf
+  return %s, %t : !acc, !acc
+}
