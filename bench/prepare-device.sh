@@ -17,9 +17,14 @@ cp "$BUILD/lib/libkiln_runtime.so" "$D/"
 # The Python package's library (device-run-plans.sh python): ~22 MB gzipped.
 strip -o "$D/libkiln.so" "$BUILD/lib/libkiln.so" && gzip -f "$D/libkiln.so"
 K="$BUILD/bin/kiln"
+# Compiles run in the background, whose failures `wait` does not report:
+# each failure leaves a mark, and the script fails at the end if any did.
 compile() { # name example args...
   local name=$1 ex=$2; shift 2
-  "$K" compile "examples/$ex.mlir" "$@" -o "$D/specs/$name.cubin" > /dev/null
+  if ! "$K" compile "examples/$ex.mlir" "$@" -o "$D/specs/$name.cubin" > /dev/null; then
+    echo "prepare-device: could not compile $name" >&2
+    touch "$D/failed"
+  fi
   rm -f "$D/specs/$name".*cubin # the runtime compiles the spec's source itself
 }
 # The sm_90a forward with its ablations (mma.sync; cp.async by every warp
@@ -108,4 +113,8 @@ compile plain_hd128_byrows plain --head-dim 128 --combine-by-rows &
 compile gqa4_decode_hd128_byrows gqa_decode --variant gqa4_decode --combine-by-rows &
 compile gqa8_decode_hd128_byrows gqa_decode --variant gqa8_decode --combine-by-rows &
 wait
+if [ -e "$D/failed" ]; then
+  echo "prepare-device: some specs failed to compile (above)" >&2
+  exit 1
+fi
 du -sh "$D"
