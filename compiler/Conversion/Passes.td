@@ -116,6 +116,11 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "dK/dV kernel: compute S^T = K Q^T, so P^T and dS^T are the "
            "plain lhs of dV's and dK's products (default: S = Q K^T and "
            "transposed-lhs products; measured faster on the H100)">,
+    Option<"splitDkdvAbove", "split-dkdv-above", "int64_t", "-1",
+           "Compute dK and dV in two kernels (@v_bwd_dk, @v_bwd_dv, each "
+           "recomputing S) when the qk and v head dims sum to more than "
+           "this (-1: never, 0: always): one accumulator per kernel where "
+           "both would not fit a GPU thread's registers">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

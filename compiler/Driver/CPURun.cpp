@@ -37,6 +37,8 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   // The CPU computes the same gradients either way: queries by keys unless
   // asked (no producer here).
   pipelineOptions.keysByQueries = o.keysByQueries == KeysByQueries::On;
+  // Likewise one dK/dV program unless asked.
+  pipelineOptions.splitDkdvAbove = o.splitDkdv == SplitDkDv::On ? 0 : -1;
   auto start = std::chrono::steady_clock::now();
   PassManager tilePM(&context);
   buildForwardTilePipeline(tilePM, pipelineOptions);

@@ -60,6 +60,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.pingPong = choices.pingPong;
   options.overlapProducts = choices.overlapProducts;
   options.keysByQueries = choices.keysByQueries;
+  options.splitDkdv = choices.splitDkdv;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -106,6 +107,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.pipelineProducts = o.pipelineProducts;
   choices.warpSpecialize = o.warpSpecialize;
   choices.keysByQueries = o.keysByQueries;
+  choices.splitDkdv = o.splitDkdv;
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;

@@ -33,6 +33,8 @@ struct ScheduleChoices {
   bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;
+  /// Backward dK and dV in two kernels: chosen from the head dims, or forced.
+  SplitDkDv splitDkdv = SplitDkDv::Auto;
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

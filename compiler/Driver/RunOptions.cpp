@@ -42,6 +42,9 @@ const char *runUsage() {
   --no-keys-by-queries      dS^T from registers, or on S = Q K^T with P and dS
                             through shared memory (default: keys by queries
                             where a TMA producer takes the kernel, sm_90a)
+  --split-dkdv              backward: dK and dV in two kernels, each
+  --no-split-dkdv           recomputing S, or in one (default: two on sm_90a
+                            where Dqk + Dv > 256, one elsewhere)
   --tolerance T             relative L2 error allowed (default 1e-2)
   --seed S                  random inputs' seed (default 0)
   --block-m BM --block-n BN tile sizes (cpu default 64, 64; cuda: chosen for the
@@ -181,7 +184,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "no-warp-specialize" || name == "longest-first" ||
                     name == "ping-pong" || name == "no-overlap-products" ||
                     name == "backward" || name == "keys-by-queries" ||
-                    name == "no-keys-by-queries";
+                    name == "no-keys-by-queries" || name == "split-dkdv" ||
+                    name == "no-split-dkdv";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -204,6 +208,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.keysByQueries = KeysByQueries::On;
     } else if (name == "no-keys-by-queries") {
       o.keysByQueries = KeysByQueries::Off;
+    } else if (name == "split-dkdv") {
+      o.splitDkdv = SplitDkDv::On;
+    } else if (name == "no-split-dkdv") {
+      o.splitDkdv = SplitDkDv::Off;
     } else if (name == "no-overlap-copies") {
       o.overlapCopies = false;
     } else if (name == "no-prefetch") {

@@ -10,6 +10,7 @@
 #define KILN_COMPILER_DRIVER_RUNOPTIONS_H
 
 #include "compiler/Pipelines/KeysByQueries.h"
+#include "compiler/Pipelines/SplitDkDv.h"
 
 #include "kiln/LaunchPlan.h"
 
@@ -60,6 +61,8 @@ struct RunOptions {
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;
+  /// --split-dkdv / --no-split-dkdv.
+  SplitDkDv splitDkdv = SplitDkDv::Auto;
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations

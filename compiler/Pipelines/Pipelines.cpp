@@ -35,6 +35,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     backward.blockN = options.blockN;
     backward.schedule = options.backwardSchedule;
     backward.keysByQueries = options.keysByQueries;
+    backward.splitDkdvAbove = options.splitDkdvAbove;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
@@ -227,6 +228,13 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.keysByQueries =
       options.keysByQueries == KeysByQueries::On ||
       (options.keysByQueries == KeysByQueries::Auto && producer);
+  // At D = 256 one dK/dV kernel's two accumulators fill the registers
+  // (spills, products serialized by ptxas); two kernels recompute S.
+  bool wgmma = options.arch == "sm_90a" && options.warpgroupMma;
+  program.splitDkdvAbove = options.splitDkdv == SplitDkDv::On ? 0
+                           : options.splitDkdv == SplitDkDv::Auto && wgmma
+                               ? kSplitDkDvAutoAbove
+                               : -1;
   buildForwardTilePipeline(pm, program);
   addSM80Schedule(pm, options);
   // Hopper: wgmma for every product; queries by keys, the transposed ones

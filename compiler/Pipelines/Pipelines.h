@@ -4,6 +4,7 @@
 #define KILN_COMPILER_PIPELINES_PIPELINES_H
 
 #include "compiler/Pipelines/KeysByQueries.h"
+#include "compiler/Pipelines/SplitDkDv.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -38,6 +39,12 @@ struct ForwardPipelineOptions
       llvm::cl::desc("Backward dK/dV kernel on S^T = K Q^T "
                      "(convert-attn-to-tile-backward keys-by-queries)"),
       llvm::cl::init(false)};
+  Option<int64_t> splitDkdvAbove{
+      *this, "split-dkdv-above",
+      llvm::cl::desc("Backward: dK and dV in two kernels when Dqk + Dv "
+                     "exceeds this (-1: never; "
+                     "convert-attn-to-tile-backward split-dkdv-above)"),
+      llvm::cl::init(-1)};
   Option<bool> splitKv{
       *this, "split-kv",
       llvm::cl::desc("Forward: split the KV range across programs when the "
@@ -123,6 +130,17 @@ struct CUDAPipelineOptions
           clEnumValN(KeysByQueries::On, "true", "always"),
           clEnumValN(KeysByQueries::Off, "false",
                      "never: P and dS through shared memory, transposed"))};
+  Option<SplitDkDv> splitDkdv{
+      *this, "split-dkdv",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: dK and dV in two kernels, "
+                     "each recomputing S"),
+      llvm::cl::init(SplitDkDv::Auto),
+      llvm::cl::values(
+          clEnumValN(SplitDkDv::Auto, "auto",
+                     "on sm_90a with wgmma where Dqk + Dv > 256 (the two "
+                     "accumulators would spill)"),
+          clEnumValN(SplitDkDv::On, "true", "always"),
+          clEnumValN(SplitDkDv::Off, "false", "never"))};
   Option<bool> fastMath{
       *this, "fast-math",
       llvm::cl::desc("math.tanh / math.exp on the hardware approximations "

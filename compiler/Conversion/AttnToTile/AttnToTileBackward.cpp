@@ -180,7 +180,7 @@ MemRefType global(MLIRContext *ctx, int64_t rank, int64_t last, Type elt) {
 }
 
 LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
-                            bool atomic, bool keysByQueries) {
+                            bool atomic, bool keysByQueries, bool splitDkdv) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -325,14 +325,24 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   }
 
   // --- dK, dV: one KV block, every query head of its group, all Q blocks --
-  {
+  // One kernel, or (split) a dK kernel and a dV kernel that each recompute
+  // S: one product more, but each holds one accumulator (at D = 256 the two
+  // fill a GPU thread's registers).
+  auto keyKernel = [&](StringRef suffix, StringRef stage, bool withDk,
+                       bool withDv) -> LogicalResult {
     SmallVector<KernelArgDecl> args = commonArgs();
-    args.push_back({Role::Tensor, tQK, "dk", keyShape(b, dqk)});
-    args.push_back({Role::Tensor, tV, "dv", keyShape(b, dv)});
-    if (atomic) // the f32 dQ accumulator, added to atomically
+    if (withDk)
+      args.push_back({Role::Tensor, tQK, "dk", keyShape(b, dqk)});
+    if (withDv)
+      args.push_back({Role::Tensor, tV, "dv", keyShape(b, dv)});
+    // The f32 dQ accumulator, added to atomically (where dS is computed).
+    int64_t dqAccArg = -1;
+    if (atomic && withDk) {
+      dqAccArg = int64_t(args.size());
       args.push_back({Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)});
-    Kernel k = makeKernel(b, spec, "_bwd_dkdv", args, "dkdv",
-                          keyBlockGrid(b, bn), bm, bn, true);
+    }
+    Kernel k = makeKernel(b, spec, suffix, args, stage, keyBlockGrid(b, bn), bm,
+                          bn, true);
     unsigned firstCapture = args.size();
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
@@ -410,17 +420,20 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                   // P and dS (or Pᵀ and dSᵀ) enter the tensor cores in the
                   // input type (FlashAttention-2's rounding); the sums stay
                   // f32. Queries by keys, dV and dK need them transposed.
-                  Value p = toOperand(ip, pds->first, elt);
-                  Value ds = toOperand(ip, pds->second, elt);
                   bool transpose = !keysByQueries;
-                  dvAcc = dot(ip, {bn, dv}, p, in.dO, dvAcc, transpose, false);
-                  dk = dot(ip, {bn, dqk}, ds, in.q, dk, transpose, false);
-                  if (atomic) {
+                  Value p = withDv ? toOperand(ip, pds->first, elt) : Value();
+                  Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
+                  if (withDv)
+                    dvAcc =
+                        dot(ip, {bn, dv}, p, in.dO, dvAcc, transpose, false);
+                  if (withDk)
+                    dk = dot(ip, {bn, dqk}, ds, in.q, dk, transpose, false);
+                  if (dqAccArg >= 0) {
                     // This KV block's share of dQ for these query rows. (A
                     // GPU schedule may split it into column chunks to keep
                     // registers free: convert-tile-to-tgpu's
                     // atomic-product-columns.)
-                    Value dqDesc = ip.view(e->getArgument(8), bt, h, dqk,
+                    Value dqDesc = ip.view(e->getArgument(dqAccArg), bt, h, dqk,
                                            ip.b.getF32Type());
                     Value part = dot(ip, {bm, dqk}, ds, kTile, Value(),
                                      keysByQueries, false);
@@ -438,16 +451,28 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
         });
     if (failedMod)
       return failure();
-    Value dk = pb.mul(heads.getResult(0),
-                      pb.splatF32(spec.getEffectiveScale(), {bn, dqk}));
-    tile::StoreOp::create(kb, loc, toOperand(pb, dk, elt),
-                          pb.view(e->getArgument(6), bt, hkv, dqk, elt),
-                          ValueRange{kv0, pb.index(0)});
-    tile::StoreOp::create(kb, loc, toOperand(pb, heads.getResult(1), elt),
-                          pb.view(e->getArgument(7), bt, hkv, dv, elt),
-                          ValueRange{kv0, pb.index(0)});
+    unsigned out = 6; // dk, then dv
+    if (withDk) {
+      Value dk = pb.mul(heads.getResult(0),
+                        pb.splatF32(spec.getEffectiveScale(), {bn, dqk}));
+      tile::StoreOp::create(kb, loc, toOperand(pb, dk, elt),
+                            pb.view(e->getArgument(out++), bt, hkv, dqk, elt),
+                            ValueRange{kv0, pb.index(0)});
+    }
+    if (withDv)
+      tile::StoreOp::create(kb, loc, toOperand(pb, heads.getResult(1), elt),
+                            pb.view(e->getArgument(out), bt, hkv, dv, elt),
+                            ValueRange{kv0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
+    return success();
+  };
+  if (splitDkdv) {
+    if (failed(keyKernel("_bwd_dk", "dk", true, false)) ||
+        failed(keyKernel("_bwd_dv", "dv", false, true)))
+      return failure();
+  } else if (failed(keyKernel("_bwd_dkdv", "dkdv", true, true))) {
+    return failure();
   }
 
   // --- atomic schedule: the f32 dQ accumulator -> dq in the input type ----
@@ -491,8 +516,11 @@ struct ConvertAttnToTileBackward
     }
     for (attn::AttentionOp spec : specs) {
       std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
+      // dK and dV in two kernels where the head dims call for it.
+      bool split = splitDkdvAbove >= 0 &&
+                   spec.getQkHeadDim() + spec.getVHeadDim() > splitDkdvAbove;
       if (failed(lowerBackward(spec, tiles.first, tiles.second,
-                               schedule == "atomic", keysByQueries)))
+                               schedule == "atomic", keysByQueries, split)))
         return signalPassFailure();
     }
   }

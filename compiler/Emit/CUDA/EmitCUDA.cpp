@@ -917,11 +917,13 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
       numThreads + (producers ? producers.getInt() * 32 : 0);
   fastMath = func->hasAttr(tgpu::attrs::kFastMath);
 
-  // The dK/dV kernel's CTA owns a block of keys; every other one a block of
-  // query rows.
+  // The dK/dV kernel's CTA (or the dK and dV kernels' CTAs) owns a block
+  // of keys; every other one a block of query rows.
   auto stage = func->getAttrOfType<StringAttr>(tile::attrs::kBackwardStage);
   auto blockN = func->getAttrOfType<IntegerAttr>(tile::attrs::kBlockN);
-  bool perKeyBlock = stage && stage.getValue() == "dkdv" && blockN;
+  bool perKeyBlock =
+      stage && llvm::is_contained({"dkdv", "dk", "dv"}, stage.getValue()) &&
+      blockN;
   // The runtime compiles each kernel's section on its own (CompileUnits.h).
   os << kKernelSectionMarker << func.getName() << "\n";
   os << "// Kernel " << func.getName() << ": " << warps.getInt() << " warps, "

@@ -26,8 +26,8 @@ inline constexpr llvm::StringLiteral kBlockN = "tile.block_n";
 inline constexpr llvm::StringLiteral kGqaGroup = "tile.gqa_group";
 /// The variant's capture declarations (an array of #attn.capture).
 inline constexpr llvm::StringLiteral kCaptures = "tile.captures";
-/// Backward kernels: "preprocess", "dq", "dkdv" or "convert"; forward
-/// kernels have none.
+/// Backward kernels: "preprocess", "dq", "dkdv" (or "dk" and "dv", split),
+/// or "convert"; forward kernels have none.
 inline constexpr llvm::StringLiteral kBackwardStage = "tile.bwd_stage";
 /// The grid: three size expressions (x, y, z) over the problem's symbols.
 inline constexpr llvm::StringLiteral kGrid = "tile.grid";

@@ -134,3 +134,31 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 // ATOMIC: %[[R:.*]] = arith.truncf %[[ACC]] : tensor<64x64xf32> to tensor<64x64xbf16>
 // ATOMIC: tile.store %[[R]]
 attn.attention @softcap_atomic {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+
+// -----
+
+// split-dkdv-above: where Dqk + Dv exceeds it, dK and dV come from two
+// kernels, each recomputing S; the dK kernel also adds the atomic
+// schedule's dQ share (it has dS), the dV kernel needs neither dP nor D.
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward="split-dkdv-above=256 schedule=atomic" -canonicalize | FileCheck %s --check-prefix=SPLIT
+// SPLIT-LABEL: func.func @split_bwd_dk(
+// SPLIT-SAME: tile.tensor = "dk"
+// SPLIT-SAME: tile.workspace = "dq_accum"
+// SPLIT-SAME: tile.bwd_stage = "dk"
+// SPLIT: tile.atomic_add
+// SPLIT: tile.store
+// SPLIT-NEXT: return
+// SPLIT-LABEL: func.func @split_bwd_dv(
+// SPLIT-SAME: tile.tensor = "dv"
+// SPLIT-NOT: dq_accum
+// SPLIT-SAME: tile.bwd_stage = "dv"
+// SPLIT: scf.for
+// SPLIT: tile.dot
+// SPLIT: tile.dot
+// SPLIT-NOT: tile.dot
+// SPLIT: tile.store
+// SPLIT-NEXT: return
+// Below the threshold: one dK/dV kernel.
+// SPLIT-LABEL: func.func @narrow_bwd_dkdv(
+attn.attention @split {qk_head_dim = 192, v_head_dim = 192, element_type = bf16}
+attn.attention @narrow {qk_head_dim = 128, v_head_dim = 128, element_type = bf16}
