@@ -52,7 +52,8 @@ done
 # the dK/dV kernel on S = Q K^T with P and dS through shared memory
 # (`_bwd_qk`, --no-keys-by-queries), cp.async copies by every warp instead
 # of TMA from a producer warpgroup (`_bwd_nows`), each product waited for
-# in turn (`_bwd_noov`, --no-overlap-products)
+# in turn (`_bwd_noov`, --no-overlap-products), at D = 256 dK and dV in one
+# kernel (`_bwd_nosplit`, --no-split-dkdv)
 # and at D = 64 128-row query blocks (`_bwd_m128`, sm_80's default there).
 for hd in 64 128 256; do
   for v in plain causal; do
@@ -63,6 +64,7 @@ for hd in 64 128 256; do
     compile "${v}_hd$hd"_bwd_nows $v --head-dim $hd --backward --no-warp-specialize &
     compile "${v}_hd$hd"_bwd_noov $v --head-dim $hd --backward --no-overlap-products &
     [ $hd = 64 ] && compile "${v}_hd$hd"_bwd_m128 $v --head-dim $hd --backward --block-m 128 &
+    [ $hd = 256 ] && compile "${v}_hd$hd"_bwd_nosplit $v --head-dim $hd --backward --no-split-dkdv &
     wait
   done
 done
