@@ -103,6 +103,12 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     FLOPs instead of 12 (S and dP are computed once, not twice), at the
     price of atomics and a summation order that varies between runs on a
     GPU.
+
+    With `split-dkdv-above`, a spec whose head dims sum to more than it
+    gets `@v_bwd_dk` (dK, and the atomic schedule's dQ share) and
+    `@v_bwd_dv` (dV alone) in place of `@v_bwd_dkdv`, each recomputing S:
+    one accumulator per kernel where the two would not fit a GPU thread's
+    registers.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "0",
