@@ -39,10 +39,11 @@ runtime = Runtime(args.lib)
 # Ablations: mma.sync instead of wgmma on sm_90a (`_mma`), cp.async instead
 # of a TMA producer (`_nows`), the dK/dV kernel on S = Q K^T (`_qk`),
 # 128-row query blocks (`_m128`), each product waited for in turn (`_noov`),
-# dK and dV in one kernel (`_nosplit`) or in two (`_split`).
+# dK and dV in one kernel (`_nosplit`) or in two (`_split`), 64 keys per
+# dK/dV CTA (`_kb64`, --key-block 0).
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
              "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov",
-             "_nosplit": "kiln_nosplit", "_split": "kiln_split"}
+             "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64"}
 
 
 def spec(variant, hd, suffix):

@@ -122,6 +122,9 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "dK/dV kernel: compute S^T = K Q^T, so P^T and dS^T are the "
            "plain lhs of dV's and dK's products (default: S = Q K^T and "
            "transposed-lhs products; measured faster on the H100)">,
+    Option<"keyBlock", "key-block", "int64_t", "0",
+           "Keys per dK/dV program (0: block-n); the split dK and dV "
+           "programs keep block-n">,
     Option<"splitDkdvAbove", "split-dkdv-above", "int64_t", "-1",
            "Compute dK and dV in two kernels (@v_bwd_dk, @v_bwd_dv, each "
            "recomputing S) when the qk and v head dims sum to more than "

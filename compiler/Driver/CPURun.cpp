@@ -39,6 +39,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.keysByQueries = o.keysByQueries == KeysByQueries::On;
   // Likewise one dK/dV program unless asked.
   pipelineOptions.splitDkdvAbove = o.splitDkdv == SplitDkDv::On ? 0 : -1;
+  pipelineOptions.keyBlock = o.keyBlock;
   auto start = std::chrono::steady_clock::now();
   PassManager tilePM(&context);
   buildForwardTilePipeline(tilePM, pipelineOptions);

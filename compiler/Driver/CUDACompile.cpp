@@ -61,6 +61,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.overlapProducts = choices.overlapProducts;
   options.keysByQueries = choices.keysByQueries;
   options.splitDkdv = choices.splitDkdv;
+  options.keyBlock = choices.keyBlock;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -108,6 +109,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.warpSpecialize = o.warpSpecialize;
   choices.keysByQueries = o.keysByQueries;
   choices.splitDkdv = o.splitDkdv;
+  choices.keyBlock = o.keyBlock;
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;

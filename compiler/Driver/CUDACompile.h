@@ -35,6 +35,8 @@ struct ScheduleChoices {
   KeysByQueries keysByQueries = KeysByQueries::Auto;
   /// Backward dK and dV in two kernels: chosen from the head dims, or forced.
   SplitDkDv splitDkdv = SplitDkDv::Auto;
+  /// Backward keys per dK/dV CTA (0: block-n).
+  int64_t keyBlock = 0;
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

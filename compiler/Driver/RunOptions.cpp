@@ -42,6 +42,9 @@ const char *runUsage() {
   --no-keys-by-queries      dS^T from registers, or on S = Q K^T with P and dS
                             through shared memory (default: keys by queries
                             where a TMA producer takes the kernel, sm_90a)
+  --key-block K             backward: keys per dK/dV program (default 0: BN);
+                            128 on sm_90a (keys by queries, not atomic): two
+                            consumer warpgroups share each Q and dO tile
   --split-dkdv              backward: dK and dV in two kernels, each
   --no-split-dkdv           recomputing S, or in one (default: two on sm_90a
                             where Dqk + Dv > 256, one elsewhere)
@@ -144,7 +147,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                                          {"repeats", {&o.repeats, 0}},
                                          {"kv-splits", {&o.kvSplits, 1}},
                                          {"decode-rows", {&o.decodeRows, 0}},
-                                         {"page-size", {&o.pageSize, 1}}};
+                                         {"page-size", {&o.pageSize, 1}},
+                                         {"key-block", {&o.keyBlock, 0}}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];

@@ -63,6 +63,8 @@ struct RunOptions {
   KeysByQueries keysByQueries = KeysByQueries::Auto;
   /// --split-dkdv / --no-split-dkdv.
   SplitDkDv splitDkdv = SplitDkDv::Auto;
+  /// --key-block K: backward keys per dK/dV program (0: BN).
+  int64_t keyBlock = 0;
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations

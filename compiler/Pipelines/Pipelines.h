@@ -39,6 +39,11 @@ struct ForwardPipelineOptions
       llvm::cl::desc("Backward dK/dV kernel on S^T = K Q^T "
                      "(convert-attn-to-tile-backward keys-by-queries)"),
       llvm::cl::init(false)};
+  Option<int64_t> keyBlock{
+      *this, "key-block",
+      llvm::cl::desc("Backward: keys per dK/dV program (0: block-n; "
+                     "convert-attn-to-tile-backward key-block)"),
+      llvm::cl::init(0)};
   Option<int64_t> splitDkdvAbove{
       *this, "split-dkdv-above",
       llvm::cl::desc("Backward: dK and dV in two kernels when Dqk + Dv "
@@ -130,6 +135,13 @@ struct CUDAPipelineOptions
           clEnumValN(KeysByQueries::On, "true", "always"),
           clEnumValN(KeysByQueries::Off, "false",
                      "never: P and dS through shared memory, transposed"))};
+  Option<int64_t> keyBlock{
+      *this, "key-block",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: keys per dK/dV CTA (0: "
+                     "block-n). 128 on sm_90a, keys by queries, gives two "
+                     "consumer warpgroups sharing each Q and dO tile; "
+                     "opt-in: measured 0.96-1.13x (docs/performance.md)"),
+      llvm::cl::init(0)};
   Option<SplitDkDv> splitDkdv{
       *this, "split-dkdv",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: dK and dV in two kernels, "

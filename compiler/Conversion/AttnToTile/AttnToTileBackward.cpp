@@ -180,7 +180,8 @@ MemRefType global(MLIRContext *ctx, int64_t rank, int64_t last, Type elt) {
 }
 
 LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
-                            bool atomic, bool keysByQueries, bool splitDkdv) {
+                            int64_t bk, bool atomic, bool keysByQueries,
+                            bool splitDkdv) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -341,8 +342,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       dqAccArg = int64_t(args.size());
       args.push_back({Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)});
     }
-    Kernel k = makeKernel(b, spec, suffix, args, stage, keyBlockGrid(b, bn), bm,
-                          bn, true);
+    Kernel k = makeKernel(b, spec, suffix, args, stage, keyBlockGrid(b, bk), bm,
+                          bk, true);
+    // Keys by queries, every register tile's rows are this block's keys.
+    if (keysByQueries)
+      k.func->setAttr(tile::attrs::kTileRows, b.getI64IntegerAttr(bk));
     unsigned firstCapture = args.size();
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
@@ -352,20 +356,19 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value kd = pb.view(e->getArgument(1), bt, hkv, dqk, elt);
     Value vd = pb.view(e->getArgument(2), bt, hkv, dv, elt);
     Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
-    Value kv0 = pb.mul(kvb, pb.index(bn));
-    Value kTile = pb.load(kd, {bn, dqk}, elt, {kv0, pb.index(0)}, 0.0);
-    Value vTile = pb.load(vd, {bn, dv}, elt, {kv0, pb.index(0)}, 0.0);
+    Value kv0 = pb.mul(kvb, pb.index(bk));
+    Value kTile = pb.load(kd, {bk, dqk}, elt, {kv0, pb.index(0)}, 0.0);
+    Value vTile = pb.load(vd, {bk, dv}, elt, {kv0, pb.index(0)}, 0.0);
     // Keys by queries: this block's keys are the rows (else the columns).
-    SmallVector<int64_t> sShape =
-        keysByQueries ? SmallVector<int64_t>{bn, bm}
-                      : SmallVector<int64_t>{bm, bn};
+    SmallVector<int64_t> sShape = keysByQueries ? SmallVector<int64_t>{bk, bm}
+                                                : SmallVector<int64_t>{bm, bk};
     Value kvIota = pb.iota(keysByQueries ? 0 : 1, sShape);
     Value kvIdx = pb.add(kvIota, pb.splat(kv0, sShape));
     SmallVector<Value> captures;
     for (unsigned i = firstCapture; i < e->getNumArguments(); ++i)
       captures.push_back(e->getArgument(i));
-    Value dkInit = pb.splatF32(0.0, {bn, dqk});
-    Value dvInit = pb.splatF32(0.0, {bn, dv});
+    Value dkInit = pb.splatF32(0.0, {bk, dqk});
+    Value dvInit = pb.splatF32(0.0, {bk, dv});
     bool failedMod = false;
     // GQA: the query heads hkv*G .. hkv*G+G-1 all read this KV head, so
     // their contributions are summed here (no atomics).
@@ -383,7 +386,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           Value lenQ = tile::DimOp::create(hb, l, hb.getIndexType(), qd, 0);
           // Only the Q blocks whose band reaches this KV block.
           Value kvLast =
-              hp.sub(hp.minIndex(hp.add(kv0, hp.index(bn)), lenK), hp.index(1));
+              hp.sub(hp.minIndex(hp.add(kv0, hp.index(bk)), lenK), hp.index(1));
           std::pair<Value, Value> range = queriesReachingKeys(
               hp, spec.getKvBandAttr(), kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
           Value qFirst = range.first, qEnd = range.second;
@@ -412,7 +415,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 in.lenQ = lenQ;
                 in.lenK = lenK;
                 in.captures = captures;
-                auto pds = recompute(ip, spec, in, bm, bn);
+                auto pds = recompute(ip, spec, in, bm, bk);
                 Value dk = inner[0], dvAcc = inner[1];
                 if (failed(pds)) {
                   failedMod = true;
@@ -425,9 +428,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                   Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
                   if (withDv)
                     dvAcc =
-                        dot(ip, {bn, dv}, p, in.dO, dvAcc, transpose, false);
+                        dot(ip, {bk, dv}, p, in.dO, dvAcc, transpose, false);
                   if (withDk)
-                    dk = dot(ip, {bn, dqk}, ds, in.q, dk, transpose, false);
+                    dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
                   if (dqAccArg >= 0) {
                     // This KV block's share of dQ for these query rows. (A
                     // GPU schedule may split it into column chunks to keep
@@ -454,7 +457,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     unsigned out = 6; // dk, then dv
     if (withDk) {
       Value dk = pb.mul(heads.getResult(0),
-                        pb.splatF32(spec.getEffectiveScale(), {bn, dqk}));
+                        pb.splatF32(spec.getEffectiveScale(), {bk, dqk}));
       tile::StoreOp::create(kb, loc, toOperand(pb, dk, elt),
                             pb.view(e->getArgument(out++), bt, hkv, dqk, elt),
                             ValueRange{kv0, pb.index(0)});
@@ -502,8 +505,9 @@ struct ConvertAttnToTileBackward
           ConvertAttnToTileBackward> {
   using Base::Base;
   void runOnOperation() override {
-    if (blockM < 0 || blockN < 0) {
-      getOperation().emitError("block-m and block-n must not be negative");
+    if (blockM < 0 || blockN < 0 || keyBlock < 0) {
+      getOperation().emitError(
+          "block-m, block-n and key-block must not be negative");
       return signalPassFailure();
     }
     SmallVector<attn::AttentionOp> specs;
@@ -519,7 +523,10 @@ struct ConvertAttnToTileBackward
       // dK and dV in two kernels where the head dims call for it.
       bool split = splitDkdvAbove >= 0 &&
                    spec.getQkHeadDim() + spec.getVHeadDim() > splitDkdvAbove;
-      if (failed(lowerBackward(spec, tiles.first, tiles.second,
+      // Keys per dK/dV program: block-n, or key-block for one dK/dV
+      // kernel (the split dK and dV kernels keep block-n).
+      int64_t keys = keyBlock > 0 && !split ? int64_t(keyBlock) : tiles.second;
+      if (failed(lowerBackward(spec, tiles.first, tiles.second, keys,
                                schedule == "atomic", keysByQueries, split)))
         return signalPassFailure();
     }

@@ -358,6 +358,10 @@ private:
     if (!blockM)
       return func.emitError() << "a tile kernel needs " << tile::attrs::kBlockM;
     int64_t m = blockM.getInt(), rowQuantum = 16 * numWarps;
+    // Tiles whose rows are keys (keys by queries; per-query values are
+    // columns): the warps split the keys.
+    if (auto rows = func->getAttrOfType<IntegerAttr>(tile::attrs::kTileRows))
+      m = std::max(m, rows.getInt());
     if (m % rowQuantum != 0)
       return func.emitError()
              << "block_m " << m << " must be a multiple of 16 * num_warps ("
@@ -430,7 +434,9 @@ private:
 /// rows of the kernel's row block. A forward CTA's rows are its BLOCK_M
 /// queries; the backward kernels use min(BLOCK_M, BLOCK_N), so that the dK/dV
 /// kernel's BLOCK_N keys and the dQ kernel's BLOCK_M queries get the same
-/// warps (at BLOCK_M = 128, BLOCK_N = 64: 4 warps of two m16 tiles each).
+/// warps (at BLOCK_M = 128, BLOCK_N = 64: 4 warps of two m16 tiles each),
+/// except that a kernel whose tile rows are keys (tile.tile_rows: keys by
+/// queries) gives each 16 of them a warp.
 int64_t warpsFor(func::FuncOp kernel) {
   auto m = kernel->getAttrOfType<IntegerAttr>(tile::attrs::kBlockM);
   auto n = kernel->getAttrOfType<IntegerAttr>(tile::attrs::kBlockN);
@@ -439,6 +445,9 @@ int64_t warpsFor(func::FuncOp kernel) {
   int64_t rows = m.getInt();
   if (kernel->hasAttr(tile::attrs::kBackwardStage) && n)
     rows = std::min(rows, n.getInt());
+  auto tileRows = kernel->getAttrOfType<IntegerAttr>(tile::attrs::kTileRows);
+  if (tileRows && tileRows.getInt() > rows)
+    rows = tileRows.getInt();
   return std::max<int64_t>(1, rows / 16);
 }
 

@@ -29,6 +29,10 @@ inline constexpr llvm::StringLiteral kCaptures = "tile.captures";
 /// Backward kernels: "preprocess", "dq", "dkdv" (or "dk" and "dv", split),
 /// or "convert"; forward kernels have none.
 inline constexpr llvm::StringLiteral kBackwardStage = "tile.bwd_stage";
+/// The rows of a kernel's register tiles when they are not its query rows:
+/// a dK/dV kernel keys by queries has its keys (BLOCK_N) as rows. GPU
+/// schedules give each 16 of them a warp.
+inline constexpr llvm::StringLiteral kTileRows = "tile.tile_rows";
 /// The grid: three size expressions (x, y, z) over the problem's symbols.
 inline constexpr llvm::StringLiteral kGrid = "tile.grid";
 /// Symbols the kernel's plan derives from the problem's: a dictionary from
