@@ -229,14 +229,14 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.keysByQueries =
       options.keysByQueries == KeysByQueries::On ||
       (options.keysByQueries == KeysByQueries::Auto && producer);
-  // At D = 256 one dK/dV kernel's two accumulators fill the registers
-  // (spills, products serialized by ptxas); two kernels recompute S.
-  bool wgmma = options.arch == "sm_90a" && options.warpgroupMma;
   // key-block 128: two consumer warpgroups over 128 keys share each step's
   // Q and dO tile (FlashAttention-3's dK/dV CTA); keys by queries, the rows
   // of every register tile are keys. Opt-in: measured 0.96-1.13x the
   // backward on the H100 (slower at N = 4096 causal: half the CTAs).
   program.keyBlock = options.keyBlock;
+  // At D = 256 one dK/dV kernel's two accumulators fill the registers
+  // (spills, products serialized by ptxas); two kernels recompute S.
+  bool wgmma = options.arch == "sm_90a" && options.warpgroupMma;
   program.splitDkdvAbove = options.splitDkdv == SplitDkDv::On ? 0
                            : options.splitDkdv == SplitDkDv::Auto && wgmma
                                ? kSplitDkDvAutoAbove
