@@ -220,12 +220,12 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.forward = false;
   program.backward = true;
   program.backwardSchedule = options.backwardSchedule;
+  bool wgmma = options.arch == "sm_90a" && options.warpgroupMma;
+  bool producer = wgmma && options.warpSpecialize;
   // Keys by queries frees the dK/dV kernel of thread-written shared memory
   // (P and dS from registers): with the producer 1.03-1.18x the other
   // orientation forward + backward on the H100, which then has a producer
   // too; without one it measured 0.89-0.95x (docs/performance.md).
-  bool producer = options.arch == "sm_90a" && options.warpgroupMma &&
-                  options.warpSpecialize;
   program.keysByQueries =
       options.keysByQueries == KeysByQueries::On ||
       (options.keysByQueries == KeysByQueries::Auto && producer);
@@ -236,7 +236,6 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.keyBlock = options.keyBlock;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.
-  bool wgmma = options.arch == "sm_90a" && options.warpgroupMma;
   program.splitDkdvAbove = options.splitDkdv == SplitDkDv::On ? 0
                            : options.splitDkdv == SplitDkDv::Auto && wgmma
                                ? kSplitDkDvAutoAbove
@@ -245,10 +244,10 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   addSM80Schedule(pm, options);
   // Hopper: wgmma for every product; queries by keys, the transposed ones
   // (Pᵀ dO, dSᵀ Q) read the shared copies of P and dS MN-major.
-  if (options.arch == "sm_90a" && options.warpgroupMma) {
-    tgpu::TileGPUWarpgroupMmaOptions wgmma;
-    wgmma.sharedMemoryBytes = sharedLimit(options);
-    pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
+  if (wgmma) {
+    tgpu::TileGPUWarpgroupMmaOptions products;
+    products.sharedMemoryBytes = sharedLimit(options);
+    pm.addPass(tgpu::createTileGPUWarpgroupMma(products));
     // A producer warpgroup feeds the dQ kernel (the forward's shape: K and
     // V streamed under a resident Q block) and the dK/dV kernel by TMA;
     // the buffers its threads write (P and dS queries by keys, dS for the
