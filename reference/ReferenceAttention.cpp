@@ -99,6 +99,8 @@ static void attentionRow(const ProblemShape &s, const AttentionSpec &spec,
       continue;
     double p = std::exp(scores[j] - rowMax);
     sum += p;
+    if (spec.dropout)
+      p *= spec.dropout(b, h, i, j);
     const double *vj = v + ((b * s.seqKV + j) * s.kvHeads + hk) * s.headDimV;
     for (int64_t d = 0; d < s.headDimV; ++d)
       row[d] += p * vj[d];
@@ -179,6 +181,9 @@ void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
             double acc = 0.0;
             for (int64_t d = 0; d < s.headDimV; ++d)
               acc += doi[d] * vj[d];
+            // Dropout: O = (P ∘ Z) V, so dP = Z ∘ dO Vᵀ and dV = (P ∘ Z)ᵀ dO.
+            if (spec.dropout)
+              acc *= spec.dropout(b, h, i, j);
             dp[j] = acc;
             rowD += p[j] * acc;
           }
@@ -197,8 +202,9 @@ void attentionBackward(const ProblemShape &s, const AttentionSpec &spec,
               dqi[d] += ds * kj[d];
               dkj[d] += ds * qi[d];
             }
+            double pv = spec.dropout ? p[j] * spec.dropout(b, h, i, j) : p[j];
             for (int64_t d = 0; d < s.headDimV; ++d)
-              dvj[d] += p[j] * doi[d];
+              dvj[d] += pv * doi[d];
           }
         }
     }

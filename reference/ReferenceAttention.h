@@ -33,22 +33,27 @@ using ScoreMod = std::function<double(double score, int64_t b, int64_t h,
 /// mask_mod: true keeps the key.
 using MaskMod =
     std::function<bool(int64_t b, int64_t h, int64_t q, int64_t kv)>;
+/// Dropout: the factor of attention weight P[q, kv], 0 (dropped) or
+/// 1 / (1 - p) (kept).
+using DropoutMod =
+    std::function<double(int64_t b, int64_t h, int64_t q, int64_t kv)>;
 
 struct AttentionSpec {
   double scale = 0.125;
   CausalAlignment causal = CausalAlignment::None;
   ScoreMod scoreMod; ///< empty: identity
   MaskMod maskMod;   ///< empty: keep everything
+  DropoutMod dropout; ///< empty: no dropout
 };
 
 /// Returns an empty string when `shape` is a valid problem, else what is
 /// wrong with it.
 std::string validateShape(const ProblemShape &shape);
 
-/// out = softmax(mask(score_mod(scale * Q K^T))) V and the natural-log
-/// log-sum-exp per row. A row with no visible key gets out = 0 and
-/// lse = -inf. `shape` must be valid. Rows run on several threads: the
-/// mods must be safe to call concurrently.
+/// out = dropout(softmax(mask(score_mod(scale * Q K^T)))) V and the
+/// natural-log log-sum-exp per row (of the softmax before dropout). A row with
+/// no visible key gets out = 0 and lse = -inf. `shape` must be valid. Rows run
+/// on several threads: the mods must be safe to call concurrently.
 void attentionForward(const ProblemShape &shape, const AttentionSpec &spec,
                       const double *q, const double *k, const double *v,
                       double *out, double *lse);

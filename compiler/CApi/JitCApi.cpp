@@ -28,6 +28,10 @@ kiln::Status toVariant(const kiln_variant_options *o, kiln::Variant &variant,
   if (o->page_size < 0)
     return kiln::Status::error("page_size must be >= 0 (0: dense K and V)");
   options.pageSize = o->page_size;
+  if (!(o->dropout_p >= 0.0 && o->dropout_p < 1.0))
+    return kiln::Status::error("dropout_p must be in [0, 1) (0: the "
+                               "variant's)");
+  options.dropoutP = o->dropout_p;
   variant.mlir = o->mlir;
   variant.name = o->name ? o->name : "";
   options.headDim = o->head_dim;

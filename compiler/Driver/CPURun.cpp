@@ -98,17 +98,14 @@ int runOnCPU(CPUPrograms &programs, const RunOptions &o, const Problem &p,
   if (!o.backward)
     return 0;
   makeGradients(p, o.seed, g);
-  if (!runPlanOnCPU(*programs.kernel, programs.backward,
-                    {{"q", &in.q},
-                     {"k", &in.k},
-                     {"v", &in.v},
-                     {"out", &in.o},
-                     {"dout", &g.dO},
-                     {"lse", &in.lse},
-                     {"dq", &g.dq},
-                     {"dk", &g.dk},
-                     {"dv", &g.dv}},
-                    captures, error)) {
+  std::map<std::string, HostBuffer *> named{
+      {"q", &in.q},   {"k", &in.k},    {"v", &in.v},
+      {"out", &in.o}, {"dout", &g.dO}, {"lse", &in.lse},
+      {"dq", &g.dq},  {"dk", &g.dk},   {"dv", &g.dv}};
+  if (in.dropoutRng)
+    named["dropout_rng"] = &*in.dropoutRng;
+  if (!runPlanOnCPU(*programs.kernel, programs.backward, named, captures,
+                    error)) {
     err << "kiln: error: " << error << "\n";
     return kInternalError;
   }

@@ -56,20 +56,27 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
               .str();
   makeGradients(p, o.seed, g);
   DeviceBuffers device;
-  // q, k, v, out, dout, lse, dq, dk, dv, then the captures.
+  // q, k, v, out, dout, lse, dq, dk, dv, dropout's state when the variant
+  // has dropout, then the captures.
   std::vector<HostBuffer *> host{&in.q,   &in.k, &in.v, &in.o, &g.dO,
                                  &in.lse, &g.dq, &g.dk, &g.dv};
+  if (in.dropoutRng)
+    host.push_back(&*in.dropoutRng);
+  size_t numNamed = host.size();
   for (HostBuffer &c : captures)
     host.push_back(&c);
   std::vector<TensorRef> refs(host.size());
   for (size_t i = 0; i < host.size(); ++i)
     if (Status s = device.add(*host[i], refs[i]); !s.ok())
       return fail(s, kInternalError);
-  std::vector<TensorRef> captureRefs(refs.begin() + 9, refs.end());
+  std::vector<TensorRef> captureRefs(refs.begin() + numNamed, refs.end());
+  std::vector<NamedTensor> named;
+  const char *names[] = {"q",   "k",  "v",  "out", "dout",
+                         "lse", "dq", "dk", "dv",  "dropout_rng"};
+  for (size_t i = 0; i < numNamed; ++i)
+    named.push_back({names[i], refs[i]});
   auto launch = [&] {
-    return kernel->backward(refs[0], refs[1], refs[2], refs[3], refs[4],
-                            refs[5], refs[6], refs[7], refs[8], captureRefs,
-                            nullptr);
+    return kernel->program().run(named, captureRefs, nullptr);
   };
   auto gradientBytes = [&](std::vector<std::vector<uint64_t>> &out) -> Status {
     out.clear();

@@ -44,6 +44,7 @@ Status HostProgram::compile(const Variant &variant,
   specialization.headDimV = options.headDimV;
   specialization.dtype = options.dtype;
   specialization.pageSize = options.pageSize;
+  specialization.dropoutP = options.dropoutP;
   // The passes' diagnostics, for the error (not the process's stderr).
   std::string diagnostics;
   auto lower = [&](bool backward) -> Status {

@@ -45,6 +45,7 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
   specialization.headDimV = options.headDimV;
   specialization.dtype = options.dtype;
   specialization.pageSize = options.pageSize;
+  specialization.dropoutP = options.dropoutP;
   OwningOpRef<ModuleOp> module;
   if (Status s = driver::parseVariantText(context, variant.mlir, variant.name,
                                           specialization, module);

@@ -170,6 +170,14 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
   in.lse.poison();
   if (p.pageSize > 0)
     in.paged = makePagedKV(p, in.k, in.v, rng);
+  if (spec.hasDropout()) {
+    // A fresh seed and offset per run, as every input (the offset's high
+    // word too, which the generator's key reads).
+    in.dropoutRng = HostBuffer::allocate(ElementKind::I64, {2});
+    auto *state = static_cast<uint64_t *>(in.dropoutRng->data());
+    state[0] = rng();
+    state[1] = rng();
+  }
   for (attn::CaptureAttr decl : spec.getCaptureDecls()) {
     auto kind = captureKind(decl.getType().getElementType());
     if (!kind) {

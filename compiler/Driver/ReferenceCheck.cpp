@@ -3,6 +3,7 @@
 #include "compiler/Driver/ReferenceCheck.h"
 
 #include "reference/Numerics.h"
+#include "reference/Philox.h"
 
 #include "llvm/Support/Format.h"
 
@@ -24,8 +25,24 @@ void printErrorLine(llvm::raw_ostream &out, const char *what,
 
 int makeReferenceVariant(attn::AttentionOp refSpec,
                          const std::vector<const HostBuffer *> &captureViews,
-                         ReferenceVariant &out, llvm::raw_ostream &err) {
+                         const HostBuffer *dropoutRng, ReferenceVariant &out,
+                         llvm::raw_ostream &err) {
   out.spec.scale = refSpec.getEffectiveScale();
+  if (refSpec.hasDropout()) {
+    if (!dropoutRng) {
+      err << "kiln: error: the variant has dropout_p but the run has no "
+             "dropout_rng\n";
+      return kBadInput;
+    }
+    const auto *state = static_cast<const uint64_t *>(dropoutRng->data());
+    uint64_t seed = state[0], offset = state[1];
+    uint32_t threshold = refSpec.getDropoutThreshold();
+    double scale = refSpec.getDropoutScale();
+    out.spec.dropout = [=](int64_t b, int64_t h, int64_t qi, int64_t kv) {
+      return ref::dropoutUniform(seed, offset, b, h, qi, kv) < threshold ? scale
+                                                                         : 0.0;
+    };
+  }
   switch (refSpec.getCausal()) {
   case attn::CausalAlignment::none:
     out.spec.causal = ref::CausalAlignment::None;
@@ -97,7 +114,9 @@ int checkBackward(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
   for (HostBuffer &c : captures)
     captureViews.push_back(&c);
   ReferenceVariant refVariant;
-  if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
+  if (int rc = makeReferenceVariant(refSpec, captureViews,
+                                    in.dropoutRng ? &*in.dropoutRng : nullptr,
+                                    refVariant, err))
     return rc;
   ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
                           p.seqKV, p.dqk,   p.dv};
@@ -141,7 +160,9 @@ int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
   ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
                           p.seqKV, p.dqk,   p.dv};
   ReferenceVariant refVariant;
-  if (int rc = makeReferenceVariant(refSpec, captureViews, refVariant, err))
+  if (int rc = makeReferenceVariant(refSpec, captureViews,
+                                    in.dropoutRng ? &*in.dropoutRng : nullptr,
+                                    refVariant, err))
     return rc;
   ref::AttentionSpec &refAttention = refVariant.spec;
   if (in.paged) {

@@ -49,6 +49,9 @@ struct PagedKV {
 struct Inputs {
   HostBuffer q, k, v, o, lse;
   std::optional<PagedKV> paged;
+  /// Dropout's generator state (seed, offset), i64 [2], for variants with
+  /// dropout_p; forward and backward read the same one.
+  std::optional<HostBuffer> dropoutRng;
 
   /// The forward program's tensors by name.
   std::map<std::string, HostBuffer *> forwardTensors() {
@@ -60,6 +63,8 @@ struct Inputs {
       named["block_table"] = &paged->table;
       named["kv_lens"] = &paged->lens;
     }
+    if (dropoutRng)
+      named["dropout_rng"] = &*dropoutRng;
     return named;
   }
 };
@@ -77,10 +82,13 @@ struct ReferenceVariant {
   std::unique_ptr<ModInterpreter> scoreMod, maskMod;
 };
 
-/// Fills `out` from the spec; 0 or an exit code after a message on `err`.
+/// Fills `out` from the spec (dropout's mask from `dropoutRng`, the run's
+/// (seed, offset), when the spec has dropout_p); 0 or an exit code after a
+/// message on `err`.
 int makeReferenceVariant(attn::AttentionOp refSpec,
                          const std::vector<const HostBuffer *> &captureViews,
-                         ReferenceVariant &out, llvm::raw_ostream &err);
+                         const HostBuffer *dropoutRng, ReferenceVariant &out,
+                         llvm::raw_ostream &err);
 
 /// Compares O and LSE with the reference; prints the errors and PASS/FAIL.
 /// Returns 0 or kMismatch (or kBadInput when the mods cannot be evaluated).

@@ -28,6 +28,7 @@ VariantSpecialization specialization(const RunOptions &o) {
   s.headDim = o.headDim > 0 ? o.headDim : 0;
   s.headDimV = o.headDimV > 0 ? o.headDimV : 0;
   s.pageSize = o.pageSize;
+  s.dropoutP = o.dropoutP;
   s.dtype = o.dtype;
   return s;
 }

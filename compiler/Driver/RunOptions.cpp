@@ -27,6 +27,9 @@ const char *runUsage() {
                             the variant's two dims are equal
   --head-dim-v DV           v head dim
   --dtype bf16|fp16         element type (default: the variant's)
+  --dropout P               the variant with dropout_p = P (a fresh seed and
+                            offset per run; the reference applies the same
+                            mask)
   --pad P                   P extra elements after each row (non-contiguous layout)
   --page-size P             forward: K and V in a paged KV cache of P keys per
                             page (block table, ragged per-sequence lengths up
@@ -255,6 +258,12 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         fail("--seed must be a non-negative integer, got '" + value + "'");
       else
         o.seed = static_cast<uint64_t>(v);
+    } else if (name == "dropout") {
+      if (!takeValue())
+        break;
+      if (!parseDouble(value, o.dropoutP) ||
+          !(o.dropoutP >= 0.0 && o.dropoutP < 1.0))
+        fail("--dropout must be a probability in [0, 1), got '" + value + "'");
     } else if (name == "tolerance") {
       if (!takeValue())
         break;

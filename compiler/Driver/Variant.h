@@ -30,6 +30,8 @@ struct VariantSpecialization {
   std::string dtype; ///< "", "bf16" or "fp16"
   /// K and V in a paged KV cache of this many keys per page (page_size).
   int64_t pageSize = 0;
+  /// > 0: dropout_p (a variant without dropout gets it; one with, another p).
+  double dropoutP = 0;
 };
 
 /// Keeps the attn.attention named `name` in `module` (or the only one when

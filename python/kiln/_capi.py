@@ -12,7 +12,8 @@ DTYPE_CODES = {"bf16": 0, "fp16": 1, "f32": 2, "f64": 3, "i32": 4, "i64": 5}
 
 class VariantOptions(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
-                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong)]
+                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong),
+                ("dropout_p", ctypes.c_double)]
 
 
 class CTensor(ctypes.Structure):
@@ -78,9 +79,9 @@ def call(fn, *args):
         raise KilnError(buffer.value.decode())
 
 
-def variant_options(text, name, head_dim, head_dim_v, dtype, page_size=0):
+def variant_options(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0):
     return VariantOptions(text.encode(), name.encode() if name else None, head_dim, head_dim_v,
-                          dtype.encode() if dtype else None, page_size)
+                          dtype.encode() if dtype else None, page_size, dropout_p)
 
 
 def compile_spec(options, program, arch):

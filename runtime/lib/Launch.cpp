@@ -465,6 +465,16 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
                            std::to_string(r) + " (" + values + ")");
     }
   }
+  // Dropout's generator keys each element by batch << 16 | head
+  // (reference/Philox.h): beyond 16 bits two heads would share a mask.
+  if (spec.findTensor("dropout_rng"))
+    for (const char *name : {"batch", "heads"})
+      if (auto it = bound.symbols.find(name);
+          it != bound.symbols.end() && it->second > 65535)
+        return Status::error(program +
+                             " has dropout, which takes at most "
+                             "65535 " +
+                             name + ", got " + std::to_string(it->second));
   for (size_t i = 0; i < spec.tensors.size(); ++i) {
     const TensorDecl &decl = spec.tensors[i];
     std::vector<int64_t> want(decl.shape.size());

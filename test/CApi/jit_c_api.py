@@ -14,7 +14,8 @@ LL = ctypes.POINTER(ctypes.c_longlong)
 
 class Options(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
-                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong)]
+                ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong),
+                ("dropout_p", ctypes.c_double)]
 
 
 class Tensor(ctypes.Structure):
@@ -46,7 +47,7 @@ def options(example, **kw):
     with open(os.path.join(examples, example + ".mlir")) as f:
         text = f.read()
     return Options(kw.get("mlir", text).encode(), None, kw.get("head_dim", 0), 0,
-                   kw["dtype"].encode() if "dtype" in kw else None)
+                   kw["dtype"].encode() if "dtype" in kw else None, 0, kw.get("dropout_p", 0.0))
 
 
 def compile_spec(opts, program, arch):
@@ -74,6 +75,12 @@ _, err = compile_spec(options("plain", mlir="attn.attention @x {"), "forward", "
 check("does not parse" in err and '"variant":1:18' in err, "bad text, with a location: " + " ".join(err.splitlines()))
 _, err = compile_spec(options("plain", dtype="fp32"), "forward", "sm_80")
 check("dtype must be bf16 or fp16, got 'fp32'" in err, "bad dtype: " + err)
+_, err = compile_spec(options("plain", dropout_p=1.0), "forward", "sm_80")
+check("dropout_p must be in [0, 1)" in err, "bad dropout_p: " + err)
+spec, err = compile_spec(options("plain", dropout_p=0.1), "backward", "sm_90a")
+check(spec is not None and {"name": "dropout_rng", "dtype": "i64", "shape": [2]}
+      in [{n: t[n] for n in ("name", "dtype", "shape")} for t in spec["tensors"]],
+      f"dropout's backward takes dropout_rng {err}")
 
 
 # --- host programs ------------------------------------------------------------

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/AttnToTile/BandBounds.h"
+#include "compiler/Conversion/AttnToTile/Dropout.h"
 #include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
@@ -43,6 +44,8 @@ struct ForwardContext {
   Value kDesc, vDesc;
   Value lenK;       // Lk
   Value diagOffset; // Lk - Lq, for bottom-right causal bounds
+  Value rowStart;   // the first query of the block
+  Value seed, offset; // dropout's generator state (null without dropout)
   SmallVector<Value> captures;
 };
 
@@ -112,6 +115,12 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
                                  pb.sub(s, pb.rowBroadcast(mRef, ctx.blockN)));
   Value alpha = math::Exp2Op::create(b, loc, pb.sub(state.m, mRef));
   Value l = pb.add(pb.mul(state.l, alpha), pb.reduce(tile::ReduceKind::sum, p));
+  // Dropout zeroes the dropped weights after the softmax's sum (the row sum
+  // normalises the undropped P); the kept ones' 1 / (1 - p) is applied once,
+  // in the epilogue.
+  if (ctx.seed)
+    p = applyDropout(pb, ctx.spec, p, ctx.seed, ctx.offset, ctx.batch, ctx.head,
+                     ctx.rowStart, kvStart, /*keysByQueries=*/false);
 
   // P is rounded to the input precision before P*V, as tensor cores need.
   Value pLow = arith::TruncFOp::create(
@@ -187,6 +196,11 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
                          "kv_lens",
                          {tile::sizeSymbol(b, "batch")}});
   }
+  int64_t rngArg = -1;
+  if (spec.hasDropout()) {
+    rngArg = decl.args.size();
+    decl.args.push_back(dropoutRngArg(b));
+  }
   unsigned firstCapture = decl.args.size();
   decl.withCaptures = true;
   decl.grid = pack > 1 ? packedQueryBlockGrid(b, blockM, pack)
@@ -251,6 +265,10 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   ctx.diagOffset = pb.sub(ctx.lenK, lenQ);
 
   Value rowStart = pb.mul(qBlock, pb.index(blockM));
+  ctx.rowStart = rowStart;
+  if (rngArg >= 0)
+    std::tie(ctx.seed, ctx.offset) =
+        loadDropoutRng(pb, entry->getArgument(rngArg));
   ctx.q = pb.load(qDesc, {blockM, dqk}, elt, {rowStart, pb.index(0)}, 0.0);
   SmallVector<int64_t> sShape{blockM, blockN};
   Value rows = pb.add(pb.iota(0, sShape), pb.splat(rowStart, sShape));
@@ -332,6 +350,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   Value invL = arith::SelectOp::create(
       b, loc, lIsZero, pb.splatF32(0.0, {blockM}),
       arith::DivFOp::create(b, loc, pb.splatF32(1.0, {blockM}), state.l));
+  if (ctx.seed)
+    invL = pb.mul(invL, pb.splatF32(spec.getDropoutScale(), {blockM}));
   Value out = pb.mul(state.acc, pb.rowBroadcast(invL, dv));
   Value outLow = arith::TruncFOp::create(
       b, loc, RankedTensorType::get({blockM, dv}, elt), out);
@@ -378,7 +398,11 @@ struct ConvertAttnToTile
       // The decode program packs a GQA group's query heads into its rows
       // where whole groups fit a block.
       int64_t group = spec.getGqaGroup();
-      int64_t pack = gqaPack && group > 1 && decodeRows % group == 0 ? group : 1;
+      // (Dropout's bits are keyed by one head per program.)
+      int64_t pack =
+          gqaPack && group > 1 && decodeRows % group == 0 && !spec.hasDropout()
+              ? group
+              : 1;
       if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks,
                                 visibleBelow, "", prefillWhen, /*pack=*/1)) ||
           (decode &&

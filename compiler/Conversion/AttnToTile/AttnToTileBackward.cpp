@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/AttnToTile/BandBounds.h"
+#include "compiler/Conversion/AttnToTile/Dropout.h"
 #include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
@@ -108,6 +109,8 @@ struct BlockInputs {
   Value q, k, v, dO; // tiles in the input element type
   Value lseRef, d;   // per-query base-2 LSE reference and D
   Value qIdx, kvIdx; // positions, in the block's orientation
+  Value qStart, kvStart; // the block's first query and key
+  Value seed, offset;    // dropout's generator state (null without dropout)
   Value batch, head, lenQ, lenK;
   SmallVector<Value> captures;
   /// Keys by queries (Sᵀ = K Qᵀ): the dK/dV kernel's orientation, in which
@@ -118,7 +121,9 @@ struct BlockInputs {
 };
 
 /// P and dS (already multiplied by the score_mod's derivative) of a block,
-/// as Pᵀ and dSᵀ when `in.keysByQueries`.
+/// as Pᵀ and dSᵀ when `in.keysByQueries`. With dropout the first is P with
+/// its dropped weights zeroed, still to be scaled by 1 / (1 - p) (dV's
+/// epilogue does).
 FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
                                              attn::AttentionOp spec,
                                              const BlockInputs &in, int64_t m,
@@ -163,13 +168,25 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   // dP = dO V^T (dPᵀ = V dOᵀ) on the input-type tiles, accumulated in f32.
   Value dp = t ? dot(pb, shape, in.v, in.dO, Value(), false, true)
                : dot(pb, shape, in.dO, in.v, Value(), false, true);
+  // Dropout (O = (P ∘ Z) V with Z the scaled mask): dV = (P ∘ Z)ᵀ dO and
+  // dP = Z ∘ dO Vᵀ; D = rowsum(dO ∘ O) = rowsum(P ∘ dP) holds as before.
+  Value pOut = p;
+  if (in.seed) {
+    Value kept = dropoutKeep(pb, spec, shape, in.seed, in.offset, in.batch,
+                             in.head, in.qStart, in.kvStart, t);
+    Value zero = pb.splatF32(0.0, shape);
+    pOut = arith::SelectOp::create(pb.b, pb.loc, kept, p, zero);
+    dp = arith::SelectOp::create(
+        pb.b, pb.loc, kept,
+        pb.mul(dp, pb.splatF32(spec.getDropoutScale(), shape)), zero);
+  }
   Value d = perQuery(in.d);
   Value ds = pb.mul(p, pb.sub(dp, d));
   if (modDerivative)
     ds = pb.mul(ds, modDerivative);
   // A masked entry contributes nothing, whatever the mod's derivative there.
   ds = arith::SelectOp::create(pb.b, pb.loc, keep, ds, pb.splatF32(0.0, shape));
-  return std::make_pair(p, ds);
+  return std::make_pair(pOut, ds);
 }
 
 MemRefType global(MLIRContext *ctx, int64_t rank, int64_t last, Type elt) {
@@ -207,6 +224,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
             {Role::Tensor, rows, "lse", rowShape(b)},
             {Role::Workspace, rows, "delta", rowShape(b)}};
   };
+  // Kernels that recompute P read the dropout's generator state after
+  // their outputs (before the captures).
+  bool dropout = spec.hasDropout();
 
   // --- D = rowsum(dO ∘ O) ------------------------------------------------
   {
@@ -246,6 +266,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   if (!atomic) {
     SmallVector<KernelArgDecl> args = commonArgs();
     args.push_back({Role::Tensor, tQK, "dq", queryShape(b, dqk)});
+    int64_t rngArg = -1;
+    if (dropout) {
+      rngArg = args.size();
+      args.push_back(dropoutRngArg(b));
+    }
     Kernel k = makeKernel(b, spec, "_bwd_dq", args, "dq", queryBlockGrid(b, bm),
                           bm, bn, true);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
@@ -272,6 +297,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     in.head = h;
     in.lenQ = lenQ;
     in.lenK = lenK;
+    in.qStart = q0;
+    if (rngArg >= 0)
+      std::tie(in.seed, in.offset) = loadDropoutRng(pb, e->getArgument(rngArg));
     for (unsigned i = args.size(); i < e->getNumArguments(); ++i)
       in.captures.push_back(e->getArgument(i));
     SmallVector<int64_t> sShape{bm, bn};
@@ -301,6 +329,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           step.v = ib.load(vd, {bn, dv}, elt, {j, ib.index(0)}, 0.0);
           Value colIota = ib.iota(1, sShape);
           step.kvIdx = ib.add(colIota, ib.splat(j, sShape));
+          step.kvStart = j;
           auto pds = recompute(ib, spec, step, bm, bn);
           Value acc = iter[0];
           if (failed(pds))
@@ -342,6 +371,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       dqAccArg = int64_t(args.size());
       args.push_back({Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)});
     }
+    int64_t rngArg = -1;
+    if (dropout) {
+      rngArg = args.size();
+      args.push_back(dropoutRngArg(b));
+    }
     Kernel k = makeKernel(b, spec, suffix, args, stage, keyBlockGrid(b, bk), bm,
                           bk, true);
     // Keys by queries, every register tile's rows are this block's keys.
@@ -367,6 +401,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     SmallVector<Value> captures;
     for (unsigned i = firstCapture; i < e->getNumArguments(); ++i)
       captures.push_back(e->getArgument(i));
+    Value seed, offset;
+    if (rngArg >= 0)
+      std::tie(seed, offset) = loadDropoutRng(pb, e->getArgument(rngArg));
     Value dkInit = pb.splatF32(0.0, {bk, dqk});
     Value dvInit = pb.splatF32(0.0, {bk, dv});
     bool failedMod = false;
@@ -409,6 +446,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
                 in.qIdx = ip.add(qIota, ip.splat(i, sShape));
                 in.kvIdx = kvIdx;
+                in.qStart = i;
+                in.kvStart = kv0;
+                in.seed = seed;
+                in.offset = offset;
                 in.keysByQueries = keysByQueries;
                 in.batch = bt;
                 in.head = h;
@@ -462,10 +503,14 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             pb.view(e->getArgument(out++), bt, hkv, dqk, elt),
                             ValueRange{kv0, pb.index(0)});
     }
-    if (withDv)
-      tile::StoreOp::create(kb, loc, toOperand(pb, heads.getResult(1), elt),
+    if (withDv) {
+      Value dvSum = heads.getResult(1);
+      if (dropout) // the kept weights' 1 / (1 - p), once
+        dvSum = pb.mul(dvSum, pb.splatF32(spec.getDropoutScale(), {bk, dv}));
+      tile::StoreOp::create(kb, loc, toOperand(pb, dvSum, elt),
                             pb.view(e->getArgument(out), bt, hkv, dv, elt),
                             ValueRange{kv0, pb.index(0)});
+    }
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
     return success();

@@ -505,6 +505,98 @@ struct IotaLowering : OpConversionPattern<tile::IotaOp> {
   }
 };
 
+/// Each element's uniform by its own Philox4x32-10 call (reference/Philox.h
+/// defines the counter layout): 8 times the work of sharing one call per
+/// patch, but obviously the definition, which is what this backend is for.
+struct PhiloxLowering : OpConversionPattern<tile::PhiloxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::PhiloxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    bool transposed = op.getKeysByQueries();
+    rewriter.replaceOpWithNewOp<tensor::GenerateOp>(
+        op, type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Type i32 = b.getI32Type(), i64 = b.getI64Type();
+          auto k32 = [&](uint32_t v) -> Value {
+            return arith::ConstantOp::create(
+                b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
+          };
+          auto k64 = [&](int64_t v) -> Value {
+            return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+          };
+          auto toI64 = [&](Value index) -> Value {
+            return arith::IndexCastUIOp::create(b, loc, i64, index);
+          };
+          auto lo32 = [&](Value x) -> Value {
+            return arith::TruncIOp::create(b, loc, i32, x);
+          };
+          auto shr = [&](Value x, int64_t n) -> Value {
+            return arith::ShRUIOp::create(b, loc, x, k64(n));
+          };
+          auto andK = [&](Value x, int64_t m) -> Value {
+            return arith::AndIOp::create(b, loc, x, k64(m));
+          };
+          auto shl = [&](Value x, int64_t n) -> Value {
+            return arith::ShLIOp::create(b, loc, x, k64(n));
+          };
+          auto orI = [&](Value x, Value y) -> Value {
+            return arith::OrIOp::create(b, loc, x, y);
+          };
+          auto xorI = [&](Value x, Value y) -> Value {
+            return arith::XOrIOp::create(b, loc, x, y);
+          };
+          Value row = arith::AddIOp::create(
+              b, loc, transposed ? adaptor.getKvStart() : adaptor.getQStart(),
+              ivs[0]);
+          Value col = arith::AddIOp::create(
+              b, loc, transposed ? adaptor.getQStart() : adaptor.getKvStart(),
+              ivs[1]);
+          Value q = toI64(transposed ? col : row);
+          Value kv = toI64(transposed ? row : col);
+          Value seed = adaptor.getSeed(), offset = adaptor.getOffset();
+          Value ctr[4] = {lo32(orI(shl(shr(kv, 4), 2), andK(shr(kv, 1), 3))),
+                          lo32(orI(shl(shr(q, 4), 3), andK(q, 7))),
+                          lo32(orI(shl(toI64(adaptor.getBatch()), 16),
+                                   toI64(adaptor.getHead()))),
+                          lo32(offset)};
+          Value key[2] = {lo32(seed),
+                          lo32(xorI(shr(seed, 32), shr(offset, 32)))};
+          for (int round = 0; round < 10; ++round) {
+            auto p0 = arith::MulUIExtendedOp::create(b, loc, k32(0xD2511F53u),
+                                                     ctr[0]);
+            auto p1 = arith::MulUIExtendedOp::create(b, loc, k32(0xCD9E8D57u),
+                                                     ctr[2]);
+            Value next[4] = {
+                xorI(xorI(p1.getHigh(), ctr[1]), key[0]), p1.getLow(),
+                xorI(xorI(p0.getHigh(), ctr[3]), key[1]), p0.getLow()};
+            std::copy(next, next + 4, ctr);
+            key[0] = arith::AddIOp::create(b, loc, key[0], k32(0x9E3779B9u));
+            key[1] = arith::AddIOp::create(b, loc, key[1], k32(0xBB67AE85u));
+          }
+          // Word ((q >> 3) & 1) * 2 + ((kv >> 3) & 1), half kv & 1.
+          Value qHigh = arith::TruncIOp::create(b, loc, b.getI1Type(),
+                                                andK(shr(q, 3), 1));
+          Value kvHigh = arith::TruncIOp::create(b, loc, b.getI1Type(),
+                                                 andK(shr(kv, 3), 1));
+          Value lowPair =
+              arith::SelectOp::create(b, loc, kvHigh, ctr[1], ctr[0]);
+          Value highPair =
+              arith::SelectOp::create(b, loc, kvHigh, ctr[3], ctr[2]);
+          Value word =
+              arith::SelectOp::create(b, loc, qHigh, highPair, lowPair);
+          Value shift =
+              arith::MulIOp::create(b, loc, lo32(andK(kv, 1)), k32(16));
+          Value half = arith::AndIOp::create(
+              b, loc, arith::ShRUIOp::create(b, loc, word, shift),
+              k32(0xFFFFu));
+          tensor::YieldOp::create(b, loc, half);
+        });
+    return success();
+  }
+};
+
 struct GatherLowering : OpConversionPattern<tile::GatherOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -615,8 +707,8 @@ struct ConvertTileToCPU
     patterns
         .add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
              AtomicAddLowering, DotLowering, ReduceLowering, BroadcastLowering,
-             SplatLowering, IotaLowering, GatherLowering>(converter,
-                                                          &getContext());
+             SplatLowering, IotaLowering, PhiloxLowering, GatherLowering>(
+            converter, &getContext());
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

@@ -614,6 +614,19 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << ".x[e] = " << *type << (rows ? "::row(e);\n" : "::col(e);\n");
         return success();
       })
+      .Case([&](tile::PhiloxOp r) -> LogicalResult {
+        auto type = cppType(r.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << *type << " " << name(r) << ";\n";
+        line() << "kiln::dropout_uniforms<"
+               << (r.getKeysByQueries() ? "true" : "false") << ">(" << name(r)
+               << ", " << name(r.getSeed()) << ", " << name(r.getOffset())
+               << ", " << name(r.getBatch()) << ", " << name(r.getHead())
+               << ", " << name(r.getQStart()) << ", " << name(r.getKvStart())
+               << ");\n";
+        return success();
+      })
       .Case([&](tile::ReduceOp r) -> LogicalResult {
         if (r.getDim() != 1)
           return r.emitError() << "the GPU schedule reduces rows (dim 1)";

@@ -20,6 +20,20 @@ double AttentionOp::getEffectiveScale() {
   return 1.0 / std::sqrt(static_cast<double>(getQkHeadDim()));
 }
 
+bool AttentionOp::hasDropout() {
+  auto p = getDropoutPAttr();
+  return p && p.getValueAsDouble() > 0.0;
+}
+
+uint32_t AttentionOp::getDropoutThreshold() {
+  double p = hasDropout() ? getDropoutPAttr().getValueAsDouble() : 0.0;
+  return static_cast<uint32_t>(std::round((1.0 - p) * 65536.0));
+}
+
+double AttentionOp::getDropoutScale() {
+  return 65536.0 / static_cast<double>(getDropoutThreshold());
+}
+
 SmallVector<CaptureAttr> AttentionOp::getCaptureDecls() {
   SmallVector<CaptureAttr> decls;
   if (auto captures = getCapturesAttr())
@@ -89,6 +103,12 @@ LogicalResult AttentionOp::verify() {
         !std::isfinite(scale.getValueAsDouble()))
       return emitOpError() << "scale must be a positive finite number, got "
                            << scale.getValueAsDouble();
+  if (auto p = getDropoutPAttr()) {
+    double v = p.getValueAsDouble();
+    // The kept fraction is a 16-bit threshold: p may not round it to 0.
+    if (!(v >= 0.0) || !(std::round((1.0 - v) * 65536.0) >= 1.0))
+      return emitOpError() << "dropout_p must be in [0, 1 - 2^-17), got " << v;
+  }
   llvm::StringSet<> names;
   for (CaptureAttr capture : getCaptureDecls())
     if (!names.insert(capture.getName().getValue()).second)

@@ -22,7 +22,13 @@ def Attn_AttentionOp : Attn_Op<"attention",
     head), `captures` (extra tensors the mods read), `page_size` (K and V
     in a paged KV cache: pools `[P, page_size, H / gqa_group, D]` read
     through a block table `[B, max_pages]` of i32 page numbers, with each
-    sequence's key count in `kv_lens` `[B]` of i32).
+    sequence's key count in `kv_lens` `[B]` of i32), `dropout_p` (the
+    probability that dropout zeroes an attention weight: each P[q, kv] is
+    kept with probability 1 - p and kept weights are scaled by 1 / (1 - p);
+    the bits come from Philox4x32-10 keyed by the run's `dropout_rng` tensor
+    `[2]` of i64, (seed, offset), and by (batch, head, q, kv), so the
+    backward regenerates the forward's mask; `reference/Philox.h` defines
+    them).
 
     `score_mod(%score: f32, %b, %h, %q_idx, %kv_idx: index, captures...)`
     yields the new score (applied after scaling, as in FlexAttention);
@@ -52,7 +58,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$gqa_group,
     OptionalAttr<TypedArrayAttrBase<Attn_CaptureAttr, "captured tensors">>:$captures,
     OptionalAttr<Attn_BandAttr>:$kv_band,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$page_size);
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$page_size,
+    OptionalAttr<F64Attr>:$dropout_p);
   let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -62,6 +69,13 @@ def Attn_AttentionOp : Attn_Op<"attention",
     double getEffectiveScale();
     bool hasScoreMod() { return !getScoreMod().empty(); }
     bool hasMaskMod() { return !getMaskMod().empty(); }
+    /// Dropout: whether the variant has it (dropout_p > 0), and an element
+    /// is kept when its 16-bit uniform is below getDropoutThreshold() =
+    /// round((1 - p) * 2^16); kept weights are scaled by
+    /// getDropoutScale() = 2^16 / threshold, so the mask's mean is 1.
+    bool hasDropout();
+    uint32_t getDropoutThreshold();
+    double getDropoutScale();
     /// Captured tensor declarations, empty when there are none.
     ::llvm::SmallVector<CaptureAttr> getCaptureDecls();
     /// The types the regions' trailing block arguments must have.

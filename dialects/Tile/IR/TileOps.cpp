@@ -268,6 +268,13 @@ LogicalResult IotaOp::verify() {
   return success();
 }
 
+LogicalResult PhiloxOp::verify() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (result.getRank() != 2 || !result.getElementType().isInteger(32))
+    return emitOpError() << "produces a 2-D tile of i32, got " << result;
+  return success();
+}
+
 LogicalResult GatherOp::verify() {
   auto source = cast<MemRefType>(getSource().getType());
   auto result = cast<RankedTensorType>(getResult().getType());

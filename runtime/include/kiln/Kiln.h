@@ -46,6 +46,7 @@ struct CompileOptions {
   int64_t headDimV = 0; ///< 0: the variant's (or headDim, as above)
   std::string dtype;    ///< "", "bf16" or "fp16"
   int64_t pageSize = 0; ///< > 0: K and V in a paged KV cache (page_size)
+  double dropoutP = 0;  ///< > 0: the variant's dropout_p (tensor dropout_rng)
 };
 
 /// Lowers `variant` to a CUDA kernel spec for `options.arch` (required when

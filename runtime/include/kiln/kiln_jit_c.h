@@ -28,6 +28,8 @@ typedef struct kiln_variant_options {
   const char *dtype;   /* null, "bf16" or "fp16" */
   long long page_size; /* > 0: K and V in a paged KV cache of this many keys
                           per page (page_size; tensors block_table, kv_lens) */
+  double dropout_p;    /* > 0: the variant's dropout_p (tensor dropout_rng:
+                          i64 [2], the generator's seed and offset) */
 } kiln_variant_options;
 
 /* Lowers the variant's `program` ("forward", "backward": two kernels,

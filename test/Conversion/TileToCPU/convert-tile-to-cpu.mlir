@@ -120,3 +120,29 @@ func.func @accumulate(%t: tensor<4x8xf32>, %m: memref<?x8xf32, strided<[?, ?], o
   tile.atomic_add %t, %d[%r, %c0] : tensor<4x8xf32>, !tile.desc<?x8xf32>
   return
 }
+
+// -----
+
+// tile.philox: each element's own Philox4x32-10 call, 10 rounds of two
+// 32 x 32 -> 64-bit products, then the element's 16-bit half. Keys by
+// queries, rows are keys: the row index adds to kv_start.
+// CHECK-LABEL: func.func @philox(
+// CHECK-SAME: %[[S:[a-z0-9]+]]: i64, %[[O:[a-z0-9]+]]: i64, %[[B:[a-z0-9]+]]: index, %[[H:[a-z0-9]+]]: index, %[[Q:[a-z0-9]+]]: index, %[[K:[a-z0-9]+]]: index)
+// CHECK: tensor.generate
+// CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK:   arith.addi %[[Q]], %[[I]] : index
+// CHECK:   arith.addi %[[K]], %[[J]] : index
+// CHECK-COUNT-20: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK:   tensor.yield %{{.+}} : i32
+// CHECK: tensor.generate
+// CHECK: ^bb0(%[[I2:.*]]: index, %[[J2:.*]]: index):
+// CHECK:   arith.addi %[[K]], %[[I2]] : index
+// CHECK:   arith.addi %[[Q]], %[[J2]] : index
+// CHECK-NOT: tile.
+func.func @philox(%seed: i64, %offset: i64, %b: index, %h: index, %q0: index,
+                  %kv0: index) -> (tensor<16x16xi32>, tensor<16x16xi32>) {
+  %u = tile.philox %seed, %offset, %b, %h, %q0, %kv0 : tensor<16x16xi32>
+  %t = tile.philox %seed, %offset, %b, %h, %q0, %kv0 {keys_by_queries} : tensor<16x16xi32>
+  return %u, %t : tensor<16x16xi32>, tensor<16x16xi32>
+}

@@ -18,6 +18,16 @@ attn.attention @int_elements {qk_head_dim = 64, v_head_dim = 64, element_type = 
 
 // -----
 
+// expected-error @+1 {{dropout_p must be in [0, 1 - 2^-17), got 1.000000e+00}}
+attn.attention @drop_all {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = 1.0}
+
+// -----
+
+// expected-error @+1 {{dropout_p must be in [0, 1 - 2^-17), got -1.000000e-01}}
+attn.attention @negative_dropout {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = -0.1}
+
+// -----
+
 // expected-error @+1 {{scale must be a positive finite number, got 0.000000e+00}}
 attn.attention @zero_scale {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                             scale = 0.0}

@@ -479,6 +479,26 @@ func.func @splat_vector(%x: vector<4xf32>) {
 }
 
 //===----------------------------------------------------------------------===//
+// tile.philox
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @philox_not_i32(%s: i64, %x: index) {
+  // expected-error @+1 {{'tile.philox' op produces a 2-D tile of i32, got 'tensor<64x64xi16>'}}
+  %r = tile.philox %s, %s, %x, %x, %x, %x : tensor<64x64xi16>
+  return
+}
+
+// -----
+
+func.func @philox_1d(%s: i64, %x: index) {
+  // expected-error @+1 {{'tile.philox' op produces a 2-D tile of i32, got 'tensor<64xi32>'}}
+  %r = tile.philox %s, %s, %x, %x, %x, %x : tensor<64xi32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // tile.iota
 //===----------------------------------------------------------------------===//
 

@@ -325,3 +325,17 @@ func.func @paged_view(%pool: memref<?x16x?x128xbf16>, %table: memref<?x?xi32>,
   %t = tile.load %v[%r, %c0] fill 0.0 : bf16 : !tile.desc<?x128xbf16, pages 16> -> tensor<64x128xbf16>
   return %n, %t : index, tensor<64x128xbf16>
 }
+
+// -----
+
+// tile.philox in both orientations.
+// CHECK-LABEL: func.func @philox
+// CHECK-SAME: ([[S:%[^:]+]]: i64, [[O:%[^:]+]]: i64, [[B:%[^:]+]]: index, [[H:%[^:]+]]: index, [[Q:%[^:]+]]: index, [[K:%[^:]+]]: index)
+// CHECK-NEXT: tile.philox [[S]], [[O]], [[B]], [[H]], [[Q]], [[K]] : tensor<64x32xi32>
+// CHECK-NEXT: tile.philox [[S]], [[O]], [[B]], [[H]], [[Q]], [[K]] {keys_by_queries} : tensor<32x64xi32>
+func.func @philox(%seed: i64, %offset: i64, %b: index, %h: index, %q0: index,
+                  %kv0: index) -> (tensor<64x32xi32>, tensor<32x64xi32>) {
+  %u = tile.philox %seed, %offset, %b, %h, %q0, %kv0 : tensor<64x32xi32>
+  %t = tile.philox %seed, %offset, %b, %h, %q0, %kv0 {keys_by_queries} : tensor<32x64xi32>
+  return %u, %t : tensor<64x32xi32>, tensor<32x64xi32>
+}
