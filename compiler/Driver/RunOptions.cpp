@@ -84,9 +84,9 @@ const char *runUsage() {
                             first (causal; measured no effect, opt-in)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
                             previous step's P*V (off by default: slower today)
-  --no-overlap-products     cuda sm_90a backward: issue dP only after P's
-                            exponentials, each product waited for in turn
-                            (ablation)
+  --no-overlap-products     cuda sm_90a: each product waited for in turn (the
+                            backward's dP issued only after P's exponentials,
+                            dropout's bits drawn after S completed; ablation)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
   --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
   --nonce TEXT              kiln compile: define one unused device variable

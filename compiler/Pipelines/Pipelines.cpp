@@ -205,9 +205,16 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   }
   // With the next step's K resident (a ring or twin buffers), the softmax
   // can overlap the previous step's P*V.
-  if (options.arch == "sm_90a" && options.warpgroupMma &&
-      options.pipelineProducts && (specialize || doubleBuffer))
+  bool pipelined = options.arch == "sm_90a" && options.warpgroupMma &&
+                   options.pipelineProducts && (specialize || doubleBuffer);
+  if (pipelined)
     pm.addPass(tgpu::createTileGPUPipelineProducts());
+  // A product with independent work before its first use (dropout's bits
+  // after S) is waited for there; the ping-pong's and the pipelined
+  // products' own waits are left alone.
+  if (options.arch == "sm_90a" && options.warpgroupMma &&
+      options.overlapProducts && !pipelined && !options.pingPong)
+    pm.addPass(tgpu::createTileGPUOverlapProducts());
   pm.addPass(createCSEPass());
 }
 

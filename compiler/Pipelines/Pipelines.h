@@ -191,10 +191,11 @@ struct CUDAPipelineOptions
       llvm::cl::init(false)};
   Option<bool> overlapProducts{
       *this, "overlap-products",
-      llvm::cl::desc("sm_90a backward: issue a product that needs nothing "
+      llvm::cl::desc("sm_90a: issue a product that needs nothing "
                      "computed since the previous one right after it, both "
-                     "asynchronous (tgpu-overlap-products: dP under the "
-                     "exponentials of P)"),
+                     "asynchronous, and wait for a product at its first use "
+                     "(tgpu-overlap-products: the backward's dP under the "
+                     "exponentials of P, dropout's bits under S)"),
       llvm::cl::init(true)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",

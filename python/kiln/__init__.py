@@ -17,7 +17,7 @@ import torch
 from ._capi import KilnError
 from . import mods, ops
 
-__all__ = ["Variant", "attention", "attention_with_lse", "paged_attention", "paged_attention_with_lse",
+__all__ = ["Variant", "attention", "attention_with_lse", "make_dropout_rng", "paged_attention", "paged_attention_with_lse",
            "flex_attention", "flex_variant", "KilnError"]
 
 
@@ -43,18 +43,34 @@ def _variant(variant):
     raise TypeError(f"variant must be a kiln.Variant or MLIR text, got {type(variant).__name__}")
 
 
-def attention_with_lse(q, k, v, variant, captures: Sequence[torch.Tensor] = ()):
+def make_dropout_rng(device=None, generator=None):
+    """A fresh dropout_rng: an int64 tensor [2] (seed, offset) on `device`,
+    drawn from torch's generator (on the device, so no host sync)."""
+    return torch.randint(-2**63, 2**63 - 1, (2,), dtype=torch.int64, device=device, generator=generator)
+
+
+def attention_with_lse(q, k, v, variant, captures: Sequence[torch.Tensor] = (), dropout_p: float = 0.0,
+                       dropout_rng: Optional[torch.Tensor] = None):
     """(out, lse): attention of the variant, and the natural-log
-    log-sum-exp of each query row's scores [B, H, Lq] (not differentiated)."""
+    log-sum-exp of each query row's scores [B, H, Lq] (not differentiated;
+    before dropout). See attention() for dropout."""
     v_ = _variant(variant)
-    return torch.ops.kiln.attention(q, k, v, list(captures), v_.text, v_.name or "")
+    if dropout_p > 0 and dropout_rng is None:
+        dropout_rng = make_dropout_rng(q.device)
+    return torch.ops.kiln.attention(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p), dropout_rng)
 
 
-def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = ()):
+def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = (), dropout_p: float = 0.0,
+              dropout_rng: Optional[torch.Tensor] = None):
     """out [B, Lq, H, Dv] = softmax(score_mod(scale * Q Kᵀ) masked by
     mask_mod) V, as the variant defines it. `captures` are the tensors its
-    mods read, in its order."""
-    return attention_with_lse(q, k, v, variant, captures)[0]
+    mods read, in its order. dropout_p > 0 zeroes each attention weight with
+    that probability (and scales the kept ones by 1 / (1 - p)); the mask is a
+    function of `dropout_rng` (int64 [2], seed and offset; a fresh one from
+    kiln.make_dropout_rng() when not given) and of each weight's position, and the
+    backward regenerates it. A variant whose text sets dropout_p needs
+    dropout_rng."""
+    return attention_with_lse(q, k, v, variant, captures, dropout_p, dropout_rng)[0]
 
 
 def paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant,

@@ -13,7 +13,7 @@ the kernels take any batch, lengths and heads.
 """
 import ctypes
 import functools
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 
@@ -51,8 +51,8 @@ def _ctensor(name, t, keep):
 
 
 @functools.lru_cache(maxsize=None)
-def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0):
-    return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size))
+def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0):
+    return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p))
 
 
 def _arch(device):
@@ -66,19 +66,20 @@ def _arch(device):
 
 
 @functools.lru_cache(maxsize=None)
-def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, program, device_index):
-    options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size)
+def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p, program, device_index):
+    options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p)
     spec = _capi.compile_spec(options, program, _arch(device_index))
     return _capi.DeviceProgram(spec, device_index)
 
 
-def _run(program, q, v, tensors, captures, variant, name, page_size=0):
+def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0):
     """Runs the forward or the backward (program) of the variant on the
-    tensors' device; page_size > 0: k and v are a paged KV cache's pools."""
+    tensors' device; page_size > 0: k and v are a paged KV cache's pools;
+    dropout_p > 0: the variant with that dropout (tensors has dropout_rng)."""
     keep = []
     named = [_ctensor(n, t, keep) for n, t in tensors.items()]
     caps = [_ctensor(None, c, keep) for c in captures]
-    key = (variant, name, q.shape[-1], v.shape[-1], _element_type(q), page_size)
+    key = (variant, name, q.shape[-1], v.shape[-1], _element_type(q), page_size, dropout_p)
     if q.device.type == "cpu":
         _host_program(*key).run(program, named, caps)
     elif q.device.type == "cuda":
@@ -102,20 +103,35 @@ def _check_devices(tensors):
         raise _capi.KilnError(f"all tensors must be on one device, got {sorted(map(str, devices))}")
 
 
+def _dropout_tensors(dropout_p, dropout_rng):
+    """The named dropout_rng tensor when the call has one (a variant whose
+    text has dropout_p needs it even with dropout_p = 0 here)."""
+    if dropout_p > 0 and dropout_rng is None:
+        raise _capi.KilnError("dropout_p > 0 needs dropout_rng: an int64 tensor [2] (seed, offset)")
+    if dropout_rng is None:
+        return {}
+    if dropout_rng.dtype != torch.int64 or dropout_rng.shape != (2,):
+        raise _capi.KilnError(f"dropout_rng must be an int64 tensor [2] (seed, offset), got {dropout_rng.dtype} "
+                              f"{list(dropout_rng.shape)}")
+    return {"dropout_rng": dropout_rng.contiguous()}
+
+
 @torch.library.custom_op("kiln::attention", mutates_args=())
 def attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                 name: str) -> Tuple[torch.Tensor, torch.Tensor]:
-    _check_devices([q, k, v, *captures])
+                 name: str, dropout_p: float = 0.0,
+                 dropout_rng: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    rng = _dropout_tensors(dropout_p, dropout_rng)
+    _check_devices([q, k, v, *captures, *rng.values()])
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     out = q.new_empty(q.shape[:-1] + v.shape[-1:])
     lse = torch.empty(q.shape[0], q.shape[2], q.shape[1], device=q.device, dtype=torch.float32)
-    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse},
-         [c.contiguous() for c in captures], variant, name)
+    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse, **rng},
+         [c.contiguous() for c in captures], variant, name, dropout_p=dropout_p)
     return out, lse
 
 
 @attention_op.register_fake
-def _(q, k, v, captures, variant, name):
+def _(q, k, v, captures, variant, name, dropout_p=0.0, dropout_rng=None):
     out = q.new_empty(q.shape[:-1] + v.shape[-1:])
     lse = q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
     return out, lse
@@ -124,36 +140,40 @@ def _(q, k, v, captures, variant, name):
 @torch.library.custom_op("kiln::attention_backward", mutates_args=())
 def attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
                           lse: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                          name: str) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    _check_devices([dout, q, k, v, out, lse, *captures])
+                          name: str, dropout_p: float = 0.0,
+                          dropout_rng: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    rng = _dropout_tensors(dropout_p, dropout_rng)
+    _check_devices([dout, q, k, v, out, lse, *captures, *rng.values()])
     q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
-                            "dv": dv}, [c.contiguous() for c in captures], variant, name)
+                            "dv": dv, **rng}, [c.contiguous() for c in captures], variant, name, dropout_p=dropout_p)
     return dq, dk, dv
 
 
 @attention_backward_op.register_fake
-def _(dout, q, k, v, out, lse, captures, variant, name):
+def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p=0.0, dropout_rng=None):
     # Contiguous, as the real op's (empty_like of the contiguous inputs).
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, captures, variant, name = inputs
+    q, k, v, captures, variant, name, dropout_p, dropout_rng = inputs
     out, lse = output
-    ctx.save_for_backward(q, k, v, out, lse, *captures)
-    ctx.variant, ctx.name, ctx.num_captures = variant, name, len(captures)
+    # The backward regenerates the forward's dropout mask from the same rng.
+    ctx.save_for_backward(q, k, v, out, lse, dropout_rng, *captures)
+    ctx.variant, ctx.name, ctx.num_captures, ctx.dropout_p = variant, name, len(captures), dropout_p
     # The LSE is returned for callers that merge attention results; it is
     # not differentiated.
     ctx.mark_non_differentiable(lse)
 
 
 def _backward(ctx, dout, dlse):
-    q, k, v, out, lse, *captures = ctx.saved_tensors
-    dq, dk, dv = attention_backward_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name)
+    q, k, v, out, lse, dropout_rng, *captures = ctx.saved_tensors
+    dq, dk, dv = attention_backward_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name, ctx.dropout_p,
+                                       dropout_rng)
     # Captures get no gradient (issue 12: gradients of captured tensors).
-    return dq, dk, dv, [None] * ctx.num_captures, None, None
+    return dq, dk, dv, [None] * ctx.num_captures, None, None, None, None
 
 
 attention_op.register_autograd(_backward, setup_context=_setup_context)

@@ -187,6 +187,68 @@ class Ops(unittest.TestCase):
         torch.library.opcheck(torch.ops.kiln.attention_backward.default,
                               (dout, qt.detach(), kt.detach(), vt.detach(), out.detach(), lse, [], variant.text, ""))
 
+    def test_dropout_bits(self):
+        # The CPU backend drops exactly the weights python/kiln/dropout.py
+        # (reference/Philox.h) drops: a one-hot V over the first D keys reads
+        # P Z of those keys back, zero exactly where dropped.
+        from kiln.dropout import threshold, uniforms
+        b, lq, h, d, p = 2, 40, 3, 32, 0.3
+        q, k, _ = inputs(b, lq, 70, h, h, d, seed=11)
+        v = torch.zeros(b, 70, h, d, dtype=torch.bfloat16)
+        v[:, :d] = torch.eye(d, dtype=torch.bfloat16)[None, :, None, :]
+        seed, offset = 0x0123456789ABCDEF, (5 << 32) + 9
+        rng = torch.tensor([seed, offset], dtype=torch.int64)
+        out = kiln.attention(q, k, v, example("plain"), dropout_p=p, dropout_rng=rng)
+        bb, qq, hh, kk = torch.meshgrid(torch.arange(b), torch.arange(lq), torch.arange(h), torch.arange(d),
+                                        indexing="ij")
+        want = uniforms(seed, offset, bb, hh, qq, kk) >= threshold(p)
+        self.assertTrue(torch.equal(out == 0, want))
+        self.assertAlmostEqual(want.float().mean().item(), p, delta=0.05)
+        # Another offset, other bits; the same rng, the same output.
+        other = kiln.attention(q, k, v, example("plain"), dropout_p=p,
+                               dropout_rng=torch.tensor([seed, offset + 1]))
+        self.assertFalse(torch.equal(other == 0, want))
+        again = kiln.attention(q, k, v, example("plain"), dropout_p=p, dropout_rng=rng)
+        self.assertTrue(torch.equal(again, out))
+
+    def test_dropout_forward_and_grads(self):
+        # Forward and dQ, dK, dV with dropout against float64 with the same
+        # scaled mask (top-left causal, GQA 4:1).
+        from kiln.dropout import threshold, uniforms
+        p, (b, lq, lk, h, hk, d) = 0.2, (2, 30, 45, 8, 2, 64)
+        q, k, v = (t.clone().requires_grad_() for t in inputs(b, lq, lk, h, hk, d, seed=12))
+        rng = kiln.make_dropout_rng()
+        out = kiln.attention(q, k, v, example("gqa_causal"), dropout_p=p, dropout_rng=rng)
+        dout = torch.randn(out.shape, generator=torch.Generator().manual_seed(3)).to(out.dtype)
+        out.backward(dout)
+        seed, offset = (int(x) % 2**64 for x in rng)
+        hh, qq, kk = torch.meshgrid(torch.arange(h), torch.arange(lq), torch.arange(lk), indexing="ij")
+        t = threshold(p)
+        z = torch.stack([(uniforms(seed, offset, i, hh, qq, kk) < t).double() * (65536.0 / t) for i in range(b)])
+        qd, kd, vd = (x.detach().double().requires_grad_() for x in (q, k, v))
+        g = h // hk
+        s = qd.transpose(1, 2) @ kd.transpose(1, 2).repeat_interleave(g, 1).transpose(-1, -2) / 8.0
+        s = s.masked_fill(kk > qq, float("-inf"))  # top-left causal
+        expect = ((torch.softmax(s, -1) * z) @ vd.transpose(1, 2).repeat_interleave(g, 1)).transpose(1, 2)
+        expect.backward(dout.double())
+        self.assertLess(rel(out.detach(), expect.detach()), 1e-2)
+        for got, want in ((q.grad, qd.grad), (k.grad, kd.grad), (v.grad, vd.grad)):
+            self.assertLess(rel(got, want), 1e-2)
+
+    def test_dropout_opcheck_and_errors(self):
+        q, k, v = (t.requires_grad_() for t in inputs(1, 17, 24, 2, 2, 64, seed=13))
+        text, rng = example("causal").text, torch.tensor([7, 0])
+        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], text, "", 0.1, rng))
+        with self.assertRaisesRegex(kiln.KilnError, "dropout_p > 0 needs dropout_rng"):
+            torch.ops.kiln.attention(q, k, v, [], text, "", 0.1, None)
+        with self.assertRaisesRegex(kiln.KilnError, "dropout_rng must be an int64 tensor"):
+            kiln.attention(q, k, v, example("causal"), dropout_p=0.1, dropout_rng=torch.tensor([1, 2, 3]))
+        with self.assertRaisesRegex(kiln.KilnError, "dropout_p must be in"):
+            kiln.attention(q, k, v, example("causal"), dropout_p=1.0)
+        # A variant whose text has dropout_p needs the generator's state.
+        with self.assertRaisesRegex(kiln.KilnError, "dropout_rng"):
+            kiln.attention(q, k, v, text.replace("bf16,", "bf16, dropout_p = 0.1,", 1))
+
     def test_torch_compile_fullgraph(self):
         variant = example("causal")
         proj = torch.nn.Linear(64, 64, dtype=torch.bfloat16)

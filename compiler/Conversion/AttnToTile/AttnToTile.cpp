@@ -68,6 +68,14 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
                                 ctx.q, k, /*acc=*/Value(),
                                 /*transpose_lhs=*/false,
                                 /*transpose_rhs=*/true);
+  // Dropout's bits depend on positions only: drawn right after the product
+  // is issued, they can run under it (tgpu-overlap-products waits for S at
+  // its first use).
+  Value kept;
+  if (ctx.seed)
+    kept = dropoutKeep(pb, ctx.spec, sShape, ctx.seed, ctx.offset, ctx.batch,
+                       ctx.head, ctx.rowStart, kvStart,
+                       /*keysByQueries=*/false);
 
   Value kvIdx, modKvIdx;
   if (masked || ctx.spec.hasScoreMod() || ctx.spec.hasMaskMod())
@@ -118,9 +126,8 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   // Dropout zeroes the dropped weights after the softmax's sum (the row sum
   // normalises the undropped P); the kept ones' 1 / (1 - p) is applied once,
   // in the epilogue.
-  if (ctx.seed)
-    p = applyDropout(pb, ctx.spec, p, ctx.seed, ctx.offset, ctx.batch, ctx.head,
-                     ctx.rowStart, kvStart, /*keysByQueries=*/false);
+  if (kept)
+    p = arith::SelectOp::create(b, loc, kept, p, pb.splatF32(0.0, sShape));
 
   // P is rounded to the input precision before P*V, as tensor cores need.
   Value pLow = arith::TruncFOp::create(

@@ -138,6 +138,11 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   };
   Value s = t ? dot(pb, shape, in.k, in.q, Value(), false, true)
               : dot(pb, shape, in.q, in.k, Value(), false, true);
+  // Dropout's bits depend on positions only: drawn under S's product.
+  Value kept;
+  if (in.seed)
+    kept = dropoutKeep(pb, spec, shape, in.seed, in.offset, in.batch, in.head,
+                       in.qStart, in.kvStart, t);
   s = pb.mul(s, pb.splatF32(spec.getEffectiveScale(), shape));
   Value modDerivative;
   // Mods that read captures see positions clamped into the arrays.
@@ -171,9 +176,7 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   // Dropout (O = (P ∘ Z) V with Z the scaled mask): dV = (P ∘ Z)ᵀ dO and
   // dP = Z ∘ dO Vᵀ; D = rowsum(dO ∘ O) = rowsum(P ∘ dP) holds as before.
   Value pOut = p;
-  if (in.seed) {
-    Value kept = dropoutKeep(pb, spec, shape, in.seed, in.offset, in.batch,
-                             in.head, in.qStart, in.kvStart, t);
+  if (kept) {
     Value zero = pb.splatF32(0.0, shape);
     pOut = arith::SelectOp::create(pb.b, pb.loc, kept, p, zero);
     dp = arith::SelectOp::create(

@@ -37,14 +37,4 @@ Value dropoutKeep(ProgramBuilder &pb, attn::AttentionOp spec,
                                pb.splat(threshold, shape));
 }
 
-Value applyDropout(ProgramBuilder &pb, attn::AttentionOp spec, Value t,
-                   Value seed, Value offset, Value batch, Value head,
-                   Value qStart, Value kvStart, bool keysByQueries) {
-  auto shape = cast<RankedTensorType>(t.getType()).getShape();
-  Value keep = dropoutKeep(pb, spec, shape, seed, offset, batch, head, qStart,
-                           kvStart, keysByQueries);
-  return arith::SelectOp::create(pb.b, pb.loc, keep, t,
-                                 pb.splatF32(0.0, shape));
-}
-
 } // namespace kiln

@@ -32,14 +32,6 @@ mlir::Value dropoutKeep(ProgramBuilder &pb, attn::AttentionOp spec,
                         mlir::Value qStart, mlir::Value kvStart,
                         bool keysByQueries);
 
-/// `t` with its dropped elements zeroed (the kept ones unscaled: callers
-/// apply getDropoutScale() where it costs least).
-mlir::Value applyDropout(ProgramBuilder &pb, attn::AttentionOp spec,
-                         mlir::Value t, mlir::Value seed, mlir::Value offset,
-                         mlir::Value batch, mlir::Value head,
-                         mlir::Value qStart, mlir::Value kvStart,
-                         bool keysByQueries);
-
 } // namespace kiln
 
 #endif // KILN_COMPILER_CONVERSION_ATTNTOTILE_DROPOUT_H

@@ -58,7 +58,7 @@ Tiles chooseForwardTiles(int64_t sharedBytes, int64_t headDimQK,
 Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
                                   int64_t headDimV, int64_t elementBytes,
                                   int64_t blockM, int64_t blockN,
-                                  bool modReadsPositions) {
+                                  bool elementTile) {
   // A thread holds S (BLOCK_N / 2 floats), P (BLOCK_N / 4 registers of
   // packed 16-bit pairs) and the accumulator (D_v / 2 floats) of its 16
   // rows, whatever BLOCK_M is, plus about 32 registers of indices, row
@@ -67,9 +67,10 @@ Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
   // step, BLOCK_N / 2 more (measured on an H100 with a producer warpgroup,
   // D = 128: ALiBi, the document mask and the sliding window spill 240-756
   // bytes at 192 rows and run 17-200% faster at 128; softcap and causal
-  // spill 68-184 bytes and run 4-13% faster at 192).
+  // spill 68-184 bytes and run 4-13% faster at 192). Dropout's uniforms are
+  // such a tile too (`elementTile`).
   auto registers = [&](int64_t n) {
-    return 3 * n / 4 + headDimV / 2 + 32 + (modReadsPositions ? n / 2 : 0);
+    return 3 * n / 4 + headDimV / 2 + 32 + (elementTile ? n / 2 : 0);
   };
   auto sharedFor = [&](int64_t m, int64_t n) {
     return (m * headDimQK + n * headDimQK + n * headDimV) * elementBytes;
@@ -150,15 +151,16 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
         return !mod.empty() && (!mod.getArgument(q).use_empty() ||
                                 !mod.getArgument(q + 1).use_empty());
       };
-      bool positions = readsPositions(op.getScoreMod(), 3) ||
-                       readsPositions(op.getMaskMod(), 2);
+      // A 2-D tile of indices or of dropout's uniforms per step.
+      bool elementTile = readsPositions(op.getScoreMod(), 3) ||
+                         readsPositions(op.getMaskMod(), 2) || op.hasDropout();
       int64_t elementBytes = op.getElementType().getIntOrFloatBitWidth() / 8;
       Tiles tiles =
           program == "backward"
               ? chooseBackwardTiles(dqk, dv, blockM, blockN, arch == "sm_90a")
           : arch == "sm_90a"
               ? chooseWarpgroupForwardTiles(shared, dqk, dv, elementBytes,
-                                            blockM, blockN, positions)
+                                            blockM, blockN, elementTile)
               : chooseForwardTiles(shared, dqk, dv, elementBytes, blockM,
                                    blockN);
       Builder b(op);

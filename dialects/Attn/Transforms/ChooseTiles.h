@@ -26,12 +26,12 @@ Tiles chooseForwardTiles(int64_t sharedBytes, int64_t headDimQK,
 /// The forward's tiles on sm_90a, where the products run on wgmma
 /// (tgpu-warpgroup-mma): BLOCK_M in whole warpgroups, as many as the
 /// register file allows for the larger BLOCK_N (attn-choose-tiles);
-/// `modReadsPositions`: the score_mod or mask_mod reads q or kv, which costs
-/// a 2-D index tile of registers.
+/// `elementTile`: each step works on one more 2-D tile of registers (the
+/// score_mod or mask_mod reads q or kv, or the variant has dropout).
 Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
                                   int64_t headDimV, int64_t elementBytes,
                                   int64_t blockM = 0, int64_t blockN = 0,
-                                  bool modReadsPositions = false);
+                                  bool elementTile = false);
 
 /// The backward's tiles, likewise; `warpgroups`: the products run on wgmma
 /// (sm_90a), which takes one m16 tile per warp.

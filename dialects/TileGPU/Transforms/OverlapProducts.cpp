@@ -61,21 +61,39 @@ void waitBefore(OpBuilder &b, WarpgroupMmaOp product, Operation *before,
   product.getResult().replaceAllUsesExcept(wait.getResult(), wait);
 }
 
-/// Overlaps `second` with `first` (the product before it in its block) if
-/// the ops between allow it.
-bool overlap(WarpgroupMmaOp first, WarpgroupMmaOp second) {
-  if (first.getAsync() || second.getAsync())
-    return false;
-  // A buffer the threads write (P, dS) is published and reused around
-  // synchronous products (tgpu-warp-specialize's barriers assume the read
-  // completed): those stay synchronous.
+/// A buffer the threads write (P, dS) is published and reused around
+/// synchronous products (tgpu-warp-specialize's barriers assume the read
+/// completed): products reading one stay synchronous.
+bool readsThreadWritten(WarpgroupMmaOp product) {
   auto threadWritten = [](Value operand) {
     return llvm::any_of(operand.getUsers(), [](Operation *user) {
       return isa<StoreSharedOp>(user);
     });
   };
+  return threadWritten(product.getLhs()) || threadWritten(product.getRhs());
+}
+
+/// Moves the ring releases from `from` up to `wait` to just after `wait`, in
+/// order: a slot is released only once the products reading it completed.
+void releasesAfter(Operation *from, Operation *wait) {
+  SmallVector<Operation *> releases;
+  for (Operation *op = from; op != wait; op = op->getNextNode())
+    if (isa<MbarrierArriveOp>(op))
+      releases.push_back(op);
+  Operation *after = wait;
+  for (Operation *release : releases) {
+    release->moveAfter(after);
+    after = release;
+  }
+}
+
+/// Overlaps `second` with `first` (the product before it in its block) if
+/// the ops between allow it.
+bool overlap(WarpgroupMmaOp first, WarpgroupMmaOp second) {
+  if (first.getAsync() || second.getAsync())
+    return false;
   for (WarpgroupMmaOp product : {first, second})
-    if (threadWritten(product.getLhs()) || threadWritten(product.getRhs()))
+    if (readsThreadWritten(product))
       return false;
   Block *block = second->getBlock();
   // What lies between: ring waits move up with the product, as do the
@@ -130,16 +148,37 @@ bool overlap(WarpgroupMmaOp first, WarpgroupMmaOp second) {
   waitBefore(b, second, secondUser, 0);
   // Releases of ring slots go after the last wait.
   Operation *lastWait = (firstEarlier ? secondUser : firstUser)->getPrevNode();
-  SmallVector<Operation *> releases;
-  for (Operation *op = second->getNextNode(); op != lastWait;
-       op = op->getNextNode())
+  releasesAfter(second->getNextNode(), lastWait);
+  return true;
+}
+
+/// Issues a synchronous `product` asynchronously and reads it through a wait
+/// at its first use, when work that does not depend on it lies in between
+/// (dropout's random bits after S's product): that work runs while the
+/// tensor cores do. Only effect-free ops, reads and ring waits may lie in
+/// between; ring releases move after the wait.
+bool waitAtFirstUse(WarpgroupMmaOp product) {
+  if (product.getAsync() || readsThreadWritten(product))
+    return false;
+  Block *block = product->getBlock();
+  Operation *user = firstUse(product.getResult(), block, product);
+  if (!user)
+    return false;
+  bool work = false;
+  for (Operation *op = product->getNextNode(); op != user;
+       op = op->getNextNode()) {
     if (isa<MbarrierArriveOp>(op))
-      releases.push_back(op);
-  Operation *after = lastWait;
-  for (Operation *release : releases) {
-    release->moveAfter(after);
-    after = release;
+      continue;
+    if (!movableAcross(op))
+      return false;
+    work |= !isa<MbarrierWaitOp>(op) && !op->hasTrait<OpTrait::ConstantLike>();
   }
+  if (!work)
+    return false;
+  product.setAsync(true);
+  OpBuilder b(product->getContext());
+  waitBefore(b, product, user, 0);
+  releasesAfter(product->getNextNode(), user->getPrevNode());
   return true;
 }
 
@@ -159,6 +198,10 @@ struct TileGPUOverlapProducts
     });
     for (auto &pair : pairs)
       overlap(pair.first, pair.second);
+    SmallVector<WarpgroupMmaOp> products;
+    getOperation()->walk([&](WarpgroupMmaOp op) { products.push_back(op); });
+    for (WarpgroupMmaOp product : products)
+      waitAtFirstUse(product);
   }
 };
 

@@ -193,7 +193,7 @@ def TileGPUPingPong : Pass<"tgpu-ping-pong"> {
 }
 
 def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
-  let summary = "Issues a product right after the one before it when it needs nothing computed in between";
+  let summary = "Issues products early and waits for each at its first use, where independent work lies in between";
   let description = [{
     In a step of the backward, dP = dO·Vᵀ (or dPᵀ = V·dOᵀ) does not depend
     on S, yet a synchronous schedule issues it only after S's product has
@@ -212,9 +212,16 @@ def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
     ptxas completes every product in flight before an arrive). A pair is
     left alone when either product is already asynchronous or reads a
     buffer the threads write (`tgpu.store_shared`: its barriers assume
-    synchronous readers). The forward's
-    products depend on each other (P·V reads S's softmax), so it does not
-    change them.
+    synchronous readers).
+
+    Then every product still synchronous whose first use comes after other
+    work that does not depend on it (only ops without effects, reads and
+    ring waits; ring releases move after the wait) is issued `async` and
+    read through a `tgpu.warpgroup_wait` at that use: dropout's random bits
+    (`tile.philox`, drawn right after S's product in the forward and the
+    backward) run while the tensor cores compute S. The forward's products
+    depend on each other (P·V reads S's softmax), so only this second rule
+    changes them.
   }];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }

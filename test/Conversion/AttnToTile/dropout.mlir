@@ -14,13 +14,16 @@ attn.attention @drop {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // FWD-SAME: [[RNG:%[^:]+]]: memref<?xi64, strided<[?], offset: ?>> {tile.shape = [2], tile.tensor = "dropout_rng"}
 // FWD: [[SEED:%.+]] = memref.load [[RNG]][%c0{{.*}}]
 // FWD: [[OFFSET:%.+]] = memref.load [[RNG]][%c1{{.*}}]
+// The bits depend on positions only: drawn right after S's product (so that a
+// GPU schedule runs them under it).
 // FWD: scf.for [[KV:%[^ ]+]] =
-// FWD: [[P:%.+]] = math.exp2
-// FWD: tile.reduce sum [[P]]
-// FWD: [[U:%.+]] = tile.philox [[SEED]], [[OFFSET]], %{{.+}}, %{{.+}}, %{{.+}}, [[KV]] : tensor<64x64xi32>
+// FWD: tile.dot
+// FWD-NEXT: [[U:%.+]] = tile.philox [[SEED]], [[OFFSET]], %{{.+}}, %{{.+}}, %{{.+}}, [[KV]] : tensor<64x64xi32>
 // FWD: [[THR:%.+]] = arith.constant 49152 : i32
 // FWD: [[THRS:%.+]] = tile.splat [[THR]] : i32 -> tensor<64x64xi32>
 // FWD: [[KEEP:%.+]] = arith.cmpi ult, [[U]], [[THRS]] : tensor<64x64xi32>
+// FWD: [[P:%.+]] = math.exp2
+// FWD: tile.reduce sum [[P]]
 // FWD: [[PD:%.+]] = arith.select [[KEEP]], [[P]], %{{.+}} : tensor<64x64xi1>, tensor<64x64xf32>
 // FWD: arith.truncf [[PD]]
 // FWD: } {tile.kv_loop = "masked"}

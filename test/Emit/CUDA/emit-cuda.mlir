@@ -29,7 +29,10 @@
 // (scale-d 0), so no zero tile is copied in.
 // WGMMA: // tgpu.warpgroup_mma
 // WGMMA-NEXT: kiln::Frag<float, 192, 128, 12> [[S:v[0-9]+]];
-// WGMMA-NEXT: kiln::wgmma<true, true>([[S]], [[Q]], [[K]]);
+// WGMMA-NEXT: kiln::wgmma_async<true, true>([[S]], [[Q]], [[K]]);
+// The masked step's key positions are computed while the product runs
+// (tgpu-overlap-products), S waited for at its first use.
+// WGMMA: kiln::wgmma_wait<0>([[S]]);
 // WGMMA: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[V]]);
 // WGMMA-NOT: kiln::mma<
 
@@ -63,8 +66,12 @@
 // WS-NEXT: kiln::mbarrier_wait([[BARS]] + [[QBAR]], {{v[0-9]+}});
 // WS: kiln::mbarrier_wait([[BARS]] + [[KFULL:v[0-9]+]], [[PARITY:v[0-9]+]]);
 // WS-NEXT: // tgpu.warpgroup_mma
-// WS-NEXT: kiln::Frag<float, 192, 128, 12> {{v[0-9]+}};
-// WS-NEXT: kiln::wgmma<true, true>(
+// WS-NEXT: kiln::Frag<float, 192, 128, 12> [[S:v[0-9]+]];
+// WS-NEXT: kiln::wgmma_async<true, true>([[S]],
+// The masked step's key positions are computed while Q K^T runs
+// (tgpu-overlap-products); K's slot is released once it completed.
+// WS: kiln::wgmma_wait<0>([[S]]);
+// WS-NEXT: kiln::Frag<float, 192, 128, 12> {{v[0-9]+}} = [[S]];
 // WS-NEXT: // tgpu.mbarrier_arrive
 // WS-NEXT: kiln::mbarrier_arrive([[BARS]] + {{v[0-9]+}});
 // WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, [[PARITY]]);

@@ -64,3 +64,11 @@ attn.attention @qk192_v128 {qk_head_dim = 192, v_head_dim = 128, element_type = 
 // BAD-ARCH: error: arch must be sm_80 or sm_90a, got 'sm_70'
 // BAD-PROGRAM: error: program must be forward or backward, got 'decode'
 // BAD-BLOCK: error: block-m, block-n and shared-memory-bytes must not be negative
+
+// -----
+
+// Dropout's uniforms are one more 2-D tile per step (64 registers at 128
+// keys): at head dim 64, 224 registers per thread, two warpgroups.
+// FWD90-LABEL: attn.attention @hd64_dropout
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
+attn.attention @hd64_dropout {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = 0.1}

@@ -91,3 +91,63 @@ func.func @thread_written(%q: !buf, %k: !buf, %ds: !buf, %pb: !p) -> (!acc, !acc
   tgpu.store_shared %pb, %ds : !p, !buf
   return %s, %t : !acc, !acc
 }
+
+// -----
+
+// A lone product with independent work before its first use (the forward's
+// Q K^T, then dropout's bits): issued async and waited for at that use; the
+// release of its K slot moves after the wait. P V reads the softmax: it stays
+// synchronous.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+!bits = tensor<64x64xi32, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @wait_at_first_use
+// CHECK: [[S:%.+]] = tgpu.warpgroup_mma {{.*}} {async, transpose_rhs}
+// CHECK-NEXT: [[U:%.+]] = tile.philox
+// CHECK-NEXT: arith.cmpi ult, [[U]]
+// CHECK-NEXT: [[SW:%.+]] = tgpu.warpgroup_wait [[S]] :
+// CHECK-NEXT: tgpu.mbarrier_arrive
+// CHECK-NEXT: math.exp2 [[SW]]
+// CHECK: tgpu.warpgroup_mma {{%.+}}, {{%.+}}, {{%.+}} :
+func.func @wait_at_first_use(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %v: !buf, %seed: i64, %i: index,
+                             %thr: !bits, %zf: !acc) -> !acc attributes {tgpu.arch = "sm_90a"} {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %s = tgpu.warpgroup_mma %q, %k, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+  %u = tile.philox %seed, %seed, %i, %i, %i, %i : !bits
+  %keep = arith.cmpi ult, %u, %thr : !bits
+  tgpu.mbarrier_arrive %bars[%c0] : memref<4xi64, 3>
+  %e = math.exp2 %s : !acc
+  %d = arith.select %keep, %e, %zf : tensor<64x64xi1, #tgpu.mma<warps = 4>>, !acc
+  %pb = arith.truncf %d : !acc to !p
+  %o = tgpu.warpgroup_mma %pb, %v, %z : !p, !buf, !acc -> !acc
+  return %o : !acc
+}
+
+// -----
+
+// Left synchronous: nothing but the release between the product and its use,
+// or a shared-memory store in between.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @nothing_between
+// CHECK-NOT: async
+// CHECK-NOT: tgpu.warpgroup_wait
+// CHECK: return
+func.func @nothing_between(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %out: !buf, %t: !p)
+    -> !acc attributes {tgpu.arch = "sm_90a"} {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %s = tgpu.warpgroup_mma %q, %k, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+  tgpu.mbarrier_arrive %bars[%c0] : memref<4xi64, 3>
+  %e = math.exp2 %s : !acc
+  %s2 = tgpu.warpgroup_mma %q, %k, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+  tgpu.store_shared %t, %out : !p, !buf
+  %e2 = math.exp2 %s2 : !acc
+  %r = arith.addf %e, %e2 : !acc
+  return %r : !acc
+}
