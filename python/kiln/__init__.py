@@ -57,7 +57,8 @@ def attention_with_lse(q, k, v, variant, captures: Sequence[torch.Tensor] = (), 
     v_ = _variant(variant)
     if dropout_p > 0 and dropout_rng is None:
         dropout_rng = make_dropout_rng(q.device)
-    return torch.ops.kiln.attention(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p), dropout_rng)
+    return torch.ops.kiln.attention(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p),
+                                    [] if dropout_rng is None else [dropout_rng])
 
 
 def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = (), dropout_p: float = 0.0,

@@ -13,7 +13,7 @@ the kernels take any batch, lengths and heads.
 """
 import ctypes
 import functools
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
 import torch
 
@@ -103,9 +103,14 @@ def _check_devices(tensors):
         raise _capi.KilnError(f"all tensors must be on one device, got {sorted(map(str, devices))}")
 
 
-def _dropout_tensors(dropout_p, dropout_rng):
+def _dropout_tensors(dropout_p, dropout_rngs):
     """The named dropout_rng tensor when the call has one (a variant whose
-    text has dropout_p needs it even with dropout_p = 0 here)."""
+    text has dropout_p needs it even with dropout_p = 0 here). The ops take
+    it as a list of zero or one tensors: a None tensor argument would not
+    survive torch's autograd structure checks in every version."""
+    if len(dropout_rngs) > 1:
+        raise _capi.KilnError(f"dropout_rng is one tensor, got {len(dropout_rngs)}")
+    dropout_rng = dropout_rngs[0] if dropout_rngs else None
     if dropout_p > 0 and dropout_rng is None:
         raise _capi.KilnError("dropout_p > 0 needs dropout_rng: an int64 tensor [2] (seed, offset)")
     if dropout_rng is None:
@@ -118,8 +123,7 @@ def _dropout_tensors(dropout_p, dropout_rng):
 
 @torch.library.custom_op("kiln::attention", mutates_args=())
 def attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                 name: str, dropout_p: float = 0.0,
-                 dropout_rng: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+                 name: str, dropout_p: float, dropout_rng: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
     rng = _dropout_tensors(dropout_p, dropout_rng)
     _check_devices([q, k, v, *captures, *rng.values()])
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
@@ -131,7 +135,7 @@ def attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, captures: Li
 
 
 @attention_op.register_fake
-def _(q, k, v, captures, variant, name, dropout_p=0.0, dropout_rng=None):
+def _(q, k, v, captures, variant, name, dropout_p, dropout_rng):
     out = q.new_empty(q.shape[:-1] + v.shape[-1:])
     lse = q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
     return out, lse
@@ -140,8 +144,8 @@ def _(q, k, v, captures, variant, name, dropout_p=0.0, dropout_rng=None):
 @torch.library.custom_op("kiln::attention_backward", mutates_args=())
 def attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
                           lse: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                          name: str, dropout_p: float = 0.0,
-                          dropout_rng: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                          name: str, dropout_p: float,
+                          dropout_rng: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     rng = _dropout_tensors(dropout_p, dropout_rng)
     _check_devices([dout, q, k, v, out, lse, *captures, *rng.values()])
     q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
@@ -152,7 +156,7 @@ def attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, 
 
 
 @attention_backward_op.register_fake
-def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p=0.0, dropout_rng=None):
+def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng):
     # Contiguous, as the real op's (empty_like of the contiguous inputs).
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
@@ -161,19 +165,21 @@ def _setup_context(ctx, inputs, output):
     q, k, v, captures, variant, name, dropout_p, dropout_rng = inputs
     out, lse = output
     # The backward regenerates the forward's dropout mask from the same rng.
-    ctx.save_for_backward(q, k, v, out, lse, dropout_rng, *captures)
+    ctx.save_for_backward(q, k, v, out, lse, *dropout_rng, *captures)
     ctx.variant, ctx.name, ctx.num_captures, ctx.dropout_p = variant, name, len(captures), dropout_p
+    ctx.num_rngs = len(dropout_rng)
     # The LSE is returned for callers that merge attention results; it is
     # not differentiated.
     ctx.mark_non_differentiable(lse)
 
 
 def _backward(ctx, dout, dlse):
-    q, k, v, out, lse, dropout_rng, *captures = ctx.saved_tensors
+    q, k, v, out, lse, *rest = ctx.saved_tensors
+    rngs, captures = rest[:ctx.num_rngs], rest[ctx.num_rngs:]
     dq, dk, dv = attention_backward_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name, ctx.dropout_p,
-                                       dropout_rng)
+                                       rngs)
     # Captures get no gradient (issue 12: gradients of captured tensors).
-    return dq, dk, dv, [None] * ctx.num_captures, None, None, None, None
+    return dq, dk, dv, [None] * ctx.num_captures, None, None, None, [None] * ctx.num_rngs
 
 
 attention_op.register_autograd(_backward, setup_context=_setup_context)

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import kiln
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_ops import example, inputs, paged_cache, reference, rel  # noqa: E402
+from test_ops import dropout_errors, dropped_keys, example, inputs, paged_cache, reference, rel  # noqa: E402
 
 failures = []
 
@@ -56,6 +56,17 @@ def main():
     ok, errs = grads_match(example("alibi"), *inputs(1, n, n, h, h, 64, seed=3), [slopes], causal="top_left",
                            bias=slopes.double()[:, None, None] * dist)
     check(ok, f"ALiBi (a capture): {' '.join(f'{e:.1e}' for e in errs)}")
+
+    # Dropout on CUDA tensors: the GPU drops exactly the weights the
+    # definition (and the CPU backend) drops, and the gradients match float64
+    # with the same mask.
+    q, k, _ = (t.cuda() for t in inputs(2, 300, 200, 4, 4, 64, seed=4))
+    rng = torch.tensor([0x0123456789ABCDEF, (5 << 32) + 9], dtype=torch.int64, device="cuda")
+    got, want = dropped_keys(q, k, rng, 0.3, example("plain"))
+    check(torch.equal(got, want), f"dropout's bits on the GPU = kiln.dropout's: {int((got != want).sum())} differ")
+    errs = dropout_errors(*(t.cuda() for t in inputs(2, 200, 257, 8, 2, 128, seed=5)), 0.2,
+                          kiln.make_dropout_rng("cuda"), example("gqa_causal"))
+    check(max(errs) < 1e-2, f"dropout (GQA 4:1, causal) vs float64: {' '.join(f'{e:.1e}' for e in errs)}")
 
     # A verify step over ragged paged caches (16-key pages, GQA 4:1), as the
     # CPU test, and the same with 64-key pages.

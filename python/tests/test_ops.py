@@ -43,8 +43,51 @@ def reference(q, k, v, causal=None, bias=None, allowed=None):
     return (torch.softmax(s, -1) @ v).transpose(1, 2)
 
 
+def dropout_scale(rng, b, h, lq, lk, p):
+    """Dropout's scaled mask Z [B, H, Lq, Lk] (float64) for the state in
+    `rng` (int64 [2]), as python/kiln/dropout.py (reference/Philox.h) draws it."""
+    from kiln.dropout import threshold, uniforms
+    seed, offset = (int(x) % 2**64 for x in rng.cpu())
+    bb, hh, qq, kk = torch.meshgrid(torch.arange(b), torch.arange(h), torch.arange(lq), torch.arange(lk),
+                                    indexing="ij")
+    t = threshold(p)
+    return (uniforms(seed, offset, bb, hh, qq, kk) < t).double() * (65536.0 / t)
+
+
+def dropped_keys(q, k, rng, p, variant):
+    """(got, want): which weights of the first D keys the op dropped, read
+    back through a one-hot V (P Z is zero exactly there), and which the
+    definition drops: [B, Lq, H, D] booleans."""
+    b, lq, h, d = q.shape
+    v = torch.zeros(b, k.shape[1], k.shape[2], d, dtype=q.dtype, device=q.device)
+    v[:, :d] = torch.eye(d, dtype=q.dtype, device=q.device)[None, :, None, :]
+    out = kiln.attention(q, k, v, variant, dropout_p=p, dropout_rng=rng)
+    want = dropout_scale(rng, b, h, lq, d, p).permute(0, 2, 1, 3) == 0
+    return (out == 0).cpu(), want
+
+
 def rel(got, ref):
     return ((got.double() - ref).norm() / ref.norm()).item()
+
+
+def dropout_errors(q, k, v, p, rng, variant):
+    """Relative errors of out, dQ, dK, dV of a top-left causal variant with
+    dropout against float64 with the same scaled mask (q, k, v on any
+    device; rng on theirs)."""
+    q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
+    out = kiln.attention(q, k, v, variant, dropout_p=p, dropout_rng=rng)
+    dout = torch.randn(out.shape, generator=torch.Generator().manual_seed(3)).to(out.dtype)
+    out.backward(dout.to(out.device))
+    (b, lq, h, d), lk = q.shape, k.shape[1]
+    z = dropout_scale(rng, b, h, lq, lk, p)
+    qd, kd, vd = (x.detach().cpu().double().requires_grad_() for x in (q, k, v))
+    g = h // k.shape[2]
+    s = qd.transpose(1, 2) @ kd.transpose(1, 2).repeat_interleave(g, 1).transpose(-1, -2) / math.sqrt(d)
+    s = s.masked_fill(torch.arange(lk)[None, :] > torch.arange(lq)[:, None], float("-inf"))
+    expect = ((torch.softmax(s, -1) * z) @ vd.transpose(1, 2).repeat_interleave(g, 1)).transpose(1, 2)
+    expect.backward(dout.double())
+    return [rel(out.detach().cpu(), expect.detach())] + [
+        rel(got.cpu(), want) for got, want in ((q.grad, qd.grad), (k.grad, kd.grad), (v.grad, vd.grad))]
 
 
 def inputs(b, lq, lk, h, hk, d, seed=0, dtype=torch.bfloat16):
@@ -176,71 +219,46 @@ class Ops(unittest.TestCase):
     def test_opcheck(self):
         q, k, v = (t.requires_grad_() for t in inputs(1, 17, 24, 2, 2, 64, seed=7))
         variant = example("causal")
-        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], variant.text, ""))
+        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], variant.text, "", 0.0, []))
         # Non-contiguous inputs (FlexAttention's layout transposed), for both
         # ops: the fake implementations' strides must match the real ones.
         qt, kt, vt = (t.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_() for t in (q, k, v))
         self.assertFalse(qt.is_contiguous())
-        torch.library.opcheck(torch.ops.kiln.attention.default, (qt, kt, vt, [], variant.text, ""))
-        out, lse = torch.ops.kiln.attention(qt, kt, vt, [], variant.text, "")
+        torch.library.opcheck(torch.ops.kiln.attention.default, (qt, kt, vt, [], variant.text, "", 0.0, []))
+        out, lse = torch.ops.kiln.attention(qt, kt, vt, [], variant.text, "", 0.0, [])
         dout = torch.randn_like(out)
         torch.library.opcheck(torch.ops.kiln.attention_backward.default,
-                              (dout, qt.detach(), kt.detach(), vt.detach(), out.detach(), lse, [], variant.text, ""))
+                              (dout, qt.detach(), kt.detach(), vt.detach(), out.detach(), lse, [], variant.text, "", 0.0,
+                               []))
 
     def test_dropout_bits(self):
         # The CPU backend drops exactly the weights python/kiln/dropout.py
-        # (reference/Philox.h) drops: a one-hot V over the first D keys reads
-        # P Z of those keys back, zero exactly where dropped.
-        from kiln.dropout import threshold, uniforms
-        b, lq, h, d, p = 2, 40, 3, 32, 0.3
-        q, k, _ = inputs(b, lq, 70, h, h, d, seed=11)
-        v = torch.zeros(b, 70, h, d, dtype=torch.bfloat16)
-        v[:, :d] = torch.eye(d, dtype=torch.bfloat16)[None, :, None, :]
-        seed, offset = 0x0123456789ABCDEF, (5 << 32) + 9
+        # (reference/Philox.h) drops.
+        p, (q, k, _) = 0.3, inputs(2, 40, 70, 3, 3, 32, seed=11)
+        seed, offset = 0x0123456789ABCDEF, (5 << 32) + 9  # the offset's high word too
         rng = torch.tensor([seed, offset], dtype=torch.int64)
-        out = kiln.attention(q, k, v, example("plain"), dropout_p=p, dropout_rng=rng)
-        bb, qq, hh, kk = torch.meshgrid(torch.arange(b), torch.arange(lq), torch.arange(h), torch.arange(d),
-                                        indexing="ij")
-        want = uniforms(seed, offset, bb, hh, qq, kk) >= threshold(p)
-        self.assertTrue(torch.equal(out == 0, want))
+        got, want = dropped_keys(q, k, rng, p, example("plain"))
+        self.assertTrue(torch.equal(got, want))
         self.assertAlmostEqual(want.float().mean().item(), p, delta=0.05)
-        # Another offset, other bits; the same rng, the same output.
-        other = kiln.attention(q, k, v, example("plain"), dropout_p=p,
-                               dropout_rng=torch.tensor([seed, offset + 1]))
-        self.assertFalse(torch.equal(other == 0, want))
-        again = kiln.attention(q, k, v, example("plain"), dropout_p=p, dropout_rng=rng)
-        self.assertTrue(torch.equal(again, out))
+        # Another offset, other bits; the same state, the same bits.
+        other, _ = dropped_keys(q, k, torch.tensor([seed, offset + 1]), p, example("plain"))
+        self.assertFalse(torch.equal(other, want))
+        again, _ = dropped_keys(q, k, rng, p, example("plain"))
+        self.assertTrue(torch.equal(again, got))
 
     def test_dropout_forward_and_grads(self):
         # Forward and dQ, dK, dV with dropout against float64 with the same
         # scaled mask (top-left causal, GQA 4:1).
-        from kiln.dropout import threshold, uniforms
-        p, (b, lq, lk, h, hk, d) = 0.2, (2, 30, 45, 8, 2, 64)
-        q, k, v = (t.clone().requires_grad_() for t in inputs(b, lq, lk, h, hk, d, seed=12))
-        rng = kiln.make_dropout_rng()
-        out = kiln.attention(q, k, v, example("gqa_causal"), dropout_p=p, dropout_rng=rng)
-        dout = torch.randn(out.shape, generator=torch.Generator().manual_seed(3)).to(out.dtype)
-        out.backward(dout)
-        seed, offset = (int(x) % 2**64 for x in rng)
-        hh, qq, kk = torch.meshgrid(torch.arange(h), torch.arange(lq), torch.arange(lk), indexing="ij")
-        t = threshold(p)
-        z = torch.stack([(uniforms(seed, offset, i, hh, qq, kk) < t).double() * (65536.0 / t) for i in range(b)])
-        qd, kd, vd = (x.detach().double().requires_grad_() for x in (q, k, v))
-        g = h // hk
-        s = qd.transpose(1, 2) @ kd.transpose(1, 2).repeat_interleave(g, 1).transpose(-1, -2) / 8.0
-        s = s.masked_fill(kk > qq, float("-inf"))  # top-left causal
-        expect = ((torch.softmax(s, -1) * z) @ vd.transpose(1, 2).repeat_interleave(g, 1)).transpose(1, 2)
-        expect.backward(dout.double())
-        self.assertLess(rel(out.detach(), expect.detach()), 1e-2)
-        for got, want in ((q.grad, qd.grad), (k.grad, kd.grad), (v.grad, vd.grad)):
-            self.assertLess(rel(got, want), 1e-2)
+        q, k, v = inputs(2, 30, 45, 8, 2, 64, seed=12)
+        for err in dropout_errors(q, k, v, 0.2, kiln.make_dropout_rng(), example("gqa_causal")):
+            self.assertLess(err, 1e-2)
 
     def test_dropout_opcheck_and_errors(self):
         q, k, v = (t.requires_grad_() for t in inputs(1, 17, 24, 2, 2, 64, seed=13))
         text, rng = example("causal").text, torch.tensor([7, 0])
-        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], text, "", 0.1, rng))
+        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], text, "", 0.1, [rng]))
         with self.assertRaisesRegex(kiln.KilnError, "dropout_p > 0 needs dropout_rng"):
-            torch.ops.kiln.attention(q, k, v, [], text, "", 0.1, None)
+            torch.ops.kiln.attention(q, k, v, [], text, "", 0.1, [])
         with self.assertRaisesRegex(kiln.KilnError, "dropout_rng must be an int64 tensor"):
             kiln.attention(q, k, v, example("causal"), dropout_p=0.1, dropout_rng=torch.tensor([1, 2, 3]))
         with self.assertRaisesRegex(kiln.KilnError, "dropout_p must be in"):
