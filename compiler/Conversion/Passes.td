@@ -130,6 +130,11 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "recomputing S) when the qk and v head dims sum to more than "
            "this (-1: never, 0: always): one accumulator per kernel where "
            "both would not fit a GPU thread's registers">,
+    Option<"captureGradients", "capture-gradients", "bool", "false",
+           "Also the gradients of the float captures the score_mod reads "
+           "(tensors grad_<name>, f32, the capture's shape, added to "
+           "atomically by the dQ kernel, or the dK kernel of the atomic "
+           "schedule: the caller passes zeros)">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

@@ -40,6 +40,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   // Likewise one dK/dV program unless asked.
   pipelineOptions.splitDkdvAbove = o.splitDkdv == SplitDkDv::On ? 0 : -1;
   pipelineOptions.keyBlock = o.keyBlock;
+  pipelineOptions.captureGradients = o.captureGradients;
   auto start = std::chrono::steady_clock::now();
   PassManager tilePM(&context);
   buildForwardTilePipeline(tilePM, pipelineOptions);
@@ -97,15 +98,9 @@ int runOnCPU(CPUPrograms &programs, const RunOptions &o, const Problem &p,
   runMs = millisecondsSince(runStart);
   if (!o.backward)
     return 0;
-  makeGradients(p, o.seed, g);
-  std::map<std::string, HostBuffer *> named{
-      {"q", &in.q},   {"k", &in.k},    {"v", &in.v},
-      {"out", &in.o}, {"dout", &g.dO}, {"lse", &in.lse},
-      {"dq", &g.dq},  {"dk", &g.dk},   {"dv", &g.dv}};
-  if (in.dropoutRng)
-    named["dropout_rng"] = &*in.dropoutRng;
-  if (!runPlanOnCPU(*programs.kernel, programs.backward, named, captures,
-                    error)) {
+  makeGradients(p, o.seed, programs.backward, captures, g);
+  if (!runPlanOnCPU(*programs.kernel, programs.backward, g.tensors(in),
+                    captures, error)) {
     err << "kiln: error: " << error << "\n";
     return kInternalError;
   }

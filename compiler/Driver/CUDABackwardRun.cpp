@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -54,14 +55,16 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
                         kernel->cacheHit() ? "cache hit" : "compiled",
                         kernel->compileMs(), kernel->loadMs())
               .str();
-  makeGradients(p, o.seed, g);
+  makeGradients(p, o.seed, spec, captures, g);
   DeviceBuffers device;
-  // q, k, v, out, dout, lse, dq, dk, dv, dropout's state when the variant
-  // has dropout, then the captures.
-  std::vector<HostBuffer *> host{&in.q,   &in.k, &in.v, &in.o, &g.dO,
-                                 &in.lse, &g.dq, &g.dk, &g.dv};
-  if (in.dropoutRng)
-    host.push_back(&*in.dropoutRng);
+  // The named tensors (q, ..., dv, dropout's state, the captures'
+  // gradients), then the captures.
+  std::vector<std::string> names;
+  std::vector<HostBuffer *> host;
+  for (auto &[name, buffer] : g.tensors(in)) {
+    names.push_back(name);
+    host.push_back(buffer);
+  }
   size_t numNamed = host.size();
   for (HostBuffer &c : captures)
     host.push_back(&c);
@@ -71,16 +74,29 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
       return fail(s, kInternalError);
   std::vector<TensorRef> captureRefs(refs.begin() + numNamed, refs.end());
   std::vector<NamedTensor> named;
-  const char *names[] = {"q",   "k",  "v",  "out", "dout",
-                         "lse", "dq", "dk", "dv",  "dropout_rng"};
   for (size_t i = 0; i < numNamed; ++i)
     named.push_back({names[i], refs[i]});
-  auto launch = [&] {
+  auto indexOf = [&](const std::string &name) {
+    return size_t(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  // The captures' gradients are added to: zeros before every launch.
+  std::vector<uint64_t> zeros;
+  auto launch = [&]() -> Status {
+    for (Gradients::CaptureGradient &c : g.captureGrads) {
+      zeros.assign(c.grad.storage.size(), 0);
+      if (Status s = cuda::copyToDevice(refs[indexOf(c.tensor)].data,
+                                        zeros.data(), zeros.size() * 8);
+          !s.ok())
+        return s;
+    }
     return kernel->program().run(named, captureRefs, nullptr);
   };
+  // dQ, dK, dV: compared across reruns (the captures' gradients use
+  // atomics, like the atomic schedule's dQ, and are left out).
   auto gradientBytes = [&](std::vector<std::vector<uint64_t>> &out) -> Status {
     out.clear();
-    for (size_t i : {size_t(6), size_t(7), size_t(8)}) {
+    for (const char *name : {"dq", "dk", "dv"}) {
+      size_t i = indexOf(name);
       out.emplace_back(host[i]->storage.size());
       if (Status s = cuda::copyToHost(out.back().data(), refs[i].data,
                                       out.back().size() * 8);
@@ -101,6 +117,11 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
   std::memcpy(g.dq.data(), first[0].data(), first[0].size() * 8);
   std::memcpy(g.dk.data(), first[1].data(), first[1].size() * 8);
   std::memcpy(g.dv.data(), first[2].data(), first[2].size() * 8);
+  for (Gradients::CaptureGradient &c : g.captureGrads)
+    if (Status s = cuda::copyToHost(c.grad.data(), refs[indexOf(c.tensor)].data,
+                                    c.grad.storage.size() * 8);
+        !s.ok())
+      return fail(s, kInternalError);
 
   // Determinism: the two-kernel schedule has a fixed summation order.
   int differing = 0;

@@ -62,6 +62,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.keysByQueries = choices.keysByQueries;
   options.splitDkdv = choices.splitDkdv;
   options.keyBlock = choices.keyBlock;
+  options.captureGradients = choices.captureGradients;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -110,6 +111,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.keysByQueries = o.keysByQueries;
   choices.splitDkdv = o.splitDkdv;
   choices.keyBlock = o.keyBlock;
+  choices.captureGradients = o.captureGradients;
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;

@@ -37,6 +37,8 @@ struct ScheduleChoices {
   SplitDkDv splitDkdv = SplitDkDv::Auto;
   /// Backward keys per dK/dV CTA (0: block-n).
   int64_t keyBlock = 0;
+  /// Backward: the gradients of the float captures the score_mod reads.
+  bool captureGradients = false;
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

@@ -202,7 +202,8 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
   return 0;
 }
 
-void makeGradients(const Problem &p, uint64_t seed, Gradients &g) {
+void makeGradients(const Problem &p, uint64_t seed, const ProgramSpec &backward,
+                   const std::vector<HostBuffer> &captures, Gradients &g) {
   std::mt19937_64 rng(seed ^ 0x5eedull);
   std::normal_distribution<double> normal(0.0, 1.0);
   g.dO = HostBuffer::allocate(p.io, {p.batch, p.seqQ, p.heads, p.dv}, p.pad);
@@ -215,6 +216,21 @@ void makeGradients(const Problem &p, uint64_t seed, Gradients &g) {
   g.dv = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
   for (HostBuffer *t : {&g.dq, &g.dk, &g.dv})
     t->poison();
+  // The backward adds the captures' gradients into zeros.
+  g.captureGrads.clear();
+  for (const TensorDecl &t : backward.tensors) {
+    if (t.name.rfind("grad_", 0) != 0)
+      continue;
+    for (unsigned c = 0; c < backward.captures.size(); ++c) {
+      if ("grad_" + backward.captures[c].name != t.name)
+        continue;
+      HostBuffer grad =
+          HostBuffer::allocate(ElementKind::F32, captures[c].sizes);
+      for (int64_t i = 0, n = grad.numElements(); i < n; ++i)
+        grad.set(i, 0.0);
+      g.captureGrads.push_back({c, t.name, std::move(grad)});
+    }
+  }
 }
 
 } // namespace kiln::driver

@@ -39,8 +39,10 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
                llvm::raw_ostream &err);
 
 /// A random dO (normal, from `seed`), and the gradients poisoned, in the
-/// shapes of `p` (gradients in the input type).
-void makeGradients(const Problem &p, uint64_t seed, Gradients &g);
+/// shapes of `p` (gradients in the input type); zeros for the gradients of
+/// captures that the `backward` plan takes (tensors "grad_<capture>").
+void makeGradients(const Problem &p, uint64_t seed, const ProgramSpec &backward,
+                   const std::vector<HostBuffer> &captures, Gradients &g);
 
 } // namespace kiln::driver
 

@@ -94,13 +94,79 @@ int makeReferenceVariant(attn::AttentionOp refSpec,
   return 0;
 }
 
+std::map<std::string, HostBuffer *> Gradients::tensors(Inputs &in) {
+  std::map<std::string, HostBuffer *> named{
+      {"q", &in.q},   {"k", &in.k},  {"v", &in.v},
+      {"out", &in.o}, {"dout", &dO}, {"lse", &in.lse},
+      {"dq", &dq},    {"dk", &dk},   {"dv", &dv}};
+  if (in.dropoutRng)
+    named["dropout_rng"] = &*in.dropoutRng;
+  for (CaptureGradient &c : captureGrads)
+    named[c.tensor] = &c.grad;
+  return named;
+}
+
 namespace {
+/// The reference's variant for a run: its mods over the run's captures (the
+/// interpreter reads them where they are, so a changed capture is seen)
+/// and dropout's state.
+int referenceVariantFor(attn::AttentionOp refSpec, Inputs &in,
+                        std::vector<HostBuffer> &captures,
+                        ReferenceVariant &out, llvm::raw_ostream &err) {
+  std::vector<const HostBuffer *> views;
+  for (HostBuffer &c : captures)
+    views.push_back(&c);
+  return makeReferenceVariant(
+      refSpec, views, in.dropoutRng ? &*in.dropoutRng : nullptr, out, err);
+}
+
 /// A buffer's elements in row-major order, as float64.
 std::vector<double> toDoubles(const HostBuffer &t) {
   std::vector<double> values(t.numElements());
   for (int64_t i = 0, n = t.numElements(); i < n; ++i)
     values[i] = t.get(i);
   return values;
+}
+
+/// dL/d(capture c) of L = sum(dO * O) by central differences of the float64
+/// reference forward: each element moved by 2^-10 of its size (at least
+/// 2^-10; its f32 storage rounds the move, so the difference divides by
+/// what was stored). Fails like makeReferenceVariant.
+int captureGradientByDifferences(const Problem &p, attn::AttentionOp refSpec,
+                                 Inputs &in, std::vector<HostBuffer> &captures,
+                                 unsigned c, const std::vector<double> &q,
+                                 const std::vector<double> &k,
+                                 const std::vector<double> &v,
+                                 const std::vector<double> &dO,
+                                 std::vector<double> &grad,
+                                 llvm::raw_ostream &err) {
+  ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
+                          p.seqKV, p.dqk,   p.dv};
+  ReferenceVariant variant;
+  if (int rc = referenceVariantFor(refSpec, in, captures, variant, err))
+    return rc;
+  HostBuffer &capture = captures[c];
+  grad.assign(capture.numElements(), 0.0);
+  std::vector<double> out(in.o.numElements()), lse(in.lse.numElements());
+  auto loss = [&] {
+    ref::attentionForward(shape, variant.spec, q.data(), k.data(), v.data(),
+                          out.data(), lse.data());
+    double sum = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+      sum += dO[i] * out[i];
+    return sum;
+  };
+  for (int64_t i = 0; i < capture.numElements(); ++i) {
+    double x = capture.get(i);
+    double step = std::ldexp(std::max(1.0, std::fabs(x)), -10);
+    capture.set(i, x + step);
+    double up = capture.get(i), lossUp = loss();
+    capture.set(i, x - step);
+    double down = capture.get(i), lossDown = loss();
+    capture.set(i, x);
+    grad[i] = (lossUp - lossDown) / (up - down);
+  }
+  return 0;
 }
 
 } // namespace
@@ -110,13 +176,8 @@ int checkBackward(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
                   std::vector<HostBuffer> &captures, Gradients &g,
                   double tolerance, llvm::raw_ostream &out,
                   llvm::raw_ostream &err) {
-  std::vector<const HostBuffer *> captureViews;
-  for (HostBuffer &c : captures)
-    captureViews.push_back(&c);
   ReferenceVariant refVariant;
-  if (int rc = makeReferenceVariant(refSpec, captureViews,
-                                    in.dropoutRng ? &*in.dropoutRng : nullptr,
-                                    refVariant, err))
+  if (int rc = referenceVariantFor(refSpec, in, captures, refVariant, err))
     return rc;
   ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
                           p.seqKV, p.dqk,   p.dv};
@@ -141,6 +202,21 @@ int checkBackward(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
     pass &= stats.relL2 <= tolerance && stats.nonFinite == 0 &&
             stats.infMismatch == 0;
   }
+  for (Gradients::CaptureGradient &c : g.captureGrads) {
+    std::vector<double> want;
+    if (int rc = captureGradientByDifferences(
+            p, refSpec, in, captures, c.capture, q, k, v, dO, want, err))
+      return rc;
+    std::vector<double> values = toDoubles(c.grad);
+    ref::ErrorStats stats =
+        ref::compare(values.data(), want.data(), values.size());
+    std::string label = c.tensor + ":";
+    printErrorLine(out, label.c_str(), stats);
+    out << llvm::format(" (tolerance %.1e, central differences), "
+                        "non-finite %zu\n",
+                        tolerance, stats.nonFinite);
+    pass &= stats.relL2 <= tolerance && stats.nonFinite == 0;
+  }
   out << (pass ? "PASS" : "FAIL") << " (backward)\n";
   return pass ? 0 : kMismatch;
 }
@@ -153,16 +229,10 @@ int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
                           llvm::raw_ostream &err) {
   std::vector<double> qd = toDoubles(in.q), kd = toDoubles(in.k),
                       vd = toDoubles(in.v);
-  std::vector<const HostBuffer *> captureViews;
-  for (HostBuffer &c : captures)
-    captureViews.push_back(&c);
-
   ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
                           p.seqKV, p.dqk,   p.dv};
   ReferenceVariant refVariant;
-  if (int rc = makeReferenceVariant(refSpec, captureViews,
-                                    in.dropoutRng ? &*in.dropoutRng : nullptr,
-                                    refVariant, err))
+  if (int rc = referenceVariantFor(refSpec, in, captures, refVariant, err))
     return rc;
   ref::AttentionSpec &refAttention = refVariant.spec;
   if (in.paged) {

@@ -73,6 +73,18 @@ struct Inputs {
 /// (D, the atomic schedule's f32 dQ sum) is the plan's workspace.
 struct Gradients {
   HostBuffer dO, dq, dk, dv;
+  /// --capture-gradients: "grad_<capture>" (f32, the capture's shape,
+  /// zeroed: the backward adds to it) for each capture the backward
+  /// program differentiates.
+  struct CaptureGradient {
+    unsigned capture;
+    std::string tensor;
+    HostBuffer grad;
+  };
+  std::vector<CaptureGradient> captureGrads;
+
+  /// The backward program's tensors by name.
+  std::map<std::string, HostBuffer *> tensors(Inputs &in);
 };
 
 /// The reference's view of a variant: scale, causality and the mods as

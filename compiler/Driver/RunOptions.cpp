@@ -48,6 +48,9 @@ const char *runUsage() {
   --key-block K             backward: keys per dK/dV program (default 0: BN);
                             128 on sm_90a (keys by queries, not atomic): two
                             consumer warpgroups share each Q and dO tile
+  --capture-gradients       backward: also the gradients of the float captures
+                            the score_mod reads (checked against float64
+                            central differences)
   --split-dkdv              backward: dK and dV in two kernels, each
   --no-split-dkdv           recomputing S, or in one (default: two on sm_90a
                             where Dqk + Dv > 256, one elsewhere)
@@ -192,7 +195,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "ping-pong" || name == "no-overlap-products" ||
                     name == "backward" || name == "keys-by-queries" ||
                     name == "no-keys-by-queries" || name == "split-dkdv" ||
-                    name == "no-split-dkdv";
+                    name == "no-split-dkdv" || name == "capture-gradients";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -211,6 +214,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.combineByRows = true;
     } else if (name == "no-visible-below") {
       o.visibleBelow = false;
+    } else if (name == "capture-gradients") {
+      o.captureGradients = true;
     } else if (name == "keys-by-queries") {
       o.keysByQueries = KeysByQueries::On;
     } else if (name == "no-keys-by-queries") {

@@ -66,6 +66,9 @@ struct RunOptions {
   SplitDkDv splitDkdv = SplitDkDv::Auto;
   /// --key-block K: backward keys per dK/dV program (0: BN).
   int64_t keyBlock = 0;
+  /// --capture-gradients: the backward also differentiates the float
+  /// captures the score_mod reads.
+  bool captureGradients = false;
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations

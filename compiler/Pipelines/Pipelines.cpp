@@ -37,6 +37,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     backward.keysByQueries = options.keysByQueries;
     backward.splitDkdvAbove = options.splitDkdvAbove;
     backward.keyBlock = options.keyBlock;
+    backward.captureGradients = options.captureGradients;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
@@ -241,6 +242,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // of every register tile are keys. Opt-in: measured 0.96-1.13x the
   // backward on the H100 (slower at N = 4096 causal: half the CTAs).
   program.keyBlock = options.keyBlock;
+  program.captureGradients = options.captureGradients;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.
   program.splitDkdvAbove = options.splitDkdv == SplitDkDv::On ? 0

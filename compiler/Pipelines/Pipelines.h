@@ -50,6 +50,12 @@ struct ForwardPipelineOptions
                      "exceeds this (-1: never; "
                      "convert-attn-to-tile-backward split-dkdv-above)"),
       llvm::cl::init(-1)};
+  Option<bool> captureGradients{
+      *this, "capture-gradients",
+      llvm::cl::desc("Backward: also the gradients of the float captures "
+                     "the score_mod reads (convert-attn-to-tile-backward "
+                     "capture-gradients)"),
+      llvm::cl::init(false)};
   Option<bool> splitKv{
       *this, "split-kv",
       llvm::cl::desc("Forward: split the KV range across programs when the "
@@ -142,6 +148,11 @@ struct CUDAPipelineOptions
                      "consumer warpgroups sharing each Q and dO tile; "
                      "opt-in: measured 0.96-1.13x (docs/performance.md)"),
       llvm::cl::init(0)};
+  Option<bool> captureGradients{
+      *this, "capture-gradients",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: also the gradients of the "
+                     "float captures the score_mod reads"),
+      llvm::cl::init(false)};
   Option<SplitDkDv> splitDkdv{
       *this, "split-dkdv",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: dK and dV in two kernels, "

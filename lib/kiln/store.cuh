@@ -60,6 +60,49 @@ __device__ __forceinline__ void store(const Desc<T, G> &d, int row0,
   }
 }
 
+/// *p += v, one fp32 reduction in L2 (atomicAdd without its return value
+/// compiles to red.global.add).
+__device__ __forceinline__ void red_add(float *p, float v) { atomicAdd(p, v); }
+
+/// tile.scatter_add of a register tile: element e of `f` added at
+/// `base + offset(e)`. Consecutive elements of a thread at one address are
+/// summed before their one reduction (far from the diagonal a bucketed
+/// relative-position bias maps a whole row to one entry).
+template <typename F, typename Offset>
+__device__ __forceinline__ void scatter_add(float *base, const F &f,
+                                            Offset offset) {
+  long long at = offset(0);
+  float sum = f.x[0];
+#pragma unroll
+  for (int e = 1; e < F::kSize; ++e) {
+    long long next = offset(e);
+    if (next != at) {
+      red_add(base + at, sum);
+      at = next;
+      sum = 0.0f;
+    }
+    sum += f.x[e];
+  }
+  red_add(base + at, sum);
+}
+
+/// tile.scatter_add of a register tile whose every element goes to `*p` (the
+/// index tiles are splats: a capture read at a uniform index, ALiBi's
+/// slope): the thread's elements, then the warp's 32 threads summed, one
+/// reduction per warp.
+template <typename F>
+__device__ __forceinline__ void scatter_add_uniform(float *p, const F &f) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e)
+    sum += f.x[e];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  if (lane_id() == 0)
+    red_add(p, sum);
+}
+
 /// d += f with fp32 reductions in L2 (red.global.add; no return value, so
 /// no round trip): the atomic backward schedule's dQ accumulation. The
 /// order in which CTAs add is not fixed, so the sum's rounding varies.

@@ -111,6 +111,9 @@ struct BlockInputs {
   Value qIdx, kvIdx; // positions, in the block's orientation
   Value qStart, kvStart; // the block's first query and key
   Value seed, offset;    // dropout's generator state (null without dropout)
+  /// Gradients of the float captures the score_mod reads: the capture
+  /// index and the gradient tensor, where this block adds its share.
+  SmallVector<std::pair<unsigned, Value>> captureGrads;
   Value batch, head, lenQ, lenK;
   SmallVector<Value> captures;
   /// Keys by queries (Sᵀ = K Qᵀ): the dK/dV kernel's orientation, in which
@@ -153,15 +156,18 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
     Value lastKv = pb.splat(pb.sub(in.lenK, pb.index(1)), shape);
     modKv = pb.minIndex(in.kvIdx, lastKv);
   }
+  SmallVector<CaptureTangent> captureTangents;
   if (spec.hasScoreMod()) {
     SmallVector<Value> args{s, in.batch, in.head, modQ, modKv};
     args.append(in.captures);
-    auto modded = inlineScoreModWithGradient(pb.b, pb.loc, spec.getScoreMod(),
-                                             args, shape);
+    auto modded = inlineScoreModWithGradients(
+        pb.b, pb.loc, spec.getScoreMod(), args, shape,
+        /*captureTangents=*/!in.captureGrads.empty());
     if (failed(modded))
       return failure();
-    s = modded->first;
-    modDerivative = modded->second;
+    s = modded->value;
+    modDerivative = modded->scoreTangent;
+    captureTangents = std::move(modded->captures);
   }
   s = pb.mul(s, pb.splatF32(M_LOG2E, shape));
   Value keep = buildKeepMask(pb, spec, in.qIdx, in.kvIdx, in.lenK,
@@ -185,6 +191,24 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   }
   Value d = perQuery(in.d);
   Value ds = pb.mul(p, pb.sub(dp, d));
+  // Gradients of captured tensors: dL/d(capture value) = sum over the
+  // elements that read it of dS (the gradient of the modded score) times
+  // d(score_mod)/d(value); masked elements add nothing.
+  Value zeros = pb.splatF32(0.0, shape);
+  for (const CaptureTangent &c : captureTangents) {
+    auto grad = llvm::find_if(
+        in.captureGrads, [&](const auto &g) { return g.first == c.capture; });
+    if (grad == in.captureGrads.end())
+      continue;
+    Value share = arith::SelectOp::create(pb.b, pb.loc, keep,
+                                          pb.mul(ds, c.tangent), zeros);
+    SmallVector<Value> indices;
+    for (Value index : c.indices)
+      indices.push_back(isa<RankedTensorType>(index.getType())
+                            ? index
+                            : pb.splat(index, shape));
+    tile::ScatterAddOp::create(pb.b, pb.loc, share, grad->second, indices);
+  }
   if (modDerivative)
     ds = pb.mul(ds, modDerivative);
   // A masked entry contributes nothing, whatever the mod's derivative there.
@@ -199,9 +223,28 @@ MemRefType global(MLIRContext *ctx, int64_t rank, int64_t last, Type elt) {
   return stridedMemRef(ctx, shape, elt);
 }
 
+/// The float captures the score_mod reads, in capture order: those that
+/// get gradients.
+SmallVector<unsigned> differentiableCaptures(attn::AttentionOp spec) {
+  SmallVector<unsigned> out;
+  if (!spec.hasScoreMod())
+    return out;
+  Block &block = spec.getScoreMod().front();
+  for (unsigned c = 0; c < spec.getCaptureTypes().size(); ++c) {
+    BlockArgument arg = block.getArgument(5 + c);
+    bool read = llvm::any_of(arg.getUsers(), [](Operation *user) {
+      auto load = dyn_cast<memref::LoadOp>(user);
+      return load && isa<FloatType>(load.getType());
+    });
+    if (read)
+      out.push_back(c);
+  }
+  return out;
+}
+
 LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             int64_t bk, bool atomic, bool keysByQueries,
-                            bool splitDkdv) {
+                            bool splitDkdv, bool captureGradients) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -230,6 +273,25 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   // Kernels that recompute P read the dropout's generator state after
   // their outputs (before the captures).
   bool dropout = spec.hasDropout();
+  // Gradients of the float captures the score_mod reads ("grad_<name>", f32,
+  // the capture's shape), added to by the kernel that visits every (q, kv)
+  // pair once with dS at hand: dQ's, or (atomic) the dK kernel.
+  SmallVector<unsigned> gradCaptures;
+  if (captureGradients)
+    gradCaptures = differentiableCaptures(spec);
+  auto addGradArgs = [&](SmallVector<KernelArgDecl> &args) {
+    SmallVector<std::pair<unsigned, unsigned>> positions; // capture, arg
+    SmallVector<attn::CaptureAttr> decls = spec.getCaptureDecls();
+    for (unsigned c : gradCaptures) {
+      attn::CaptureAttr decl = decls[c];
+      positions.push_back({c, unsigned(args.size())});
+      args.push_back({Role::Tensor,
+                      global(ctx, decl.getType().getRank(), -1, f32),
+                      ("grad_" + decl.getName().getValue()).str(),
+                      llvm::to_vector(decl.getDims().getValue())});
+    }
+    return positions;
+  };
 
   // --- D = rowsum(dO ∘ O) ------------------------------------------------
   {
@@ -274,6 +336,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       rngArg = args.size();
       args.push_back(dropoutRngArg(b));
     }
+    auto gradArgs = addGradArgs(args);
     Kernel k = makeKernel(b, spec, "_bwd_dq", args, "dq", queryBlockGrid(b, bm),
                           bm, bn, true);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
@@ -303,6 +366,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     in.qStart = q0;
     if (rngArg >= 0)
       std::tie(in.seed, in.offset) = loadDropoutRng(pb, e->getArgument(rngArg));
+    for (auto [capture, arg] : gradArgs)
+      in.captureGrads.push_back({capture, e->getArgument(arg)});
     for (unsigned i = args.size(); i < e->getNumArguments(); ++i)
       in.captures.push_back(e->getArgument(i));
     SmallVector<int64_t> sShape{bm, bn};
@@ -379,6 +444,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       rngArg = args.size();
       args.push_back(dropoutRngArg(b));
     }
+    SmallVector<std::pair<unsigned, unsigned>> gradArgs;
+    if (atomic && withDk)
+      gradArgs = addGradArgs(args);
     Kernel k = makeKernel(b, spec, suffix, args, stage, keyBlockGrid(b, bk), bm,
                           bk, true);
     // Keys by queries, every register tile's rows are this block's keys.
@@ -453,6 +521,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 in.kvStart = kv0;
                 in.seed = seed;
                 in.offset = offset;
+                for (auto [capture, arg] : gradArgs)
+                  in.captureGrads.push_back({capture, e->getArgument(arg)});
                 in.keysByQueries = keysByQueries;
                 in.batch = bt;
                 in.head = h;
@@ -575,7 +645,8 @@ struct ConvertAttnToTileBackward
       // kernel (the split dK and dV kernels keep block-n).
       int64_t keys = keyBlock > 0 && !split ? int64_t(keyBlock) : tiles.second;
       if (failed(lowerBackward(spec, tiles.first, tiles.second, keys,
-                               schedule == "atomic", keysByQueries, split)))
+                               schedule == "atomic", keysByQueries, split,
+                               captureGradients)))
         return signalPassFailure();
     }
   }

@@ -113,31 +113,29 @@ public:
 
 } // namespace
 
-FailureOr<std::pair<Value, Value>>
-inlineScoreModWithGradient(OpBuilder &builder, Location loc, Region &region,
-                           ArrayRef<Value> args, ArrayRef<int64_t> shape) {
-  Block &block = region.front();
-  IRMapping mapping;
-  mapping.map(block.getArguments(), args);
-  // d(value)/d(score) per original value; absent means zero.
+/// d(value)/d(seed) for every value of a mod region already inlined over a
+/// tile (`mapping`: the region's values to the inlined ones), by the
+/// forward-mode rules below; `seed` is the score argument or a value the
+/// mod loads from a capture. Fails with a diagnostic on an op that depends
+/// on the seed and has no rule (`what` names the seed in it).
+static FailureOr<Value> tangentOf(OpBuilder &builder, Location loc,
+                                  Block &block, IRMapping &mapping, Value seed,
+                                  ArrayRef<int64_t> shape, StringRef what) {
   DenseMap<Value, Value> tangent;
   TangentBuilder t(builder, loc, shape);
-  Type f32 = builder.getF32Type();
-  tangent[block.getArgument(0)] = t.constant(1.0, f32);
+  tangent[seed] = t.constant(1.0, builder.getF32Type());
   auto tan = [&](Value v) { return tangent.lookup(v); };
   auto asTile = [&](Value v) {
     return isTile(v) ? v : splatToTile(builder, loc, v, shape);
   };
-
   for (Operation &op : block.without_terminator()) {
-    bool dependsOnScore =
+    bool dependsOnSeed =
         llvm::any_of(op.getOperands(), [&](Value v) { return tan(v); });
-    // The value itself, exactly as inlineModOverTile builds it.
-    Operation *built = vectorizeOp(builder, op, mapping, shape);
-    if (!dependsOnScore || !isa<FloatType>(op.getResult(0).getType()))
+    if (!dependsOnSeed || op.getNumResults() != 1 ||
+        !isa<FloatType>(op.getResult(0).getType()))
       continue; // integer/i1 results carry no derivative
 
-    Value r = built->getResult(0);
+    Value r = asTile(mapping.lookup(op.getResult(0)));
     auto a = [&](unsigned i) {
       return asTile(mapping.lookup(op.getOperand(i)));
     };
@@ -216,7 +214,8 @@ inlineScoreModWithGradient(OpBuilder &builder, Location loc, Region &region,
              arith::DivFOp, arith::SelectOp, arith::ExtFOp, arith::TruncFOp>(
             op)) {
       op.emitError() << "cannot differentiate '" << op.getName()
-                     << "' in score_mod for the backward pass; supported: "
+                     << "' in score_mod with respect to " << what
+                     << " for the backward pass; supported: "
                         "add, sub, mul, div, neg, tanh, exp, exp2, log, "
                         "log2, sqrt, abs, max/min, select, float casts";
       return failure();
@@ -225,11 +224,61 @@ inlineScoreModWithGradient(OpBuilder &builder, Location loc, Region &region,
       tangent[op.getResult(0)] = d;
   }
   auto yield = cast<attn::YieldOp>(block.getTerminator());
-  Value result = yield.getValues().front();
-  Value grad = tan(result);
-  if (!grad)
-    grad = t.constant(0.0, f32);
-  return std::make_pair(asTile(mapping.lookup(result)), grad);
+  Value grad = tan(yield.getValues().front());
+  return grad ? asTile(grad) : t.constant(0.0, builder.getF32Type());
+}
+
+FailureOr<std::pair<Value, Value>>
+inlineScoreModWithGradient(OpBuilder &builder, Location loc, Region &region,
+                           ArrayRef<Value> args, ArrayRef<int64_t> shape) {
+  FailureOr<ScoreModGradients> all = inlineScoreModWithGradients(
+      builder, loc, region, args, shape, /*captureTangents=*/false);
+  if (failed(all))
+    return failure();
+  return std::make_pair(all->value, all->scoreTangent);
+}
+
+FailureOr<ScoreModGradients>
+inlineScoreModWithGradients(OpBuilder &builder, Location loc, Region &region,
+                            ArrayRef<Value> args, ArrayRef<int64_t> shape,
+                            bool captureTangents) {
+  Block &block = region.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    vectorizeOp(builder, op, mapping, shape);
+  ScoreModGradients out;
+  Value result = mapping.lookup(
+      cast<attn::YieldOp>(block.getTerminator()).getValues().front());
+  out.value =
+      isTile(result) ? result : splatToTile(builder, loc, result, shape);
+  FailureOr<Value> score = tangentOf(builder, loc, block, mapping,
+                                     block.getArgument(0), shape, "the score");
+  if (failed(score))
+    return failure();
+  out.scoreTangent = *score;
+  if (!captureTangents)
+    return out;
+  // score_mod(score, b, h, q, kv, captures...): a float read of capture c
+  // (argument 5 + c) is a seed of its own.
+  for (Operation &op : block.without_terminator()) {
+    auto load = dyn_cast<memref::LoadOp>(op);
+    auto source = load ? dyn_cast<BlockArgument>(load.getMemRef()) : nullptr;
+    if (!load || !source || source.getOwner() != &block ||
+        source.getArgNumber() < 5 || !isa<FloatType>(load.getType()))
+      continue;
+    FailureOr<Value> d = tangentOf(builder, loc, block, mapping,
+                                   load.getResult(), shape, "a captured value");
+    if (failed(d))
+      return failure();
+    CaptureTangent c;
+    c.capture = source.getArgNumber() - 5;
+    for (Value index : load.getIndices())
+      c.indices.push_back(mapping.lookup(index));
+    c.tangent = *d;
+    out.captures.push_back(std::move(c));
+  }
+  return out;
 }
 
 } // namespace kiln

@@ -32,6 +32,30 @@ mlir::FailureOr<std::pair<mlir::Value, mlir::Value>> inlineScoreModWithGradient(
     mlir::OpBuilder &builder, mlir::Location loc, mlir::Region &region,
     llvm::ArrayRef<mlir::Value> args, llvm::ArrayRef<int64_t> shape);
 
+/// A read of a float capture by a score_mod and d(result)/d(value read).
+struct CaptureTangent {
+  unsigned capture = 0;                   ///< which capture (0-based)
+  llvm::SmallVector<mlir::Value> indices; ///< scalars or index tiles
+  mlir::Value tangent;                    ///< a tile of `shape`
+};
+
+/// A score_mod inlined over a tile with its derivatives.
+struct ScoreModGradients {
+  mlir::Value value;        ///< the modded score
+  mlir::Value scoreTangent; ///< d(result)/d(score)
+  /// With captureTangents: one per float memref.load of a capture in the
+  /// region (gradients of captured tensors).
+  llvm::SmallVector<CaptureTangent> captures;
+};
+
+/// inlineScoreModWithGradient, and with `captureTangents` also the
+/// derivative of the result with respect to each value the mod reads from a
+/// float capture, with the indices it reads it at.
+mlir::FailureOr<ScoreModGradients> inlineScoreModWithGradients(
+    mlir::OpBuilder &builder, mlir::Location loc, mlir::Region &region,
+    llvm::ArrayRef<mlir::Value> args, llvm::ArrayRef<int64_t> shape,
+    bool captureTangents);
+
 /// A tile of `shape` whose elements are all `scalar`.
 mlir::Value splatToTile(mlir::OpBuilder &builder, mlir::Location loc,
                         mlir::Value scalar, llvm::ArrayRef<int64_t> shape);

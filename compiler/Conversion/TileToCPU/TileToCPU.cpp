@@ -387,6 +387,39 @@ struct AtomicAddLowering : OpConversionPattern<tile::AtomicAddOp> {
   }
 };
 
+/// Each element added at its indices; programs run one after another on the
+/// CPU, so a plain read-add-write.
+struct ScatterAddLowering : OpConversionPattern<tile::ScatterAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ScatterAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValues().getType());
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    SmallVector<Value> lbs(type.getRank(), zero), steps(type.getRank(), one),
+        ubs;
+    for (int64_t d : type.getShape())
+      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, d));
+    Value dest = adaptor.getDest(), values = adaptor.getValues();
+    SmallVector<Value> indexTiles(adaptor.getIndices());
+    scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps,
+        [&](OpBuilder &b, Location l, ValueRange ivs) {
+          SmallVector<Value> at;
+          for (Value tileOfIndices : indexTiles)
+            at.push_back(tensor::ExtractOp::create(b, l, tileOfIndices, ivs));
+          Value v = tensor::ExtractOp::create(b, l, values, ivs);
+          Value old = memref::LoadOp::create(b, l, dest, at);
+          memref::StoreOp::create(b, l, arith::AddFOp::create(b, l, old, v),
+                                  dest, at);
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Widens `v` to `type` when it is narrower.
 Value widen(OpBuilder &b, Location loc, Value v, Type type) {
   if (v.getType() == type)
@@ -704,11 +737,10 @@ struct ConvertTileToCPU
                            linalg::LinalgDialect, scf::SCFDialect,
                            func::FuncDialect>();
     RewritePatternSet patterns(&getContext());
-    patterns
-        .add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
-             AtomicAddLowering, DotLowering, ReduceLowering, BroadcastLowering,
-             SplatLowering, IotaLowering, PhiloxLowering, GatherLowering>(
-            converter, &getContext());
+    patterns.add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
+                 AtomicAddLowering, DotLowering, ReduceLowering,
+                 BroadcastLowering, SplatLowering, IotaLowering, PhiloxLowering,
+                 GatherLowering, ScatterAddLowering>(converter, &getContext());
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

@@ -703,6 +703,36 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         os << ", " << name(a.getValue()) << ");\n";
         return success();
       })
+      .Case([&](tile::ScatterAddOp a) -> LogicalResult {
+        auto type = cppType(a.getValues().getType(), loc);
+        if (failed(type))
+          return failure();
+        if (!cast<RankedTensorType>(a.getValues().getType())
+                 .getElementType()
+                 .isF32())
+          return a.emitError() << "the GPU schedule scatter-adds f32 values";
+        std::string dest = name(a.getDest());
+        // Splatted indices (a uniform read): one address for the tile.
+        bool uniform = llvm::all_of(a.getIndices(), [](Value index) {
+          return isa_and_nonnull<tile::SplatOp>(index.getDefiningOp());
+        });
+        if (uniform) {
+          line() << "kiln::scatter_add_uniform(" << dest << ".ptr + (0";
+          for (auto [d, index] : llvm::enumerate(a.getIndices()))
+            os << " + static_cast<long long>("
+               << name(index.getDefiningOp<tile::SplatOp>().getValue())
+               << ") * " << dest << ".stride[" << d << "]";
+          os << "), " << name(a.getValues()) << ");\n";
+          return success();
+        }
+        line() << "kiln::scatter_add(" << dest << ".ptr, "
+               << name(a.getValues()) << ", [&](int e) { return 0LL";
+        for (auto [d, index] : llvm::enumerate(a.getIndices()))
+          os << " + static_cast<long long>(" << name(index) << ".x[e]) * "
+             << dest << ".stride[" << d << "]";
+        os << "; });\n";
+        return success();
+      })
       .Case([&](tgpu::StoreSharedOp st) {
         line() << "kiln::store_shared(" << name(st.getDest()) << ", "
                << name(st.getValue()) << ");\n";

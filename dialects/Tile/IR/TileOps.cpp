@@ -275,6 +275,29 @@ LogicalResult PhiloxOp::verify() {
   return success();
 }
 
+LogicalResult ScatterAddOp::verify() {
+  auto values = cast<RankedTensorType>(getValues().getType());
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (!isa<FloatType>(values.getElementType()) ||
+      values.getElementType() != dest.getElementType())
+    return emitOpError() << "adds float values into a memref of their type, "
+                            "got "
+                         << values << " into " << dest;
+  if (static_cast<int64_t>(getIndices().size()) != dest.getRank())
+    return emitOpError() << "needs one index tile per dimension of the "
+                            "destination ("
+                         << dest.getRank() << "), got " << getIndices().size();
+  for (Value index : getIndices()) {
+    auto type = cast<RankedTensorType>(index.getType());
+    if (!type.getElementType().isIndex() ||
+        type.getShape() != values.getShape())
+      return emitOpError() << "index tiles are index tiles shaped like the "
+                              "values, got "
+                           << type;
+  }
+  return success();
+}
+
 LogicalResult GatherOp::verify() {
   auto source = cast<MemRefType>(getSource().getType());
   auto result = cast<RankedTensorType>(getResult().getType());

@@ -231,6 +231,26 @@ def Tile_PhiloxOp : Tile_Op<"philox", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ScatterAddOp : Tile_Op<"scatter_add", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "adds a float tile into a memref at per-element index tiles, atomically";
+  let description = [{
+    Element e of `values` is added to `dest[indices[0][e], indices[1][e],
+    ...]` (one index tile per dimension of `dest`, shaped like `values`);
+    several elements may name one entry, and programs running at once add
+    to the same entries, so the adds are atomic (their order is not
+    fixed). The backward accumulates gradients of captured tensors with it.
+
+    ```mlir
+    tile.scatter_add %contrib, %grad_slopes[%heads] : tensor<64x64xf32>, memref<?xf32>, tensor<64x64xindex>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$values, AnyMemRef:$dest, Variadic<Tile_Tile>:$indices);
+  let assemblyFormat = [{
+    $values `,` $dest `[` $indices `]` attr-dict `:` type($values) `,` type($dest) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>]> {
   let summary = "reads a captured tensor at per-element index tiles";
   let arguments = (ins AnyMemRef:$source, Variadic<Tile_Tile>:$indices);

@@ -101,7 +101,7 @@ attn.attention @gqa {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, gqa
 // An op with no derivative rule that depends on the score is refused.
 attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
   score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
-    // expected-error @+1 {{cannot differentiate 'math.floor' in score_mod for the backward pass}}
+    // expected-error @+1 {{cannot differentiate 'math.floor' in score_mod with respect to the score for the backward pass}}
     %f = math.floor %score : f32
     attn.yield %f : f32
   }

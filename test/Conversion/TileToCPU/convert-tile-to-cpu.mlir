@@ -146,3 +146,22 @@ func.func @philox(%seed: i64, %offset: i64, %b: index, %h: index, %q0: index,
   %t = tile.philox %seed, %offset, %b, %h, %q0, %kv0 {keys_by_queries} : tensor<16x16xi32>
   return %u, %t : tensor<16x16xi32>, tensor<16x16xi32>
 }
+
+// -----
+
+// tile.scatter_add: a loop nest adding each element at its indices (programs
+// run one after another on the CPU: a plain read-add-write).
+// CHECK-LABEL: func.func @scatter_add(
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<4x2xf32>, %[[G:[a-z0-9]+]]: memref<?xf32>, %[[I:[a-z0-9]+]]: tensor<4x2xindex>)
+// CHECK: scf.for %[[R:.*]] =
+// CHECK: scf.for %[[C:.*]] =
+// CHECK: %[[AT:.*]] = tensor.extract %[[I]][%[[R]], %[[C]]]
+// CHECK: %[[X:.*]] = tensor.extract %[[V]][%[[R]], %[[C]]]
+// CHECK: %[[OLD:.*]] = memref.load %[[G]][%[[AT]]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[X]]
+// CHECK: memref.store %[[NEW]], %[[G]][%[[AT]]]
+// CHECK-NOT: tile.
+func.func @scatter_add(%v: tensor<4x2xf32>, %g: memref<?xf32>, %i: tensor<4x2xindex>) {
+  tile.scatter_add %v, %g[%i] : tensor<4x2xf32>, memref<?xf32>, tensor<4x2xindex>
+  return
+}

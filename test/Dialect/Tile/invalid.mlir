@@ -499,6 +499,34 @@ func.func @philox_1d(%s: i64, %x: index) {
 }
 
 //===----------------------------------------------------------------------===//
+// tile.scatter_add
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @scatter_add_int(%v: tensor<4x4xi32>, %g: memref<?xi32>, %i: tensor<4x4xindex>) {
+  // expected-error @+1 {{'tile.scatter_add' op adds float values into a memref of their type, got 'tensor<4x4xi32>' into 'memref<?xi32>'}}
+  tile.scatter_add %v, %g[%i] : tensor<4x4xi32>, memref<?xi32>, tensor<4x4xindex>
+  return
+}
+
+// -----
+
+func.func @scatter_add_rank(%v: tensor<4x4xf32>, %g: memref<?x?xf32>, %i: tensor<4x4xindex>) {
+  // expected-error @+1 {{'tile.scatter_add' op needs one index tile per dimension of the destination (2), got 1}}
+  tile.scatter_add %v, %g[%i] : tensor<4x4xf32>, memref<?x?xf32>, tensor<4x4xindex>
+  return
+}
+
+// -----
+
+func.func @scatter_add_shape(%v: tensor<4x4xf32>, %g: memref<?xf32>, %i: tensor<4x8xindex>) {
+  // expected-error @+1 {{'tile.scatter_add' op index tiles are index tiles shaped like the values, got 'tensor<4x8xindex>'}}
+  tile.scatter_add %v, %g[%i] : tensor<4x4xf32>, memref<?xf32>, tensor<4x8xindex>
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // tile.iota
 //===----------------------------------------------------------------------===//
 

@@ -339,3 +339,15 @@ func.func @philox(%seed: i64, %offset: i64, %b: index, %h: index, %q0: index,
   %t = tile.philox %seed, %offset, %b, %h, %q0, %kv0 {keys_by_queries} : tensor<32x64xi32>
   return %u, %t : tensor<64x32xi32>, tensor<32x64xi32>
 }
+
+// -----
+
+// tile.scatter_add into a 2-D capture gradient.
+// CHECK-LABEL: func.func @scatter_add
+// CHECK-SAME: ([[V:%[^:]+]]: tensor<64x64xf32>, [[G:%[^:]+]]: memref<?x?xf32>, [[H:%[^:]+]]: tensor<64x64xindex>, [[B:%[^:]+]]: tensor<64x64xindex>)
+// CHECK-NEXT: tile.scatter_add [[V]], [[G]][[[H]], [[B]]] : tensor<64x64xf32>, memref<?x?xf32>, tensor<64x64xindex>, tensor<64x64xindex>
+func.func @scatter_add(%v: tensor<64x64xf32>, %g: memref<?x?xf32>, %h: tensor<64x64xindex>,
+                       %b: tensor<64x64xindex>) {
+  tile.scatter_add %v, %g[%h, %b] : tensor<64x64xf32>, memref<?x?xf32>, tensor<64x64xindex>, tensor<64x64xindex>
+  return
+}
