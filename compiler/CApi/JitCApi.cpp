@@ -32,6 +32,7 @@ kiln::Status toVariant(const kiln_variant_options *o, kiln::Variant &variant,
     return kiln::Status::error("dropout_p must be in [0, 1) (0: the "
                                "variant's)");
   options.dropoutP = o->dropout_p;
+  options.captureGradients = o->capture_gradients != 0;
   variant.mlir = o->mlir;
   variant.name = o->name ? o->name : "";
   options.headDim = o->head_dim;

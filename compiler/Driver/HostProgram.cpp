@@ -64,6 +64,7 @@ Status HostProgram::compile(const Variant &variant,
     // schedule, both programs in one JIT-compiled module.
     driver::RunOptions o;
     o.backward = backward;
+    o.captureGradients = options.captureGradients;
     impl.programs = driver::CPUPrograms();
     std::string printed, errors;
     llvm::raw_string_ostream out(printed), err(errors);

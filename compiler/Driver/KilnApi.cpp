@@ -89,8 +89,11 @@ Status compileBackwardSpec(const Variant &variant,
                            const CompileOptions &options,
                            BackwardSchedule schedule, ProgramSpec &spec) {
   return withVariantModule(variant, options, [&](ModuleOp module) {
-    return driver::compileBackwardCUDA(
-        module, options.arch, schedule == BackwardSchedule::AtomicDQ, spec);
+    driver::ScheduleChoices choices;
+    choices.captureGradients = options.captureGradients;
+    return driver::compileBackwardCUDA(module, options.arch,
+                                       schedule == BackwardSchedule::AtomicDQ,
+                                       spec, choices);
   });
 }
 

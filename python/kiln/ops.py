@@ -13,6 +13,7 @@ the kernels take any batch, lengths and heads.
 """
 import ctypes
 import functools
+import json
 from typing import List, Tuple
 
 import torch
@@ -51,8 +52,9 @@ def _ctensor(name, t, keep):
 
 
 @functools.lru_cache(maxsize=None)
-def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0):
-    return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p))
+def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0, capture_gradients=False):
+    return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p,
+                                                   capture_gradients))
 
 
 def _arch(device):
@@ -66,20 +68,46 @@ def _arch(device):
 
 
 @functools.lru_cache(maxsize=None)
-def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p, program, device_index):
-    options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p)
+def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p, capture_gradients, program,
+                    device_index):
+    options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p,
+                                    capture_gradients)
     spec = _capi.compile_spec(options, program, _arch(device_index))
-    return _capi.DeviceProgram(spec, device_index)
+    loaded = _capi.DeviceProgram(spec, device_index)
+    loaded.plan = json.loads(spec)
+    return loaded
 
 
-def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0):
+def _key(q, v, variant, name, page_size, dropout_p, capture_gradients):
+    # int(): head dims specialise the program (symbolic under tracing).
+    return (variant, name, int(q.shape[-1]), int(v.shape[-1]), _element_type(q), page_size, dropout_p,
+            capture_gradients)
+
+
+def _gradient_captures(q, v, variant, name, dropout_p):
+    """Which captures the backward with capture gradients differentiates
+    (the float ones its score_mod reads): (index, name) pairs, in order."""
+    key = _key(q, v, variant, name, 0, dropout_p, True)
+    if q.device.type == "cuda":
+        device = q.device.index if q.device.index is not None else torch.cuda.current_device()
+        with torch.cuda.device(device):
+            plan = _device_program(*key, "backward", device).plan
+    else:
+        plan = json.loads(_host_program(*key).plan("backward"))
+    names = [c["name"] for c in plan["captures"]]
+    return [(names.index(t["name"][len("grad_"):]), t["name"][len("grad_"):]) for t in plan["tensors"]
+            if t["name"].startswith("grad_")]
+
+
+def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0, capture_gradients=False):
     """Runs the forward or the backward (program) of the variant on the
     tensors' device; page_size > 0: k and v are a paged KV cache's pools;
-    dropout_p > 0: the variant with that dropout (tensors has dropout_rng)."""
+    dropout_p > 0: the variant with that dropout (tensors has dropout_rng);
+    capture_gradients: the backward that adds into grad_<capture>."""
     keep = []
     named = [_ctensor(n, t, keep) for n, t in tensors.items()]
     caps = [_ctensor(None, c, keep) for c in captures]
-    key = (variant, name, q.shape[-1], v.shape[-1], _element_type(q), page_size, dropout_p)
+    key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients)
     if q.device.type == "cpu":
         _host_program(*key).run(program, named, caps)
     elif q.device.type == "cuda":
@@ -161,6 +189,36 @@ def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng):
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
 
+@torch.library.custom_op("kiln::attention_backward_captures", mutates_args=())
+def attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                                   out: torch.Tensor, lse: torch.Tensor, captures: List[torch.Tensor], variant: str,
+                                   name: str, dropout_p: float, dropout_rng: List[torch.Tensor]
+                                   ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor]]:
+    """attention_backward and the gradients of the float captures the
+    variant's score_mod reads (f32, in capture order; _gradient_captures
+    says which)."""
+    rng = _dropout_tensors(dropout_p, dropout_rng)
+    _check_devices([dout, q, k, v, out, lse, *captures, *rng.values()])
+    q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
+    captures = [c.contiguous() for c in captures]
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    which = _gradient_captures(q, v, variant, name, dropout_p)
+    # The backward adds into them.
+    grads = [torch.zeros(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which]
+    names = {f"grad_{n}": g for (_, n), g in zip(which, grads)}
+    _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
+                            "dv": dv, **rng, **names}, captures, variant, name, dropout_p=dropout_p,
+         capture_gradients=True)
+    return dq, dk, dv, grads
+
+
+@attention_backward_captures_op.register_fake
+def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng):
+    which = _gradient_captures(q, v, variant, name, dropout_p)
+    return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
+            [torch.empty(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which])
+
+
 def _setup_context(ctx, inputs, output):
     q, k, v, captures, variant, name, dropout_p, dropout_rng = inputs
     out, lse = output
@@ -168,6 +226,8 @@ def _setup_context(ctx, inputs, output):
     ctx.save_for_backward(q, k, v, out, lse, *dropout_rng, *captures)
     ctx.variant, ctx.name, ctx.num_captures, ctx.dropout_p = variant, name, len(captures), dropout_p
     ctx.num_rngs = len(dropout_rng)
+    # Float captures that require grad get theirs (score_mod's reads).
+    ctx.capture_grads = any(c.requires_grad and c.is_floating_point() for c in captures)
     # The LSE is returned for callers that merge attention results; it is
     # not differentiated.
     ctx.mark_non_differentiable(lse)
@@ -176,10 +236,17 @@ def _setup_context(ctx, inputs, output):
 def _backward(ctx, dout, dlse):
     q, k, v, out, lse, *rest = ctx.saved_tensors
     rngs, captures = rest[:ctx.num_rngs], rest[ctx.num_rngs:]
-    dq, dk, dv = attention_backward_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name, ctx.dropout_p,
-                                       rngs)
-    # Captures get no gradient (issue 12: gradients of captured tensors).
-    return dq, dk, dv, [None] * ctx.num_captures, None, None, None, [None] * ctx.num_rngs
+    capture_grads = [None] * ctx.num_captures
+    if ctx.capture_grads:
+        dq, dk, dv, grads = attention_backward_captures_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name,
+                                                           ctx.dropout_p, rngs)
+        for (i, _), g in zip(_gradient_captures(q, v, ctx.variant, ctx.name, ctx.dropout_p), grads):
+            if captures[i].requires_grad:
+                capture_grads[i] = g.to(captures[i].dtype)
+    else:
+        dq, dk, dv = attention_backward_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name,
+                                           ctx.dropout_p, rngs)
+    return dq, dk, dv, capture_grads, None, None, None, [None] * ctx.num_rngs
 
 
 attention_op.register_autograd(_backward, setup_context=_setup_context)

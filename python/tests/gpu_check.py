@@ -68,6 +68,22 @@ def main():
                           kiln.make_dropout_rng("cuda"), example("gqa_causal"))
     check(max(errs) < 1e-2, f"dropout (GQA 4:1, causal) vs float64: {' '.join(f'{e:.1e}' for e in errs)}")
 
+    # Learnable ALiBi slopes: their gradient (f32 reductions on the GPU)
+    # against float64 autograd.
+    n = 300
+    q, k, v = (t.cuda().requires_grad_() for t in inputs(2, n, n, 4, 4, 64, seed=6))
+    slopes = torch.rand(4, device="cuda", requires_grad=True)
+    out = kiln.attention(q, k, v, example("alibi"), captures=[slopes])
+    dout = torch.randn_like(out)
+    out.backward(dout)
+    sd = slopes.detach().cpu().double().requires_grad_()
+    dist = (torch.arange(n)[None, :] - torch.arange(n)[:, None]).double()
+    expect = reference(*(t.detach().cpu().double() for t in (q, k, v)), causal="top_left",
+                       bias=sd[:, None, None] * dist)
+    expect.backward(dout.cpu().double())
+    err = rel(slopes.grad.cpu(), sd.grad)
+    check(err < 1e-2, f"ALiBi slopes' gradient on the GPU vs float64: {err:.1e}")
+
     # A verify step over ragged paged caches (16-key pages, GQA 4:1), as the
     # CPU test, and the same with 64-key pages.
     q, k, v = inputs(3, 3, 700, 8, 2, 128, seed=9)

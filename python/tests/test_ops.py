@@ -267,6 +267,33 @@ class Ops(unittest.TestCase):
         with self.assertRaisesRegex(kiln.KilnError, "dropout_rng"):
             kiln.attention(q, k, v, text.replace("bf16,", "bf16, dropout_p = 0.1,", 1))
 
+    def test_capture_gradients(self):
+        # Learnable ALiBi slopes and a relative-position bias table with a
+        # temperature: the gradients of the float captures the score_mod
+        # reads, against float64 autograd.
+        alibi = example("alibi")
+        q, k, v = (t.requires_grad_() for t in inputs(2, 40, 40, 2, 2, 64, seed=14))
+        slopes = torch.rand(2, generator=torch.Generator().manual_seed(2)).requires_grad_()
+        out = kiln.attention(q, k, v, alibi, captures=[slopes])
+        dout = torch.randn(out.shape, generator=torch.Generator().manual_seed(4)).to(out.dtype)
+        out.backward(dout)
+        sd = slopes.detach().double().requires_grad_()
+        dist = (torch.arange(40)[None, :] - torch.arange(40)[:, None]).double()
+        expect = reference(*(t.detach().double() for t in (q, k, v)), causal="top_left",
+                           bias=sd[:, None, None] * dist)
+        expect.backward(dout.double())
+        self.assertLess(rel(slopes.grad, sd.grad), 1e-2)
+        lse = kiln.attention_with_lse(q.detach(), k.detach(), v.detach(), alibi, [slopes.detach()])[1]
+        torch.library.opcheck(torch.ops.kiln.attention_backward_captures.default,
+                              (dout, q.detach(), k.detach(), v.detach(), out.detach(), lse, [slopes.detach()],
+                               alibi.text, "", 0.0, []))
+        # A capture that does not require grad gets none (and the plain
+        # backward runs).
+        slopes2 = slopes.detach()
+        q2 = q.detach().requires_grad_()
+        kiln.attention(q2, k.detach(), v.detach(), alibi, captures=[slopes2]).float().sum().backward()
+        self.assertIsNone(slopes2.grad)
+
     def test_torch_compile_fullgraph(self):
         variant = example("causal")
         proj = torch.nn.Linear(64, 64, dtype=torch.bfloat16)

@@ -47,6 +47,9 @@ struct CompileOptions {
   std::string dtype;    ///< "", "bf16" or "fp16"
   int64_t pageSize = 0; ///< > 0: K and V in a paged KV cache (page_size)
   double dropoutP = 0;  ///< > 0: the variant's dropout_p (tensor dropout_rng)
+  /// Backward: also the gradients of the float captures the score_mod reads
+  /// (tensors grad_<capture>, f32, added to: pass zeros).
+  bool captureGradients = false;
 };
 
 /// Lowers `variant` to a CUDA kernel spec for `options.arch` (required when

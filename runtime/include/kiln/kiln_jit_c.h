@@ -30,6 +30,9 @@ typedef struct kiln_variant_options {
                           per page (page_size; tensors block_table, kv_lens) */
   double dropout_p;    /* > 0: the variant's dropout_p (tensor dropout_rng:
                           i64 [2], the generator's seed and offset) */
+  int capture_gradients; /* nonzero: the backward also adds the gradients of
+                            the float captures the score_mod reads into
+                            tensors grad_<capture> (f32; pass zeros) */
 } kiln_variant_options;
 
 /* Lowers the variant's `program` ("forward", "backward": two kernels,
