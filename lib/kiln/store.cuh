@@ -67,11 +67,32 @@ __device__ __forceinline__ void red_add(float *p, float v) { atomicAdd(p, v); }
 /// tile.scatter_add of a register tile: element e of `f` added at
 /// `base + offset(e)`. Consecutive elements of a thread at one address are
 /// summed before their one reduction (far from the diagonal a bucketed
-/// relative-position bias maps a whole row to one entry).
+/// relative-position bias maps a whole row to one entry), and a warp whose
+/// elements all go to one address sums across its lanes first.
 template <typename F, typename Offset>
 __device__ __forceinline__ void scatter_add(float *base, const F &f,
                                             Offset offset) {
   long long at = offset(0);
+  // A tile that goes to one address in every lane of the warp (a bucketed
+  // bias far from the diagonal) is summed across the warp first: one
+  // reduction per warp instead of one per thread on a contended entry.
+  bool one = true;
+#pragma unroll
+  for (int e = 1; e < F::kSize; ++e)
+    one &= offset(e) == at;
+  long long first = __shfl_sync(0xffffffffu, at, 0);
+  if (__all_sync(0xffffffffu, one && at == first)) {
+    float total = 0.0f;
+#pragma unroll
+    for (int e = 0; e < F::kSize; ++e)
+      total += f.x[e];
+#pragma unroll
+    for (int lanes = 16; lanes > 0; lanes >>= 1)
+      total += __shfl_xor_sync(0xffffffffu, total, lanes);
+    if (lane_id() == 0)
+      red_add(base + at, total);
+    return;
+  }
   float sum = f.x[0];
 #pragma unroll
   for (int e = 1; e < F::kSize; ++e) {
