@@ -64,6 +64,23 @@ __device__ __forceinline__ void store(const Desc<T, G> &d, int row0,
 /// compiles to red.global.add).
 __device__ __forceinline__ void red_add(float *p, float v) { atomicAdd(p, v); }
 
+/// tile.scatter_add of a register tile whose every element goes to `*p` (the
+/// index tiles are splats: a capture read at a uniform index, ALiBi's
+/// slope): the thread's elements, then the warp's 32 threads summed, one
+/// reduction per warp.
+template <typename F>
+__device__ __forceinline__ void scatter_add_uniform(float *p, const F &f) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e)
+    sum += f.x[e];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  if (lane_id() == 0)
+    red_add(p, sum);
+}
+
 /// tile.scatter_add of a register tile: element e of `f` added at
 /// `base + offset(e)`. Consecutive elements of a thread at one address are
 /// summed before their one reduction (far from the diagonal a bucketed
@@ -82,15 +99,7 @@ __device__ __forceinline__ void scatter_add(float *base, const F &f,
     one &= offset(e) == at;
   long long first = __shfl_sync(0xffffffffu, at, 0);
   if (__all_sync(0xffffffffu, one && at == first)) {
-    float total = 0.0f;
-#pragma unroll
-    for (int e = 0; e < F::kSize; ++e)
-      total += f.x[e];
-#pragma unroll
-    for (int lanes = 16; lanes > 0; lanes >>= 1)
-      total += __shfl_xor_sync(0xffffffffu, total, lanes);
-    if (lane_id() == 0)
-      red_add(base + at, total);
+    scatter_add_uniform(base + at, f);
     return;
   }
   float sum = f.x[0];
@@ -105,23 +114,6 @@ __device__ __forceinline__ void scatter_add(float *base, const F &f,
     sum += f.x[e];
   }
   red_add(base + at, sum);
-}
-
-/// tile.scatter_add of a register tile whose every element goes to `*p` (the
-/// index tiles are splats: a capture read at a uniform index, ALiBi's
-/// slope): the thread's elements, then the warp's 32 threads summed, one
-/// reduction per warp.
-template <typename F>
-__device__ __forceinline__ void scatter_add_uniform(float *p, const F &f) {
-  float sum = 0.0f;
-#pragma unroll
-  for (int e = 0; e < F::kSize; ++e)
-    sum += f.x[e];
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1)
-    sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-  if (lane_id() == 0)
-    red_add(p, sum);
 }
 
 /// d += f with fp32 reductions in L2 (red.global.add; no return value, so
