@@ -33,6 +33,7 @@ kiln::Status toVariant(const kiln_variant_options *o, kiln::Variant &variant,
                                "variant's)");
   options.dropoutP = o->dropout_p;
   options.captureGradients = o->capture_gradients != 0;
+  options.varlen = o->varlen != 0;
   variant.mlir = o->mlir;
   variant.name = o->name ? o->name : "";
   options.headDim = o->head_dim;

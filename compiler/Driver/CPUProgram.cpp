@@ -35,11 +35,13 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
     error = s.message();
     return false;
   }
-  // Host memory: a paged cache's table and lengths are checked here.
-  if (Status s = validatePagedKV(plan, bound); !s.ok()) {
-    error = s.message();
-    return false;
-  }
+  // Host memory: a paged cache's table and lengths, and a varlen batch's
+  // offsets, are checked here.
+  for (Status s : {validatePagedKV(plan, bound), validateVarlen(plan, bound)})
+    if (!s.ok()) {
+      error = s.message();
+      return false;
+    }
   WorkspaceLayout layout;
   if (Status s = layoutWorkspaces(plan, bound.symbols, layout); !s.ok()) {
     error = s.message();

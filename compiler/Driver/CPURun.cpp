@@ -98,7 +98,7 @@ int runOnCPU(CPUPrograms &programs, const RunOptions &o, const Problem &p,
   runMs = millisecondsSince(runStart);
   if (!o.backward)
     return 0;
-  makeGradients(p, o.seed, programs.backward, captures, g);
+  makeGradients(p, in, o.seed, programs.backward, captures, g);
   if (!runPlanOnCPU(*programs.kernel, programs.backward, g.tensors(in),
                     captures, error)) {
     err << "kiln: error: " << error << "\n";

@@ -55,7 +55,7 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
                         kernel->cacheHit() ? "cache hit" : "compiled",
                         kernel->compileMs(), kernel->loadMs())
               .str();
-  makeGradients(p, o.seed, spec, captures, g);
+  makeGradients(p, in, o.seed, spec, captures, g);
   DeviceBuffers device;
   // The named tensors (q, ..., dv, dropout's state, the captures'
   // gradients), then the captures.
@@ -114,9 +114,12 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
   std::vector<std::vector<uint64_t>> first, again;
   if (Status s = gradientBytes(first); !s.ok())
     return fail(s, kInternalError);
-  std::memcpy(g.dq.data(), first[0].data(), first[0].size() * 8);
-  std::memcpy(g.dk.data(), first[1].data(), first[1].size() * 8);
-  std::memcpy(g.dv.data(), first[2].data(), first[2].size() * 8);
+  for (size_t i = 0; i < 3; ++i)
+    std::memcpy(host[indexOf(i == 0   ? "dq"
+                             : i == 1 ? "dk"
+                                      : "dv")]
+                    ->data(),
+                first[i].data(), first[i].size() * 8);
   for (Gradients::CaptureGradient &c : g.captureGrads)
     if (Status s = cuda::copyToHost(c.grad.data(), refs[indexOf(c.tensor)].data,
                                     c.grad.storage.size() * 8);
@@ -154,8 +157,7 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     // Backward FLOPs, dense: the five products of one pass (S, dP, dV, dK,
     // dQ), 2.5x the forward, as FlashAttention counts them; the two-kernel
     // schedule computes S and dP twice but is credited once.
-    double flops =
-        2.5 * 2.0 * p.batch * p.heads * p.seqQ * p.seqKV * (p.dqk + p.dv);
+    double flops = 2.5 * 2.0 * p.pairs() * p.heads * (p.dqk + p.dv);
     note += llvm::formatv("  timed {0} backward launches: {1:f4} ms, {2:f1} "
                           "TFLOP/s (dense count)\n",
                           o.repeats, ms, flops / (ms * 1e-3) / 1e12)

@@ -171,7 +171,7 @@ int runOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     // Forward FLOPs counted dense: 2 matmuls of 2*Lq*Lk*D each. Masked
     // variants do less work (causal about half), so their figure is an
     // upper bound of the rate; bench/ counts causal as half.
-    double flops = 2.0 * p.batch * p.heads * p.seqQ * p.seqKV * (p.dqk + p.dv);
+    double flops = 2.0 * p.pairs() * p.heads * (p.dqk + p.dv);
     note += llvm::formatv("  timed {0} launches: {1:f4} ms, {2:f1} TFLOP/s "
                           "(dense count)\n",
                           o.repeats, ms, flops / (ms * 1e-3) / 1e12)

@@ -45,6 +45,7 @@ Status HostProgram::compile(const Variant &variant,
   specialization.dtype = options.dtype;
   specialization.pageSize = options.pageSize;
   specialization.dropoutP = options.dropoutP;
+  specialization.varlen = options.varlen;
   // The passes' diagnostics, for the error (not the process's stderr).
   std::string diagnostics;
   auto lower = [&](bool backward) -> Status {

@@ -46,6 +46,7 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
   specialization.dtype = options.dtype;
   specialization.pageSize = options.pageSize;
   specialization.dropoutP = options.dropoutP;
+  specialization.varlen = options.varlen;
   OwningOpRef<ModuleOp> module;
   if (Status s = driver::parseVariantText(context, variant.mlir, variant.name,
                                           specialization, module);

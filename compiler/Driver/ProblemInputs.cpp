@@ -136,6 +136,20 @@ int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
   p.dv = spec.getVHeadDim();
   p.pad = o.pad;
   p.pageSize = o.pageSize;
+  if (o.varlen) {
+    // Varlen: the dense problem holds every sequence at the longest's
+    // length; the kernels see them packed (PackedBatch.h).
+    p.lensQ =
+        o.seqLens.empty() ? std::vector<int64_t>(o.batch, p.seqQ) : o.seqLens;
+    p.lensKV = !o.seqLensKV.empty() ? o.seqLensKV
+               : !o.seqLens.empty() ? o.seqLens
+                                    : std::vector<int64_t>(o.batch, p.seqKV);
+    p.batch = int64_t(p.lensQ.size());
+    p.seqQ =
+        std::max<int64_t>(1, *std::max_element(p.lensQ.begin(), p.lensQ.end()));
+    p.seqKV = std::max<int64_t>(
+        1, *std::max_element(p.lensKV.begin(), p.lensKV.end()));
+  }
   if (p.pageSize > 0 && o.backward) {
     err << "kiln: error: --page-size is a forward (inference) layout; "
            "--backward takes dense K and V\n";
@@ -170,6 +184,8 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
   in.lse.poison();
   if (p.pageSize > 0)
     in.paged = makePagedKV(p, in.k, in.v, rng);
+  if (p.varlen())
+    in.packed = packBatch(p, in);
   if (spec.hasDropout()) {
     // A fresh seed and offset per run, as every input (the offset's high
     // word too, which the generator's key reads).
@@ -202,7 +218,8 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
   return 0;
 }
 
-void makeGradients(const Problem &p, uint64_t seed, const ProgramSpec &backward,
+void makeGradients(const Problem &p, Inputs &in, uint64_t seed,
+                   const ProgramSpec &backward,
                    const std::vector<HostBuffer> &captures, Gradients &g) {
   std::mt19937_64 rng(seed ^ 0x5eedull);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -216,6 +233,8 @@ void makeGradients(const Problem &p, uint64_t seed, const ProgramSpec &backward,
   g.dv = HostBuffer::allocate(p.io, {p.batch, p.seqKV, p.kvHeads, p.dv}, p.pad);
   for (HostBuffer *t : {&g.dq, &g.dk, &g.dv})
     t->poison();
+  if (in.packed)
+    packGradients(p, g, *in.packed);
   // The backward adds the captures' gradients into zeros.
   g.captureGrads.clear();
   for (const TensorDecl &t : backward.tensors) {

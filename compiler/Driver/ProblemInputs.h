@@ -41,7 +41,9 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
 /// A random dO (normal, from `seed`), and the gradients poisoned, in the
 /// shapes of `p` (gradients in the input type); zeros for the gradients of
 /// captures that the `backward` plan takes (tensors "grad_<capture>").
-void makeGradients(const Problem &p, uint64_t seed, const ProgramSpec &backward,
+/// Varlen: dO packed, and the packed gradients poisoned, in `in.packed`.
+void makeGradients(const Problem &p, Inputs &in, uint64_t seed,
+                   const ProgramSpec &backward,
                    const std::vector<HostBuffer> &captures, Gradients &g);
 
 } // namespace kiln::driver

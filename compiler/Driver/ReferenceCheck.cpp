@@ -99,6 +99,20 @@ std::map<std::string, HostBuffer *> Gradients::tensors(Inputs &in) {
       {"q", &in.q},   {"k", &in.k},  {"v", &in.v},
       {"out", &in.o}, {"dout", &dO}, {"lse", &in.lse},
       {"dq", &dq},    {"dk", &dk},   {"dv", &dv}};
+  if (in.packed) {
+    PackedBatch &pk = *in.packed;
+    named = {{"q", &pk.q},
+             {"k", &pk.k},
+             {"v", &pk.v},
+             {"out", &pk.o},
+             {"dout", &pk.dO},
+             {"lse", &pk.lse},
+             {"dq", &pk.dq},
+             {"dk", &pk.dk},
+             {"dv", &pk.dv},
+             {"cu_seqlens_q", &pk.cuQ},
+             {"cu_seqlens_kv", &pk.cuKV}};
+  }
   if (in.dropoutRng)
     named["dropout_rng"] = &*in.dropoutRng;
   for (CaptureGradient &c : captureGrads)
@@ -109,15 +123,43 @@ std::map<std::string, HostBuffer *> Gradients::tensors(Inputs &in) {
 namespace {
 /// The reference's variant for a run: its mods over the run's captures (the
 /// interpreter reads them where they are, so a changed capture is seen)
-/// and dropout's state.
-int referenceVariantFor(attn::AttentionOp refSpec, Inputs &in,
+/// and dropout's state. A paged or varlen run's sequences have lengths of
+/// their own: the dense problem's keys past a sequence's are unseen, and
+/// its rows past the sequence's see no key (varlen); bottom-right causal
+/// aligns with the sequence's lengths.
+int referenceVariantFor(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
                         std::vector<HostBuffer> &captures,
                         ReferenceVariant &out, llvm::raw_ostream &err) {
   std::vector<const HostBuffer *> views;
   for (HostBuffer &c : captures)
     views.push_back(&c);
-  return makeReferenceVariant(
-      refSpec, views, in.dropoutRng ? &*in.dropoutRng : nullptr, out, err);
+  if (int rc = makeReferenceVariant(
+          refSpec, views, in.dropoutRng ? &*in.dropoutRng : nullptr, out, err))
+    return rc;
+  std::vector<int64_t> lensQ(p.batch, p.seqQ), lensKV;
+  if (in.paged)
+    for (int64_t b = 0; b < p.batch; ++b)
+      lensKV.push_back(int64_t(in.paged->lens.get(b)));
+  if (p.varlen()) {
+    lensQ = p.lensQ;
+    lensKV = p.lensKV;
+  }
+  if (lensKV.empty())
+    return 0;
+  ref::AttentionSpec &spec = out.spec;
+  ref::CausalAlignment causal = spec.causal;
+  ref::MaskMod mask = spec.maskMod;
+  spec.causal = ref::CausalAlignment::None;
+  spec.maskMod = [lensQ, lensKV, causal, mask](int64_t b, int64_t h, int64_t q,
+                                               int64_t kv) {
+    int64_t m = lensQ[b], n = lensKV[b];
+    if (q >= m || kv >= n ||
+        (causal == ref::CausalAlignment::TopLeft && kv > q) ||
+        (causal == ref::CausalAlignment::BottomRight && kv > q + n - m))
+      return false;
+    return !mask || mask(b, h, q, kv);
+  };
+  return 0;
 }
 
 /// A buffer's elements in row-major order, as float64.
@@ -143,7 +185,7 @@ int captureGradientByDifferences(const Problem &p, attn::AttentionOp refSpec,
   ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
                           p.seqKV, p.dqk,   p.dv};
   ReferenceVariant variant;
-  if (int rc = referenceVariantFor(refSpec, in, captures, variant, err))
+  if (int rc = referenceVariantFor(p, refSpec, in, captures, variant, err))
     return rc;
   HostBuffer &capture = captures[c];
   grad.assign(capture.numElements(), 0.0);
@@ -177,7 +219,7 @@ int checkBackward(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
                   double tolerance, llvm::raw_ostream &out,
                   llvm::raw_ostream &err) {
   ReferenceVariant refVariant;
-  if (int rc = referenceVariantFor(refSpec, in, captures, refVariant, err))
+  if (int rc = referenceVariantFor(p, refSpec, in, captures, refVariant, err))
     return rc;
   ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
                           p.seqKV, p.dqk,   p.dv};
@@ -232,28 +274,9 @@ int checkAgainstReference(const Problem &p, attn::AttentionOp refSpec,
   ref::ProblemShape shape{p.batch, p.heads, p.kvHeads, p.seqQ,
                           p.seqKV, p.dqk,   p.dv};
   ReferenceVariant refVariant;
-  if (int rc = referenceVariantFor(refSpec, in, captures, refVariant, err))
+  if (int rc = referenceVariantFor(p, refSpec, in, captures, refVariant, err))
     return rc;
   ref::AttentionSpec &refAttention = refVariant.spec;
-  if (in.paged) {
-    // Each sequence has its own key count: keys past it are unseen, and
-    // bottom-right causal aligns with it.
-    std::vector<int64_t> lens;
-    for (int64_t b = 0; b < p.batch; ++b)
-      lens.push_back(int64_t(in.paged->lens.get(b)));
-    ref::CausalAlignment causal = refAttention.causal;
-    ref::MaskMod mask = refAttention.maskMod;
-    int64_t seqQ = p.seqQ;
-    refAttention.causal = ref::CausalAlignment::None;
-    refAttention.maskMod = [lens, causal, mask, seqQ](int64_t b, int64_t h,
-                                                      int64_t q, int64_t kv) {
-      int64_t n = lens[b];
-      if (kv >= n || (causal == ref::CausalAlignment::TopLeft && kv > q) ||
-          (causal == ref::CausalAlignment::BottomRight && kv > q + n - seqQ))
-        return false;
-      return !mask || mask(b, h, q, kv);
-    };
-  }
   std::vector<double> outRef(in.o.numElements()), lseRef(in.lse.numElements());
   ref::attentionForward(shape, refAttention, qd.data(), kd.data(), vd.data(),
                         outRef.data(), lseRef.data());

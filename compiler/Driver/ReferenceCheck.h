@@ -11,6 +11,7 @@
 
 #include "compiler/Driver/HostBuffer.h"
 #include "compiler/Driver/ModInterpreter.h"
+#include "compiler/Driver/PackedBatch.h"
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "reference/ReferenceAttention.h"
 
@@ -33,6 +34,20 @@ struct Problem {
   int64_t batch, heads, kvHeads, seqQ, seqKV, dqk, dv, pad;
   ElementKind io;
   int64_t pageSize = 0; ///< > 0: K and V in a paged KV cache
+  /// Varlen (--seqlens): each sequence's query and key counts (batch of
+  /// them, seqQ / seqKV their maxima); empty otherwise.
+  std::vector<int64_t> lensQ, lensKV;
+  bool varlen() const { return !lensQ.empty(); }
+  /// The (query, key) pairs per head: B * Lq * Lk, or varlen the sum over
+  /// the sequences of theirs (FLOP counts).
+  double pairs() const {
+    if (!varlen())
+      return double(batch) * double(seqQ) * double(seqKV);
+    double sum = 0;
+    for (size_t b = 0; b < lensQ.size(); ++b)
+      sum += double(lensQ[b]) * double(lensKV[b]);
+    return sum;
+  }
 };
 
 /// A paged KV cache holding the rows of the dense K and V: pools [pages,
@@ -49,6 +64,9 @@ struct PagedKV {
 struct Inputs {
   HostBuffer q, k, v, o, lse;
   std::optional<PagedKV> paged;
+  /// Varlen: what the kernels read and write; the dense buffers hold the
+  /// reference's problem (and the unpacked results).
+  std::optional<PackedBatch> packed;
   /// Dropout's generator state (seed, offset), i64 [2], for variants with
   /// dropout_p; forward and backward read the same one.
   std::optional<HostBuffer> dropoutRng;
@@ -62,6 +80,15 @@ struct Inputs {
       named["v"] = &paged->vPool;
       named["block_table"] = &paged->table;
       named["kv_lens"] = &paged->lens;
+    }
+    if (packed) {
+      named["q"] = &packed->q;
+      named["k"] = &packed->k;
+      named["v"] = &packed->v;
+      named["out"] = &packed->o;
+      named["lse"] = &packed->lse;
+      named["cu_seqlens_q"] = &packed->cuQ;
+      named["cu_seqlens_kv"] = &packed->cuKV;
     }
     if (dropoutRng)
       named["dropout_rng"] = &*dropoutRng;

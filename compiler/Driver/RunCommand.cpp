@@ -29,6 +29,7 @@ VariantSpecialization specialization(const RunOptions &o) {
   s.headDimV = o.headDimV > 0 ? o.headDimV : 0;
   s.pageSize = o.pageSize;
   s.dropoutP = o.dropoutP;
+  s.varlen = o.varlen;
   s.dtype = o.dtype;
   return s;
 }
@@ -96,11 +97,21 @@ int runCommand(const RunOptions &o, llvm::raw_ostream &out,
         return rc;
   }
 
+  // Varlen: the packed results into the dense buffers the reference checks.
+  if (inputs.packed) {
+    unpackOutputs(p, *inputs.packed, inputs);
+    if (o.backward)
+      unpackGradients(p, *inputs.packed, gradients);
+  }
   out << "kiln run: " << variantName << " on " << o.backend << ", B=" << p.batch
       << " H=" << p.heads << " Hkv=" << p.kvHeads << " Lq=" << p.seqQ
       << " Lk=" << p.seqKV << " D=" << p.dqk << "/" << p.dv << " "
-      << (p.io == ElementKind::BF16 ? "bf16" : "fp16") << ", blocks " << blockM
-      << "x" << blockN << (p.pad ? ", padded rows" : "") << "\n";
+      << (p.io == ElementKind::BF16 ? "bf16" : "fp16")
+      << (p.varlen()
+              ? ", varlen (" + std::to_string(p.batch) + " packed sequences)"
+              : std::string())
+      << ", blocks " << blockM << "x" << blockN
+      << (p.pad ? ", padded rows" : "") << "\n";
   out << llvm::format("  compile %.1f ms, run %.3f ms\n", compileMs, runMs);
   if (!timingNote.empty())
     out << timingNote;

@@ -31,6 +31,12 @@ const char *runUsage() {
                             offset per run; the reference applies the same
                             mask)
   --pad P                   P extra elements after each row (non-contiguous layout)
+  --seqlens L0,L1,...       varlen: one packed batch of sequences of these
+                            query lengths (FlashAttention's cu_seqlens layout;
+                            0 allowed); --batch and --seqlen are implied
+  --seqlens-kv M0,M1,...    varlen: their key lengths (default: --seqlens)
+  --varlen                  the varlen layout without --seqlens (kiln compile;
+                            kiln run: --batch sequences of --seqlen rows)
   --page-size P             forward: K and V in a paged KV cache of P keys per
                             page (block table, ragged per-sequence lengths up
                             to the KV length, pages in shuffled order)
@@ -195,7 +201,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "ping-pong" || name == "no-overlap-products" ||
                     name == "backward" || name == "keys-by-queries" ||
                     name == "no-keys-by-queries" || name == "split-dkdv" ||
-                    name == "no-split-dkdv" || name == "capture-gradients";
+                    name == "no-split-dkdv" || name == "capture-gradients" ||
+                    name == "varlen";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -214,6 +221,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.combineByRows = true;
     } else if (name == "no-visible-below") {
       o.visibleBelow = false;
+    } else if (name == "varlen") {
+      o.varlen = true;
     } else if (name == "capture-gradients") {
       o.captureGradients = true;
     } else if (name == "keys-by-queries") {
@@ -263,6 +272,30 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         fail("--seed must be a non-negative integer, got '" + value + "'");
       else
         o.seed = static_cast<uint64_t>(v);
+    } else if (name == "seqlens" || name == "seqlens-kv") {
+      if (!takeValue())
+        break;
+      std::vector<int64_t> &lens = name == "seqlens" ? o.seqLens : o.seqLensKV;
+      lens.clear();
+      size_t begin = 0;
+      while (begin <= value.size()) {
+        size_t comma = value.find(',', begin);
+        std::string item =
+            value.substr(begin, comma == std::string::npos ? std::string::npos
+                                                           : comma - begin);
+        int64_t v;
+        if (!parseInt(item, v) || v < 0) {
+          fail("--" + name +
+               " must be a comma-separated list of lengths >= "
+               "0, got '" +
+               value + "'");
+          break;
+        }
+        lens.push_back(v);
+        if (comma == std::string::npos)
+          break;
+        begin = comma + 1;
+      }
     } else if (name == "dropout") {
       if (!takeValue())
         break;
@@ -336,6 +369,11 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       fail("unknown option '" + arg + "' (see kiln run --help)");
     }
   }
+  o.varlen |= !o.seqLens.empty();
+  if (o.seqLensKV.size() && o.seqLensKV.size() != o.seqLens.size())
+    fail("--seqlens-kv needs --seqlens with as many lengths, got " +
+         std::to_string(o.seqLensKV.size()) + " and " +
+         std::to_string(o.seqLens.size()));
   if (!result.help && result.error.empty() && o.input.empty())
     fail("missing input: kiln run <variant.mlir> [options]");
   return result;

@@ -35,6 +35,12 @@ struct RunOptions {
   std::string dtype;     ///< "", bf16 or fp16; empty: the variant's
   int64_t pad = 0;       ///< extra elements after each row: non-contiguous
   int64_t pageSize = 0;  ///< > 0: K and V in a paged KV cache (forward)
+  /// Varlen: the sequences' query lengths (--seqlens) and key lengths
+  /// (--seqlens-kv; empty: the query lengths), packed in one batch.
+  std::vector<int64_t> seqLens, seqLensKV;
+  /// The variant's varlen layout (--varlen, or implied by --seqlens);
+  /// without --seqlens, `batch` sequences of seqQ / seqKV rows.
+  bool varlen = false;
   bool check = false;
   bool backward = false; ///< also run and check dQ, dK, dV (cpu)
   std::string backwardSchedule = "two-kernel"; ///< or "atomic"

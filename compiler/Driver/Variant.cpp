@@ -54,6 +54,8 @@ Status selectAndSpecialize(ModuleOp module, const std::string &name,
     chosen.setPageSize(s.pageSize);
   if (s.dropoutP > 0)
     chosen.setDropoutPAttr(b.getF64FloatAttr(s.dropoutP));
+  if (s.varlen)
+    chosen.setVarlen(true);
   if (s.dtype == "bf16")
     chosen.setElementType(b.getBF16Type());
   else if (s.dtype == "fp16")

@@ -32,6 +32,8 @@ struct VariantSpecialization {
   int64_t pageSize = 0;
   /// > 0: dropout_p (a variant without dropout gets it; one with, another p).
   double dropoutP = 0;
+  /// A packed batch of sequences of different lengths (varlen).
+  bool varlen = false;
 };
 
 /// Keeps the attn.attention named `name` in `module` (or the only one when

@@ -8,6 +8,7 @@
 #include "kiln/layout.cuh"
 #include "kiln/load.cuh"
 #include "kiln/mma.cuh"
+#include "kiln/ragged.cuh"
 #include "kiln/random.cuh"
 #include "kiln/reduce.cuh"
 #include "kiln/store.cuh"

@@ -74,6 +74,20 @@ __device__ __forceinline__ void tma_load_4d(void *dst, const TensorMap &map,
 #endif
 }
 
+/// tma_load_4d for a 3-D map (a packed varlen batch's [T, H, D]).
+__device__ __forceinline__ void tma_load_3d(void *dst, const TensorMap &map,
+                                            unsigned long long *bar, int c0,
+                                            int c1, int c2) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(
+                   smem_addr(dst)),
+               "l"(reinterpret_cast<unsigned long long>(&map)),
+               "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+#endif
+}
+
 /// Arrives once at `bar` (release: this thread's earlier reads of the slot
 /// the barrier guards are done).
 __device__ __forceinline__ void mbarrier_arrive(unsigned long long *bar) {
@@ -99,6 +113,20 @@ tma_load_tile(const SwizzledTile<T, ROWS, COLS, SWIZZLE> &dst,
   for (int b = 0; b < COLS / kBlockCols; ++b)
     tma_load_4d(reinterpret_cast<char *>(dst.ptr) + b * ROWS * SWIZZLE, map,
                 bar, c0 + b * kBlockCols, c1, c2, c3);
+}
+
+/// tma_load_tile through a 3-D map.
+template <typename T, int ROWS, int COLS, int SWIZZLE>
+__device__ __forceinline__ void
+tma_load_tile(const SwizzledTile<T, ROWS, COLS, SWIZZLE> &dst,
+              const TensorMap &map, unsigned long long *bar, int c0, int c1,
+              int c2) {
+  constexpr int kBlockCols = SWIZZLE / static_cast<int>(sizeof(T));
+  mbarrier_arrive_expect_tx(bar, ROWS * COLS * sizeof(T));
+#pragma unroll
+  for (int b = 0; b < COLS / kBlockCols; ++b)
+    tma_load_3d(reinterpret_cast<char *>(dst.ptr) + b * ROWS * SWIZZLE, map,
+                bar, c0 + b * kBlockCols, c1, c2);
 }
 
 /// Loads rows row0 .. row0 + ROWS - 1 of a paged descriptor's sequence (at

@@ -13,7 +13,8 @@ DTYPE_CODES = {"bf16": 0, "fp16": 1, "f32": 2, "f64": 3, "i32": 4, "i64": 5}
 class VariantOptions(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
                 ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong),
-                ("dropout_p", ctypes.c_double), ("capture_gradients", ctypes.c_int)]
+                ("dropout_p", ctypes.c_double), ("capture_gradients", ctypes.c_int),
+                ("varlen", ctypes.c_int)]
 
 
 class CTensor(ctypes.Structure):
@@ -79,9 +80,11 @@ def call(fn, *args):
         raise KilnError(buffer.value.decode())
 
 
-def variant_options(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0, capture_gradients=False):
+def variant_options(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0, capture_gradients=False,
+                    varlen=False):
     return VariantOptions(text.encode(), name.encode() if name else None, head_dim, head_dim_v,
-                          dtype.encode() if dtype else None, page_size, dropout_p, int(capture_gradients))
+                          dtype.encode() if dtype else None, page_size, dropout_p, int(capture_gradients),
+                          int(varlen))
 
 
 def compile_spec(options, program, arch):

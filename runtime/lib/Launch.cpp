@@ -440,12 +440,24 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
                            std::to_string(t.strides.size()) + " strides");
     for (size_t d = 0; d < decl.shape.size(); ++d) {
       const SizeExpr &e = decl.shape[d];
-      if (e.op != SizeExpr::Op::Symbol || bound.symbols.count(e.symbol))
+      // A bare symbol, or symbol + constant (a varlen batch's cu_seqlens,
+      // [batch + 1]), binds the symbol.
+      const SizeExpr *symbol = &e;
+      int64_t plus = 0;
+      if (e.op == SizeExpr::Op::Add && e.operands.size() == 2 &&
+          e.operands[0].op == SizeExpr::Op::Symbol &&
+          e.operands[1].op == SizeExpr::Op::Constant) {
+        symbol = &e.operands[0];
+        plus = e.operands[1].value;
+      }
+      if (symbol->op != SizeExpr::Op::Symbol ||
+          bound.symbols.count(symbol->symbol))
         continue;
-      if (t.sizes[d] < 1)
+      if (t.sizes[d] - plus < 1)
         return Status::error("every size must be at least 1, got " + decl.name +
-                             " " + shapeString(t.sizes));
-      bound.symbols[e.symbol] = t.sizes[d];
+                             " " + shapeString(t.sizes) +
+                             (plus ? " (" + e.str() + ")" : std::string()));
+      bound.symbols[symbol->symbol] = t.sizes[d] - plus;
     }
   }
   for (const auto &[lhs, rhs] : spec.constraints) {

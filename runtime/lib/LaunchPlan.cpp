@@ -72,10 +72,11 @@ std::string SizeExpr::str() const {
 }
 
 const std::vector<std::string> &problemSymbols() {
-  // pages and max_pages: a paged KV cache's pool and block table.
+  // pages and max_pages: a paged KV cache's pool and block table;
+  // total_q and total_kv: the rows of a packed (varlen) batch.
   static const std::vector<std::string> symbols{
-      "batch",  "heads", "kv_heads",  "seq_q",
-      "seq_kv", "pages", "max_pages", "num_sms"};
+      "batch", "heads",     "kv_heads", "seq_q",    "seq_kv",
+      "pages", "max_pages", "total_q",  "total_kv", "num_sms"};
   return symbols;
 }
 
@@ -469,6 +470,36 @@ Status validatePagedKV(const ProgramSpec &spec, const BoundRun &bound) {
             "] = " + std::to_string(page) +
             " names no page of the pool (pages = " + std::to_string(pages) +
             ")");
+    }
+  }
+  return Status();
+}
+
+Status validateVarlen(const ProgramSpec &spec, const BoundRun &bound) {
+  for (auto [name, rows] :
+       {std::pair<const char *, const char *>{"cu_seqlens_q", "total_q"},
+        {"cu_seqlens_kv", "total_kv"}}) {
+    const TensorRef *offsets = nullptr;
+    for (size_t i = 0; i < spec.tensors.size(); ++i)
+      if (spec.tensors[i].name == name && i < bound.tensors.size())
+        offsets = bound.tensors[i];
+    auto total = bound.symbols.find(rows);
+    if (!offsets || total == bound.symbols.end())
+      continue;
+    if (offsets->sizes.size() != 1 || offsets->dtype != DType::I32)
+      return Status::error(std::string(name) + " must be [batch + 1] i32");
+    const auto *cu = static_cast<const int32_t *>(offsets->data);
+    int64_t previous = 0;
+    for (int64_t b = 0; b < offsets->sizes[0]; ++b) {
+      int64_t at = cu[b * offsets->strides[0]];
+      if (at < previous || at > total->second)
+        return Status::error(
+            std::string(name) + "[" + std::to_string(b) + "] = " +
+            std::to_string(at) + " is outside [" + std::to_string(previous) +
+            ", " + rows + " = " + std::to_string(total->second) +
+            "]: offsets start at 0 or more, never decrease and end within " +
+            "the packed rows");
+      previous = at;
     }
   }
   return Status();

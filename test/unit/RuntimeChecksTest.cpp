@@ -414,3 +414,76 @@ TEST(RuntimeChecks, PagedKVNamesTheBadEntry) {
   EXPECT_EQ(validatePagedKV(run.spec, run.bound).message(),
             "kv_lens[0] = -1 is outside [0, max_pages * page_size = 32]");
 }
+
+namespace {
+
+/// A varlen forward's plan: q [total_q, heads, 64], cu_seqlens_q [batch +
+/// 1], cu_seqlens_kv [batch + 1] over k [total_kv, heads, 64].
+ProgramSpec varlenPlan() {
+  auto sym = SizeExpr::named;
+  auto c = SizeExpr::constant;
+  ProgramSpec p;
+  p.variant = "varlen";
+  p.kind = "forward";
+  auto batchPlusOne = SizeExpr::apply(SizeExpr::Op::Add, {sym("batch"), c(1)});
+  p.tensors = {{"q", DType::BF16, {sym("total_q"), sym("heads"), c(64)}, 0},
+               {"k", DType::BF16, {sym("total_kv"), sym("heads"), c(64)}, 0},
+               {"cu_seqlens_q", DType::I32, {batchPlusOne}, 0},
+               {"cu_seqlens_kv", DType::I32, {batchPlusOne}, 0}};
+  KernelLaunch k;
+  k.name = "varlen_fwd";
+  k.grid = {SizeExpr::apply(SizeExpr::Op::Add,
+                            {SizeExpr::apply(SizeExpr::Op::CeilDiv,
+                                             {sym("total_q"), c(64)}),
+                             sym("batch")}),
+            sym("heads"), c(1)};
+  k.args = {{KernelArg::Kind::Tensor, "q", 0, 3},
+            {KernelArg::Kind::Tensor, "k", 0, 3},
+            {KernelArg::Kind::Tensor, "cu_seqlens_q", 0, 1},
+            {KernelArg::Kind::Tensor, "cu_seqlens_kv", 0, 1}};
+  p.kernels.push_back(k);
+  return p;
+}
+
+} // namespace
+
+TEST(RuntimeChecks, VarlenBindsTheBatchFromItsOffsetsAndChecksThem) {
+  ProgramSpec plan = varlenPlan();
+  ASSERT_TRUE(verifyPlan(plan).ok()) << verifyPlan(plan).message();
+  std::vector<int32_t> cuQ{0, 100, 100, 250}, cuKV{0, 50, 80, 300};
+  TensorRef q = contiguousBf16({250, 4, 64}), k = contiguousBf16({300, 4, 64});
+  TensorRef offsetsQ = tensor(DType::I32, {4}, {1}, cuQ.data());
+  TensorRef offsetsKV = tensor(DType::I32, {4}, {1}, cuKV.data());
+  std::vector<NamedTensor> named{{"q", q},
+                                 {"k", k},
+                                 {"cu_seqlens_q", offsetsQ},
+                                 {"cu_seqlens_kv", offsetsKV}};
+  BoundRun bound;
+  ASSERT_TRUE(bindRun(plan, named, {}, 132, bound).ok());
+  EXPECT_EQ(bound.symbols["batch"], 3); // [batch + 1] binds batch
+  EXPECT_EQ(bound.symbols["total_q"], 250);
+  EXPECT_EQ(bound.symbols["total_kv"], 300);
+  std::array<int64_t, 3> grid;
+  ASSERT_TRUE(evaluateGrid(plan, plan.kernels[0], bound.symbols, grid).ok());
+  EXPECT_EQ(grid[0], 4 + 3); // at least as many as the sequences' blocks
+  EXPECT_TRUE(validateVarlen(plan, bound).ok());
+  cuQ[2] = 90; // decreasing
+  EXPECT_EQ(validateVarlen(plan, bound).message(),
+            "cu_seqlens_q[2] = 90 is outside [100, total_q = 250]: offsets "
+            "start at 0 or more, never decrease and end within the packed "
+            "rows");
+  cuQ[2] = 100;
+  cuKV[3] = 301; // past the packed rows
+  EXPECT_EQ(validateVarlen(plan, bound).message(),
+            "cu_seqlens_kv[3] = 301 is outside [80, total_kv = 300]: offsets "
+            "start at 0 or more, never decrease and end within the packed "
+            "rows");
+  // An offsets tensor of one entry is a batch of 0: refused.
+  TensorRef one = tensor(DType::I32, {1}, {1}, cuQ.data());
+  named[2].tensor = one;
+  EXPECT_EQ(bindRun(plan, named, {}, 132, bound).message(),
+            "every size must be at least 1, got cu_seqlens_q [1] "
+            "(add(batch, 1))");
+  // Plans without offsets pass.
+  EXPECT_TRUE(validateVarlen(ProgramSpec(), BoundRun()).ok());
+}

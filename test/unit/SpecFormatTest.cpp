@@ -150,21 +150,23 @@ TEST(SpecFormat, RefusesMalformedDerivedSymbols) {
   EXPECT_EQ(verifyPlan(p).message(),
             "program 'alibi': symbol 'more' names 'kv_splits'; a size "
             "expression may name batch, heads, kv_heads, seq_q, seq_kv, "
-            "pages, max_pages, num_sms, ctas_per_sm.<one of its kernels>");
+            "pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<one of "
+            "its kernels>");
   // Tensors bind the problem's symbols: they cannot be sized by derived ones.
   p = splitLike();
   p.tensors[0].shape[0] = SizeExpr::named("kv_splits");
   EXPECT_EQ(verifyPlan(p).message(),
             "program 'alibi': tensor 'q' dimension 0 names 'kv_splits'; a "
             "size expression may name batch, heads, kv_heads, seq_q, seq_kv, "
-            "pages, max_pages, num_sms, ctas_per_sm.<one of its kernels>");
+            "pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<one of "
+            "its kernels>");
   p = splitLike();
   p.kernels[1].when = SizeExpr::named("splits");
-  EXPECT_EQ(
-      verifyPlan(p).message(),
-      "program 'alibi': kernel 'combine' 'when' names 'splits'; a size "
-      "expression may name batch, heads, kv_heads, seq_q, seq_kv, "
-      "pages, max_pages, num_sms, ctas_per_sm.<one of its kernels>, kv_splits");
+  EXPECT_EQ(verifyPlan(p).message(),
+            "program 'alibi': kernel 'combine' 'when' names 'splits'; a size "
+            "expression may name batch, heads, kv_heads, seq_q, seq_kv, "
+            "pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<one of "
+            "its kernels>, kv_splits");
   // The device's CTAs per multiprocessor of a kernel the plan has, and of
   // one it does not.
   p = splitLike();
@@ -176,7 +178,8 @@ TEST(SpecFormat, RefusesMalformedDerivedSymbols) {
   EXPECT_EQ(verifyPlan(p).message(),
             "program 'alibi': symbol 'kv_splits' names 'ctas_per_sm.fwd'; a "
             "size expression may name batch, heads, kv_heads, seq_q, seq_kv, "
-            "pages, max_pages, num_sms, ctas_per_sm.<one of its kernels>");
+            "pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<one of "
+            "its kernels>");
   std::string text = writeSpecJson(splitLike());
   std::string symbols =
       R"("symbols": {"kv_splits":["min",["ceildiv","num_sms","batch"],128]})";
@@ -201,7 +204,8 @@ TEST(SpecFormat, RefusesMalformedPlans) {
   EXPECT_EQ(refusal(R"(["ceildiv","seq_q",64])", R"(["ceildiv","seqlen",64])"),
             "program 'alibi': kernel 'alibi_bwd_k' grid x names 'seqlen'; a "
             "size expression may name batch, heads, kv_heads, seq_q, seq_kv, "
-            "pages, max_pages, num_sms, ctas_per_sm.<one of its kernels>");
+            "pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<one of "
+            "its kernels>");
   EXPECT_EQ(refusal(R"({"capture":0,"rank":1})", R"({"capture":1,"rank":1})"),
             "program 'alibi': kernel 'alibi_bwd_k' argument 2 names capture "
             "1; the program has 1");

@@ -183,19 +183,38 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   // found through its row of the block table, kv_lens[b] of them.
   std::optional<int64_t> pageSize = spec.getPageSize();
   int64_t keyRows = pageSize ? *pageSize : dyn;
-  decl.args = {
-      {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt), "q",
-       queryShape(b, dqk)},
-      {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dqk}, elt), "k",
-       pageSize ? pagedKeyShape(b, *pageSize, dqk) : keyShape(b, dqk)},
-      {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dv}, elt), "v",
-       pageSize ? pagedKeyShape(b, *pageSize, dv) : keyShape(b, dv)},
-      {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt), "out",
-       queryShape(b, dv)},
-      {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn}, f32), "lse",
-       rowShape(b)}};
+  // Varlen: sequences packed along the rows of 3-D Q, K, V and output, and
+  // LSE [H, T_q]; cu_seqlens_q / cu_seqlens_kv say where each starts.
+  bool varlen = spec.getVarlen();
+  Type i32 = b.getI32Type();
+  if (varlen)
+    decl.args = {{Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dqk}, elt), "q",
+                  packedShape(b, "total_q", "heads", dqk)},
+                 {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dqk}, elt), "k",
+                  packedShape(b, "total_kv", "kv_heads", dqk)},
+                 {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dv}, elt), "v",
+                  packedShape(b, "total_kv", "kv_heads", dv)},
+                 {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dv}, elt), "out",
+                  packedShape(b, "total_q", "heads", dv)},
+                 {Role::Tensor, stridedMemRef(mctx, {dyn, dyn}, f32), "lse",
+                  packedRowShape(b)},
+                 {Role::Tensor, stridedMemRef(mctx, {dyn}, i32), "cu_seqlens_q",
+                  seqOffsetsShape(b)},
+                 {Role::Tensor, stridedMemRef(mctx, {dyn}, i32),
+                  "cu_seqlens_kv", seqOffsetsShape(b)}};
+  else
+    decl.args = {
+        {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt), "q",
+         queryShape(b, dqk)},
+        {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dqk}, elt), "k",
+         pageSize ? pagedKeyShape(b, *pageSize, dqk) : keyShape(b, dqk)},
+        {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, dv}, elt), "v",
+         pageSize ? pagedKeyShape(b, *pageSize, dv) : keyShape(b, dv)},
+        {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dv}, elt), "out",
+         queryShape(b, dv)},
+        {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn}, f32), "lse",
+         rowShape(b)}};
   if (pageSize) {
-    Type i32 = b.getI32Type();
     decl.args.push_back({Role::Tensor, stridedMemRef(mctx, {dyn, dyn}, i32),
                          "block_table", blockTableShape(b)});
     decl.args.push_back({Role::Tensor,
@@ -210,8 +229,9 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   }
   unsigned firstCapture = decl.args.size();
   decl.withCaptures = true;
-  decl.grid = pack > 1 ? packedQueryBlockGrid(b, blockM, pack)
-                       : queryBlockGrid(b, blockM);
+  decl.grid = varlen     ? raggedBlockGrid(b, "total_q", "heads", blockM)
+              : pack > 1 ? packedQueryBlockGrid(b, blockM, pack)
+                         : queryBlockGrid(b, blockM);
   decl.blockM = blockM;
   decl.blockN = blockN;
   func::FuncOp func = createKernel(b, spec, decl);
@@ -219,7 +239,7 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
                 pageSize ? tile::sizeOp(b, "mul",
                                         {tile::sizeSymbol(b, "max_pages"),
                                          tile::sizeConstant(b, *pageSize)})
-                         : tile::sizeSymbol(b, "seq_kv"));
+                         : tile::sizeSymbol(b, varlen ? "total_kv" : "seq_kv"));
   Block *entry = &func.front();
   b.setInsertionPointToStart(entry);
   Value qArg = entry->getArgument(0), kArg = entry->getArgument(1),
@@ -238,7 +258,19 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
 
   Value qBlock = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 0);
   Value headId = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 1);
-  ctx.batch = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 2);
+  Value cuQ, cuKV;
+  if (varlen) {
+    // Axis 0 numbers every sequence's query blocks one after another.
+    cuQ = entry->getArgument(5);
+    cuKV = entry->getArgument(6);
+    auto owned =
+        tile::RaggedBlockOp::create(b, loc, b.getIndexType(), b.getIndexType(),
+                                    cuQ, qBlock, b.getI64IntegerAttr(blockM));
+    ctx.batch = owned.getSequence();
+    qBlock = owned.getBlockInSequence();
+  } else {
+    ctx.batch = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 2);
+  }
   // Grouped-query attention: query heads h*G .. h*G+G-1 share KV head h.
   // Packed, the program's axis 1 is the KV head and its rows interleave
   // the group's query heads: row r is query r / G of head h*G + r % G.
@@ -249,8 +281,13 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     kvHead =
         arith::DivUIOp::create(b, loc, headId, pb.index(spec.getGqaGroup()));
 
-  Value qDesc = pb.view(qArg, ctx.batch, firstHead, dqk, elt, pack);
-  if (pageSize) {
+  Value qDesc = varlen
+                    ? pb.raggedView(qArg, cuQ, ctx.batch, firstHead, dqk, elt)
+                    : pb.view(qArg, ctx.batch, firstHead, dqk, elt, pack);
+  if (varlen) {
+    ctx.kDesc = pb.raggedView(kArg, cuKV, ctx.batch, kvHead, dqk, elt);
+    ctx.vDesc = pb.raggedView(vArg, cuKV, ctx.batch, kvHead, dv, elt);
+  } else if (pageSize) {
     Value table = entry->getArgument(5), lengths = entry->getArgument(6);
     ctx.kDesc = pb.pagedView(kArg, table, lengths, ctx.batch, kvHead, dqk, elt,
                              *pageSize);
@@ -260,8 +297,10 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     ctx.kDesc = pb.view(kArg, ctx.batch, kvHead, dqk, elt);
     ctx.vDesc = pb.view(vArg, ctx.batch, kvHead, dv, elt);
   }
-  Value oDesc = pb.view(oArg, ctx.batch, firstHead, dv, elt, pack);
-  Value lseDesc = pb.rowView(lseArg, ctx.batch, firstHead, pack);
+  Value oDesc = varlen ? pb.raggedView(oArg, cuQ, ctx.batch, firstHead, dv, elt)
+                       : pb.view(oArg, ctx.batch, firstHead, dv, elt, pack);
+  Value lseDesc = varlen ? pb.raggedRowView(lseArg, cuQ, ctx.batch, firstHead)
+                         : pb.rowView(lseArg, ctx.batch, firstHead, pack);
 
   // Rows of the descriptors: Lq, or Lq * G packed.
   Value lenRows = tile::DimOp::create(b, loc, b.getIndexType(), qDesc, 0);
@@ -317,6 +356,14 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
       evalLower(pb, lowerBounds, qFirst, ctx.diagOffset, zero), blockN);
   Value kvEnd =
       evalUpperExclusive(pb, upperBounds, qLast, ctx.diagOffset, ctx.lenK);
+  // A varlen grid has programs past their sequence's last block (or past
+  // the last sequence): their key range is empty and they store nothing.
+  if (varlen)
+    kvEnd = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rowStart,
+                              lenRows),
+        kvEnd, kvStart);
 
   // Keys below a per-program bound of a mask_mod `kv < X || ...` (a verify
   // step's committed cache) are visible whatever the rest of the mask says.
@@ -392,7 +439,8 @@ struct ConvertAttnToTile
       auto [rows, keys] = chosenTiles(spec, blockM, blockN);
       // A problem of at most decodeRows query rows runs on the decode
       // program's shorter blocks; the plan picks per run.
-      bool decode = decodeRows > 0 && decodeRows < rows;
+      // (Not for varlen, whose sequences have lengths of their own.)
+      bool decode = decodeRows > 0 && decodeRows < rows && !spec.getVarlen();
       Builder b(spec);
       Attribute seqQ = tile::sizeSymbol(b, "seq_q");
       Attribute prefillWhen, decodeWhen;

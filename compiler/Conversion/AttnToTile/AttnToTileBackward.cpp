@@ -242,6 +242,98 @@ SmallVector<unsigned> differentiableCaptures(attn::AttentionOp spec) {
   return out;
 }
 
+/// Where the backward's tensors live: dense [B, L, H, D] (per-row values
+/// [B, H, L]), or a packed varlen batch [T, H, D] ([H, T]) whose sequences
+/// cu_seqlens_q / cu_seqlens_kv delimit. Every kernel of a varlen backward
+/// takes the two offsets after its other arguments (before the captures),
+/// and numbers its sequences' blocks along grid axis 0 (tile.ragged_block).
+struct Layout {
+  bool varlen;
+  MLIRContext *ctx;
+
+  MemRefType matrix(int64_t cols, Type elt) const {
+    return global(ctx, varlen ? 3 : 4, cols, elt);
+  }
+  MemRefType perRow() const {
+    return global(ctx, varlen ? 2 : 3, -1, Float32Type::get(ctx));
+  }
+  SmallVector<Attribute> queryShape(Builder &b, int64_t cols) const {
+    return varlen ? packedShape(b, "total_q", "heads", cols)
+                  : kiln::queryShape(b, cols);
+  }
+  SmallVector<Attribute> keyShape(Builder &b, int64_t cols) const {
+    return varlen ? packedShape(b, "total_kv", "kv_heads", cols)
+                  : kiln::keyShape(b, cols);
+  }
+  SmallVector<Attribute> rowShape(Builder &b) const {
+    return varlen ? packedRowShape(b) : kiln::rowShape(b);
+  }
+  SmallVector<Attribute, 3> queryGrid(Builder &b, int64_t block) const {
+    return varlen ? raggedBlockGrid(b, "total_q", "heads", block)
+                  : queryBlockGrid(b, block);
+  }
+  SmallVector<Attribute, 3> keyGrid(Builder &b, int64_t block) const {
+    return varlen ? raggedBlockGrid(b, "total_kv", "kv_heads", block)
+                  : keyBlockGrid(b, block);
+  }
+  /// Appends cu_seqlens_q and cu_seqlens_kv (varlen); their position.
+  unsigned addOffsets(SmallVectorImpl<KernelArgDecl> &args) const {
+    unsigned at = args.size();
+    if (varlen) {
+      Builder b(ctx);
+      MemRefType i32 = global(ctx, 1, -1, b.getI32Type());
+      args.push_back({KernelArgDecl::Role::Tensor, i32, "cu_seqlens_q",
+                      seqOffsetsShape(b)});
+      args.push_back({KernelArgDecl::Role::Tensor, i32, "cu_seqlens_kv",
+                      seqOffsetsShape(b)});
+    }
+    return at;
+  }
+};
+
+/// A backward program's position and the views of its sequence.
+struct Program {
+  const Layout &layout;
+  Value block, head, batch;
+  Value cuQ, cuKV; ///< varlen: the sequences' offsets
+
+  /// Axis 0 a block of `block` rows of queries (or, `keys`, of keys), 1 a
+  /// head, 2 the batch; varlen, axis 0 numbers every sequence's blocks
+  /// (tile.ragged_block) and names the sequence too.
+  static Program at(const Layout &layout, OpBuilder &b, Location loc,
+                    Block *entry, unsigned offsetsArg, bool keys,
+                    int64_t block) {
+    ProgramIds ids = programIds(b, loc);
+    Program p{layout, ids.block, ids.head, ids.batch, Value(), Value()};
+    if (!layout.varlen)
+      return p;
+    p.cuQ = entry->getArgument(offsetsArg);
+    p.cuKV = entry->getArgument(offsetsArg + 1);
+    auto owned = tile::RaggedBlockOp::create(
+        b, loc, b.getIndexType(), b.getIndexType(), keys ? p.cuKV : p.cuQ,
+        ids.block, b.getI64IntegerAttr(block));
+    p.batch = owned.getSequence();
+    p.block = owned.getBlockInSequence();
+    return p;
+  }
+  /// The [L, cols] matrix of head `h` of a query-side (or key-side) array.
+  Value query(ProgramBuilder &pb, Value arg, Value h, int64_t cols,
+              Type elt) const {
+    return layout.varlen ? pb.raggedView(arg, cuQ, batch, h, cols, elt)
+                         : pb.view(arg, batch, h, cols, elt);
+  }
+  Value key(ProgramBuilder &pb, Value arg, Value h, int64_t cols,
+            Type elt) const {
+    return layout.varlen ? pb.raggedView(arg, cuKV, batch, h, cols, elt)
+                         : pb.view(arg, batch, h, cols, elt);
+  }
+  /// Head `h`'s per-query values (LSE, D).
+  Value rows(ProgramBuilder &pb, Value arg, Value h) const {
+    return layout.varlen ? pb.raggedRowView(arg, cuQ, batch, h)
+                         : pb.rowView(arg, batch, h);
+  }
+};
+
 LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             int64_t bk, bool atomic, bool keysByQueries,
                             bool splitDkdv, bool captureGradients) {
@@ -257,9 +349,17 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   Type elt = spec.getElementType(), f32 = b.getF32Type();
   int64_t dqk = spec.getQkHeadDim(), dv = spec.getVHeadDim();
   int64_t group = spec.getGqaGroup();
-  MemRefType tQK = global(ctx, 4, dqk, elt), tV = global(ctx, 4, dv, elt);
-  MemRefType rows = global(ctx, 3, -1, f32);
-  MemRefType gQK = global(ctx, 4, dqk, f32);
+  Layout layout{spec.getVarlen(), ctx};
+  MemRefType tQK = layout.matrix(dqk, elt), tV = layout.matrix(dv, elt);
+  MemRefType rows = layout.perRow();
+  MemRefType gQK = layout.matrix(dqk, f32);
+  auto queryShape = [&](Builder &b, int64_t cols) {
+    return layout.queryShape(b, cols);
+  };
+  auto keyShape = [&](Builder &b, int64_t cols) {
+    return layout.keyShape(b, cols);
+  };
+  auto rowShape = [&](Builder &b) { return layout.rowShape(b); };
   using Role = KernelArgDecl::Role;
   // q, k, v, dout, lse, D: what the dQ and dK/dV kernels both start with.
   auto commonArgs = [&]() -> SmallVector<KernelArgDecl> {
@@ -301,28 +401,30 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
         {Role::Workspace, rows, "delta", rowShape(b)}};
     if (atomic) // dQ, zeroed here for the atomic accumulation
       args.push_back({Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)});
+    unsigned offsetsArg = layout.addOffsets(args);
     Kernel k = makeKernel(b, spec, "_bwd_preprocess", args, "preprocess",
-                          queryBlockGrid(b, bm), bm, bn, false);
+                          layout.queryGrid(b, bm), bm, bn, false);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
-    ProgramIds ids = programIds(kb, loc);
-    Value qb = ids.block, h = ids.head, bt = ids.batch;
+    Program prog = Program::at(layout, kb, loc, k.entry, offsetsArg, false, bm);
+    Value qb = prog.block, h = prog.head;
     Value q0 = pb.mul(qb, pb.index(bm));
-    Value o = pb.load(pb.view(k.entry->getArgument(0), bt, h, dv, elt),
+    Value o = pb.load(prog.query(pb, k.entry->getArgument(0), h, dv, elt),
                       {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
-    Value dO = pb.load(pb.view(k.entry->getArgument(1), bt, h, dv, elt),
+    Value dO = pb.load(prog.query(pb, k.entry->getArgument(1), h, dv, elt),
                        {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
     // Operands built one statement at a time: C++ leaves the order of
     // argument evaluation open, and the IR should not depend on it.
     Value o32 = toF32(pb, o);
     Value dO32 = toF32(pb, dO);
     Value d = pb.reduce(tile::ReduceKind::sum, pb.mul(o32, dO32));
-    tile::StoreOp::create(
-        kb, loc, d, pb.rowView(k.entry->getArgument(2), bt, h), ValueRange{q0});
+    tile::StoreOp::create(kb, loc, d, prog.rows(pb, k.entry->getArgument(2), h),
+                          ValueRange{q0});
     if (atomic)
-      tile::StoreOp::create(kb, loc, pb.splatF32(0.0, {bm, dqk}),
-                            pb.view(k.entry->getArgument(3), bt, h, dqk, f32),
-                            ValueRange{q0, pb.index(0)});
+      tile::StoreOp::create(
+          kb, loc, pb.splatF32(0.0, {bm, dqk}),
+          prog.query(pb, k.entry->getArgument(3), h, dqk, f32),
+          ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
   }
@@ -337,28 +439,29 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       args.push_back(dropoutRngArg(b));
     }
     auto gradArgs = addGradArgs(args);
-    Kernel k = makeKernel(b, spec, "_bwd_dq", args, "dq", queryBlockGrid(b, bm),
-                          bm, bn, true);
+    unsigned offsetsArg = layout.addOffsets(args);
+    Kernel k = makeKernel(b, spec, "_bwd_dq", args, "dq",
+                          layout.queryGrid(b, bm), bm, bn, true);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Block *e = k.entry;
-    ProgramIds ids = programIds(kb, loc);
-    Value qb = ids.block, h = ids.head, bt = ids.batch;
+    Program prog = Program::at(layout, kb, loc, e, offsetsArg, false, bm);
+    Value qb = prog.block, h = prog.head, bt = prog.batch;
     Value hkv = group > 1
                     ? Value(arith::DivUIOp::create(kb, loc, h, pb.index(group)))
                     : h;
-    Value qd = pb.view(e->getArgument(0), bt, h, dqk, elt);
-    Value kd = pb.view(e->getArgument(1), bt, hkv, dqk, elt);
-    Value vd = pb.view(e->getArgument(2), bt, hkv, dv, elt);
-    Value dOd = pb.view(e->getArgument(3), bt, h, dv, elt);
+    Value qd = prog.query(pb, e->getArgument(0), h, dqk, elt);
+    Value kd = prog.key(pb, e->getArgument(1), hkv, dqk, elt);
+    Value vd = prog.key(pb, e->getArgument(2), hkv, dv, elt);
+    Value dOd = prog.query(pb, e->getArgument(3), h, dv, elt);
     Value lenQ = tile::DimOp::create(kb, loc, kb.getIndexType(), qd, 0);
     Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
     Value q0 = pb.mul(qb, pb.index(bm));
     BlockInputs in;
     in.q = pb.load(qd, {bm, dqk}, elt, {q0, pb.index(0)}, 0.0);
     in.dO = pb.load(dOd, {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
-    in.lseRef = lseReference(pb, pb.rowView(e->getArgument(4), bt, h), q0, bm);
-    in.d = pb.load(pb.rowView(e->getArgument(5), bt, h), {bm}, f32, {q0}, 0.0);
+    in.lseRef = lseReference(pb, prog.rows(pb, e->getArgument(4), h), q0, bm);
+    in.d = pb.load(prog.rows(pb, e->getArgument(5), h), {bm}, f32, {q0}, 0.0);
     in.batch = bt;
     in.head = h;
     in.lenQ = lenQ;
@@ -387,6 +490,12 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           pb.floorTo(evalLower(pb, band.getLower(), q0, diag, pb.index(0)), bn);
       kvEnd = evalUpperExclusive(pb, band.getUpper(), qLast, diag, lenK);
     }
+    // Varlen: a program past its sequence's queries visits no keys.
+    if (layout.varlen)
+      kvEnd = arith::SelectOp::create(
+          kb, loc,
+          arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::slt, q0, lenQ),
+          kvEnd, kvStart);
     bool failedMod = false;
     auto loop = scf::ForOp::create(
         kb, loc, kvStart, kvEnd, pb.index(bn), ValueRange{init},
@@ -416,7 +525,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value dq = pb.mul(loop.getResult(0),
                       pb.splatF32(spec.getEffectiveScale(), {bm, dqk}));
     tile::StoreOp::create(kb, loc, toOperand(pb, dq, elt),
-                          pb.view(e->getArgument(6), bt, h, dqk, elt),
+                          prog.query(pb, e->getArgument(6), h, dqk, elt),
                           ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
@@ -447,8 +556,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     SmallVector<std::pair<unsigned, unsigned>> gradArgs;
     if (atomic && withDk)
       gradArgs = addGradArgs(args);
-    Kernel k = makeKernel(b, spec, suffix, args, stage, keyBlockGrid(b, bk), bm,
-                          bk, true);
+    unsigned offsetsArg = layout.addOffsets(args);
+    Kernel k = makeKernel(b, spec, suffix, args, stage, layout.keyGrid(b, bk),
+                          bm, bk, true);
     // Keys by queries, every register tile's rows are this block's keys.
     if (keysByQueries)
       k.func->setAttr(tile::attrs::kTileRows, b.getI64IntegerAttr(bk));
@@ -456,10 +566,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
     Block *e = k.entry;
-    ProgramIds ids = programIds(kb, loc);
-    Value kvb = ids.block, hkv = ids.head, bt = ids.batch;
-    Value kd = pb.view(e->getArgument(1), bt, hkv, dqk, elt);
-    Value vd = pb.view(e->getArgument(2), bt, hkv, dv, elt);
+    Program prog = Program::at(layout, kb, loc, e, offsetsArg, true, bk);
+    Value kvb = prog.block, hkv = prog.head, bt = prog.batch;
+    Value kd = prog.key(pb, e->getArgument(1), hkv, dqk, elt);
+    Value vd = prog.key(pb, e->getArgument(2), hkv, dv, elt);
     Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
     Value kv0 = pb.mul(kvb, pb.index(bk));
     Value kTile = pb.load(kd, {bk, dqk}, elt, {kv0, pb.index(0)}, 0.0);
@@ -487,10 +597,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           ProgramBuilder hp{hb, l};
           Value first = hp.mul(hkv, hp.index(group));
           Value h = hp.add(first, g);
-          Value qd = hp.view(e->getArgument(0), bt, h, dqk, elt);
-          Value dOd = hp.view(e->getArgument(3), bt, h, dv, elt);
-          Value lseD = hp.rowView(e->getArgument(4), bt, h);
-          Value dD = hp.rowView(e->getArgument(5), bt, h);
+          Value qd = prog.query(hp, e->getArgument(0), h, dqk, elt);
+          Value dOd = prog.query(hp, e->getArgument(3), h, dv, elt);
+          Value lseD = prog.rows(hp, e->getArgument(4), h);
+          Value dD = prog.rows(hp, e->getArgument(5), h);
           Value lenQ = tile::DimOp::create(hb, l, hb.getIndexType(), qd, 0);
           // Only the Q blocks whose band reaches this KV block.
           Value kvLast =
@@ -499,9 +609,15 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               hp, spec.getKvBandAttr(), kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
           Value qFirst = range.first, qEnd = range.second;
           Value qStart = hp.floorTo(qFirst, bm);
-          // No query at all: an empty loop (not the block below qFirst).
+          // No query at all: an empty loop (not the block below qFirst);
+          // varlen, also a program past its sequence's keys.
           Value none = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge,
                                              qFirst, qEnd);
+          if (layout.varlen)
+            none = arith::OrIOp::create(
+                hb, l, none,
+                arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge, kv0,
+                                      lenK));
           qEnd = arith::SelectOp::create(hb, l, none, qStart, qEnd);
           auto qs = scf::ForOp::create(
               hb, l, qStart, qEnd, hp.index(bm), outer,
@@ -550,8 +666,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                     // GPU schedule may split it into column chunks to keep
                     // registers free: convert-tile-to-tgpu's
                     // atomic-product-columns.)
-                    Value dqDesc = ip.view(e->getArgument(dqAccArg), bt, h, dqk,
-                                           ip.b.getF32Type());
+                    Value dqDesc = prog.query(ip, e->getArgument(dqAccArg), h,
+                                              dqk, ip.b.getF32Type());
                     Value part = dot(ip, {bm, dqk}, ds, kTile, Value(),
                                      keysByQueries, false);
                     Value scale =
@@ -573,7 +689,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       Value dk = pb.mul(heads.getResult(0),
                         pb.splatF32(spec.getEffectiveScale(), {bk, dqk}));
       tile::StoreOp::create(kb, loc, toOperand(pb, dk, elt),
-                            pb.view(e->getArgument(out++), bt, hkv, dqk, elt),
+                            prog.key(pb, e->getArgument(out++), hkv, dqk, elt),
                             ValueRange{kv0, pb.index(0)});
     }
     if (withDv) {
@@ -581,7 +697,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       if (dropout) // the kept weights' 1 / (1 - p), once
         dvSum = pb.mul(dvSum, pb.splatF32(spec.getDropoutScale(), {bk, dv}));
       tile::StoreOp::create(kb, loc, toOperand(pb, dvSum, elt),
-                            pb.view(e->getArgument(out), bt, hkv, dv, elt),
+                            prog.key(pb, e->getArgument(out), hkv, dv, elt),
                             ValueRange{kv0, pb.index(0)});
     }
     func::ReturnOp::create(kb, loc);
@@ -598,20 +714,21 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
 
   // --- atomic schedule: the f32 dQ accumulator -> dq in the input type ----
   if (atomic) {
-    Kernel k =
-        makeKernel(b, spec, "_bwd_dq_convert",
-                   {{Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)},
-                    {Role::Tensor, tQK, "dq", queryShape(b, dqk)}},
-                   "convert", queryBlockGrid(b, bm), bm, bn, false);
+    SmallVector<KernelArgDecl> args{
+        {Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)},
+        {Role::Tensor, tQK, "dq", queryShape(b, dqk)}};
+    unsigned offsetsArg = layout.addOffsets(args);
+    Kernel k = makeKernel(b, spec, "_bwd_dq_convert", args, "convert",
+                          layout.queryGrid(b, bm), bm, bn, false);
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
-    ProgramIds ids = programIds(kb, loc);
-    Value qb = ids.block, h = ids.head, bt = ids.batch;
+    Program prog = Program::at(layout, kb, loc, k.entry, offsetsArg, false, bm);
+    Value qb = prog.block, h = prog.head;
     Value q0 = pb.mul(qb, pb.index(bm));
-    Value acc = pb.load(pb.view(k.entry->getArgument(0), bt, h, dqk, f32),
+    Value acc = pb.load(prog.query(pb, k.entry->getArgument(0), h, dqk, f32),
                         {bm, dqk}, f32, {q0, pb.index(0)}, 0.0);
     tile::StoreOp::create(kb, loc, toOperand(pb, acc, elt),
-                          pb.view(k.entry->getArgument(1), bt, h, dqk, elt),
+                          prog.query(pb, k.entry->getArgument(1), h, dqk, elt),
                           ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
   }

@@ -87,6 +87,31 @@ SmallVector<Attribute> rowShape(Builder &b) {
           tile::sizeSymbol(b, "seq_q")};
 }
 
+SmallVector<Attribute> packedShape(Builder &b, StringRef rows, StringRef heads,
+                                   int64_t cols) {
+  return {tile::sizeSymbol(b, rows), tile::sizeSymbol(b, heads),
+          tile::sizeConstant(b, cols)};
+}
+
+SmallVector<Attribute> packedRowShape(Builder &b) {
+  return {tile::sizeSymbol(b, "heads"), tile::sizeSymbol(b, "total_q")};
+}
+
+SmallVector<Attribute> seqOffsetsShape(Builder &b) {
+  return {tile::sizeOp(
+      b, "add", {tile::sizeSymbol(b, "batch"), tile::sizeConstant(b, 1)})};
+}
+
+SmallVector<Attribute, 3> raggedBlockGrid(Builder &b, StringRef rows,
+                                          StringRef heads, int64_t block) {
+  return {tile::sizeOp(b, "add",
+                       {tile::sizeOp(b, "ceildiv",
+                                     {tile::sizeSymbol(b, rows),
+                                      tile::sizeConstant(b, block)}),
+                        tile::sizeSymbol(b, "batch")}),
+          tile::sizeSymbol(b, heads), tile::sizeConstant(b, 1)};
+}
+
 SmallVector<Attribute, 3> queryBlockGrid(Builder &b, int64_t blockM) {
   return {tile::sizeOp(
               b, "ceildiv",

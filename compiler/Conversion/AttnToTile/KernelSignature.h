@@ -62,6 +62,23 @@ pagedKeyShape(mlir::Builder &b, int64_t pageSize, int64_t cols);
 llvm::SmallVector<mlir::Attribute> blockTableShape(mlir::Builder &b);
 /// [batch, heads, seq_q]: lse and D.
 llvm::SmallVector<mlir::Attribute> rowShape(mlir::Builder &b);
+/// [rows, heads, cols] of a packed (varlen) batch: [total_q, heads, D] for
+/// q, out, dout, dq; [total_kv, kv_heads, D] for k, v, dk, dv.
+llvm::SmallVector<mlir::Attribute> packedShape(mlir::Builder &b,
+                                               llvm::StringRef rows,
+                                               llvm::StringRef heads,
+                                               int64_t cols);
+/// [heads, total_q]: a packed batch's lse and D.
+llvm::SmallVector<mlir::Attribute> packedRowShape(mlir::Builder &b);
+/// [batch + 1]: cu_seqlens_q, cu_seqlens_kv.
+llvm::SmallVector<mlir::Attribute> seqOffsetsShape(mlir::Builder &b);
+/// One program per block of `block` rows of each sequence of a packed
+/// batch, and per head: (ceildiv(rows, block) + batch, heads, 1), at least
+/// as many as the sequences have blocks (tile.ragged_block).
+llvm::SmallVector<mlir::Attribute, 3> raggedBlockGrid(mlir::Builder &b,
+                                                      llvm::StringRef rows,
+                                                      llvm::StringRef heads,
+                                                      int64_t block);
 /// One program per block of `blockM` query rows: (ceildiv(seq_q, blockM),
 /// heads, batch).
 llvm::SmallVector<mlir::Attribute, 3> queryBlockGrid(mlir::Builder &b,

@@ -48,8 +48,33 @@ struct ProgramBuilder {
         b, loc,
         tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt,
                             /*group=*/1, pageSize),
-        pool, ValueRange{batch, head}, table, lengths,
+        pool, ValueRange{batch, head}, table, lengths, Value(), Value(),
         b.getDenseI64ArrayAttr({1, 3}), IntegerAttr());
+  }
+  /// The [L_s, cols] matrix of sequence `seq`, head `head` in a packed
+  /// [T, H, cols] array whose sequence s is rows offsets[s] .. offsets[s +
+  /// 1] - 1 (varlen); `group` as for view().
+  Value raggedView(Value base, Value offsets, Value seq, Value head,
+                   int64_t cols, Type elt, int64_t group = 1) {
+    return tile::ViewOp::create(
+        b, loc,
+        tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt,
+                            group),
+        base, ValueRange{head}, Value(), Value(), offsets, seq,
+        b.getDenseI64ArrayAttr({0, 2}),
+        group > 1 ? b.getI64IntegerAttr(1) : IntegerAttr());
+  }
+  /// The per-row f32 values (LSE, D) of sequence `seq`, head `head` in a
+  /// packed [H, T] array; `group` as for view().
+  Value raggedRowView(Value base, Value offsets, Value seq, Value head,
+                      int64_t group = 1) {
+    return tile::ViewOp::create(
+        b, loc,
+        tile::DescType::get(b.getContext(), {ShapedType::kDynamic},
+                            b.getF32Type(), group),
+        base, ValueRange{head}, Value(), Value(), offsets, seq,
+        b.getDenseI64ArrayAttr({1}),
+        group > 1 ? b.getI64IntegerAttr(0) : IntegerAttr());
   }
   /// The per-row f32 values (LSE, D) of (batch, head) in a [B, H, L] array;
   /// `group` as for view().

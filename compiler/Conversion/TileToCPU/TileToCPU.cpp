@@ -170,6 +170,95 @@ struct PagedRows {
   }
 };
 
+/// Entry `i` of a packed batch's sequence offsets (cu_seqlens) as an index.
+Value loadOffset(OpBuilder &b, Location loc, Value offsets, Value i) {
+  return arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, offsets, ValueRange{i}));
+}
+
+/// Sequence `s`'s first row and row count in a dimension of `extent` rows
+/// (tile.view ... ragged): both offsets clamped into [0, extent], the end to
+/// at least the start.
+std::pair<Value, Value> raggedRows(OpBuilder &b, Location loc, Value offsets,
+                                   Value s, Value extent) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto clamp = [&](Value v, Value lo) {
+    return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, v, lo),
+                                  extent);
+  };
+  Value start = clamp(loadOffset(b, loc, offsets, s), zero);
+  Value end =
+      clamp(loadOffset(b, loc, offsets, arith::AddIOp::create(b, loc, s, one)),
+            start);
+  return {start, arith::SubIOp::create(b, loc, end, start)};
+}
+
+struct RaggedBlockLowering : OpConversionPattern<tile::RaggedBlockOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::RaggedBlockOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Value offsets = adaptor.getOffsets(), index = adaptor.getIndex();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value block = arith::ConstantIndexOp::create(b, loc, op.getBlock());
+    Value sequences = arith::SubIOp::create(
+        b, loc, memref::DimOp::create(b, loc, offsets, 0), one);
+    // The last sequence whose first block is at or before `index`; its
+    // blocks counted from there. Sequences with no rows have no blocks.
+    auto scan = scf::ForOp::create(
+        b, loc, zero, sequences, one, ValueRange{zero, zero, index},
+        [&](OpBuilder &nb, Location l, Value s, ValueRange carried) {
+          Value before = carried[0];
+          Value start = loadOffset(nb, l, offsets, s);
+          Value end =
+              loadOffset(nb, l, offsets, arith::AddIOp::create(nb, l, s, one));
+          Value rows = arith::MaxSIOp::create(
+              nb, l, arith::SubIOp::create(nb, l, end, start), zero);
+          Value blocks = arith::CeilDivSIOp::create(nb, l, rows, block);
+          Value reached = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::sle, before, index);
+          Value seq = arith::SelectOp::create(nb, l, reached, s, carried[1]);
+          Value inSeq = arith::SelectOp::create(
+              nb, l, reached, arith::SubIOp::create(nb, l, index, before),
+              carried[2]);
+          scf::YieldOp::create(
+              nb, l,
+              ValueRange{arith::AddIOp::create(nb, l, before, blocks), seq,
+                         inSeq});
+        });
+    rewriter.replaceOp(op, {scan.getResult(1), scan.getResult(2)});
+    return success();
+  }
+};
+
+struct FirstRowLowering : OpConversionPattern<tile::FirstRowOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::FirstRowOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto view = op.getDesc().getDefiningOp<tile::ViewOp>();
+    if (!view || !view.isRagged()) {
+      rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(op, 0);
+      return success();
+    }
+    Value base = rewriter.getRemappedValue(view.getBase());
+    Value extent =
+        memref::DimOp::create(rewriter, loc, base, view.getKeep()[0]);
+    rewriter.replaceOp(
+        op,
+        raggedRows(rewriter, loc, rewriter.getRemappedValue(view.getOffsets()),
+                   rewriter.getRemappedValue(view.getSequence()), extent)
+            .first);
+    return success();
+  }
+};
+
 struct ViewLowering : OpConversionPattern<tile::ViewOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -203,6 +292,13 @@ struct ViewLowering : OpConversionPattern<tile::ViewOp> {
         offsets.push_back(rewriter.getIndexAttr(0));
         sizes.push_back(memref::getMixedSize(rewriter, loc, base, d));
         kept.push_back(d);
+        if (op.isRagged() && d == keep[0]) {
+          auto [start, rows] = raggedRows(
+              rewriter, loc, adaptor.getOffsets(), adaptor.getSequence(),
+              memref::DimOp::create(rewriter, loc, base, d));
+          offsets.back() = start;
+          sizes.back() = rows;
+        }
       } else if (packed && d == *packed) {
         offsets.push_back(*fixed++);
         sizes.push_back(rewriter.getIndexAttr(desc.getGroup()));
@@ -737,10 +833,12 @@ struct ConvertTileToCPU
                            linalg::LinalgDialect, scf::SCFDialect,
                            func::FuncDialect>();
     RewritePatternSet patterns(&getContext());
-    patterns.add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
-                 AtomicAddLowering, DotLowering, ReduceLowering,
-                 BroadcastLowering, SplatLowering, IotaLowering, PhiloxLowering,
-                 GatherLowering, ScatterAddLowering>(converter, &getContext());
+    patterns
+        .add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
+             AtomicAddLowering, DotLowering, ReduceLowering, BroadcastLowering,
+             SplatLowering, IotaLowering, PhiloxLowering, GatherLowering,
+             ScatterAddLowering, RaggedBlockLowering, FirstRowLowering>(
+            converter, &getContext());
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

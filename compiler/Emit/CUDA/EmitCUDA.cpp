@@ -567,6 +567,17 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
             ptr += " + static_cast<long long>(" + name(*index++) + ") * " +
                    base + ".stride[" + std::to_string(d) + "]";
         std::string rows = base + ".size[" + std::to_string(keep[0]) + "]";
+        if (v.isRagged()) {
+          // One sequence of a packed batch: its first row and row count.
+          std::string start = name(v) + "_start", count = name(v) + "_rows";
+          line() << "long long " << start << ", " << count << ";\n";
+          line() << "kiln::ragged_rows(" << name(v.getOffsets())
+                 << ", static_cast<long long>(" << name(v.getSequence())
+                 << "), " << rows << ", " << start << ", " << count << ");\n";
+          ptr += " + " + start + " * " + base + ".stride[" +
+                 std::to_string(keep[0]) + "]";
+          rows = count;
+        }
         // Packed (GQA rows): G rows per position of the kept dimension, the
         // packed dimension's stride between them.
         std::string groupStride = "0";
@@ -585,6 +596,22 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << ", static_cast<int>(" << rows << "), static_cast<int>("
                << cols << "), " << rowStride << ", " << colStride << ", "
                << groupStride << "};\n";
+        return success();
+      })
+      .Case([&](tile::RaggedBlockOp r) {
+        line() << "int " << name(r.getSequence()) << ", "
+               << name(r.getBlockInSequence()) << ";\n";
+        line() << "kiln::ragged_block<" << r.getBlock() << ">("
+               << name(r.getOffsets()) << ", static_cast<int>("
+               << name(r.getIndex()) << "), " << name(r.getSequence()) << ", "
+               << name(r.getBlockInSequence()) << ");\n";
+        return success();
+      })
+      .Case([&](tile::FirstRowOp f) -> LogicalResult {
+        auto view = f.getDesc().getDefiningOp<tile::ViewOp>();
+        line() << "const long long " << name(f) << " = "
+               << (view && view.isRagged() ? name(view) + "_start" : "0")
+               << ";\n";
         return success();
       })
       .Case([&](tile::DimOp d) {

@@ -109,11 +109,26 @@ LogicalResult AttentionOp::verify() {
     if (!(v >= 0.0) || !(std::round((1.0 - v) * 65536.0) >= 1.0))
       return emitOpError() << "dropout_p must be in [0, 1 - 2^-17), got " << v;
   }
+  if (getVarlen() && getPageSize())
+    return emitOpError() << "varlen packs Q, K and V; a paged KV cache "
+                            "(page_size) has its own per-sequence lengths";
   llvm::StringSet<> names;
-  for (CaptureAttr capture : getCaptureDecls())
+  for (CaptureAttr capture : getCaptureDecls()) {
     if (!names.insert(capture.getName().getValue()).second)
       return emitOpError() << "captures '" << capture.getName().getValue()
                            << "' twice";
+    // A packed batch's sequences have lengths of their own, none of which
+    // a capture's dimension could follow.
+    if (getVarlen())
+      for (Attribute dim : capture.getDims())
+        if (auto name = dyn_cast<StringAttr>(dim);
+            name && (name == "seq_q" || name == "seq_kv"))
+          return emitOpError()
+                 << "is varlen, but capture '" << capture.getName().getValue()
+                 << "' declares dim '" << name.getValue()
+                 << "': a packed batch has no common sequence length (use "
+                    "batch, heads, kv_heads or a size)";
+  }
   return success();
 }
 

@@ -28,7 +28,12 @@ def Attn_AttentionOp : Attn_Op<"attention",
     the bits come from Philox4x32-10 keyed by the run's `dropout_rng` tensor
     `[2]` of i64, (seed, offset), and by (batch, head, q, kv), so the
     backward regenerates the forward's mask; `reference/Philox.h` defines
-    them).
+    them), `varlen` (a packed batch of sequences of different lengths, as
+    FlashAttention's varlen API: Q and the output `[T_q, H, D]`, K and V
+    `[T_kv, H / gqa_group, D]`, the log-sum-exp `[H, T_q]`, sequence b the
+    rows `cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1` of Q and
+    `cu_seqlens_kv[b] ..` of K and V, two `[B + 1]` tensors of i32; the mods
+    see b and positions within the sequence, causal aligns per sequence).
 
     `score_mod(%score: f32, %b, %h, %q_idx, %kv_idx: index, captures...)`
     yields the new score (applied after scaling, as in FlexAttention);
@@ -59,7 +64,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     OptionalAttr<TypedArrayAttrBase<Attn_CaptureAttr, "captured tensors">>:$captures,
     OptionalAttr<Attn_BandAttr>:$kv_band,
     OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$page_size,
-    OptionalAttr<F64Attr>:$dropout_p);
+    OptionalAttr<F64Attr>:$dropout_p,
+    UnitAttr:$varlen);
   let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;

@@ -89,8 +89,8 @@ mlir::Attribute sizeCtasPerSm(mlir::Builder &b, llvm::StringRef kernel);
 /// The symbols the runtime binds from a run's tensors (pages and max_pages
 /// from a paged KV cache's pool and block table) and num_sms from the device.
 inline constexpr llvm::StringLiteral kProblemSymbols[] = {
-    "batch",  "heads", "kv_heads",  "seq_q",
-    "seq_kv", "pages", "max_pages", "num_sms"};
+    "batch", "heads",     "kv_heads", "seq_q",    "seq_kv",
+    "pages", "max_pages", "total_q",  "total_kv", "num_sms"};
 
 /// Checks a size expression: known symbols (kProblemSymbols,
 /// ctas_per_sm.<kernel>, and the `derived` ones) and

@@ -11,6 +11,16 @@ using namespace kiln::tile;
 #define GET_OP_CLASSES
 #include "dialects/Tile/IR/TileOps.cpp.inc"
 
+/// A packed batch's sequence offsets (cu_seqlens): [S + 1] of i32.
+static LogicalResult verifyOffsets(Operation *op, Type type) {
+  auto offsets = cast<MemRefType>(type);
+  if (offsets.getRank() != 1 || !offsets.getElementType().isInteger(32))
+    return op->emitOpError() << "the sequence offsets must be a [sequences + "
+                                "1] array of i32, got "
+                             << offsets;
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
   auto baseType = cast<MemRefType>(getBase().getType());
   DescType descType = getResult().getType();
@@ -63,6 +73,13 @@ LogicalResult ViewOp::verify() {
     return emitOpError() << "packs " << descType.getGroup()
                          << " positions of dimension " << *packed
                          << ", which has " << baseType.getDimSize(*packed);
+  if (isRagged()) {
+    if (isPaged() || !getSequence())
+      return emitOpError() << "a ragged view names its sequence and has no "
+                              "pages";
+    if (failed(verifyOffsets(*this, getOffsets().getType())))
+      return failure();
+  }
   if (!isPaged()) {
     if (descType.isPaged())
       return emitOpError() << "a paged descriptor needs `pages`";
@@ -90,6 +107,10 @@ LogicalResult ViewOp::verify() {
                             "got "
                          << lengths;
   return success();
+}
+
+LogicalResult RaggedBlockOp::verify() {
+  return verifyOffsets(*this, getOffsets().getType());
 }
 
 unsigned ViewOp::getPackedIndexPosition() {

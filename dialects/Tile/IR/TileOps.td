@@ -43,29 +43,41 @@ def Tile_ViewOp : Tile_Op<"view", [Pure, AttrSizedOperandSegments]> {
     `base[table[b, r / S], r % S, h, :]` (the block table of vLLM's and
     FlashInfer's paged KV caches). Rows from `lens[b]` on are outside the
     descriptor, as rows past a dense view's end: loads read the fill.
+
+    With `ragged %offsets[%s]`, the first kept dimension holds sequences
+    packed one after another (FlashAttention's varlen layout, `offsets` its
+    `cu_seqlens`, [S + 1] of i32) and the view covers sequence s only: its
+    row r is the base's row `offsets[s] + r`, and it has `offsets[s + 1] -
+    offsets[s]` rows. `tile.view %Q[%h] keep [0, 2] ragged %cu[%s]` is
+    sequence s's `[L_s, D]` matrix of head h in a `[T, H, D]` array. Both
+    offsets are clamped into the dimension (and the end to at least the
+    start), so that no offsets reach outside the base.
   }];
   let arguments = (ins AnyStridedMemRef:$base, Variadic<Index>:$indices,
                        Optional<AnyStridedMemRef>:$pageTable,
                        Optional<AnyStridedMemRef>:$lengths,
+                       Optional<AnyStridedMemRef>:$offsets,
+                       Optional<Index>:$sequence,
                        DenseI64ArrayAttr:$keep,
                        OptionalAttr<I64Attr>:$packed);
   let results = (outs Tile_DescType:$result);
   let assemblyFormat = [{
-    $base `[` $indices `]` `keep` $keep (`packed` $packed^)? (`pages` $pageTable^ `,` $lengths)? attr-dict `:` type($base) (`,` type($pageTable)^ `,` type($lengths))? `->` type($result)
+    $base `[` $indices `]` `keep` $keep (`packed` $packed^)? (`pages` $pageTable^ `,` $lengths)? (`ragged` $offsets^ `[` $sequence `]`)? attr-dict `:` type($base) (`,` type($pageTable)^ `,` type($lengths))? (`ragged` type($offsets)^)? `->` type($result)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$base,
                    "::mlir::ValueRange":$indices,
                    "::mlir::DenseI64ArrayAttr":$keep), [{
       build($_builder, $_state, result, base, indices, ::mlir::Value(),
-            ::mlir::Value(), keep, ::mlir::IntegerAttr());
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value(), keep,
+            ::mlir::IntegerAttr());
     }]>,
     OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$base,
                    "::mlir::ValueRange":$indices,
                    "::mlir::DenseI64ArrayAttr":$keep,
                    "::mlir::IntegerAttr":$packed), [{
       build($_builder, $_state, result, base, indices, ::mlir::Value(),
-            ::mlir::Value(), keep, packed);
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value(), keep, packed);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -73,8 +85,47 @@ def Tile_ViewOp : Tile_Op<"view", [Pure, AttrSizedOperandSegments]> {
     unsigned getPackedIndexPosition();
     /// Whether the base is a pool of pages read through a block table.
     bool isPaged() { return static_cast<bool>(getPageTable()); }
+    /// Whether the view covers one sequence of a packed (varlen) array.
+    bool isRagged() { return static_cast<bool>(getOffsets()); }
   }];
   let hasVerifier = 1;
+}
+
+def Tile_RaggedBlockOp : Tile_Op<"ragged_block", [Pure]> {
+  let summary = "which sequence and which of its blocks a program of a packed batch owns";
+  let description = [{
+    Numbers the blocks of `block` rows of every sequence of a packed batch
+    (`offsets`, FlashAttention's `cu_seqlens`: [S + 1] of i32) one after
+    another, sequence 0's first, and returns the sequence and the block
+    within it that `index` names: `%s, %j = tile.ragged_block %cu[%pid]
+    block 128` has the program own rows `j * 128 ..` of sequence s. A
+    varlen grid launches `ceildiv(T, block) + S` programs along the axis
+    (at least the blocks there are, whatever the lengths); past the last
+    block, the result is the last sequence and a block at or past its end,
+    which a program finds empty. Lengths are clamped as `tile.view ...
+    ragged` clamps them. The work is a scan over the sequences; a GPU
+    backend has each warp do it for its own threads.
+  }];
+  let arguments = (ins AnyStridedMemRef:$offsets, Index:$index,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$block);
+  let results = (outs Index:$sequence, Index:$blockInSequence);
+  let assemblyFormat = [{
+    $offsets `[` $index `]` `block` $block attr-dict `:` type($offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_FirstRowOp : Tile_Op<"first_row", [Pure]> {
+  let summary = "the base's row at which a descriptor's row 0 lies";
+  let description = [{
+    Along the first kept dimension of the view that defines `desc`: a
+    ragged view's sequence start (clamped as the view clamps it), 0 for
+    other views. TMA addresses a ragged view's rows through a tensor map of
+    the whole packed array, at this row plus the tile's.
+  }];
+  let arguments = (ins Tile_DescType:$desc);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$desc attr-dict `:` type($desc)";
 }
 
 def Tile_DimOp : Tile_Op<"dim", [Pure]> {

@@ -175,10 +175,16 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     // program, one launched per run): they share kv_splits and one combine
     // kernel.
     llvm::MapVector<StringAttr, SmallVector<ForwardKernel>> byVariant;
+    // A packed (varlen) batch's programs own blocks of its sequences
+    // (tile.ragged_block): splitting their keys is not done.
+    auto varlen = [](func::FuncOp f) {
+      return f.walk([](tile::RaggedBlockOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+    };
     for (auto f : getOperation().getOps<func::FuncOp>())
       if (f->hasAttr(tile::attrs::kKernel) &&
           !f->hasAttr(tile::attrs::kBackwardStage) &&
-          !f->hasAttr(tile::attrs::kSymbols)) {
+          !f->hasAttr(tile::attrs::kSymbols) && !varlen(f)) {
         ForwardKernel k;
         if (failed(analyze(f, k)))
           return signalPassFailure();

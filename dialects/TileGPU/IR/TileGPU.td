@@ -320,7 +320,8 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load"> {
     column block of the swizzled destination (a 128-byte swizzle holds 64
     16-bit columns per block, and a TMA box is at most one swizzle span
     wide). `coords` are element coordinates in the map's order, innermost
-    first; the column coordinate of block b is `coords[0] + b * width`.
+    first (4 of a [B, N, H, D] tensor, 3 of a packed varlen [T, H, D] one);
+    the column coordinate of block b is `coords[0] + b * width`.
     Boxes past the tensor read zeros. The destination's swizzle must be the
     map's; the barrier must have been initialised for one arrival.
   }];

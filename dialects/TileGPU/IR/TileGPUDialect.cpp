@@ -335,9 +335,10 @@ LogicalResult TmaLoadOp::verify() {
   if (dest.getDimSize(0) > 256)
     return emitOpError() << "a TMA box holds at most 256 rows, the buffer "
                          << dest.getDimSize(0);
-  if (getCoords().size() != 4)
+  if (getCoords().size() != 4 && getCoords().size() != 3)
     return emitOpError() << "takes 4 coordinates (column, row, head, batch: "
-                            "a [B, N, H, D] tensor innermost first), got "
+                            "a [B, N, H, D] tensor innermost first) or 3 (a "
+                            "packed [T, H, D] one), got "
                          << getCoords().size();
   if (!inProducer(*this))
     return emitOpError() << "is issued by the producer's one thread: it sits "

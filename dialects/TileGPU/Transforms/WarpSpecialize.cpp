@@ -57,6 +57,9 @@ struct Load {
   /// A paged KV cache's rows: boxes of min(page size, rows) rows, each from
   /// its own page (tgpu.tma_load_pages).
   bool paged() { return view.isPaged(); }
+  /// One sequence of a packed (varlen) [T, H, D] argument: a 3-D map, the
+  /// sequence's first row added to the tile's.
+  bool ragged() { return view.isRagged(); }
   int64_t boxRows() {
     int64_t rows = copy.getDest().getType().getDimSize(0);
     return paged() ? std::min(view.getType().getPageSize(), rows) : rows;
@@ -131,13 +134,17 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
     auto arg = load.view ? dyn_cast<BlockArgument>(load.view.getBase())
                          : BlockArgument();
     auto type = arg ? dyn_cast<MemRefType>(arg.getType()) : MemRefType();
-    if (!arg || arg.getOwner() != &entry || !type || type.getRank() != 4 ||
-        load.view.getKeep() != ArrayRef<int64_t>{1, 3})
-      return reject("copies from other than a [B, N, H, D] kernel argument");
+    bool dense = type && type.getRank() == 4 && !load.ragged() &&
+                 load.view.getKeep() == ArrayRef<int64_t>{1, 3};
+    bool packedBatch = type && type.getRank() == 3 && load.ragged() &&
+                       load.view.getKeep() == ArrayRef<int64_t>{0, 2};
+    if (!arg || arg.getOwner() != &entry || !(dense || packedBatch))
+      return reject("copies from other than a [B, N, H, D] kernel argument "
+                    "or a sequence of a packed [T, H, D] one");
     // Packed rows (GQA) are a 3-D box: columns, the group's heads, queries.
     int64_t group = load.view.getType().getGroup();
     if (group > 1 &&
-        (load.view.getPacked() != 2 ||
+        (load.view.getPacked() != (dense ? 2 : 1) ||
          copy.getDest().getType().getDimSize(0) % group != 0 || group > 256))
       return reject("copies of packed rows other than whole groups of heads");
     load.argument = arg.getArgNumber();
@@ -274,8 +281,25 @@ SmallVector<Value> coordinates(OpBuilder &b, Location loc, Load load,
   auto offsets = load.copy.getOffsets();
   auto indices = load.view.getIndices(); // dims 0 and 2
   Value row = mapping.lookupOrDefault(offsets[0]);
-  Value head = mapping.lookupOrDefault(indices[1]);
   int64_t group = load.view.getType().getGroup();
+  if (load.ragged()) {
+    // [T, H, D]: (column, row, head), or (column, head, query) packed; the
+    // sequence's rows start at its first row of the array.
+    Value head = mapping.lookupOrDefault(indices[0]);
+    Value first = tile::FirstRowOp::create(b, loc, b.getIndexType(),
+                                           load.view.getResult());
+    if (group > 1)
+      return {
+          mapping.lookupOrDefault(offsets[1]), head,
+          arith::AddIOp::create(
+              b, loc,
+              arith::DivUIOp::create(
+                  b, loc, row, arith::ConstantIndexOp::create(b, loc, group)),
+              first)};
+    return {mapping.lookupOrDefault(offsets[1]),
+            arith::AddIOp::create(b, loc, row, first), head};
+  }
+  Value head = mapping.lookupOrDefault(indices[1]);
   if (group > 1)
     return {mapping.lookupOrDefault(offsets[1]), head,
             arith::DivUIOp::create(
@@ -366,7 +390,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   for (Load &load : loads) {
     needed.insert_range(load.view.getIndices());
     // The producer looks pages up in the view's block table.
-    if (load.paged())
+    if (load.paged() || load.ragged())
       needed.insert(load.view.getResult());
     for (Value offset : load.copy.getOffsets())
       if (!load.loop || offset != load.loop.getInductionVar())
@@ -462,7 +486,16 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     int64_t eltBytes = dest.getElementTypeBitWidth() / 8;
     NamedAttrList info;
     info.append(attrs::kTensorMapTensor, b.getI64IntegerAttr(load.argument));
-    if (group > 1) {
+    if (load.ragged() && group > 1) {
+      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({2, 1, 0}));
+      info.append(
+          attrs::kTensorMapBox,
+          b.getDenseI64ArrayAttr({swizzle / eltBytes, group, rows / group}));
+    } else if (load.ragged()) {
+      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({2, 0, 1}));
+      info.append(attrs::kTensorMapBox,
+                  b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
+    } else if (group > 1) {
       info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({3, 2, 1, 0}));
       info.append(attrs::kTensorMapBox,
                   b.getDenseI64ArrayAttr(
@@ -506,20 +539,28 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
            llvm::make_range(split->getIterator(), entry.end())))
     if (!isa<func::ReturnOp>(&op))
       op.moveBefore(consumer, consumer->end());
-  for (auto [i, load] : llvm::enumerate(once)) {
-    b.setInsertionPoint(load->copy);
-    MbarrierWaitOp::create(b, loc, barriers,
-                           index(numRingBarriers + int64_t(i)), index(0));
-  }
-  // Paged copies in masked steps: after the wait, the consumers zero the
-  // rows past the sequence (tgpu.zero_rows_past), added once the old
-  // barriers are gone.
+  // Paged copies in masked steps, and a packed batch's copies but in full
+  // steps: after the wait, the consumers zero the rows past the sequence
+  // (tgpu.zero_rows_past), added once the old barriers are gone. (A packed
+  // batch's rows past a sequence are the next sequence's, or whatever lies
+  // past the last: a product with probability or dO 0 would still carry a
+  // NaN there, and in the backward they would add to dK, dV and the
+  // captures' gradients.)
   struct Clear {
     Operation *wait;
     Value buffer;
     Load *load;
+    Value row;
   };
   SmallVector<Clear> clears;
+  for (auto [i, load] : llvm::enumerate(once)) {
+    b.setInsertionPoint(load->copy);
+    auto wait = MbarrierWaitOp::create(
+        b, loc, barriers, index(numRingBarriers + int64_t(i)), index(0));
+    if (load->ragged())
+      clears.push_back(
+          {wait, load->copy.getDest(), load, load->copy.getOffsets()[0]});
+  }
   for (auto [k, loop] : llvm::enumerate(loops)) {
     Block &body = *loop.getBody();
     b.setInsertionPointToStart(&body);
@@ -554,8 +595,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       b.setInsertionPoint(first);
       auto wait = MbarrierWaitOp::create(b, loc, barriers, full, step.parity);
       auto role = loop->getAttrOfType<StringAttr>(tile::attrs::kKvLoop);
-      if (load.paged() && !(role && role.getValue() == "full"))
-        clears.push_back({wait, current, &load});
+      if ((load.paged() || load.ragged()) &&
+          !(role && role.getValue() == "full"))
+        clears.push_back({wait, current, &load, loop.getInductionVar()});
       b.setInsertionPointAfter(last);
       MbarrierArriveOp::create(b, loc, barriers, empty);
     }
@@ -624,10 +666,20 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // Written by threads, read by products (the async proxy): fenced, and
   // every consumer done before any product.
   for (Clear &clear : clears) {
+    // Only a tile that reaches past the sequence (the condition is the same
+    // in every consumer thread, so the barrier inside it is too): most
+    // steps of a long sequence skip the fence and the barrier.
     b.setInsertionPointAfter(clear.wait);
-    auto loop = clear.wait->getParentOfType<scf::ForOp>();
-    ZeroRowsPastOp::create(b, loc, clear.buffer, clear.load->view.getResult(),
-                           loop.getInductionVar());
+    Value view = clear.load->view.getResult();
+    Value left = arith::SubIOp::create(
+        b, loc, tile::DimOp::create(b, loc, b.getIndexType(), view, 0),
+        clear.row);
+    Value past = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, left,
+        index(cast<MemRefType>(clear.buffer.getType()).getDimSize(0)));
+    auto ifPast = scf::IfOp::create(b, loc, past, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifPast.thenBlock());
+    ZeroRowsPastOp::create(b, loc, clear.buffer, view, clear.row);
     FenceAsyncSharedOp::create(b, loc);
     BarrierOp::create(b, loc);
   }

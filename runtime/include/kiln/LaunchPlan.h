@@ -225,6 +225,14 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
 /// as zeros instead). A plan without them passes.
 Status validatePagedKV(const ProgramSpec &spec, const BoundRun &bound);
 
+/// A varlen batch's offsets (plans with cu_seqlens_q / cu_seqlens_kv):
+/// each starts at 0 or more, never decreases and ends within its packed
+/// rows (total_q / total_kv). Reads the offsets, so they must be host memory
+/// (the CPU backend calls it on every run); the GPU's kernels clamp every
+/// offset into the array instead, so bad offsets there reach no memory
+/// outside it but give wrong sequences. A plan without them passes.
+Status validateVarlen(const ProgramSpec &spec, const BoundRun &bound);
+
 /// Whether `kernel` is launched for `symbols` (its `when` is at least 1).
 Status kernelLaunches(const KernelLaunch &kernel, const SymbolValues &symbols,
                       bool &launches);

@@ -33,6 +33,10 @@ typedef struct kiln_variant_options {
   int capture_gradients; /* nonzero: the backward also adds the gradients of
                             the float captures the score_mod reads into
                             tensors grad_<capture> (f32; pass zeros) */
+  int varlen;            /* nonzero: a packed batch of sequences of
+                            different lengths (tensors cu_seqlens_q and
+                            cu_seqlens_kv, [batch + 1] i32; q, k, v, out
+                            [T, H, D]; lse [H, T_q]) */
 } kiln_variant_options;
 
 /* Lowers the variant's `program` ("forward", "backward": two kernels,

@@ -28,6 +28,17 @@ attn.attention @negative_dropout {qk_head_dim = 64, v_head_dim = 64, element_typ
 
 // -----
 
+// expected-error @+1 {{varlen packs Q, K and V; a paged KV cache (page_size) has its own per-sequence lengths}}
+attn.attention @varlen_paged {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, varlen, page_size = 16}
+
+// -----
+
+// expected-error @+1 {{is varlen, but capture 'bias' declares dim 'seq_kv': a packed batch has no common sequence length (use batch, heads, kv_heads or a size)}}
+attn.attention @varlen_capture {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, varlen,
+                                captures = [#attn.capture<"bias", memref<?xf32>, ["seq_kv"]>]}
+
+// -----
+
 // expected-error @+1 {{scale must be a positive finite number, got 0.000000e+00}}
 attn.attention @zero_scale {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                             scale = 0.0}

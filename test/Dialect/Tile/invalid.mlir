@@ -610,7 +610,7 @@ func.func @grid_two_axes() attributes {tile.grid = ["heads", "batch"]} {
 
 // -----
 
-// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'seqlen'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @grid_unknown_symbol() attributes {tile.grid = [["ceildiv", "seqlen", 64], "heads", "batch"]} {
   return
 }
@@ -626,14 +626,14 @@ func.func @grid_unknown_op() attributes {tile.grid = [["div", "seq_q", 64], "hea
 
 // Derived symbols (tile.symbols) are over the problem's symbols; the kernel's
 // other size expressions may name them, and nothing else may.
-// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, num_sms, ctas_per_sm.<kernel>, kv_splits (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<kernel>, kv_splits (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @grid_undeclared_derived() attributes {tile.symbols = {kv_splits = ["ceildiv", "num_sms", "batch"]}, tile.grid = [1, "heads", ["mul", "batch", "splits"]]} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{size expression names 'kv_splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'kv_splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @derived_from_derived() attributes {tile.symbols = {kv_splits = ["ceildiv", "num_sms", "batch"], more = ["mul", "kv_splits", 2]}} {
   return
 }
@@ -654,7 +654,7 @@ func.func @derived_not_dictionary() attributes {tile.symbols = ["kv_splits", 2]}
 
 // -----
 
-// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
+// expected-error @+1 {{size expression names 'splits'; expected batch, heads, kv_heads, seq_q, seq_kv, pages, max_pages, total_q, total_kv, num_sms, ctas_per_sm.<kernel> (the kernel's 'tile.symbols' declares derived ones)}}
 func.func @when_unknown() attributes {tile.when = ["sub", "splits", 1]} {
   return
 }
@@ -839,5 +839,29 @@ func.func @store_into_pages(%v: !tile.desc<?x128xbf16, pages 16>, %x: tensor<64x
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{'tile.store' op stores into a paged descriptor (a KV cache's pool is read, never written, by attention)}}
   tile.store %x, %v[%c0, %c0] : tensor<64x128xbf16>, !tile.desc<?x128xbf16, pages 16>
+  return
+}
+
+// -----
+
+func.func @ragged_offsets_i64(%q: memref<?x?x128xbf16>, %cu: memref<?xi64>, %s: index, %h: index) {
+  // expected-error @+1 {{'tile.view' op the sequence offsets must be a [sequences + 1] array of i32, got 'memref<?xi64>'}}
+  %v = tile.view %q[%h] keep [0, 2] ragged %cu[%s] : memref<?x?x128xbf16> ragged memref<?xi64> -> !tile.desc<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @ragged_block_2d(%cu: memref<?x?xi32>, %pid: index) {
+  // expected-error @+1 {{'tile.ragged_block' op the sequence offsets must be a [sequences + 1] array of i32, got 'memref<?x?xi32>'}}
+  %s, %j = tile.ragged_block %cu[%pid] block 64 : memref<?x?xi32>
+  return
+}
+
+// -----
+
+func.func @ragged_block_zero(%cu: memref<?xi32>, %pid: index) {
+  // expected-error @+1 {{'tile.ragged_block' op attribute 'block' failed to satisfy constraint}}
+  %s, %j = tile.ragged_block %cu[%pid] block 0 : memref<?xi32>
   return
 }

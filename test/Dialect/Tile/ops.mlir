@@ -328,6 +328,25 @@ func.func @paged_view(%pool: memref<?x16x?x128xbf16>, %table: memref<?x?xi32>,
 
 // -----
 
+// A ragged view (one sequence of a packed varlen batch), the block a
+// program of a varlen grid owns, and the view's first row in the array.
+// CHECK-LABEL: func.func @ragged_view
+// CHECK: %[[S:.*]], %[[J:.*]] = tile.ragged_block %{{.*}}[%{{.*}}] block 128 : memref<?xi32>
+// CHECK: %[[V:.*]] = tile.view %{{.*}}[%{{.*}}] keep [0, 2] ragged %{{.*}}[%[[S]]] : memref<?x?x128xbf16> ragged memref<?xi32> -> <?x128xbf16>
+// CHECK: tile.view %{{.*}}[%{{.*}}] keep [1] ragged %{{.*}}[%[[S]]] : memref<?x?xf32> ragged memref<?xi32> -> <?xf32>
+// CHECK: tile.first_row %[[V]] : <?x128xbf16>
+func.func @ragged_view(%q: memref<?x?x128xbf16>, %lse: memref<?x?xf32>,
+                       %cu: memref<?xi32>, %pid: index,
+                       %h: index) -> (index, index) {
+  %s, %j = tile.ragged_block %cu[%pid] block 128 : memref<?xi32>
+  %v = tile.view %q[%h] keep [0, 2] ragged %cu[%s] : memref<?x?x128xbf16> ragged memref<?xi32> -> !tile.desc<?x128xbf16>
+  %r = tile.view %lse[%h] keep [1] ragged %cu[%s] : memref<?x?xf32> ragged memref<?xi32> -> !tile.desc<?xf32>
+  %first = tile.first_row %v : !tile.desc<?x128xbf16>
+  return %first, %j : index, index
+}
+
+// -----
+
 // tile.philox in both orientations.
 // CHECK-LABEL: func.func @philox
 // CHECK-SAME: ([[S:%[^:]+]]: i64, [[O:%[^:]+]]: i64, [[B:%[^:]+]]: index, [[H:%[^:]+]]: index, [[Q:%[^:]+]]: index, [[K:%[^:]+]]: index)

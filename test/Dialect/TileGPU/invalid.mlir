@@ -643,7 +643,7 @@ func.func @tma_padded(%map: !tgpu.tensor_map, %dst: memref<64x64xbf16, strided<[
 
 func.func @tma_coords(%map: !tgpu.tensor_map, %dst: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
                       %bars: memref<4xi64, 3>, %i: index) {
-  // expected-error @+1 {{'tgpu.tma_load' op takes 4 coordinates (column, row, head, batch: a [B, N, H, D] tensor innermost first), got 2}}
+  // expected-error @+1 {{'tgpu.tma_load' op takes 4 coordinates (column, row, head, batch: a [B, N, H, D] tensor innermost first) or 3 (a packed [T, H, D] one), got 2}}
   tgpu.tma_load %map[%i, %i], %dst, %bars[%i] : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<4xi64, 3>
   return
 }
