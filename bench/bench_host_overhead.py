@@ -44,7 +44,7 @@ q, k, v = (t.cuda() for t in inputs(1, 16, 16, 1, 1, 64, seed=6))
 sq, sk, sv = (t.transpose(1, 2) for t in (q, k, v))
 print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}")
 rows = [("kiln.attention", lambda: kiln.attention(q, k, v, causal)),
-        ("torch.ops.kiln.attention", lambda: torch.ops.kiln.attention(q, k, v, [], causal.text, "", 0.0, [])),
+        ("torch.ops.kiln.attention", lambda: torch.ops.kiln.attention(q, k, v, [], causal.text, "", 0.0, [], [])),
         ("the op's Python body", lambda: ops.attention_op._opoverload(q, k, v, [], causal.text, "")),
         ("a custom op doing nothing", lambda: torch.ops.kiln_bench.noop(q)),
         ("SDPA", lambda: F.scaled_dot_product_attention(sq, sk, sv, is_causal=True))]

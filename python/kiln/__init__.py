@@ -18,7 +18,7 @@ from ._capi import KilnError
 from . import mods, ops
 
 __all__ = ["Variant", "attention", "attention_with_lse", "make_dropout_rng", "paged_attention", "paged_attention_with_lse",
-           "flex_attention", "flex_variant", "KilnError"]
+           "varlen_attention", "varlen_attention_with_lse", "flex_attention", "flex_variant", "KilnError"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def attention_with_lse(q, k, v, variant, captures: Sequence[torch.Tensor] = (), 
     if dropout_p > 0 and dropout_rng is None:
         dropout_rng = make_dropout_rng(q.device)
     return torch.ops.kiln.attention(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p),
-                                    [] if dropout_rng is None else [dropout_rng])
+                                    [] if dropout_rng is None else [dropout_rng], [])
 
 
 def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = (), dropout_p: float = 0.0,
@@ -72,6 +72,34 @@ def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = (), dropout_p
     backward regenerates it. A variant whose text sets dropout_p needs
     dropout_rng."""
     return attention_with_lse(q, k, v, variant, captures, dropout_p, dropout_rng)[0]
+
+
+def varlen_attention_with_lse(q, k, v, cu_seqlens_q, cu_seqlens_kv, variant, captures: Sequence[torch.Tensor] = (),
+                              dropout_p: float = 0.0, dropout_rng: Optional[torch.Tensor] = None):
+    """(out, lse) of the variant on a packed batch of sequences of different
+    lengths, as FlashAttention's varlen API takes it: q [T_q, H, D], k and v
+    [T_kv, H / G, D] / [..., Dv], sequence b the rows cu_seqlens_q[b] ..
+    cu_seqlens_q[b + 1] - 1 of q and cu_seqlens_kv[b] .. of k and v (int32
+    [B + 1] each, on q's device); out [T_q, H, Dv], lse [H, T_q]. One launch
+    for all sequences, no padding; the mods see b and positions within the
+    sequence, and bottom-right causal aligns with each sequence's lengths.
+    Differentiable in q, k, v (and float captures), with dropout as
+    attention(). No maximum length is needed. Offsets on the CPU are
+    checked (non-decreasing, within the packed rows); on the GPU they are
+    clamped into the arrays, so bad ones read no memory outside them but
+    give wrong sequences."""
+    v_ = _variant(variant)
+    if dropout_p > 0 and dropout_rng is None:
+        dropout_rng = make_dropout_rng(q.device)
+    return torch.ops.kiln.attention(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p),
+                                    [] if dropout_rng is None else [dropout_rng], [cu_seqlens_q, cu_seqlens_kv])
+
+
+def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_kv, variant, captures: Sequence[torch.Tensor] = (),
+                     dropout_p: float = 0.0, dropout_rng: Optional[torch.Tensor] = None):
+    """out [T_q, H, Dv] of varlen_attention_with_lse."""
+    return varlen_attention_with_lse(q, k, v, cu_seqlens_q, cu_seqlens_kv, variant, captures, dropout_p,
+                                     dropout_rng)[0]
 
 
 def paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant,

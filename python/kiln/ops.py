@@ -4,7 +4,9 @@ autograd, so they trace under torch.compile(fullgraph=True).
 
 Layout as Kiln's (and FlashAttention's): q [B, Lq, H, D], k and v
 [B, Lk, H / G, D] and [..., Dv], out [B, Lq, H, Dv], lse [B, H, Lq] (f32,
-natural log). `kiln::paged_attention` (forward only) takes k and v as a paged
+natural log); with `cu_seqlens` [cu_seqlens_q, cu_seqlens_kv] (int32
+[B + 1]), a varlen batch as FlashAttention's varlen API packs it: q [T_q, H,
+D], k and v [T_kv, H / G, D], out [T_q, H, Dv], lse [H, T_q]. `kiln::paged_attention` (forward only) takes k and v as a paged
 KV cache's pools [pages, page_size, H / G, D] with block_table [B, max_pages]
 and kv_lens [B] (i32), as vLLM and FlashInfer keep them. CPU tensors run the variant's tile program on the CPU backend
 (a host program); CUDA tensors run its GPU kernels through the runtime.
@@ -52,9 +54,10 @@ def _ctensor(name, t, keep):
 
 
 @functools.lru_cache(maxsize=None)
-def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0, capture_gradients=False):
+def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0, capture_gradients=False,
+                  varlen=False):
     return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p,
-                                                   capture_gradients))
+                                                   capture_gradients, varlen))
 
 
 def _arch(device):
@@ -68,26 +71,26 @@ def _arch(device):
 
 
 @functools.lru_cache(maxsize=None)
-def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p, capture_gradients, program,
-                    device_index):
+def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p, capture_gradients, varlen,
+                    program, device_index):
     options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p,
-                                    capture_gradients)
+                                    capture_gradients, varlen)
     spec = _capi.compile_spec(options, program, _arch(device_index))
     loaded = _capi.DeviceProgram(spec, device_index)
     loaded.plan = json.loads(spec)
     return loaded
 
 
-def _key(q, v, variant, name, page_size, dropout_p, capture_gradients):
+def _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen=False):
     # int(): head dims specialise the program (symbolic under tracing).
     return (variant, name, int(q.shape[-1]), int(v.shape[-1]), _element_type(q), page_size, dropout_p,
-            capture_gradients)
+            capture_gradients, varlen)
 
 
-def _gradient_captures(q, v, variant, name, dropout_p):
+def _gradient_captures(q, v, variant, name, dropout_p, varlen=False):
     """Which captures the backward with capture gradients differentiates
     (the float ones its score_mod reads): (index, name) pairs, in order."""
-    key = _key(q, v, variant, name, 0, dropout_p, True)
+    key = _key(q, v, variant, name, 0, dropout_p, True, varlen)
     if q.device.type == "cuda":
         device = q.device.index if q.device.index is not None else torch.cuda.current_device()
         with torch.cuda.device(device):
@@ -99,15 +102,17 @@ def _gradient_captures(q, v, variant, name, dropout_p):
             if t["name"].startswith("grad_")]
 
 
-def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0, capture_gradients=False):
+def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0, capture_gradients=False,
+         varlen=False):
     """Runs the forward or the backward (program) of the variant on the
     tensors' device; page_size > 0: k and v are a paged KV cache's pools;
     dropout_p > 0: the variant with that dropout (tensors has dropout_rng);
-    capture_gradients: the backward that adds into grad_<capture>."""
+    capture_gradients: the backward that adds into grad_<capture>; varlen:
+    a packed batch (tensors has cu_seqlens_q and cu_seqlens_kv)."""
     keep = []
     named = [_ctensor(n, t, keep) for n, t in tensors.items()]
     caps = [_ctensor(None, c, keep) for c in captures]
-    key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients)
+    key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen)
     if q.device.type == "cpu":
         _host_program(*key).run(program, named, caps)
     elif q.device.type == "cuda":
@@ -149,42 +154,72 @@ def _dropout_tensors(dropout_p, dropout_rngs):
     return {"dropout_rng": dropout_rng.contiguous()}
 
 
+def _offset_tensors(q, cu_seqlens):
+    """The named cu_seqlens_q / cu_seqlens_kv of a varlen call (a list of
+    none or both, as dropout_rng): int32 [B + 1] each, q [T, H, D]."""
+    if not cu_seqlens:
+        if q.dim() != 4:
+            raise _capi.KilnError(f"q must be [B, Lq, H, D] (or [T, H, D] with cu_seqlens), got {list(q.shape)}")
+        return {}
+    if len(cu_seqlens) != 2:
+        raise _capi.KilnError(f"cu_seqlens is [cu_seqlens_q, cu_seqlens_kv], got {len(cu_seqlens)} tensors")
+    if q.dim() != 3:
+        raise _capi.KilnError(f"a varlen q is [T, H, D], got {list(q.shape)}")
+    cu_q, cu_kv = cu_seqlens
+    for n, t in (("cu_seqlens_q", cu_q), ("cu_seqlens_kv", cu_kv)):
+        if t.dtype != torch.int32 or t.dim() != 1 or t.shape[0] < 2:
+            raise _capi.KilnError(f"{n} must be an int32 tensor [B + 1] with B >= 1, got {t.dtype} {list(t.shape)}")
+    if cu_q.shape != cu_kv.shape:
+        raise _capi.KilnError(f"cu_seqlens_q and cu_seqlens_kv must both be [B + 1], got {list(cu_q.shape)} and "
+                              f"{list(cu_kv.shape)}")
+    return {"cu_seqlens_q": cu_q.contiguous(), "cu_seqlens_kv": cu_kv.contiguous()}
+
+
+def _lse_shape(q, varlen):
+    # [B, H, Lq]; varlen [H, T_q].
+    return (q.shape[1], q.shape[0]) if varlen else (q.shape[0], q.shape[2], q.shape[1])
+
+
 @torch.library.custom_op("kiln::attention", mutates_args=())
 def attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                 name: str, dropout_p: float, dropout_rng: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+                 name: str, dropout_p: float, dropout_rng: List[torch.Tensor],
+                 cu_seqlens: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
     rng = _dropout_tensors(dropout_p, dropout_rng)
-    _check_devices([q, k, v, *captures, *rng.values()])
+    offsets = _offset_tensors(q, cu_seqlens)
+    _check_devices([q, k, v, *captures, *rng.values(), *offsets.values()])
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     out = q.new_empty(q.shape[:-1] + v.shape[-1:])
-    lse = torch.empty(q.shape[0], q.shape[2], q.shape[1], device=q.device, dtype=torch.float32)
-    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse, **rng},
-         [c.contiguous() for c in captures], variant, name, dropout_p=dropout_p)
+    lse = torch.empty(_lse_shape(q, bool(offsets)), device=q.device, dtype=torch.float32)
+    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse, **rng, **offsets},
+         [c.contiguous() for c in captures], variant, name, dropout_p=dropout_p, varlen=bool(offsets))
     return out, lse
 
 
 @attention_op.register_fake
-def _(q, k, v, captures, variant, name, dropout_p, dropout_rng):
+def _(q, k, v, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
     out = q.new_empty(q.shape[:-1] + v.shape[-1:])
-    lse = q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
+    lse = q.new_empty(_lse_shape(q, bool(cu_seqlens)), dtype=torch.float32)
     return out, lse
 
 
 @torch.library.custom_op("kiln::attention_backward", mutates_args=())
 def attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
                           lse: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                          name: str, dropout_p: float,
-                          dropout_rng: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                          name: str, dropout_p: float, dropout_rng: List[torch.Tensor],
+                          cu_seqlens: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     rng = _dropout_tensors(dropout_p, dropout_rng)
-    _check_devices([dout, q, k, v, out, lse, *captures, *rng.values()])
+    offsets = _offset_tensors(q, cu_seqlens)
+    _check_devices([dout, q, k, v, out, lse, *captures, *rng.values(), *offsets.values()])
     q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
-                            "dv": dv, **rng}, [c.contiguous() for c in captures], variant, name, dropout_p=dropout_p)
+                            "dv": dv, **rng, **offsets}, [c.contiguous() for c in captures], variant, name,
+         dropout_p=dropout_p, varlen=bool(offsets))
     return dq, dk, dv
 
 
 @attention_backward_op.register_fake
-def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng):
+def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
     # Contiguous, as the real op's (empty_like of the contiguous inputs).
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
@@ -192,40 +227,42 @@ def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng):
 @torch.library.custom_op("kiln::attention_backward_captures", mutates_args=())
 def attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                                    out: torch.Tensor, lse: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                                   name: str, dropout_p: float, dropout_rng: List[torch.Tensor]
+                                   name: str, dropout_p: float, dropout_rng: List[torch.Tensor],
+                                   cu_seqlens: List[torch.Tensor]
                                    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor]]:
     """attention_backward and the gradients of the float captures the
     variant's score_mod reads (f32, in capture order; _gradient_captures
     says which)."""
     rng = _dropout_tensors(dropout_p, dropout_rng)
-    _check_devices([dout, q, k, v, out, lse, *captures, *rng.values()])
+    offsets = _offset_tensors(q, cu_seqlens)
+    _check_devices([dout, q, k, v, out, lse, *captures, *rng.values(), *offsets.values()])
     q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
     captures = [c.contiguous() for c in captures]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    which = _gradient_captures(q, v, variant, name, dropout_p)
+    which = _gradient_captures(q, v, variant, name, dropout_p, bool(offsets))
     # The backward adds into them.
     grads = [torch.zeros(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which]
     names = {f"grad_{n}": g for (_, n), g in zip(which, grads)}
     _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
-                            "dv": dv, **rng, **names}, captures, variant, name, dropout_p=dropout_p,
-         capture_gradients=True)
+                            "dv": dv, **rng, **offsets, **names}, captures, variant, name, dropout_p=dropout_p,
+         capture_gradients=True, varlen=bool(offsets))
     return dq, dk, dv, grads
 
 
 @attention_backward_captures_op.register_fake
-def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng):
-    which = _gradient_captures(q, v, variant, name, dropout_p)
+def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
+    which = _gradient_captures(q, v, variant, name, dropout_p, bool(cu_seqlens))
     return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
             [torch.empty(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which])
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, captures, variant, name, dropout_p, dropout_rng = inputs
+    q, k, v, captures, variant, name, dropout_p, dropout_rng, cu_seqlens = inputs
     out, lse = output
     # The backward regenerates the forward's dropout mask from the same rng.
-    ctx.save_for_backward(q, k, v, out, lse, *dropout_rng, *captures)
+    ctx.save_for_backward(q, k, v, out, lse, *dropout_rng, *cu_seqlens, *captures)
     ctx.variant, ctx.name, ctx.num_captures, ctx.dropout_p = variant, name, len(captures), dropout_p
-    ctx.num_rngs = len(dropout_rng)
+    ctx.num_rngs, ctx.num_offsets = len(dropout_rng), len(cu_seqlens)
     # Float captures that require grad get theirs (score_mod's reads).
     ctx.capture_grads = any(c.requires_grad and c.is_floating_point() for c in captures)
     # The LSE is returned for callers that merge attention results; it is
@@ -235,18 +272,20 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, dout, dlse):
     q, k, v, out, lse, *rest = ctx.saved_tensors
-    rngs, captures = rest[:ctx.num_rngs], rest[ctx.num_rngs:]
+    rngs = rest[:ctx.num_rngs]
+    offsets = rest[ctx.num_rngs:ctx.num_rngs + ctx.num_offsets]
+    captures = rest[ctx.num_rngs + ctx.num_offsets:]
     capture_grads = [None] * ctx.num_captures
     if ctx.capture_grads:
         dq, dk, dv, grads = attention_backward_captures_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name,
-                                                           ctx.dropout_p, rngs)
-        for (i, _), g in zip(_gradient_captures(q, v, ctx.variant, ctx.name, ctx.dropout_p), grads):
+                                                           ctx.dropout_p, rngs, offsets)
+        for (i, _), g in zip(_gradient_captures(q, v, ctx.variant, ctx.name, ctx.dropout_p, bool(offsets)), grads):
             if captures[i].requires_grad:
                 capture_grads[i] = g.to(captures[i].dtype)
     else:
         dq, dk, dv = attention_backward_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name,
-                                           ctx.dropout_p, rngs)
-    return dq, dk, dv, capture_grads, None, None, None, [None] * ctx.num_rngs
+                                           ctx.dropout_p, rngs, offsets)
+    return dq, dk, dv, capture_grads, None, None, None, [None] * ctx.num_rngs, [None] * ctx.num_offsets
 
 
 attention_op.register_autograd(_backward, setup_context=_setup_context)

@@ -1,7 +1,7 @@
 """The kiln package on a CUDA GPU (bench/device-run-plans.sh python): the
 CPU tests' checks on CUDA tensors, one training step of a small transformer
 block with Kiln attention against the same block with SDPA, torch.compile
-(fullgraph, Inductor), kiln.flex_attention, kiln.paged_attention, and the per-call host overhead
+(fullgraph, Inductor), kiln.flex_attention, kiln.paged_attention, kiln.varlen_attention, and the per-call host overhead
 of the op next to SDPA's. Prints one line per check and a table; exits 1 on
 any failure. Not a unittest module on purpose: `make check` has no GPU.
 
@@ -83,6 +83,23 @@ def main():
     expect.backward(dout.cpu().double())
     err = rel(slopes.grad.cpu(), sd.grad)
     check(err < 1e-2, f"ALiBi slopes' gradient on the GPU vs float64: {err:.1e}")
+
+    # A varlen batch on CUDA tensors: out and gradients against the same
+    # packed batch on the CPU backend (itself checked against float64 in
+    # test_ops.test_varlen), 8 sequences of mixed lengths, D = 128, GQA 4:1.
+    lens = [300, 1, 0, 129, 64, 257, 7, 500]
+    gen = torch.Generator().manual_seed(11)
+    q, k, v = (torch.randn(sum(lens), heads, 128, generator=gen).to(torch.bfloat16) for heads in (8, 2, 2))
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32)
+    dout = torch.randn(sum(lens), 8, 128, generator=gen).to(torch.bfloat16)
+    results = []
+    for device in ("cpu", "cuda"):
+        qd, kd, vd = (t.detach().to(device).requires_grad_() for t in (q, k, v))
+        out = kiln.varlen_attention(qd, kd, vd, cu.to(device), cu.to(device), example("gqa_causal"))
+        out.backward(dout.to(device))
+        results.append([t.detach().cpu() for t in (out, qd.grad, kd.grad, vd.grad)])
+    errs = [rel(g, w.double()) for g, w in zip(results[1], results[0])]
+    check(max(errs) < 1e-2, f"varlen_attention on the GPU vs the CPU backend: {' '.join(f'{e:.1e}' for e in errs)}")
 
     # A verify step over ragged paged caches (16-key pages, GQA 4:1), as the
     # CPU test, and the same with 64-key pages.

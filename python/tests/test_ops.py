@@ -5,6 +5,7 @@ torch.compile(fullgraph=True), and the errors for bad input.
     pip install ./python && python3 -m unittest discover -s python/tests -v
     PYTHONPATH=python python3 -m unittest discover -s python/tests   # the source tree
 """
+import itertools
 import math
 import os
 import unittest
@@ -219,17 +220,17 @@ class Ops(unittest.TestCase):
     def test_opcheck(self):
         q, k, v = (t.requires_grad_() for t in inputs(1, 17, 24, 2, 2, 64, seed=7))
         variant = example("causal")
-        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], variant.text, "", 0.0, []))
+        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], variant.text, "", 0.0, [], []))
         # Non-contiguous inputs (FlexAttention's layout transposed), for both
         # ops: the fake implementations' strides must match the real ones.
         qt, kt, vt = (t.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_() for t in (q, k, v))
         self.assertFalse(qt.is_contiguous())
-        torch.library.opcheck(torch.ops.kiln.attention.default, (qt, kt, vt, [], variant.text, "", 0.0, []))
-        out, lse = torch.ops.kiln.attention(qt, kt, vt, [], variant.text, "", 0.0, [])
+        torch.library.opcheck(torch.ops.kiln.attention.default, (qt, kt, vt, [], variant.text, "", 0.0, [], []))
+        out, lse = torch.ops.kiln.attention(qt, kt, vt, [], variant.text, "", 0.0, [], [])
         dout = torch.randn_like(out)
         torch.library.opcheck(torch.ops.kiln.attention_backward.default,
                               (dout, qt.detach(), kt.detach(), vt.detach(), out.detach(), lse, [], variant.text, "", 0.0,
-                               []))
+                               [], []))
 
     def test_dropout_bits(self):
         # The CPU backend drops exactly the weights python/kiln/dropout.py
@@ -256,9 +257,9 @@ class Ops(unittest.TestCase):
     def test_dropout_opcheck_and_errors(self):
         q, k, v = (t.requires_grad_() for t in inputs(1, 17, 24, 2, 2, 64, seed=13))
         text, rng = example("causal").text, torch.tensor([7, 0])
-        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], text, "", 0.1, [rng]))
+        torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], text, "", 0.1, [rng], []))
         with self.assertRaisesRegex(kiln.KilnError, "dropout_p > 0 needs dropout_rng"):
-            torch.ops.kiln.attention(q, k, v, [], text, "", 0.1, [])
+            torch.ops.kiln.attention(q, k, v, [], text, "", 0.1, [], [])
         with self.assertRaisesRegex(kiln.KilnError, "dropout_rng must be an int64 tensor"):
             kiln.attention(q, k, v, example("causal"), dropout_p=0.1, dropout_rng=torch.tensor([1, 2, 3]))
         with self.assertRaisesRegex(kiln.KilnError, "dropout_p must be in"):
@@ -286,13 +287,60 @@ class Ops(unittest.TestCase):
         lse = kiln.attention_with_lse(q.detach(), k.detach(), v.detach(), alibi, [slopes.detach()])[1]
         torch.library.opcheck(torch.ops.kiln.attention_backward_captures.default,
                               (dout, q.detach(), k.detach(), v.detach(), out.detach(), lse, [slopes.detach()],
-                               alibi.text, "", 0.0, []))
+                               alibi.text, "", 0.0, [], []))
         # A capture that does not require grad gets none (and the plain
         # backward runs).
         slopes2 = slopes.detach()
         q2 = q.detach().requires_grad_()
         kiln.attention(q2, k.detach(), v.detach(), alibi, captures=[slopes2]).float().sum().backward()
         self.assertIsNone(slopes2.grad)
+
+    def test_varlen(self):
+        # A packed batch of 4 sequences (one empty, one of a single query),
+        # keys != queries, GQA, bottom-right causal per sequence: out and the
+        # gradients against float64 attention on each sequence alone; LSE
+        # [H, T_q]; opcheck of the forward and the backward.
+        lens_q, lens_k, h, hk, d = [30, 0, 1, 45], [40, 3, 9, 20], 8, 2, 64
+        gen = torch.Generator().manual_seed(12)
+        q, k, v = (torch.randn(sum(lens), heads, d, generator=gen).to(torch.bfloat16)
+                   for lens, heads in ((lens_q, h), (lens_k, hk), (lens_k, hk)))
+        cu = [torch.tensor([0] + list(itertools.accumulate(lens)), dtype=torch.int32) for lens in (lens_q, lens_k)]
+        variant = example("gqa_causal")
+        q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
+        out, lse = kiln.varlen_attention_with_lse(q, k, v, *cu, variant)
+        self.assertEqual(out.shape, (sum(lens_q), h, d))
+        self.assertEqual(lse.shape, (h, sum(lens_q)))
+        dout = torch.randn(out.shape, generator=gen).to(out.dtype)
+        out.backward(dout)
+        qd, kd, vd = (t.detach().double().requires_grad_() for t in (q, k, v))
+        pieces = []
+        for b in range(len(lens_q)):
+            rows = slice(cu[0][b], cu[0][b + 1])
+            keys = slice(cu[1][b], cu[1][b + 1])
+            if lens_q[b] == 0:
+                continue
+            # The variant is top-left causal.
+            pieces.append((rows, reference(qd[None, rows], kd[None, keys], vd[None, keys], causal="top_left")[0]))
+        expect = torch.zeros(out.shape, dtype=torch.float64)
+        for rows, piece in pieces:
+            expect[rows] = piece
+        expect.backward(dout.double())
+        self.assertLess(rel(out.detach(), expect.detach()), 1e-2)
+        for got, want in ((q.grad, qd.grad), (k.grad, kd.grad), (v.grad, vd.grad)):
+            self.assertLess(rel(got, want), 1e-2)
+        qs, ks, vs = (t.detach() for t in (q, k, v))
+        torch.library.opcheck(torch.ops.kiln.attention.default, (qs, ks, vs, [], variant.text, "", 0.0, [], cu))
+        torch.library.opcheck(torch.ops.kiln.attention_backward.default,
+                              (dout, qs, ks, vs, out.detach(), lse, [], variant.text, "", 0.0, [], cu))
+        # Bad offsets: named, before any run.
+        with self.assertRaisesRegex(kiln.KilnError, "cu_seqlens_q must be an int32 tensor"):
+            kiln.varlen_attention(qs, ks, vs, cu[0].long(), cu[1], variant)
+        bad = cu[0].clone()
+        bad[2] = 100
+        with self.assertRaisesRegex(kiln.KilnError, r"cu_seqlens_q\[2\] = 100 is outside \[30, total_q = 76\]"):
+            kiln.varlen_attention(qs, ks, vs, bad, cu[1], variant)
+        with self.assertRaisesRegex(kiln.KilnError, r"a varlen q is \[T, H, D\]"):
+            kiln.varlen_attention(qs[None], ks, vs, *cu, variant)
 
     def test_torch_compile_fullgraph(self):
         variant = example("causal")

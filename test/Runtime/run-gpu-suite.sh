@@ -59,6 +59,10 @@ for ex in softcap causal_softcap sliding_window alibi document_mask gqa_causal; 
   done
   run "$ex Lq=500 Lk=900 fp16" "$EX/$ex.mlir" --seqlen 500 --seqlen-kv 900 --heads $heads --dtype fp16
 done
+# Varlen packed batches: empty, one-row and long sequences, keys != queries.
+run "varlen_causal 5 sequences" "$EX/varlen_causal.mlir" --seqlens 700,0,1,1300,64 --heads 3
+run "varlen_causal Lk != Lq fp16" "$EX/varlen_causal.mlir" --seqlens 300,17 --seqlens-kv 900,40 --heads 2 --dtype fp16
+run "causal varlen bottom-right GQA" "$EX/gqa_causal.mlir" --seqlens 333,1000,2 --seqlens-kv 500,1000,70 --heads 8
 # Other schedules the pipeline can pick or ablate must be right too.
 run "plain block-m 128 hd=256" "$EX/plain.mlir" --block-m 128 --head-dim 256 --seqlen 1000 --heads 2
 run "causal block-m 128 Lq=700 Lk=1300" "$EX/causal.mlir" --block-m 128 --head-dim 128 --seqlen 700 --seqlen-kv 1300 --heads 2
