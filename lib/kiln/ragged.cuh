@@ -42,9 +42,11 @@ __device__ __forceinline__ void ragged_block(const Tensor<int, 1> &offsets,
     int s = base + lane;
     int blocks = 0;
     if (s < sequences) {
-      int rows = offsets.ptr[(s + 1) * offsets.stride[0]] -
-                 offsets.ptr[s * offsets.stride[0]];
-      blocks = rows > 0 ? (rows + BLOCK - 1) / BLOCK : 0;
+      // 64-bit: offsets far apart (bad input) must not overflow.
+      long long rows =
+          static_cast<long long>(offsets.ptr[(s + 1) * offsets.stride[0]]) -
+          offsets.ptr[s * offsets.stride[0]];
+      blocks = rows > 0 ? static_cast<int>((rows + BLOCK - 1) / BLOCK) : 0;
     }
     int inclusive = blocks;
 #pragma unroll

@@ -53,28 +53,24 @@ struct ProgramBuilder {
   }
   /// The [L_s, cols] matrix of sequence `seq`, head `head` in a packed
   /// [T, H, cols] array whose sequence s is rows offsets[s] .. offsets[s +
-  /// 1] - 1 (varlen); `group` as for view().
+  /// 1] - 1 (varlen).
   Value raggedView(Value base, Value offsets, Value seq, Value head,
-                   int64_t cols, Type elt, int64_t group = 1) {
+                   int64_t cols, Type elt) {
     return tile::ViewOp::create(
         b, loc,
-        tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt,
-                            group),
+        tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt),
         base, ValueRange{head}, Value(), Value(), offsets, seq,
-        b.getDenseI64ArrayAttr({0, 2}),
-        group > 1 ? b.getI64IntegerAttr(1) : IntegerAttr());
+        b.getDenseI64ArrayAttr({0, 2}), IntegerAttr());
   }
   /// The per-row f32 values (LSE, D) of sequence `seq`, head `head` in a
-  /// packed [H, T] array; `group` as for view().
-  Value raggedRowView(Value base, Value offsets, Value seq, Value head,
-                      int64_t group = 1) {
+  /// packed [H, T] array.
+  Value raggedRowView(Value base, Value offsets, Value seq, Value head) {
     return tile::ViewOp::create(
         b, loc,
         tile::DescType::get(b.getContext(), {ShapedType::kDynamic},
-                            b.getF32Type(), group),
+                            b.getF32Type()),
         base, ValueRange{head}, Value(), Value(), offsets, seq,
-        b.getDenseI64ArrayAttr({1}),
-        group > 1 ? b.getI64IntegerAttr(0) : IntegerAttr());
+        b.getDenseI64ArrayAttr({1}), IntegerAttr());
   }
   /// The per-row f32 values (LSE, D) of (batch, head) in a [B, H, L] array;
   /// `group` as for view().

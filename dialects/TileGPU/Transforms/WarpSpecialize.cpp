@@ -136,15 +136,18 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
     auto type = arg ? dyn_cast<MemRefType>(arg.getType()) : MemRefType();
     bool dense = type && type.getRank() == 4 && !load.ragged() &&
                  load.view.getKeep() == ArrayRef<int64_t>{1, 3};
+    // (A ragged view of packed GQA rows would be a 3-D box too; no lowering
+    // makes one.)
     bool packedBatch = type && type.getRank() == 3 && load.ragged() &&
-                       load.view.getKeep() == ArrayRef<int64_t>{0, 2};
+                       load.view.getKeep() == ArrayRef<int64_t>{0, 2} &&
+                       load.view.getType().getGroup() == 1;
     if (!arg || arg.getOwner() != &entry || !(dense || packedBatch))
       return reject("copies from other than a [B, N, H, D] kernel argument "
                     "or a sequence of a packed [T, H, D] one");
     // Packed rows (GQA) are a 3-D box: columns, the group's heads, queries.
     int64_t group = load.view.getType().getGroup();
     if (group > 1 &&
-        (load.view.getPacked() != (dense ? 2 : 1) ||
+        (load.view.getPacked() != 2 ||
          copy.getDest().getType().getDimSize(0) % group != 0 || group > 256))
       return reject("copies of packed rows other than whole groups of heads");
     load.argument = arg.getArgNumber();
@@ -283,21 +286,13 @@ SmallVector<Value> coordinates(OpBuilder &b, Location loc, Load load,
   Value row = mapping.lookupOrDefault(offsets[0]);
   int64_t group = load.view.getType().getGroup();
   if (load.ragged()) {
-    // [T, H, D]: (column, row, head), or (column, head, query) packed; the
-    // sequence's rows start at its first row of the array.
-    Value head = mapping.lookupOrDefault(indices[0]);
+    // [T, H, D]: (column, row, head), the sequence's rows starting at its
+    // first row of the array.
     Value first = tile::FirstRowOp::create(b, loc, b.getIndexType(),
                                            load.view.getResult());
-    if (group > 1)
-      return {
-          mapping.lookupOrDefault(offsets[1]), head,
-          arith::AddIOp::create(
-              b, loc,
-              arith::DivUIOp::create(
-                  b, loc, row, arith::ConstantIndexOp::create(b, loc, group)),
-              first)};
     return {mapping.lookupOrDefault(offsets[1]),
-            arith::AddIOp::create(b, loc, row, first), head};
+            arith::AddIOp::create(b, loc, row, first),
+            mapping.lookupOrDefault(indices[0])};
   }
   Value head = mapping.lookupOrDefault(indices[1]);
   if (group > 1)
@@ -486,12 +481,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     int64_t eltBytes = dest.getElementTypeBitWidth() / 8;
     NamedAttrList info;
     info.append(attrs::kTensorMapTensor, b.getI64IntegerAttr(load.argument));
-    if (load.ragged() && group > 1) {
-      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({2, 1, 0}));
-      info.append(
-          attrs::kTensorMapBox,
-          b.getDenseI64ArrayAttr({swizzle / eltBytes, group, rows / group}));
-    } else if (load.ragged()) {
+    if (load.ragged()) {
       info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({2, 0, 1}));
       info.append(attrs::kTensorMapBox,
                   b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
