@@ -35,6 +35,11 @@ pick='rel L2|PASS|FAIL|error|differ'
     $KILN run examples/causal.mlir --backend cuda --seqlens $LENS --seqlens-kv $LENS_KV --heads 2 --backward \
       --check $opts 2>&1 | grep -E "$pick"
   done
+  for page in 16 64; do
+    echo "== gqa_decode varlen over ${page}-key pages (chunked prefill)"
+    $KILN run examples/gqa_decode.mlir --variant gqa4_decode --backend cuda --seqlens 70,1,0,200,333 \
+      --seqlens-kv 300,5,64,150,2000 --page-size $page --heads 8 --check 2>&1 | grep -E "$pick"
+  done
   echo "== alibi --capture-gradients"
   $KILN run examples/alibi.mlir --backend cuda --seqlens $LENS --heads 4 --backward --capture-gradients \
     --check 2>&1 | grep -E "$pick"

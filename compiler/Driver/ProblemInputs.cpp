@@ -70,7 +70,8 @@ std::optional<int64_t> resolveDim(Attribute dim, const Problem &p) {
 }
 
 /// The paged cache of `k` and `v` (see PagedKV): sequence 0 holds all
-/// seqKV keys, the others between half and all of them; the pages of all
+/// seqKV keys, the others between half and all of them (varlen: their
+/// --seqlens-kv lengths); the pages of all
 /// sequences, and one spare, in a random order; table slots past a
 /// sequence's pages are -1, which no kernel may follow.
 PagedKV makePagedKV(const Problem &p, const HostBuffer &k, const HostBuffer &v,
@@ -93,7 +94,7 @@ PagedKV makePagedKV(const Problem &p, const HostBuffer &k, const HostBuffer &v,
   std::shuffle(order.begin(), order.end(), rng);
   std::uniform_int_distribution<int64_t> length((p.seqKV + 1) / 2, p.seqKV);
   for (int64_t b = 0; b < p.batch; ++b) {
-    int64_t len = b == 0 ? p.seqKV : length(rng);
+    int64_t len = p.varlen() ? p.lensKV[b] : b == 0 ? p.seqKV : length(rng);
     paged.lens.set(b, double(len));
     for (int64_t slot = 0; slot < maxPages; ++slot) {
       bool used = slot * ps < len;

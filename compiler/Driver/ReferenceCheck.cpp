@@ -137,12 +137,14 @@ int referenceVariantFor(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
           refSpec, views, in.dropoutRng ? &*in.dropoutRng : nullptr, out, err))
     return rc;
   std::vector<int64_t> lensQ(p.batch, p.seqQ), lensKV;
-  if (in.paged)
-    for (int64_t b = 0; b < p.batch; ++b)
-      lensKV.push_back(int64_t(in.paged->lens.get(b)));
   if (p.varlen()) {
     lensQ = p.lensQ;
     lensKV = p.lensKV;
+  }
+  if (in.paged) {
+    lensKV.clear();
+    for (int64_t b = 0; b < p.batch; ++b)
+      lensKV.push_back(int64_t(in.paged->lens.get(b)));
   }
   if (lensKV.empty())
     return 0;

@@ -83,12 +83,15 @@ struct Inputs {
     }
     if (packed) {
       named["q"] = &packed->q;
-      named["k"] = &packed->k;
-      named["v"] = &packed->v;
       named["out"] = &packed->o;
       named["lse"] = &packed->lse;
       named["cu_seqlens_q"] = &packed->cuQ;
-      named["cu_seqlens_kv"] = &packed->cuKV;
+      // Paged too (chunked prefill): K and V stay the cache's pools.
+      if (!paged) {
+        named["k"] = &packed->k;
+        named["v"] = &packed->v;
+        named["cu_seqlens_kv"] = &packed->cuKV;
+      }
     }
     if (dropoutRng)
       named["dropout_rng"] = &*dropoutRng;

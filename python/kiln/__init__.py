@@ -103,22 +103,25 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_kv, variant, captures: Se
 
 
 def paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant,
-                             captures: Sequence[torch.Tensor] = ()):
+                             captures: Sequence[torch.Tensor] = (), cu_seqlens_q: Optional[torch.Tensor] = None):
     """(out, lse) of the variant with K and V in a paged KV cache (vLLM's and
     FlashInfer's layout): k_pages and v_pages [pages, page_size, H / G, D],
     block_table [B, max_pages] and kv_lens [B] (int32): key j of sequence b
     is row j % page_size of page block_table[b, j // page_size], and the
     sequence has kv_lens[b] keys (bottom-right causal aligns with it). q is
-    [B, Lq, H, D]: the new tokens of a decode or verify step. Forward only;
-    compiled once per page size."""
+    [B, Lq, H, D]: the new tokens of a decode or verify step; or, with
+    cu_seqlens_q (int32 [B + 1]), [T, H, D]: each sequence's new tokens
+    packed as varlen_attention packs them (chunked prefill), out [T, H, Dv]
+    and lse [H, T]. Forward only; compiled once per page size."""
     v_ = _variant(variant)
     return torch.ops.kiln.paged_attention(q, k_pages, v_pages, block_table, kv_lens, list(captures), v_.text,
-                                          v_.name or "")
+                                          v_.name or "", [] if cu_seqlens_q is None else [cu_seqlens_q])
 
 
-def paged_attention(q, k_pages, v_pages, block_table, kv_lens, variant, captures: Sequence[torch.Tensor] = ()):
-    """out [B, Lq, H, Dv] of paged_attention_with_lse."""
-    return paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant, captures)[0]
+def paged_attention(q, k_pages, v_pages, block_table, kv_lens, variant, captures: Sequence[torch.Tensor] = (),
+                    cu_seqlens_q: Optional[torch.Tensor] = None):
+    """out of paged_attention_with_lse: [B, Lq, H, Dv], or [T, H, Dv] with cu_seqlens_q."""
+    return paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant, captures, cu_seqlens_q)[0]
 
 
 def flex_variant(score_mod=None, mask_mod=None, *, head_dim, head_dim_v=None, dtype=torch.bfloat16, scale=None,

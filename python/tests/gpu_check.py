@@ -114,6 +114,15 @@ def main():
                                             v[s:s + 1, :int(lens[s])].double(), causal="bottom_right"))
                 for s in range(3)]
         check(max(errs) < 1e-2, f"paged_attention, {page}-key pages: {' '.join(f'{e:.1e}' for e in errs)}")
+    # Chunked prefill: packed new tokens (40, 1 and 0 of them) over the same
+    # 64-key-page caches, the GPU against the CPU backend.
+    cu_q = torch.tensor([0, 40, 41, 41], dtype=torch.int32)
+    qp = torch.randn(41, 8, 128, generator=torch.Generator().manual_seed(14)).to(torch.bfloat16)
+    got = kiln.paged_attention(qp.cuda(), kp.cuda(), vp.cuda(), table.cuda(), lens.cuda(), variant,
+                               cu_seqlens_q=cu_q.cuda()).cpu()
+    want = kiln.paged_attention(qp, kp, vp, table, lens, variant, cu_seqlens_q=cu_q)
+    err = rel(got, want.double())
+    check(err < 1e-2, f"paged_attention with packed queries (chunked prefill) vs the CPU backend: {err:.1e}")
 
     def softcap(score, b, h, q_idx, kv_idx):
         return torch.tanh(score / 20.0) * 20.0

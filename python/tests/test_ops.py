@@ -201,7 +201,22 @@ class Ops(unittest.TestCase):
             self.assertLess(rel(out[s:s + 1], want), 1e-2)
         self.assertFalse(torch.isnan(lse).any())
         torch.library.opcheck(torch.ops.kiln.paged_attention.default,
-                              (q, kp, vp, table, lens, [], variant.text, variant.name))
+                              (q, kp, vp, table, lens, [], variant.text, variant.name, []))
+        # Chunked prefill: each sequence's new tokens packed ([T, H, D] and
+        # cu_seqlens_q: 3, 0 and 7 of them), against the same cache.
+        lq_each = [3, 0, 7]
+        qp = torch.randn(sum(lq_each), 8, 128, generator=torch.Generator().manual_seed(13)).to(torch.bfloat16)
+        cu_q = torch.tensor([0, 3, 3, 10], dtype=torch.int32)
+        outp, lsep = kiln.paged_attention_with_lse(qp, kp, vp, table, lens, variant, cu_seqlens_q=cu_q)
+        self.assertEqual(outp.shape, (10, 8, 128))
+        self.assertEqual(lsep.shape, (8, 10))
+        for s in (0, 2):
+            n, rows = int(lens[s]), slice(int(cu_q[s]), int(cu_q[s + 1]))
+            want = reference(qp[None, rows].double(), k[s:s + 1, :n].double(), v[s:s + 1, :n].double(),
+                             causal="bottom_right")
+            self.assertLess(rel(outp[None, rows], want), 1e-2)
+        torch.library.opcheck(torch.ops.kiln.paged_attention.default,
+                              (qp, kp, vp, table, lens, [], variant.text, variant.name, [cu_q]))
         # The runtime checks the table against the pool (CPU tensors).
         bad = table.clone()
         bad[1, 0] = kp.shape[0]

@@ -187,22 +187,29 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   // LSE [H, T_q]; cu_seqlens_q / cu_seqlens_kv say where each starts.
   bool varlen = spec.getVarlen();
   Type i32 = b.getI32Type();
-  if (varlen)
+  // With a paged cache too (chunked prefill), only the queries are packed.
+  auto varlenKeys = [&](StringRef name, int64_t cols) -> KernelArgDecl {
+    if (pageSize)
+      return {Role::Tensor, stridedMemRef(mctx, {dyn, keyRows, dyn, cols}, elt),
+              name.str(), pagedKeyShape(b, *pageSize, cols)};
+    return {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, cols}, elt),
+            name.str(), packedShape(b, "total_kv", "kv_heads", cols)};
+  };
+  if (varlen) {
     decl.args = {{Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dqk}, elt), "q",
                   packedShape(b, "total_q", "heads", dqk)},
-                 {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dqk}, elt), "k",
-                  packedShape(b, "total_kv", "kv_heads", dqk)},
-                 {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dv}, elt), "v",
-                  packedShape(b, "total_kv", "kv_heads", dv)},
+                 varlenKeys("k", dqk),
+                 varlenKeys("v", dv),
                  {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dv}, elt), "out",
                   packedShape(b, "total_q", "heads", dv)},
                  {Role::Tensor, stridedMemRef(mctx, {dyn, dyn}, f32), "lse",
                   packedRowShape(b)},
                  {Role::Tensor, stridedMemRef(mctx, {dyn}, i32), "cu_seqlens_q",
-                  seqOffsetsShape(b)},
-                 {Role::Tensor, stridedMemRef(mctx, {dyn}, i32),
-                  "cu_seqlens_kv", seqOffsetsShape(b)}};
-  else
+                  seqOffsetsShape(b)}};
+    if (!pageSize)
+      decl.args.push_back({Role::Tensor, stridedMemRef(mctx, {dyn}, i32),
+                           "cu_seqlens_kv", seqOffsetsShape(b)});
+  } else {
     decl.args = {
         {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn, dqk}, elt), "q",
          queryShape(b, dqk)},
@@ -214,6 +221,9 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
          queryShape(b, dv)},
         {Role::Tensor, stridedMemRef(mctx, {dyn, dyn, dyn}, f32), "lse",
          rowShape(b)}};
+  }
+  // The paged cache's table and lengths follow.
+  unsigned pagedArg = decl.args.size();
   if (pageSize) {
     decl.args.push_back({Role::Tensor, stridedMemRef(mctx, {dyn, dyn}, i32),
                          "block_table", blockTableShape(b)});
@@ -262,7 +272,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   if (varlen) {
     // Axis 0 numbers every sequence's query blocks one after another.
     cuQ = entry->getArgument(5);
-    cuKV = entry->getArgument(6);
+    if (!pageSize)
+      cuKV = entry->getArgument(6);
     auto owned =
         tile::RaggedBlockOp::create(b, loc, b.getIndexType(), b.getIndexType(),
                                     cuQ, qBlock, b.getI64IntegerAttr(blockM));
@@ -284,15 +295,16 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   Value qDesc = varlen
                     ? pb.raggedView(qArg, cuQ, ctx.batch, firstHead, dqk, elt)
                     : pb.view(qArg, ctx.batch, firstHead, dqk, elt, pack);
-  if (varlen) {
-    ctx.kDesc = pb.raggedView(kArg, cuKV, ctx.batch, kvHead, dqk, elt);
-    ctx.vDesc = pb.raggedView(vArg, cuKV, ctx.batch, kvHead, dv, elt);
-  } else if (pageSize) {
-    Value table = entry->getArgument(5), lengths = entry->getArgument(6);
+  if (pageSize) {
+    Value table = entry->getArgument(pagedArg),
+          lengths = entry->getArgument(pagedArg + 1);
     ctx.kDesc = pb.pagedView(kArg, table, lengths, ctx.batch, kvHead, dqk, elt,
                              *pageSize);
     ctx.vDesc = pb.pagedView(vArg, table, lengths, ctx.batch, kvHead, dv, elt,
                              *pageSize);
+  } else if (varlen) {
+    ctx.kDesc = pb.raggedView(kArg, cuKV, ctx.batch, kvHead, dqk, elt);
+    ctx.vDesc = pb.raggedView(vArg, cuKV, ctx.batch, kvHead, dv, elt);
   } else {
     ctx.kDesc = pb.view(kArg, ctx.batch, kvHead, dqk, elt);
     ctx.vDesc = pb.view(vArg, ctx.batch, kvHead, dv, elt);

@@ -109,9 +109,6 @@ LogicalResult AttentionOp::verify() {
     if (!(v >= 0.0) || !(std::round((1.0 - v) * 65536.0) >= 1.0))
       return emitOpError() << "dropout_p must be in [0, 1 - 2^-17), got " << v;
   }
-  if (getVarlen() && getPageSize())
-    return emitOpError() << "varlen packs Q, K and V; a paged KV cache "
-                            "(page_size) has its own per-sequence lengths";
   llvm::StringSet<> names;
   for (CaptureAttr capture : getCaptureDecls()) {
     if (!names.insert(capture.getName().getValue()).second)

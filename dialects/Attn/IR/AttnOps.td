@@ -34,6 +34,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     rows `cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1` of Q and
     `cu_seqlens_kv[b] ..` of K and V, two `[B + 1]` tensors of i32; the mods
     see b and positions within the sequence, causal aligns per sequence).
+    With `page_size` too, only the queries are packed (`cu_seqlens_q`): K
+    and V are the paged cache, each sequence's keys counted by `kv_lens`
+    (chunked prefill).
 
     `score_mod(%score: f32, %b, %h, %q_idx, %kv_idx: index, captures...)`
     yields the new score (applied after scaling, as in FlexAttention);

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile | FileCheck %s
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile -tile-split-kv | FileCheck %s --check-prefix=NOSPLIT
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile-backward | FileCheck %s --check-prefix=BWD
+// RUN: sed 's/varlen}/varlen, page_size = 16}/' %s | kiln-opt -attn-infer-mask-bounds -convert-attn-to-tile | FileCheck %s --check-prefix=PAGED
 
 // A varlen batch: Q, K, V and the output are [T, H, D] with each sequence's
 // rows delimited by cu_seqlens_q / cu_seqlens_kv, LSE is [H, T_q]. Grid axis
@@ -46,5 +47,17 @@
 // BWD-SAME: tile.grid = {{\[}}["add", ["ceildiv", "total_kv", 64], "batch"], "kv_heads", 1]
 // BWD: tile.ragged_block %arg9[%{{.*}}] block 64
 // BWD: tile.view %arg1[%{{.*}}] keep [0, 2] ragged %arg9[
+// With a paged KV cache too (chunked prefill): packed queries, K and V the
+// cache's pools read through the block table, no cu_seqlens_kv.
+// PAGED-LABEL: func.func @varlen_fwd(
+// PAGED-SAME: {tile.shape = ["total_q", "heads", 64], tile.tensor = "q"}
+// PAGED-SAME: {tile.shape = ["pages", 16, "kv_heads", 64], tile.tensor = "k"}
+// PAGED-SAME: %[[CUQ:[a-z0-9]+]]: memref<?xi32, {{.*}}> {tile.shape = {{\[}}["add", "batch", 1]], tile.tensor = "cu_seqlens_q"}
+// PAGED-SAME: {tile.shape = ["batch", "max_pages"], tile.tensor = "block_table"}
+// PAGED-SAME: {tile.shape = ["batch"], tile.tensor = "kv_lens"}
+// PAGED-NOT: cu_seqlens_kv
+// PAGED: %[[SEQ:.*]], %{{.*}} = tile.ragged_block %[[CUQ]]
+// PAGED: tile.view %arg0[%{{.*}}] keep [0, 2] ragged %[[CUQ]][%[[SEQ]]]
+// PAGED: tile.view %arg1[%[[SEQ]], %{{.*}}] keep [1, 3] pages
 attn.attention @varlen {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         causal = #attn.causal<bottom_right>, varlen}

@@ -26,10 +26,6 @@ attn.attention @drop_all {qk_head_dim = 64, v_head_dim = 64, element_type = bf16
 // expected-error @+1 {{dropout_p must be in [0, 1 - 2^-17), got -1.000000e-01}}
 attn.attention @negative_dropout {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = -0.1}
 
-// -----
-
-// expected-error @+1 {{varlen packs Q, K and V; a paged KV cache (page_size) has its own per-sequence lengths}}
-attn.attention @varlen_paged {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, varlen, page_size = 16}
 
 // -----
 
