@@ -2,6 +2,9 @@
 
 #include "compiler/Driver/RunOptions.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -277,24 +280,17 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         break;
       std::vector<int64_t> &lens = name == "seqlens" ? o.seqLens : o.seqLensKV;
       lens.clear();
-      size_t begin = 0;
-      while (begin <= value.size()) {
-        size_t comma = value.find(',', begin);
-        std::string item =
-            value.substr(begin, comma == std::string::npos ? std::string::npos
-                                                           : comma - begin);
+      llvm::SmallVector<llvm::StringRef> items;
+      llvm::StringRef(value).split(items, ',');
+      for (llvm::StringRef item : items) {
         int64_t v;
-        if (!parseInt(item, v) || v < 0) {
+        if (!parseInt(item.str(), v) || v < 0) {
           fail("--" + name +
-               " must be a comma-separated list of lengths >= "
-               "0, got '" +
+               " must be a comma-separated list of lengths >= 0, got '" +
                value + "'");
           break;
         }
         lens.push_back(v);
-        if (comma == std::string::npos)
-          break;
-        begin = comma + 1;
       }
     } else if (name == "dropout") {
       if (!takeValue())

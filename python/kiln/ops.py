@@ -154,6 +154,11 @@ def _dropout_tensors(dropout_p, dropout_rngs):
     return {"dropout_rng": dropout_rng.contiguous()}
 
 
+def _check_offsets(name, t):
+    if t.dtype != torch.int32 or t.dim() != 1 or t.shape[0] < 2:
+        raise _capi.KilnError(f"{name} must be an int32 tensor [B + 1] with B >= 1, got {t.dtype} {list(t.shape)}")
+
+
 def _offset_tensors(q, cu_seqlens):
     """The named cu_seqlens_q / cu_seqlens_kv of a varlen call (a list of
     none or both, as dropout_rng): int32 [B + 1] each, q [T, H, D]."""
@@ -166,9 +171,8 @@ def _offset_tensors(q, cu_seqlens):
     if q.dim() != 3:
         raise _capi.KilnError(f"a varlen q is [T, H, D], got {list(q.shape)}")
     cu_q, cu_kv = cu_seqlens
-    for n, t in (("cu_seqlens_q", cu_q), ("cu_seqlens_kv", cu_kv)):
-        if t.dtype != torch.int32 or t.dim() != 1 or t.shape[0] < 2:
-            raise _capi.KilnError(f"{n} must be an int32 tensor [B + 1] with B >= 1, got {t.dtype} {list(t.shape)}")
+    _check_offsets("cu_seqlens_q", cu_q)
+    _check_offsets("cu_seqlens_kv", cu_kv)
     if cu_q.shape != cu_kv.shape:
         raise _capi.KilnError(f"cu_seqlens_q and cu_seqlens_kv must both be [B + 1], got {list(cu_q.shape)} and "
                               f"{list(cu_kv.shape)}")
@@ -303,9 +307,7 @@ def _query_offsets(q, cu_seqlens_q):
     (cu_q,) = cu_seqlens_q
     if q.dim() != 3:
         raise _capi.KilnError(f"packed queries are [T, H, D], got {list(q.shape)}")
-    if cu_q.dtype != torch.int32 or cu_q.dim() != 1 or cu_q.shape[0] < 2:
-        raise _capi.KilnError(f"cu_seqlens_q must be an int32 tensor [B + 1] with B >= 1, got {cu_q.dtype} "
-                              f"{list(cu_q.shape)}")
+    _check_offsets("cu_seqlens_q", cu_q)
     return {"cu_seqlens_q": cu_q.contiguous()}
 
 

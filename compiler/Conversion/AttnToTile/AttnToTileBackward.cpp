@@ -353,22 +353,15 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   MemRefType tQK = layout.matrix(dqk, elt), tV = layout.matrix(dv, elt);
   MemRefType rows = layout.perRow();
   MemRefType gQK = layout.matrix(dqk, f32);
-  auto queryShape = [&](Builder &b, int64_t cols) {
-    return layout.queryShape(b, cols);
-  };
-  auto keyShape = [&](Builder &b, int64_t cols) {
-    return layout.keyShape(b, cols);
-  };
-  auto rowShape = [&](Builder &b) { return layout.rowShape(b); };
   using Role = KernelArgDecl::Role;
   // q, k, v, dout, lse, D: what the dQ and dK/dV kernels both start with.
   auto commonArgs = [&]() -> SmallVector<KernelArgDecl> {
-    return {{Role::Tensor, tQK, "q", queryShape(b, dqk)},
-            {Role::Tensor, tQK, "k", keyShape(b, dqk)},
-            {Role::Tensor, tV, "v", keyShape(b, dv)},
-            {Role::Tensor, tV, "dout", queryShape(b, dv)},
-            {Role::Tensor, rows, "lse", rowShape(b)},
-            {Role::Workspace, rows, "delta", rowShape(b)}};
+    return {{Role::Tensor, tQK, "q", layout.queryShape(b, dqk)},
+            {Role::Tensor, tQK, "k", layout.keyShape(b, dqk)},
+            {Role::Tensor, tV, "v", layout.keyShape(b, dv)},
+            {Role::Tensor, tV, "dout", layout.queryShape(b, dv)},
+            {Role::Tensor, rows, "lse", layout.rowShape(b)},
+            {Role::Workspace, rows, "delta", layout.rowShape(b)}};
   };
   // Kernels that recompute P read the dropout's generator state after
   // their outputs (before the captures).
@@ -396,11 +389,12 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   // --- D = rowsum(dO ∘ O) ------------------------------------------------
   {
     SmallVector<KernelArgDecl> args{
-        {Role::Tensor, tV, "out", queryShape(b, dv)},
-        {Role::Tensor, tV, "dout", queryShape(b, dv)},
-        {Role::Workspace, rows, "delta", rowShape(b)}};
+        {Role::Tensor, tV, "out", layout.queryShape(b, dv)},
+        {Role::Tensor, tV, "dout", layout.queryShape(b, dv)},
+        {Role::Workspace, rows, "delta", layout.rowShape(b)}};
     if (atomic) // dQ, zeroed here for the atomic accumulation
-      args.push_back({Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)});
+      args.push_back(
+          {Role::Workspace, gQK, "dq_accum", layout.queryShape(b, dqk)});
     unsigned offsetsArg = layout.addOffsets(args);
     Kernel k = makeKernel(b, spec, "_bwd_preprocess", args, "preprocess",
                           layout.queryGrid(b, bm), bm, bn, false);
@@ -432,7 +426,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   // --- dQ: one Q block, all KV blocks ----------------------------------
   if (!atomic) {
     SmallVector<KernelArgDecl> args = commonArgs();
-    args.push_back({Role::Tensor, tQK, "dq", queryShape(b, dqk)});
+    args.push_back({Role::Tensor, tQK, "dq", layout.queryShape(b, dqk)});
     int64_t rngArg = -1;
     if (dropout) {
       rngArg = args.size();
@@ -539,14 +533,15 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                        bool withDv) -> LogicalResult {
     SmallVector<KernelArgDecl> args = commonArgs();
     if (withDk)
-      args.push_back({Role::Tensor, tQK, "dk", keyShape(b, dqk)});
+      args.push_back({Role::Tensor, tQK, "dk", layout.keyShape(b, dqk)});
     if (withDv)
-      args.push_back({Role::Tensor, tV, "dv", keyShape(b, dv)});
+      args.push_back({Role::Tensor, tV, "dv", layout.keyShape(b, dv)});
     // The f32 dQ accumulator, added to atomically (where dS is computed).
     int64_t dqAccArg = -1;
     if (atomic && withDk) {
       dqAccArg = int64_t(args.size());
-      args.push_back({Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)});
+      args.push_back(
+          {Role::Workspace, gQK, "dq_accum", layout.queryShape(b, dqk)});
     }
     int64_t rngArg = -1;
     if (dropout) {
@@ -715,8 +710,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   // --- atomic schedule: the f32 dQ accumulator -> dq in the input type ----
   if (atomic) {
     SmallVector<KernelArgDecl> args{
-        {Role::Workspace, gQK, "dq_accum", queryShape(b, dqk)},
-        {Role::Tensor, tQK, "dq", queryShape(b, dqk)}};
+        {Role::Workspace, gQK, "dq_accum", layout.queryShape(b, dqk)},
+        {Role::Tensor, tQK, "dq", layout.queryShape(b, dqk)}};
     unsigned offsetsArg = layout.addOffsets(args);
     Kernel k = makeKernel(b, spec, "_bwd_dq_convert", args, "convert",
                           layout.queryGrid(b, bm), bm, bn, false);
