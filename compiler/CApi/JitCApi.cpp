@@ -34,6 +34,12 @@ kiln::Status toVariant(const kiln_variant_options *o, kiln::Variant &variant,
   options.dropoutP = o->dropout_p;
   options.captureGradients = o->capture_gradients != 0;
   options.varlen = o->varlen != 0;
+  if (o->block_sparse[0] < 0 || o->block_sparse[1] < 0 ||
+      (o->block_sparse[0] > 0) != (o->block_sparse[1] > 0))
+    return kiln::Status::error("block_sparse must be two positive block sizes "
+                               "(or both 0: dense)");
+  options.blockSparse[0] = o->block_sparse[0];
+  options.blockSparse[1] = o->block_sparse[1];
   variant.mlir = o->mlir;
   variant.name = o->name ? o->name : "";
   options.headDim = o->head_dim;

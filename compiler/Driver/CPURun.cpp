@@ -7,6 +7,7 @@
 #include "compiler/Driver/ProblemInputs.h"
 #include "compiler/Emit/LaunchPlan/LaunchPlan.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "dialects/Attn/Transforms/ChooseTiles.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -26,6 +27,15 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   ForwardPipelineOptions pipelineOptions;
   pipelineOptions.blockM = o.blockM;
   pipelineOptions.blockN = o.blockN;
+  // A block-sparse variant's tiles (unless given) fit its mask blocks.
+  module.walk([&](attn::AttentionOp spec) {
+    if (auto blocks = spec.getSparseBlocks()) {
+      if (!o.blockMGiven)
+        pipelineOptions.blockM = attn::fitTileToBlock(o.blockM, blocks->first);
+      if (!o.blockNGiven)
+        pipelineOptions.blockN = attn::fitTileToBlock(o.blockN, blocks->second);
+    }
+  });
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
   pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.decodeRows = o.decodeRows;

@@ -46,6 +46,8 @@ Status HostProgram::compile(const Variant &variant,
   specialization.pageSize = options.pageSize;
   specialization.dropoutP = options.dropoutP;
   specialization.varlen = options.varlen;
+  specialization.blockSparseQ = options.blockSparse[0];
+  specialization.blockSparseKV = options.blockSparse[1];
   // The passes' diagnostics, for the error (not the process's stderr).
   std::string diagnostics;
   auto lower = [&](bool backward) -> Status {

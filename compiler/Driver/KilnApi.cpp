@@ -47,6 +47,8 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
   specialization.pageSize = options.pageSize;
   specialization.dropoutP = options.dropoutP;
   specialization.varlen = options.varlen;
+  specialization.blockSparseQ = options.blockSparse[0];
+  specialization.blockSparseKV = options.blockSparse[1];
   OwningOpRef<ModuleOp> module;
   if (Status s = driver::parseVariantText(context, variant.mlir, variant.name,
                                           specialization, module);

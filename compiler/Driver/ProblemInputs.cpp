@@ -137,6 +137,12 @@ int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
   p.dv = spec.getVHeadDim();
   p.pad = o.pad;
   p.pageSize = o.pageSize;
+  p.blockDensity = o.blockDensity;
+  if (p.blockDensity > 0 && !spec.getBlockSparse()) {
+    err << "kiln: error: --block-density needs a block-sparse variant "
+           "(block_sparse, or --block-sparse)\n";
+    return kBadInput;
+  }
   if (o.varlen) {
     // Varlen: the dense problem holds every sequence at the longest's
     // length; the kernels see them packed (PackedBatch.h).
@@ -215,6 +221,27 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
     for (int64_t i = 0, n = buffer.numElements(); i < n; ++i)
       buffer.set(i, isFloat ? unit(rng) : small(rng));
     captures.push_back(std::move(buffer));
+  }
+  if (auto blocks = spec.getSparseBlocks()) {
+    if (p.blockDensity > 0) {
+      in.blockMask = randomBlockMask(p, blocks->first, blocks->second,
+                                     p.blockDensity, rng);
+      return 0;
+    }
+    // The variant's own mask, evaluated by the reference on each block.
+    std::vector<const HostBuffer *> views;
+    for (HostBuffer &c : captures)
+      views.push_back(&c);
+    ReferenceVariant variant;
+    if (int rc = makeReferenceVariant(spec, views,
+                                      in.dropoutRng ? &*in.dropoutRng : nullptr,
+                                      variant, err))
+      return rc;
+    Region &mask = spec.getMaskMod();
+    bool perBatch = !mask.empty() && !mask.getArgument(0).use_empty();
+    bool perHead = !mask.empty() && !mask.getArgument(1).use_empty();
+    in.blockMask = blockMaskFromMask(p, blocks->first, blocks->second,
+                                     variant.spec, perBatch, perHead);
   }
   return 0;
 }

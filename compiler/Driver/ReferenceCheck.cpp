@@ -136,6 +136,10 @@ int referenceVariantFor(const Problem &p, attn::AttentionOp refSpec, Inputs &in,
   if (int rc = makeReferenceVariant(
           refSpec, views, in.dropoutRng ? &*in.dropoutRng : nullptr, out, err))
     return rc;
+  if (in.blockMask) {
+    applyBlockMask(p, *in.blockMask, out.spec);
+    return 0;
+  }
   std::vector<int64_t> lensQ(p.batch, p.seqQ), lensKV;
   if (p.varlen()) {
     lensQ = p.lensQ;

@@ -9,6 +9,7 @@
 #ifndef KILN_COMPILER_DRIVER_REFERENCECHECK_H
 #define KILN_COMPILER_DRIVER_REFERENCECHECK_H
 
+#include "compiler/Driver/BlockMask.h"
 #include "compiler/Driver/HostBuffer.h"
 #include "compiler/Driver/ModInterpreter.h"
 #include "compiler/Driver/PackedBatch.h"
@@ -37,6 +38,9 @@ struct Problem {
   /// Varlen (--seqlens): each sequence's query and key counts (batch of
   /// them, seqQ / seqKV their maxima); empty otherwise.
   std::vector<int64_t> lensQ, lensKV;
+  /// Block-sparse: the lists at random with this density (--block-density);
+  /// 0: the variant's own mask's.
+  double blockDensity = 0;
   bool varlen() const { return !lensQ.empty(); }
   /// The (query, key) pairs per head: B * Lq * Lk, or varlen the sum over
   /// the sequences of theirs (FLOP counts).
@@ -70,6 +74,8 @@ struct Inputs {
   /// Dropout's generator state (seed, offset), i64 [2], for variants with
   /// dropout_p; forward and backward read the same one.
   std::optional<HostBuffer> dropoutRng;
+  /// Block-sparse variants: the lists of KV blocks the forward visits.
+  std::optional<BlockMaskLists> blockMask;
 
   /// The forward program's tensors by name.
   std::map<std::string, HostBuffer *> forwardTensors() {
@@ -95,6 +101,12 @@ struct Inputs {
     }
     if (dropoutRng)
       named["dropout_rng"] = &*dropoutRng;
+    if (blockMask) {
+      named["kv_num_blocks"] = &blockMask->kvNum;
+      named["kv_indices"] = &blockMask->kvIdx;
+      named["full_kv_num_blocks"] = &blockMask->fullNum;
+      named["full_kv_indices"] = &blockMask->fullIdx;
+    }
     return named;
   }
 };

@@ -14,6 +14,7 @@
 #include "compiler/Driver/CUDARun.h"
 #include "compiler/Driver/ProblemInputs.h"
 #include "compiler/Driver/ReferenceCheck.h"
+#include "dialects/Attn/Transforms/ChooseTiles.h"
 #include "dialects/Attn/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -30,8 +31,27 @@ VariantSpecialization specialization(const RunOptions &o) {
   s.pageSize = o.pageSize;
   s.dropoutP = o.dropoutP;
   s.varlen = o.varlen;
+  s.blockSparseQ = o.blockSparseQ;
+  s.blockSparseKV = o.blockSparseKV;
   s.dtype = o.dtype;
   return s;
+}
+
+/// ", block-sparse QBxKB: P partial + F full of T blocks" for a
+/// block-sparse run, else empty.
+static std::string blockSparseNote(const Inputs &in) {
+  if (!in.blockMask)
+    return "";
+  const BlockMaskLists &l = *in.blockMask;
+  int64_t partial = 0, full = 0;
+  for (BlockKind kind : l.kinds) {
+    partial += kind == BlockKind::Partial;
+    full += kind == BlockKind::Full;
+  }
+  return ", block-sparse " + std::to_string(l.rowsPerBlock) + "x" +
+         std::to_string(l.keysPerBlock) + ": " + std::to_string(partial) +
+         " partial + " + std::to_string(full) + " full of " +
+         std::to_string(l.kinds.size()) + " blocks";
 }
 
 int runCommand(const RunOptions &o, llvm::raw_ostream &out,
@@ -74,6 +94,12 @@ int runCommand(const RunOptions &o, llvm::raw_ostream &out,
     blockN = cuda.forward.blockN;
   } else if (std::optional<int> rc = compileForCPU(*module, o, cpu, out, err)) {
     return *rc;
+  } else if (auto blocks = refSpec.getSparseBlocks()) {
+    // (compileForCPU fits its tiles to the mask's blocks the same way.)
+    if (!o.blockMGiven)
+      blockM = attn::fitTileToBlock(blockM, blocks->first);
+    if (!o.blockNGiven)
+      blockN = attn::fitTileToBlock(blockN, blocks->second);
   }
 
   Inputs inputs;
@@ -110,7 +136,7 @@ int runCommand(const RunOptions &o, llvm::raw_ostream &out,
       << (p.varlen()
               ? ", varlen (" + std::to_string(p.batch) + " packed sequences)"
               : std::string())
-      << ", blocks " << blockM << "x" << blockN
+      << blockSparseNote(inputs) << ", blocks " << blockM << "x" << blockN
       << (p.pad ? ", padded rows" : "") << "\n";
   out << llvm::format("  compile %.1f ms, run %.3f ms\n", compileMs, runMs);
   if (!timingNote.empty())

@@ -40,6 +40,11 @@ const char *runUsage() {
   --seqlens-kv M0,M1,...    varlen: their key lengths (default: --seqlens)
   --varlen                  the varlen layout without --seqlens (kiln compile;
                             kiln run: --batch sequences of --seqlen rows)
+  --block-sparse QB[,KB]    forward: the variant block-sparse in blocks of QB
+                            queries x KB keys (default KB = QB): the lists of
+                            partial and full KV blocks are made from its mask
+  --block-density P         block-sparse: lists of random blocks instead, each
+                            block listed with probability P (partial or full)
   --page-size P             forward: K and V in a paged KV cache of P keys per
                             page (block table, ragged per-sequence lengths up
                             to the KV length, pages in shuffled order)
@@ -292,6 +297,23 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         }
         lens.push_back(v);
       }
+    } else if (name == "block-sparse") {
+      if (!takeValue())
+        break;
+      auto [qs, ks] = llvm::StringRef(value).split(',');
+      if (!parseInt(qs.str(), o.blockSparseQ) || o.blockSparseQ <= 0 ||
+          (!ks.empty() &&
+           (!parseInt(ks.str(), o.blockSparseKV) || o.blockSparseKV <= 0)))
+        fail("--block-sparse must be QB or QB,KB (positive), got '" + value +
+             "'");
+      if (ks.empty())
+        o.blockSparseKV = o.blockSparseQ;
+    } else if (name == "block-density") {
+      if (!takeValue())
+        break;
+      if (!parseDouble(value, o.blockDensity) ||
+          !(o.blockDensity > 0.0 && o.blockDensity <= 1.0))
+        fail("--block-density must be in (0, 1], got '" + value + "'");
     } else if (name == "dropout") {
       if (!takeValue())
         break;

@@ -41,6 +41,11 @@ struct RunOptions {
   /// The variant's varlen layout (--varlen, or implied by --seqlens);
   /// without --seqlens, `batch` sequences of seqQ / seqKV rows.
   bool varlen = false;
+  /// Block-sparse (--block-sparse QB[,KB]): the variant's block_sparse
+  /// (0: none); the lists at random with --block-density P, else from the
+  /// variant's mask.
+  int64_t blockSparseQ = 0, blockSparseKV = 0;
+  double blockDensity = 0;
   bool check = false;
   bool backward = false; ///< also run and check dQ, dK, dV (cpu)
   std::string backwardSchedule = "two-kernel"; ///< or "atomic"

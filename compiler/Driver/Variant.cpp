@@ -56,6 +56,8 @@ Status selectAndSpecialize(ModuleOp module, const std::string &name,
     chosen.setDropoutPAttr(b.getF64FloatAttr(s.dropoutP));
   if (s.varlen)
     chosen.setVarlen(true);
+  if (s.blockSparseQ > 0 || s.blockSparseKV > 0)
+    chosen.setBlockSparse(ArrayRef<int64_t>{s.blockSparseQ, s.blockSparseKV});
   if (s.dtype == "bf16")
     chosen.setElementType(b.getBF16Type());
   else if (s.dtype == "fp16")

@@ -34,6 +34,8 @@ struct VariantSpecialization {
   double dropoutP = 0;
   /// A packed batch of sequences of different lengths (varlen).
   bool varlen = false;
+  /// > 0: block_sparse = [blockSparseQ, blockSparseKV].
+  int64_t blockSparseQ = 0, blockSparseKV = 0;
 };
 
 /// Keeps the attn.attention named `name` in `module` (or the only one when

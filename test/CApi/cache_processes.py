@@ -29,7 +29,8 @@ lib = ctypes.CDLL(os.path.join(libdir, "libkiln.so"))
 class Options(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
                 ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong),
-                ("dropout_p", ctypes.c_double), ("capture_gradients", ctypes.c_int)]
+                ("dropout_p", ctypes.c_double), ("capture_gradients", ctypes.c_int),
+                ("varlen", ctypes.c_int), ("block_sparse", ctypes.c_longlong * 2)]
 
 
 lib.kiln_compile_spec.argtypes = [ctypes.POINTER(Options), ctypes.c_char_p, ctypes.c_char_p,

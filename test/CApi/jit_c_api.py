@@ -15,7 +15,8 @@ LL = ctypes.POINTER(ctypes.c_longlong)
 class Options(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
                 ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong),
-                ("dropout_p", ctypes.c_double), ("capture_gradients", ctypes.c_int)]
+                ("dropout_p", ctypes.c_double), ("capture_gradients", ctypes.c_int),
+                ("varlen", ctypes.c_int), ("block_sparse", ctypes.c_longlong * 2)]
 
 
 class Tensor(ctypes.Structure):

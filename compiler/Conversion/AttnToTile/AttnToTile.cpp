@@ -16,6 +16,7 @@
 #include "dialects/Tile/IR/TileAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
@@ -53,10 +54,16 @@ struct SoftmaxState {
   Value m, l, acc;
 };
 
-/// One KV block of the online softmax. `masked` adds the per-element mask:
-/// keys past Lk, the causal diagonal and the mask_mod.
+/// What a KV step masks per element: nothing (a block the band or a block
+/// mask proves visible, all keys below Lk), only keys past Lk (a block-sparse
+/// full block, which may reach past the last key), or everything: keys past
+/// Lk, the causal diagonal and the mask_mod.
+enum class StepMask { None, Bounds, All };
+
+/// One KV block of the online softmax, masked per `mask`.
 SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
-                        SoftmaxState state, bool masked) {
+                        SoftmaxState state, StepMask mask) {
+  bool masked = mask != StepMask::None;
   OpBuilder &b = pb.b;
   Location loc = pb.loc;
   SmallVector<int64_t> sShape{ctx.blockM, ctx.blockN};
@@ -103,8 +110,12 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
 
   if (masked) {
     Value keep =
-        buildKeepMask(pb, ctx.spec, ctx.qIdx, kvIdx, ctx.lenK, ctx.diagOffset,
-                      ctx.batch, ctx.head, ctx.modQIdx, modKvIdx, ctx.captures);
+        mask == StepMask::Bounds
+            ? Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          kvIdx, pb.splat(ctx.lenK, sShape)))
+            : buildKeepMask(pb, ctx.spec, ctx.qIdx, kvIdx, ctx.lenK,
+                            ctx.diagOffset, ctx.batch, ctx.head, ctx.modQIdx,
+                            modKvIdx, ctx.captures);
     double negInf = -std::numeric_limits<double>::infinity();
     s = arith::SelectOp::create(b, loc, keep, s, pb.splatF32(negInf, sShape));
   }
@@ -149,12 +160,70 @@ SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
       ValueRange{init.m, init.l, init.acc},
       [&](OpBuilder &nested, Location loc, Value j, ValueRange iterArgs) {
         ProgramBuilder inner{nested, loc};
-        SoftmaxState next = emitKVStep(
-            inner, ctx, j, {iterArgs[0], iterArgs[1], iterArgs[2]}, masked);
+        SoftmaxState next =
+            emitKVStep(inner, ctx, j, {iterArgs[0], iterArgs[1], iterArgs[2]},
+                       masked ? StepMask::All : StepMask::None);
         scf::YieldOp::create(nested, loc, ValueRange{next.m, next.l, next.acc});
       });
   // Names the loop's role for readers of the IR and for later schedules.
   loop->setAttr(tile::attrs::kKvLoop, pb.b.getStringAttr(role));
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// One list of a block mask's row (block-sparse): `count` mask blocks of
+/// `keysPerBlock` keys whose numbers are indices[0 .. count - 1], each
+/// visited in keysPerBlock / BLOCK_N steps. The loop runs over list
+/// positions, so each step loads its block's number (a scalar read the
+/// schedules repeat where they need the step's rows: the TMA producer).
+/// Counts and numbers are clamped to the key blocks there are: a bad list
+/// visits blocks past the last key (nothing), never memory past an array.
+SoftmaxState emitListedKVLoop(ProgramBuilder &pb, ForwardContext &ctx,
+                              Value countArg, Value indicesArg, ValueRange row,
+                              int64_t keysPerBlock, SoftmaxState init,
+                              StepMask mask, StringRef role) {
+  OpBuilder &b = pb.b;
+  Location loc = pb.loc;
+  Value keyBlocks =
+      arith::CeilDivSIOp::create(b, loc, ctx.lenK, pb.index(keysPerBlock));
+  // (Signed casts and compares: the GPU's index is 32 bits, the CPU's 64.)
+  Value count = pb.minIndex(
+      pb.maxIndex(arith::IndexCastOp::create(
+                      b, loc, b.getIndexType(),
+                      memref::LoadOp::create(b, loc, countArg, row)),
+                  pb.index(0)),
+      keyBlocks);
+  int64_t tilesPerBlock = keysPerBlock / ctx.blockN;
+  Value steps = pb.mul(count, pb.index(tilesPerBlock));
+  auto loop = scf::ForOp::create(
+      b, loc, pb.index(0), steps, pb.index(1),
+      ValueRange{init.m, init.l, init.acc},
+      [&](OpBuilder &nested, Location loc, Value t, ValueRange iterArgs) {
+        ProgramBuilder inner{nested, loc};
+        Value position = t, tile;
+        if (tilesPerBlock > 1) {
+          Value r = inner.index(tilesPerBlock);
+          position = arith::DivUIOp::create(nested, loc, t, r);
+          tile = arith::RemUIOp::create(nested, loc, t, r);
+        }
+        SmallVector<Value> at(row);
+        at.push_back(position);
+        Value listed = arith::IndexCastOp::create(
+            nested, loc, nested.getIndexType(),
+            memref::LoadOp::create(nested, loc, indicesArg, at));
+        Value negative = arith::CmpIOp::create(
+            nested, loc, arith::CmpIPredicate::slt, listed, inner.index(0));
+        Value block = inner.minIndex(
+            arith::SelectOp::create(nested, loc, negative, keyBlocks, listed),
+            keyBlocks);
+        Value kvStart = inner.mul(block, inner.index(keysPerBlock));
+        if (tile)
+          kvStart =
+              inner.add(kvStart, inner.mul(tile, inner.index(ctx.blockN)));
+        SoftmaxState next = emitKVStep(
+            inner, ctx, kvStart, {iterArgs[0], iterArgs[1], iterArgs[2]}, mask);
+        scf::YieldOp::create(nested, loc, ValueRange{next.m, next.l, next.acc});
+      });
+  loop->setAttr(tile::attrs::kKvLoop, b.getStringAttr(role));
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
@@ -231,6 +300,28 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
                          stridedMemRef(mctx, {dyn}, i32),
                          "kv_lens",
                          {tile::sizeSymbol(b, "batch")}});
+  }
+  // Block-sparse: the lists of partial and of full KV blocks per (batch,
+  // head, mask block of queries), FlexAttention's BlockMask.
+  std::optional<std::pair<int64_t, int64_t>> sparse = spec.getSparseBlocks();
+  unsigned sparseArg = decl.args.size();
+  if (sparse) {
+    if (pack > 1 || sparse->first % blockM != 0 || sparse->second % blockN != 0)
+      return spec.emitOpError()
+             << "block_sparse blocks of " << sparse->first << " x "
+             << sparse->second << " must be whole tiles of " << blockM << " x "
+             << blockN << " (query rows x keys)";
+    for (StringRef list : {"kv", "full_kv"}) {
+      decl.args.push_back({Role::Tensor,
+                           stridedMemRef(mctx, {dyn, dyn, dyn}, i32),
+                           (list + "_num_blocks").str(),
+                           blockCountShape(b, "seq_q", sparse->first)});
+      decl.args.push_back({Role::Tensor,
+                           stridedMemRef(mctx, {dyn, dyn, dyn, dyn}, i32),
+                           (list + "_indices").str(),
+                           blockListShape(b, "seq_q", sparse->first, "seq_kv",
+                                          sparse->second)});
+    }
   }
   int64_t rngArg = -1;
   if (spec.hasDropout()) {
@@ -383,7 +474,21 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   std::optional<VisibleBelow> below;
   if (split && visibleBelow && spec.hasMaskMod() && !(band && band.getExact()))
     below = findVisibleBelow(spec.getMaskMod(), /*headUniform=*/pack == 1);
-  if ((band && band.getExact() && split) || below) {
+  if (sparse) {
+    // The lists replace the band's range: partial blocks fully masked,
+    // full blocks only past Lk.
+    Value maskRow =
+        arith::DivUIOp::create(b, loc, rowStart, pb.index(sparse->first));
+    SmallVector<Value> row{ctx.batch, headId, maskRow};
+    state =
+        emitListedKVLoop(pb, ctx, entry->getArgument(sparseArg),
+                         entry->getArgument(sparseArg + 1), row, sparse->second,
+                         state, StepMask::All, "listed_partial");
+    state =
+        emitListedKVLoop(pb, ctx, entry->getArgument(sparseArg + 2),
+                         entry->getArgument(sparseArg + 3), row, sparse->second,
+                         state, StepMask::Bounds, "listed_full");
+  } else if ((band && band.getExact() && split) || below) {
     Value kvEndBlock = pb.maxIndex(kvStart, pb.ceilTo(kvEnd, blockN));
     Value fullLo = evalLower(pb, lowerBounds, qLast, ctx.diagOffset, zero);
     Value fullHi =
@@ -452,7 +557,9 @@ struct ConvertAttnToTile
       // A problem of at most decodeRows query rows runs on the decode
       // program's shorter blocks; the plan picks per run.
       // (Not for varlen, whose sequences have lengths of their own.)
-      bool decode = decodeRows > 0 && decodeRows < rows && !spec.getVarlen();
+      // (Nor for block-sparse ones, whose tiles follow the mask's blocks.)
+      bool decode = decodeRows > 0 && decodeRows < rows && !spec.getVarlen() &&
+                    !spec.getBlockSparse();
       Builder b(spec);
       Attribute seqQ = tile::sizeSymbol(b, "seq_q");
       Attribute prefillWhen, decodeWhen;

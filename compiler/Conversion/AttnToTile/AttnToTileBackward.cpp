@@ -749,6 +749,12 @@ struct ConvertAttnToTileBackward
       return signalPassFailure();
     }
     for (attn::AttentionOp spec : specs) {
+      if (spec.getBlockSparse()) {
+        spec.emitOpError() << "block_sparse has a forward program only: the "
+                              "backward over the transposed lists is not "
+                              "implemented";
+        return signalPassFailure();
+      }
       std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
       // dK and dV in two kernels where the head dims call for it.
       bool split = splitDkdvAbove >= 0 &&

@@ -102,6 +102,23 @@ SmallVector<Attribute> seqOffsetsShape(Builder &b) {
       b, "add", {tile::sizeSymbol(b, "batch"), tile::sizeConstant(b, 1)})};
 }
 
+SmallVector<Attribute> blockCountShape(Builder &b, StringRef rows,
+                                       int64_t block) {
+  return {
+      tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "heads"),
+      tile::sizeOp(b, "ceildiv",
+                   {tile::sizeSymbol(b, rows), tile::sizeConstant(b, block)})};
+}
+
+SmallVector<Attribute> blockListShape(Builder &b, StringRef rows, int64_t block,
+                                      StringRef cols, int64_t colBlock) {
+  SmallVector<Attribute> shape = blockCountShape(b, rows, block);
+  shape.push_back(tile::sizeOp(
+      b, "ceildiv",
+      {tile::sizeSymbol(b, cols), tile::sizeConstant(b, colBlock)}));
+  return shape;
+}
+
 SmallVector<Attribute, 3> raggedBlockGrid(Builder &b, StringRef rows,
                                           StringRef heads, int64_t block) {
   return {tile::sizeOp(b, "add",

@@ -49,6 +49,13 @@ SmallVector<Type> AttentionOp::getCaptureTypes() {
   return types;
 }
 
+std::optional<std::pair<int64_t, int64_t>> AttentionOp::getSparseBlocks() {
+  auto blocks = getBlockSparse();
+  if (!blocks || blocks->size() != 2)
+    return std::nullopt;
+  return std::make_pair((*blocks)[0], (*blocks)[1]);
+}
+
 // Custom form:
 //   attn.attention @name {attributes}
 //     score_mod(%s: f32, %b: index, ...) { ... }
@@ -108,6 +115,19 @@ LogicalResult AttentionOp::verify() {
     // The kept fraction is a 16-bit threshold: p may not round it to 0.
     if (!(v >= 0.0) || !(std::round((1.0 - v) * 65536.0) >= 1.0))
       return emitOpError() << "dropout_p must be in [0, 1 - 2^-17), got " << v;
+  }
+  if (auto blocks = getBlockSparse()) {
+    // A mask block holds whole tiles: rows and keys in multiples of the
+    // smallest tile (16), as FlexAttention's BLOCK_SIZE.
+    if (blocks->size() != 2 ||
+        llvm::any_of(*blocks, [](int64_t n) { return n <= 0 || n % 16; }))
+      return emitOpError() << "block_sparse must be two positive multiples of "
+                              "16 (query rows, keys per mask block)";
+    if (getVarlen() || getPageSize())
+      return emitOpError()
+             << "block_sparse takes a dense batch: its lists are per (batch, "
+                "head, query block) of one sequence length (not with "
+             << (getVarlen() ? "varlen" : "page_size") << ")";
   }
   llvm::StringSet<> names;
   for (CaptureAttr capture : getCaptureDecls()) {

@@ -36,7 +36,17 @@ def Attn_AttentionOp : Attn_Op<"attention",
     see b and positions within the sequence, causal aligns per sequence).
     With `page_size` too, only the queries are packed (`cu_seqlens_q`): K
     and V are the paged cache, each sequence's keys counted by `kv_lens`
-    (chunked prefill).
+    (chunked prefill). `block_sparse = array<i64: QB, KB>` (FlexAttention's
+    BlockMask, the seeds' Algorithm 5): the run passes, per (batch, query
+    head, block of QB queries), the KV blocks of KB keys to visit as two
+    lists: `kv_num_blocks` `[B, H, ceil(Lq / QB)]` and `kv_indices`
+    `[B, H, ceil(Lq / QB), ceil(Lk / KB)]` of i32 for partial blocks (the
+    mask, causality and the mask_mod applied), `full_kv_num_blocks` and
+    `full_kv_indices` (same shapes) for full blocks (only keys past Lk
+    masked); keys of blocks on neither list are not visited. The backward
+    adds the transposed lists `q_num_blocks` `[B, H, ceil(Lk / KB)]`,
+    `q_indices` `[B, H, ceil(Lk / KB), ceil(Lq / QB)]`, `full_q_num_blocks`
+    and `full_q_indices`, which must describe the same blocks.
 
     `score_mod(%score: f32, %b, %h, %q_idx, %kv_idx: index, captures...)`
     yields the new score (applied after scaling, as in FlexAttention);
@@ -68,7 +78,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     OptionalAttr<Attn_BandAttr>:$kv_band,
     OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$page_size,
     OptionalAttr<F64Attr>:$dropout_p,
-    UnitAttr:$varlen);
+    UnitAttr:$varlen,
+    OptionalAttr<DenseI64ArrayAttr>:$block_sparse);
   let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -89,6 +100,8 @@ def Attn_AttentionOp : Attn_Op<"attention",
     ::llvm::SmallVector<CaptureAttr> getCaptureDecls();
     /// The types the regions' trailing block arguments must have.
     ::llvm::SmallVector<::mlir::Type> getCaptureTypes();
+    /// block_sparse's (query rows, keys) per mask block; nullopt without.
+    std::optional<std::pair<int64_t, int64_t>> getSparseBlocks();
   }];
 }
 

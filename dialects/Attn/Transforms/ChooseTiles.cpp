@@ -102,6 +102,13 @@ Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
                             blockM, blockN);
 }
 
+int64_t fitTileToBlock(int64_t tile, int64_t block) {
+  // Whole warpgroups (64 rows) first, then halves down to one mma tile.
+  while (tile > 16 && block % tile != 0)
+    tile = tile > 64 ? tile - 64 : tile / 2;
+  return tile;
+}
+
 Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV, int64_t blockM,
                           int64_t blockN, bool warpgroups) {
   // BLOCK_N = 64 keys as FlashAttention-2's sm_80 backward: the dK/dV kernel
@@ -163,6 +170,14 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
                                             blockM, blockN, elementTile)
               : chooseForwardTiles(shared, dqk, dv, elementBytes, blockM,
                                    blockN);
+      // Block-sparse: a tile lies in one mask block, so the tiles divide the
+      // mask's blocks (given tiles that do not are the lowering's error).
+      if (auto blocks = op.getSparseBlocks()) {
+        if (blockM <= 0)
+          tiles.blockM = fitTileToBlock(tiles.blockM, blocks->first);
+        if (blockN <= 0)
+          tiles.blockN = fitTileToBlock(tiles.blockN, blocks->second);
+      }
       Builder b(op);
       op->setAttr(attrs::kBlockM, b.getI64IntegerAttr(tiles.blockM));
       op->setAttr(attrs::kBlockN, b.getI64IntegerAttr(tiles.blockN));

@@ -13,6 +13,11 @@ struct Tiles {
   int64_t blockM, blockN;
 };
 
+/// The largest of `tile`, then tile - 64, ... (above 64) and tile / 2, ...
+/// that divides `block` (at least 16): a block-sparse variant's tiles lie
+/// in one mask block each.
+int64_t fitTileToBlock(int64_t tile, int64_t block);
+
 /// The opt-in shared memory per block of `arch`: 227 KiB on sm_90, 163 KiB
 /// on sm_80.
 int64_t defaultSharedMemoryBytes(llvm::StringRef arch);

@@ -59,7 +59,9 @@ inline constexpr llvm::StringLiteral kShape = "tile.shape";
 
 // --- on loops ----------------------------------------------------------------
 /// The role of a loop over KV blocks ("masked", "full", "leading_partial",
-/// "trailing_partial") or over Q blocks.
+/// "trailing_partial"; "listed_partial" and "listed_full" run over a block
+/// mask's lists, their induction variable a list position, not a key) or
+/// over Q blocks.
 inline constexpr llvm::StringLiteral kKvLoop = "tile.kv_loop";
 inline constexpr llvm::StringLiteral kQLoop = "tile.q_loop";
 

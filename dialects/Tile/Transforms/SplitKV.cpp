@@ -177,8 +177,16 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     llvm::MapVector<StringAttr, SmallVector<ForwardKernel>> byVariant;
     // A packed (varlen) batch's programs own blocks of its sequences
     // (tile.ragged_block): splitting their keys is not done.
+    // Nor are a block-sparse program's, whose loops run over lists.
     auto varlen = [](func::FuncOp f) {
-      return f.walk([](tile::RaggedBlockOp) { return WalkResult::interrupt(); })
+      return f
+          .walk([](Operation *op) {
+            auto role = op->getAttrOfType<StringAttr>(tile::attrs::kKvLoop);
+            return isa<tile::RaggedBlockOp>(op) ||
+                           (role && role.getValue().starts_with("listed"))
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
           .wasInterrupted();
     };
     for (auto f : getOperation().getOps<func::FuncOp>())

@@ -53,6 +53,9 @@ struct Load {
   scf::ForOp loop; ///< null: issued once, before any loop
   tile::ViewOp view;
   unsigned argument; ///< the kernel argument the view reads
+  /// The loop body's ops computing the step's rows when they are not the
+  /// induction variable itself (stepRowsChain).
+  SmallVector<Operation *> rowsChain;
 
   /// A paged KV cache's rows: boxes of min(page size, rows) rows, each from
   /// its own page (tgpu.tma_load_pages).
@@ -82,19 +85,48 @@ bool isRegisterTile(Type t) { return isa<RankedTensorType>(t); }
 /// entry block, which every thread runs anyway, so it need not be
 /// speculatable: a division by a run-time value (split-KV's batch =
 /// z / kv_splits) qualifies.
+/// A scalar read of a kernel argument that the kernel only ever reads by
+/// scalar loads (a capture: a mask's per-program key bound, VisibleBelow.h;
+/// a block mask's lists): the producer may read it too.
+bool isReadOnlyScalarLoad(Operation *op) {
+  auto load = dyn_cast<memref::LoadOp>(op);
+  auto arg = load ? dyn_cast<BlockArgument>(load.getMemRef()) : BlockArgument();
+  return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()) &&
+         llvm::all_of(arg.getUsers(), [](Operation *user) {
+           return isa<memref::LoadOp>(user);
+         });
+}
+
 bool isSetup(Operation *op) {
-  if (isa<SharedAllocOp>(op))
+  if (isa<SharedAllocOp>(op) || isReadOnlyScalarLoad(op))
     return true;
-  // A scalar read of a capture (read-only input; a mask's per-program key
-  // bound, VisibleBelow.h): the producer may compute it too.
-  if (auto load = dyn_cast<memref::LoadOp>(op)) {
-    auto arg = dyn_cast<BlockArgument>(load.getMemRef());
-    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                    : func::FuncOp();
-    return func && func.getArgAttr(arg.getArgNumber(), tile::attrs::kCapture);
-  }
   return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
          llvm::none_of(op->getResultTypes(), isRegisterTile);
+}
+
+/// The ops of `loop`'s body that compute `rows` from the induction variable
+/// (in body order), each a scalar the producer can compute (isSetup); null
+/// when `rows` needs anything else. A block-sparse step's rows are its
+/// listed block's: a load of the list at the induction variable.
+std::optional<SmallVector<Operation *>> stepRowsChain(scf::ForOp loop,
+                                                      Value rows) {
+  llvm::SetVector<Operation *> chain;
+  SmallVector<Value> work{rows};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == loop.getInductionVar() || loop.isDefinedOutsideOfLoop(v))
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != loop.getBody() || !isSetup(def) ||
+        isa<SharedAllocOp>(def))
+      return std::nullopt;
+    if (chain.insert(def))
+      llvm::append_range(work, def->getOperands());
+  }
+  SmallVector<Operation *> ordered(chain.begin(), chain.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
 }
 
 /// Why the kernel is left to the other schedules, or null when it fits.
@@ -123,8 +155,8 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
     auto copy = dyn_cast<CopyAsyncOp>(op);
     if (!copy)
       return;
-    Load load{copy, nullptr, copy.getSource().getDefiningOp<tile::ViewOp>(),
-              0};
+    Load load{
+        copy, nullptr, copy.getSource().getDefiningOp<tile::ViewOp>(), 0, {}};
     Block *block = copy->getBlock();
     if (block != &entry) {
       load.loop = dyn_cast<scf::ForOp>(block->getParentOp());
@@ -168,9 +200,15 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
     auto column = copy.getOffsets()[1].getDefiningOp<arith::ConstantIndexOp>();
     if (!column || column.value() != 0)
       return reject("copies of part of a row");
-    // A loop's copy loads the step's own rows.
-    if (load.loop && copy.getOffsets()[0] != load.loop.getInductionVar())
-      return reject("copies of another step's rows");
+    // A loop's copy loads the step's own rows: the induction variable, or
+    // (not paged or ragged, whose producer and clears index by it) rows
+    // computed from it by scalars the producer can compute too.
+    if (load.loop && copy.getOffsets()[0] != load.loop.getInductionVar()) {
+      auto chain = stepRowsChain(load.loop, copy.getOffsets()[0]);
+      if (!chain || load.paged() || load.ragged())
+        return reject("copies of another step's rows");
+      load.rowsChain = std::move(*chain);
+    }
     loads.push_back(load);
   });
   if (bad)
@@ -388,8 +426,14 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     if (load.paged() || load.ragged())
       needed.insert(load.view.getResult());
     for (Value offset : load.copy.getOffsets())
-      if (!load.loop || offset != load.loop.getInductionVar())
+      if (!load.loop || (offset != load.loop.getInductionVar() &&
+                         load.loop.isDefinedOutsideOfLoop(offset)))
         needed.insert(offset);
+    // The step's rows: what their ops read from outside the loop.
+    for (Operation *op : load.rowsChain)
+      for (Value operand : op->getOperands())
+        if (load.loop.isDefinedOutsideOfLoop(operand))
+          needed.insert(operand);
   }
   llvm::SmallPtrSet<Operation *, 16> hoist;
   for (size_t i = 0; i < needed.size(); ++i) {
@@ -617,6 +661,10 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     for (Load &load : loads) {
       if (load.loop != loop)
         continue;
+      // The step's rows, computed again (shared ops once).
+      for (Operation *op : load.rowsChain)
+        if (!atStep.contains(op->getResult(0)))
+          b.clone(*op, atStep);
       Ring &ring = rings[ringOf.lookup(load.copy.getDest())];
       MbarrierWaitOp::create(b, loc, barriers, emptySlot(ring, step.stage),
                              emptyParity);

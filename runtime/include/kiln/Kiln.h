@@ -51,6 +51,10 @@ struct CompileOptions {
   /// and cu_seqlens_kv, Q/K/V/out [T, H, D], lse [H, T_q] (the variant's
   /// varlen).
   bool varlen = false;
+  /// > 0: block-sparse in blocks of [0] queries x [1] keys (the variant's
+  /// block_sparse): tensors kv_num_blocks, kv_indices, full_kv_num_blocks,
+  /// full_kv_indices (i32, FlexAttention's BlockMask).
+  int64_t blockSparse[2] = {0, 0};
   /// Backward: also the gradients of the float captures the score_mod reads
   /// (tensors grad_<capture>, f32, added to: pass zeros).
   bool captureGradients = false;

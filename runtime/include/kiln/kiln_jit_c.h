@@ -37,6 +37,10 @@ typedef struct kiln_variant_options {
                             different lengths (tensors cu_seqlens_q and
                             cu_seqlens_kv, [batch + 1] i32; q, k, v, out
                             [T, H, D]; lse [H, T_q]) */
+  long long block_sparse[2]; /* > 0: block-sparse in blocks of [0] queries x
+                                [1] keys (tensors kv_num_blocks, kv_indices,
+                                full_kv_num_blocks, full_kv_indices: i32,
+                                FlexAttention's BlockMask) */
 } kiln_variant_options;
 
 /* Lowers the variant's `program` ("forward", "backward": two kernels,

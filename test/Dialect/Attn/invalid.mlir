@@ -512,3 +512,23 @@ attn.attention @load_of_non_capture {qk_head_dim = 64, v_head_dim = 64,
     %m = arith.select %c, %x, %x : memref<?xf32>
     attn.yield %v : f32
   }
+
+// -----
+
+// expected-error @+1 {{block_sparse must be two positive multiples of 16 (query rows, keys per mask block)}}
+attn.attention @sparse_one {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, block_sparse = array<i64: 128>}
+
+// -----
+
+// expected-error @+1 {{block_sparse must be two positive multiples of 16 (query rows, keys per mask block)}}
+attn.attention @sparse_odd {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, block_sparse = array<i64: 128, 40>}
+
+// -----
+
+// expected-error @+1 {{block_sparse takes a dense batch: its lists are per (batch, head, query block) of one sequence length (not with varlen)}}
+attn.attention @sparse_varlen {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, varlen, block_sparse = array<i64: 128, 128>}
+
+// -----
+
+// expected-error @+1 {{block_sparse takes a dense batch: its lists are per (batch, head, query block) of one sequence length (not with page_size)}}
+attn.attention @sparse_paged {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, page_size = 16, block_sparse = array<i64: 128, 128>}

@@ -110,7 +110,9 @@ func.func @kv_loop(%q: !t {tile.tensor = "q"}, %k: !t {tile.tensor = "k"}, %v: !
 
 // -----
 
-// Left alone: a copy of the next step's rows (the prefetch schedule).
+// Left alone: a copy of rows the loop carries (an iteration argument), which
+// the producer's copy loop would not have. (Rows computed from the induction
+// variable, as a block-sparse step's, are computed again by the producer.)
 !buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 !acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
@@ -126,17 +128,17 @@ func.func @next_rows(%k: !t {tile.tensor = "k"}, %q: !buf, %n: index) -> !acc
   %kv = tile.view %k[%c0, %c0] keep [1, 3] : !t -> !d
   %zero = arith.constant 0.0 : f32
   %o0 = tile.splat %zero : f32 -> !acc
-  %r = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %o0) -> (!acc) {
-    %next = arith.addi %j, %c64 : index
+  %r:2 = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %o0, %row = %c0) -> (!acc, index) {
+    %next = arith.addi %row, %c64 : index
     tgpu.barrier
     tgpu.copy_async %kv[%next, %c0], %kb : !d, !buf
     tgpu.async_wait
     tgpu.fence_async_shared
     tgpu.barrier
     %s = tgpu.warpgroup_mma %q, %kb, %acc {transpose_rhs} : !buf, !buf, !acc -> !acc
-    scf.yield %s : !acc
+    scf.yield %s, %next : !acc, index
   }
-  return %r : !acc
+  return %r#0 : !acc
 }
 
 // -----

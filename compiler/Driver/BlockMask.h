@@ -1,0 +1,71 @@
+//===- BlockMask.h - kiln run's block-sparse lists ---------------*- C++
+//-*-===//
+//
+// A block-sparse variant (block_sparse = [QB, KB]) reads, per (batch, head,
+// block of QB queries), the lists of partial and of full KV blocks
+// (FlexAttention's BlockMask). `kiln run` makes them from the variant's own
+// mask (each block classified by evaluating the float64 reference's mask on
+// its elements: none visible, some, all), or at random at a given density;
+// the reference then applies the lists' meaning: keys of unlisted blocks
+// unseen, partial blocks masked as the variant says, full blocks only past
+// the keys.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_DRIVER_BLOCKMASK_H
+#define KILN_COMPILER_DRIVER_BLOCKMASK_H
+
+#include "compiler/Driver/HostBuffer.h"
+#include "reference/ReferenceAttention.h"
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace kiln::driver {
+
+struct Problem;
+
+/// What a mask block is to one block row's lists.
+enum class BlockKind : uint8_t { Skipped, Partial, Full };
+
+/// The four lists (i32): kv_num_blocks / full_kv_num_blocks [B, H, QBn],
+/// kv_indices / full_kv_indices [B, H, QBn, KBn]; entries past a list's
+/// count hold -1. `kinds` is the same mask as one kind per block.
+struct BlockMaskLists {
+  int64_t rowsPerBlock = 0, keysPerBlock = 0;
+  int64_t queryBlocks = 0, keyBlocks = 0;
+  HostBuffer kvNum, kvIdx, fullNum, fullIdx;
+  std::vector<BlockKind> kinds; ///< [B, H, QBn, KBn]
+
+  BlockKind kind(int64_t b, int64_t h, int64_t heads, int64_t q,
+                 int64_t kv) const {
+    return kinds[((b * heads + h) * queryBlocks + q / rowsPerBlock) *
+                     keyBlocks +
+                 kv / keysPerBlock];
+  }
+};
+
+/// The lists of the mask `visible` (the reference's variant: causality and
+/// mask_mod) over `p`'s queries and keys. `perBatch` / `perHead`: whether
+/// the mask may differ between batches / heads (else evaluated once).
+BlockMaskLists blockMaskFromMask(const Problem &p, int64_t rowsPerBlock,
+                                 int64_t keysPerBlock,
+                                 const ref::AttentionSpec &visible,
+                                 bool perBatch, bool perHead);
+
+/// Lists choosing each block with probability `density`, chosen ones
+/// partial or full at even odds, in shuffled order.
+BlockMaskLists randomBlockMask(const Problem &p, int64_t rowsPerBlock,
+                               int64_t keysPerBlock, double density,
+                               std::mt19937_64 &rng);
+
+/// The reference's variant under `lists`: `spec`'s causality and mask_mod
+/// only in partial blocks, every key below Lk in full ones, no key
+/// elsewhere (causality folded into the mask).
+void applyBlockMask(const Problem &p, const BlockMaskLists &lists,
+                    ref::AttentionSpec &spec);
+
+} // namespace kiln::driver
+
+#endif // KILN_COMPILER_DRIVER_BLOCKMASK_H

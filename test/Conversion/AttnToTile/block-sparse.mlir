@@ -1,0 +1,54 @@
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 block-n=64" | FileCheck %s
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 block-n=64" -tile-split-kv | FileCheck %s --check-prefix=NOSPLIT
+// RUN: not kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 block-n=96" 2>&1 | FileCheck %s --check-prefix=TILES
+// RUN: not kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile-backward 2>&1 | FileCheck %s --check-prefix=BWD
+
+// Block-sparse (FlexAttention's BlockMask): the run passes, per (batch,
+// head, block of 128 queries), the lists of partial and of full blocks of
+// 128 keys. The KV loops run over list positions instead of the causal
+// band: each step reads its block's number (clamped: a negative or too
+// large one visits a block past the last key, a too large count the blocks
+// there are) and visits 128 / 64 = 2 tiles of it. Partial steps apply the
+// whole mask (Lk, causal, mask_mod), full steps only Lk.
+
+attn.attention @sparse {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
+                        causal = #attn.causal<top_left>, block_sparse = array<i64: 128, 128>}
+
+// CHECK-LABEL: func.func @sparse_fwd(
+// CHECK-SAME: %[[NUM:[a-z0-9]+]]: memref<?x?x?xi32, {{.*}}> {tile.shape = ["batch", "heads", ["ceildiv", "seq_q", 128]], tile.tensor = "kv_num_blocks"}
+// CHECK-SAME: %[[IDX:[a-z0-9]+]]: memref<?x?x?x?xi32, {{.*}}> {tile.shape = ["batch", "heads", ["ceildiv", "seq_q", 128], ["ceildiv", "seq_kv", 128]], tile.tensor = "kv_indices"}
+// CHECK-SAME: %[[FNUM:[a-z0-9]+]]: memref<?x?x?xi32, {{.*}}> {{{.*}}tile.tensor = "full_kv_num_blocks"}
+// CHECK-SAME: %[[FIDX:[a-z0-9]+]]: memref<?x?x?x?xi32, {{.*}}> {{{.*}}tile.tensor = "full_kv_indices"}
+// CHECK: %[[ROW0:.*]] = arith.muli %{{.*}}, %c64{{[_0-9]*}}
+// CHECK: %[[MROW:.*]] = arith.divui %[[ROW0]], %c128{{[_0-9]*}}
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %{{.*}}, %c128{{[_0-9]*}}
+// CHECK: %[[N:.*]] = memref.load %[[NUM]][%{{.*}}, %{{.*}}, %[[MROW]]]
+// CHECK: %[[NI:.*]] = arith.index_cast %[[N]] : i32 to index
+// CHECK: %[[NPOS:.*]] = arith.maxsi %[[NI]], %c0{{[_0-9]*}}
+// CHECK: %[[COUNT:.*]] = arith.minsi %[[NPOS]], %[[BLOCKS]]
+// CHECK: %[[STEPS:.*]] = arith.muli %[[COUNT]], %c2{{[_0-9]*}}
+// CHECK: scf.for %[[T:.*]] = %c0{{[_0-9]*}} to %[[STEPS]] step %c1{{[_0-9]*}}
+// CHECK: %[[POS:.*]] = arith.divui %[[T]], %c2{{[_0-9]*}}
+// CHECK: %[[TILE:.*]] = arith.remui %[[T]], %c2{{[_0-9]*}}
+// CHECK: %[[B:.*]] = memref.load %[[IDX]][%{{.*}}, %{{.*}}, %[[MROW]], %[[POS]]]
+// CHECK: arith.cmpi slt, %{{.*}}, %c0{{[_0-9]*}}
+// CHECK: %[[BLOCK:.*]] = arith.minsi
+// CHECK: %[[KV0:.*]] = arith.muli %[[BLOCK]], %c128{{[_0-9]*}}
+// CHECK: %[[OFF:.*]] = arith.muli %[[TILE]], %c64{{[_0-9]*}}
+// CHECK: %[[KV:.*]] = arith.addi %[[KV0]], %[[OFF]]
+// CHECK: tile.load %{{.*}}[%[[KV]], %c0{{[_0-9]*}}]
+// The partial step: causal (kv <= q) and Lk.
+// CHECK: arith.cmpi sle
+// CHECK: } {tile.kv_loop = "listed_partial"}
+// CHECK: memref.load %[[FNUM]]
+// CHECK: scf.for
+// CHECK: memref.load %[[FIDX]]
+// CHECK-NOT: arith.cmpi sle
+// CHECK: } {tile.kv_loop = "listed_full"}
+
+// Split-KV leaves it alone (its loops run over lists, not keys).
+// NOSPLIT-NOT: kv_splits
+// NOSPLIT: } {tile.kv_loop = "listed_full"}
+
+// TILES: error: 'attn.attention' op block_sparse blocks of 128 x 128 must be whole tiles of 64 x 96 (query rows x keys)
+// BWD: error: 'attn.attention' op block_sparse has a forward program only: the backward over the transposed lists is not implemented
