@@ -18,7 +18,8 @@ from ._capi import KilnError
 from . import mods, ops
 
 __all__ = ["Variant", "attention", "attention_with_lse", "make_dropout_rng", "paged_attention", "paged_attention_with_lse",
-           "varlen_attention", "varlen_attention_with_lse", "flex_attention", "flex_variant", "KilnError"]
+           "varlen_attention", "varlen_attention_with_lse", "block_sparse_attention",
+           "block_sparse_attention_with_lse", "flex_attention", "flex_variant", "KilnError"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,49 @@ def paged_attention(q, k_pages, v_pages, block_table, kv_lens, variant, captures
                     cu_seqlens_q: Optional[torch.Tensor] = None):
     """out of paged_attention_with_lse: [B, Lq, H, Dv], or [T, H, Dv] with cu_seqlens_q."""
     return paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant, captures, cu_seqlens_q)[0]
+
+
+def _block_lists(block_mask):
+    """(kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, (QB, KB)) of a FlexAttention BlockMask
+    or of such a tuple; missing full lists (None) become empty ones."""
+    if hasattr(block_mask, "kv_num_blocks"):
+        lists = (block_mask.kv_num_blocks, block_mask.kv_indices, block_mask.full_kv_num_blocks,
+                 block_mask.full_kv_indices)
+        size = block_mask.BLOCK_SIZE
+    else:
+        *lists, size = block_mask
+    if isinstance(size, int):
+        size = (size, size)
+    num, idx, full_num, full_idx = lists
+    if full_num is None:
+        full_num, full_idx = torch.zeros_like(num), torch.zeros_like(idx)
+    return (num, idx, full_num, full_idx), (int(size[0]), int(size[1]))
+
+
+def block_sparse_attention_with_lse(q, k, v, block_mask, variant, captures: Sequence[torch.Tensor] = (),
+                                    dropout_p: float = 0.0, dropout_rng: Optional[torch.Tensor] = None):
+    """(out, lse) of the variant visiting only the blocks `block_mask` lists
+    (the seeds' Algorithm 5): a FlexAttention BlockMask (kv_num_blocks,
+    kv_indices, full_kv_num_blocks, full_kv_indices, BLOCK_SIZE), or the
+    tuple (kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices,
+    (QB, KB)) of int32 tensors [B or 1, H or 1, ceil(Lq / QB)(, ceil(Lk /
+    KB))]. Partial blocks are masked as the variant says (its mask_mod,
+    causality, keys past Lk), full blocks only past Lk, unlisted blocks
+    cost nothing. q [B, Lq, H, D] as kiln.attention. Forward only for now;
+    compiled once per block size."""
+    v_ = _variant(variant)
+    lists, (block_q, block_kv) = _block_lists(block_mask)
+    return torch.ops.kiln.block_sparse_attention(q, k, v, *lists, list(captures), v_.text, v_.name or "", block_q,
+                                                 block_kv, float(dropout_p),
+                                                 [] if dropout_rng is None else [dropout_rng])
+
+
+def block_sparse_attention(q, k, v, block_mask, variant, captures: Sequence[torch.Tensor] = (),
+                           dropout_p: float = 0.0, dropout_rng: Optional[torch.Tensor] = None):
+    """out [B, Lq, H, Dv] of block_sparse_attention_with_lse."""
+    if dropout_p > 0 and dropout_rng is None:
+        dropout_rng = make_dropout_rng(q.device)
+    return block_sparse_attention_with_lse(q, k, v, block_mask, variant, captures, dropout_p, dropout_rng)[0]
 
 
 def flex_variant(score_mod=None, mask_mod=None, *, head_dim, head_dim_v=None, dtype=torch.bfloat16, scale=None,

@@ -55,9 +55,9 @@ def _ctensor(name, t, keep):
 
 @functools.lru_cache(maxsize=None)
 def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0, capture_gradients=False,
-                  varlen=False):
+                  varlen=False, block_sparse=(0, 0)):
     return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p,
-                                                   capture_gradients, varlen))
+                                                   capture_gradients, varlen, block_sparse))
 
 
 def _arch(device):
@@ -72,19 +72,19 @@ def _arch(device):
 
 @functools.lru_cache(maxsize=None)
 def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p, capture_gradients, varlen,
-                    program, device_index):
+                    block_sparse, program, device_index):
     options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p,
-                                    capture_gradients, varlen)
+                                    capture_gradients, varlen, block_sparse)
     spec = _capi.compile_spec(options, program, _arch(device_index))
     loaded = _capi.DeviceProgram(spec, device_index)
     loaded.plan = json.loads(spec)
     return loaded
 
 
-def _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen=False):
+def _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen=False, block_sparse=(0, 0)):
     # int(): head dims specialise the program (symbolic under tracing).
     return (variant, name, int(q.shape[-1]), int(v.shape[-1]), _element_type(q), page_size, dropout_p,
-            capture_gradients, varlen)
+            capture_gradients, varlen, tuple(block_sparse))
 
 
 def _gradient_captures(q, v, variant, name, dropout_p, varlen=False):
@@ -103,16 +103,18 @@ def _gradient_captures(q, v, variant, name, dropout_p, varlen=False):
 
 
 def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0, capture_gradients=False,
-         varlen=False):
+         varlen=False, block_sparse=(0, 0)):
     """Runs the forward or the backward (program) of the variant on the
     tensors' device; page_size > 0: k and v are a paged KV cache's pools;
     dropout_p > 0: the variant with that dropout (tensors has dropout_rng);
     capture_gradients: the backward that adds into grad_<capture>; varlen:
-    a packed batch (tensors has cu_seqlens_q and cu_seqlens_kv)."""
+    a packed batch (tensors has cu_seqlens_q and cu_seqlens_kv);
+    block_sparse (QB, KB): the lists of a block mask (tensors has
+    kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices)."""
     keep = []
     named = [_ctensor(n, t, keep) for n, t in tensors.items()]
     caps = [_ctensor(None, c, keep) for c in captures]
-    key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen)
+    key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen, block_sparse)
     if q.device.type == "cpu":
         _host_program(*key).run(program, named, caps)
     elif q.device.type == "cuda":
@@ -334,3 +336,62 @@ def _(q, k_pages, v_pages, block_table, kv_lens, captures, variant, name, cu_seq
     out = q.new_empty(q.shape[:-1] + v_pages.shape[-1:])
     lse = q.new_empty(_lse_shape(q, bool(cu_seqlens_q)), dtype=torch.float32)
     return out, lse
+
+
+_BLOCK_LISTS = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices")
+
+
+def _block_mask_tensors(q, k, lists, block_q, block_kv):
+    """The named lists of a block-sparse call, int32, their batch and head
+    dims expanded to q's (stride 0: FlexAttention's masks are often [1, 1,
+    ...]); q [B, Lq, H, D], k [B, Lk, H / G, D]."""
+    if q.dim() != 4:
+        raise _capi.KilnError(f"block-sparse q must be [B, Lq, H, D], got {list(q.shape)}")
+    if block_q <= 0 or block_kv <= 0 or block_q % 16 or block_kv % 16:
+        raise _capi.KilnError(f"block sizes must be positive multiples of 16, got ({block_q}, {block_kv})")
+    batch, heads = q.shape[0], q.shape[2]
+    rows = (q.shape[1] + block_q - 1) // block_q
+    cols = (k.shape[1] + block_kv - 1) // block_kv
+    named = {}
+    for name, t in zip(_BLOCK_LISTS, lists):
+        count = name.endswith("num_blocks")
+        want = (rows,) if count else (rows, cols)
+        if t.dtype != torch.int32 or t.dim() != 2 + len(want) or tuple(t.shape[2:]) != want or \
+                t.shape[0] not in (1, batch) or t.shape[1] not in (1, heads):
+            raise _capi.KilnError(f"{name} must be int32 [B or 1, H or 1, {', '.join(map(str, want))}] for q "
+                                  f"{list(q.shape)}, k {list(k.shape)} and blocks ({block_q}, {block_kv}); got "
+                                  f"{t.dtype} {list(t.shape)}")
+        named[name] = t.expand(batch, heads, *want)
+    return named
+
+
+@torch.library.custom_op("kiln::block_sparse_attention", mutates_args=())
+def block_sparse_attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kv_num_blocks: torch.Tensor,
+                              kv_indices: torch.Tensor, full_kv_num_blocks: torch.Tensor,
+                              full_kv_indices: torch.Tensor, captures: List[torch.Tensor], variant: str, name: str,
+                              block_q: int, block_kv: int, dropout_p: float,
+                              dropout_rng: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    lists = _block_mask_tensors(q, k, (kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices), block_q,
+                                block_kv)
+    rng = _dropout_tensors(dropout_p, dropout_rng)
+    _check_devices([q, k, v, *lists.values(), *captures, *rng.values()])
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    out = q.new_empty(q.shape[:-1] + v.shape[-1:])
+    lse = torch.empty(_lse_shape(q, False), device=q.device, dtype=torch.float32)
+    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse, **lists, **rng},
+         [c.contiguous() for c in captures], variant, name, dropout_p=dropout_p, block_sparse=(block_q, block_kv))
+    return out, lse
+
+
+@block_sparse_attention_op.register_fake
+def _(q, k, v, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, captures, variant, name, block_q,
+      block_kv, dropout_p, dropout_rng):
+    return q.new_empty(q.shape[:-1] + v.shape[-1:]), q.new_empty(_lse_shape(q, False), dtype=torch.float32)
+
+
+def _no_block_sparse_backward(ctx, dout, dlse):
+    raise _capi.KilnError("kiln.block_sparse_attention has no backward yet (the transposed lists q_num_blocks / "
+                          "q_indices are not taken); use kiln.attention with a mask_mod for training")
+
+
+block_sparse_attention_op.register_autograd(_no_block_sparse_backward, setup_context=lambda ctx, inputs, output: None)

@@ -357,6 +357,55 @@ class Ops(unittest.TestCase):
         with self.assertRaisesRegex(kiln.KilnError, r"a varlen q is \[T, H, D\]"):
             kiln.varlen_attention(qs[None], ks, vs, *cu, variant)
 
+    def test_block_sparse(self):
+        # Random lists (per batch and head, shuffled, partial and full) on a
+        # causal variant: partial blocks causal (bottom-right), full blocks every key below
+        # Lk, unlisted blocks nothing, against float64 with that mask;
+        # Lq != Lk with partial last blocks, mask blocks larger than the
+        # CPU's 64-row tiles.
+        b, lq, lk, h, d, bq, bk = 2, 150, 200, 2, 64, 128, 32
+        q, k, v = inputs(b, lq, lk, h, h, d, seed=21)
+        rows, cols = -(-lq // bq), -(-lk // bk)
+        gen = torch.Generator().manual_seed(4)
+        kind = torch.randint(0, 3, (b, h, rows, cols), generator=gen)  # 0 none, 1 partial, 2 full
+        lists = []
+        for which in (1, 2):
+            num = (kind == which).sum(-1).to(torch.int32)
+            idx = torch.full((b, h, rows, cols), -1, dtype=torch.int32)
+            for bb, hh, r in itertools.product(range(b), range(h), range(rows)):
+                chosen = (kind[bb, hh, r] == which).nonzero().flatten()
+                chosen = chosen[torch.randperm(len(chosen), generator=gen)]
+                idx[bb, hh, r, :len(chosen)] = chosen.to(torch.int32)
+            lists += [num, idx]
+        out, lse = kiln.block_sparse_attention_with_lse(q, k, v, (*lists, (bq, bk)), example("causal"))
+        kinds = kind.repeat_interleave(bq, 2).repeat_interleave(bk, 3)[:, :, :lq, :lk]
+        causal = torch.arange(lk)[None, :] <= torch.arange(lq)[:, None] + lk - lq
+        allowed = (kinds == 2) | ((kinds == 1) & causal)
+        expect = torch.cat([reference(q[i:i + 1], k[i:i + 1], v[i:i + 1], allowed=allowed[i]) for i in range(b)])
+        seen = allowed.any(-1).transpose(1, 2)[..., None]  # rows with no key: O = 0
+        self.assertLess(rel(out, torch.where(seen, expect, torch.zeros_like(expect))), 1e-2)
+        torch.library.opcheck(torch.ops.kiln.block_sparse_attention.default,
+                              (q, k, v, *lists, [], example("causal").text, "", bq, bk, 0.0, []))
+        # FlexAttention's BlockMask from its own mask_mod (documents, causal;
+        # lists [1, 1, ...] broadcast): the dense document-mask variant's result.
+        from torch.nn.attention.flex_attention import create_block_mask
+        doc = (torch.arange(lq) * 3 // lq).to(torch.int32)
+
+        def same_doc(bb, hh, qi, ki):
+            return (doc[qi] == doc[ki]) & (qi >= ki)
+
+        block_mask = create_block_mask(same_doc, None, None, lq, lq, device="cpu", BLOCK_SIZE=64)
+        q, k, v = inputs(b, lq, lq, h, h, d, seed=22)
+        variant = example("document_mask")
+        got = kiln.block_sparse_attention(q, k, v, block_mask, variant, [doc, doc])
+        self.assertTrue(torch.equal(got, kiln.attention(q, k, v, variant, [doc, doc])))
+        # Bad lists are named; there is no backward yet.
+        with self.assertRaisesRegex(kiln.KilnError, r"kv_indices must be int32 \[B or 1, H or 1, 2, 5\]"):
+            kiln.block_sparse_attention(q, k, v, (lists[0], lists[1].long(), *lists[2:], (bq, bk)),
+                                        example("causal"))
+        with self.assertRaisesRegex(kiln.KilnError, "has no backward yet"):
+            kiln.block_sparse_attention(q.requires_grad_(), k, v, block_mask, variant, [doc, doc]).sum().backward()
+
     def test_torch_compile_fullgraph(self):
         variant = example("causal")
         proj = torch.nn.Linear(64, 64, dtype=torch.bfloat16)
