@@ -180,7 +180,8 @@ SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
 SoftmaxState emitListedKVLoop(ProgramBuilder &pb, ForwardContext &ctx,
                               Value countArg, Value indicesArg, ValueRange row,
                               int64_t keysPerBlock, SoftmaxState init,
-                              StepMask mask, StringRef role) {
+                              StepMask mask, StringRef role,
+                              Value enabled = Value()) {
   OpBuilder &b = pb.b;
   Location loc = pb.loc;
   Value keyBlocks =
@@ -194,6 +195,8 @@ SoftmaxState emitListedKVLoop(ProgramBuilder &pb, ForwardContext &ctx,
       keyBlocks);
   int64_t tilesPerBlock = keysPerBlock / ctx.blockN;
   Value steps = pb.mul(count, pb.index(tilesPerBlock));
+  if (enabled)
+    steps = arith::SelectOp::create(b, loc, enabled, steps, pb.index(0));
   auto loop = scf::ForOp::create(
       b, loc, pb.index(0), steps, pb.index(1),
       ValueRange{init.m, init.l, init.acc},
@@ -476,7 +479,10 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     below = findVisibleBelow(spec.getMaskMod(), /*headUniform=*/pack == 1);
   if (sparse) {
     // The lists replace the band's range: partial blocks fully masked,
-    // full blocks only past Lk.
+    // full blocks only past Lk. A full block reaches past the last key only
+    // when Lk is not a multiple of the blocks: then (a choice uniform over
+    // the grid) the full steps mask keys past Lk, else nothing, as the
+    // band's full steps (two loops, one of them empty).
     Value maskRow =
         arith::DivUIOp::create(b, loc, rowStart, pb.index(sparse->first));
     SmallVector<Value> row{ctx.batch, headId, maskRow};
@@ -484,10 +490,20 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
         emitListedKVLoop(pb, ctx, entry->getArgument(sparseArg),
                          entry->getArgument(sparseArg + 1), row, sparse->second,
                          state, StepMask::All, "listed_partial");
+    Value ragged = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::RemSIOp::create(b, loc, ctx.lenK, pb.index(sparse->second)),
+        pb.index(0));
+    Value whole = arith::XOrIOp::create(
+        b, loc, ragged, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     state =
         emitListedKVLoop(pb, ctx, entry->getArgument(sparseArg + 2),
                          entry->getArgument(sparseArg + 3), row, sparse->second,
-                         state, StepMask::Bounds, "listed_full");
+                         state, StepMask::None, "listed_full", whole);
+    state = emitListedKVLoop(pb, ctx, entry->getArgument(sparseArg + 2),
+                             entry->getArgument(sparseArg + 3), row,
+                             sparse->second, state, StepMask::Bounds,
+                             "listed_full_bounded", ragged);
   } else if ((band && band.getExact() && split) || below) {
     Value kvEndBlock = pb.maxIndex(kvStart, pb.ceilTo(kvEnd, blockN));
     Value fullLo = evalLower(pb, lowerBounds, qLast, ctx.diagOffset, zero);

@@ -9,7 +9,7 @@
 // band: each step reads its block's number (clamped: a negative or too
 // large one visits a block past the last key, a too large count the blocks
 // there are) and visits 128 / 64 = 2 tiles of it. Partial steps apply the
-// whole mask (Lk, causal, mask_mod), full steps only Lk.
+// whole mask (Lk, causal, mask_mod), full steps nothing or only Lk.
 
 attn.attention @sparse {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         causal = #attn.causal<top_left>, block_sparse = array<i64: 128, 128>}
@@ -40,15 +40,29 @@ attn.attention @sparse {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // The partial step: causal (kv <= q) and Lk.
 // CHECK: arith.cmpi sle
 // CHECK: } {tile.kv_loop = "listed_partial"}
+// Full steps: unmasked when Lk is a multiple of the blocks, else (the
+// other loop, the same list) only keys past Lk.
+// CHECK: %[[REM:.*]] = arith.remsi %{{.*}}, %c128{{[_0-9]*}}
+// CHECK: %[[RAGGED:.*]] = arith.cmpi ne, %[[REM]], %c0{{[_0-9]*}}
+// CHECK: %[[WHOLE:.*]] = arith.xori %[[RAGGED]], %true
 // CHECK: memref.load %[[FNUM]]
+// CHECK: arith.select %[[WHOLE]], %{{.*}}, %c0{{[_0-9]*}}
+// CHECK: scf.for
+// CHECK: memref.load %[[FIDX]]
+// CHECK-NOT: arith.cmpi {{.*}} : tensor
+// CHECK: } {tile.kv_loop = "listed_full"}
+// CHECK: memref.load %[[FNUM]]
+// CHECK: arith.select %[[RAGGED]], %{{.*}}, %c0{{[_0-9]*}}
 // CHECK: scf.for
 // CHECK: memref.load %[[FIDX]]
 // CHECK-NOT: arith.cmpi sle
-// CHECK: } {tile.kv_loop = "listed_full"}
+// CHECK: arith.cmpi slt, {{.*}} : tensor
+// CHECK-NOT: arith.cmpi sle
+// CHECK: } {tile.kv_loop = "listed_full_bounded"}
 
 // Split-KV leaves it alone (its loops run over lists, not keys).
 // NOSPLIT-NOT: kv_splits
-// NOSPLIT: } {tile.kv_loop = "listed_full"}
+// NOSPLIT: } {tile.kv_loop = "listed_full_bounded"}
 
 // TILES: error: 'attn.attention' op block_sparse blocks of 128 x 128 must be whole tiles of 64 x 96 (query rows x keys)
 // BWD: error: 'attn.attention' op block_sparse has a forward program only: the backward over the transposed lists is not implemented
