@@ -33,14 +33,20 @@ BlockMaskLists emptyLists(const Problem &p, int64_t rowsPerBlock,
   l.keyBlocks = (p.seqKV + keysPerBlock - 1) / keysPerBlock;
   std::vector<int64_t> counts{p.batch, p.heads, l.queryBlocks};
   std::vector<int64_t> lists{p.batch, p.heads, l.queryBlocks, l.keyBlocks};
+  std::vector<int64_t> qCounts{p.batch, p.heads, l.keyBlocks};
+  std::vector<int64_t> qLists{p.batch, p.heads, l.keyBlocks, l.queryBlocks};
   l.kvNum = HostBuffer::allocate(ElementKind::I32, counts);
   l.fullNum = HostBuffer::allocate(ElementKind::I32, counts);
   l.kvIdx = HostBuffer::allocate(ElementKind::I32, lists);
   l.fullIdx = HostBuffer::allocate(ElementKind::I32, lists);
-  for (HostBuffer *t : {&l.kvNum, &l.fullNum})
+  l.qNum = HostBuffer::allocate(ElementKind::I32, qCounts);
+  l.fullQNum = HostBuffer::allocate(ElementKind::I32, qCounts);
+  l.qIdx = HostBuffer::allocate(ElementKind::I32, qLists);
+  l.fullQIdx = HostBuffer::allocate(ElementKind::I32, qLists);
+  for (HostBuffer *t : {&l.kvNum, &l.fullNum, &l.qNum, &l.fullQNum})
     for (int64_t i = 0; i < t->numElements(); ++i)
       t->set(i, 0);
-  for (HostBuffer *t : {&l.kvIdx, &l.fullIdx})
+  for (HostBuffer *t : {&l.kvIdx, &l.fullIdx, &l.qIdx, &l.fullQIdx})
     for (int64_t i = 0; i < t->numElements(); ++i)
       t->set(i, -1);
   l.kinds.assign(size_t(p.batch * p.heads * l.queryBlocks * l.keyBlocks),
@@ -63,6 +69,21 @@ void fillLists(BlockMaskLists &l, const std::vector<int64_t> &order) {
     l.kvNum.set(r, double(partial));
     l.fullNum.set(r, double(full));
   }
+  // The transposed lists: per (batch, head, key block), its query blocks.
+  int64_t heads = rows / l.queryBlocks;
+  for (int64_t bh = 0; bh < heads; ++bh)
+    for (int64_t j = 0; j < l.keyBlocks; ++j) {
+      int64_t partial = 0, full = 0, at = bh * l.keyBlocks + j;
+      for (int64_t i = 0; i < l.queryBlocks; ++i) {
+        BlockKind kind = l.kinds[(bh * l.queryBlocks + i) * l.keyBlocks + j];
+        if (kind == BlockKind::Partial)
+          l.qIdx.set(at * l.queryBlocks + partial++, double(i));
+        else if (kind == BlockKind::Full)
+          l.fullQIdx.set(at * l.queryBlocks + full++, double(i));
+      }
+      l.qNum.set(at, double(partial));
+      l.fullQNum.set(at, double(full));
+    }
 }
 
 } // namespace

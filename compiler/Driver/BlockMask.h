@@ -30,12 +30,15 @@ struct Problem;
 enum class BlockKind : uint8_t { Skipped, Partial, Full };
 
 /// The four lists (i32): kv_num_blocks / full_kv_num_blocks [B, H, QBn],
-/// kv_indices / full_kv_indices [B, H, QBn, KBn]; entries past a list's
-/// count hold -1. `kinds` is the same mask as one kind per block.
+/// kv_indices / full_kv_indices [B, H, QBn, KBn]; and the backward's
+/// transposed ones, q_num_blocks / full_q_num_blocks [B, H, KBn] and
+/// q_indices / full_q_indices [B, H, KBn, QBn] (ascending); entries past a
+/// list's count hold -1. `kinds` is the same mask as one kind per block.
 struct BlockMaskLists {
   int64_t rowsPerBlock = 0, keysPerBlock = 0;
   int64_t queryBlocks = 0, keyBlocks = 0;
   HostBuffer kvNum, kvIdx, fullNum, fullIdx;
+  HostBuffer qNum, qIdx, fullQNum, fullQIdx;
   std::vector<BlockKind> kinds; ///< [B, H, QBn, KBn]
 
   BlockKind kind(int64_t b, int64_t h, int64_t heads, int64_t q,

@@ -263,6 +263,9 @@ void makeGradients(const Problem &p, Inputs &in, uint64_t seed,
     t->poison();
   if (in.packed)
     packGradients(p, g, *in.packed);
+  g.planTensors.clear();
+  for (const TensorDecl &t : backward.tensors)
+    g.planTensors.push_back(t.name);
   // The backward adds the captures' gradients into zeros.
   g.captureGrads.clear();
   for (const TensorDecl &t : backward.tensors) {

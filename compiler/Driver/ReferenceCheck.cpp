@@ -115,6 +115,13 @@ std::map<std::string, HostBuffer *> Gradients::tensors(Inputs &in) {
   }
   if (in.dropoutRng)
     named["dropout_rng"] = &*in.dropoutRng;
+  if (in.blockMask) {
+    std::map<std::string, HostBuffer *> lists;
+    in.addBlockLists(lists, /*backward=*/true);
+    for (auto &[name, buffer] : lists)
+      if (llvm::is_contained(planTensors, name))
+        named[name] = buffer;
+  }
   for (CaptureGradient &c : captureGrads)
     named[c.tensor] = &c.grad;
   return named;

@@ -101,13 +101,24 @@ struct Inputs {
     }
     if (dropoutRng)
       named["dropout_rng"] = &*dropoutRng;
-    if (blockMask) {
-      named["kv_num_blocks"] = &blockMask->kvNum;
-      named["kv_indices"] = &blockMask->kvIdx;
-      named["full_kv_num_blocks"] = &blockMask->fullNum;
-      named["full_kv_indices"] = &blockMask->fullIdx;
-    }
+    if (blockMask)
+      addBlockLists(named, /*backward=*/false);
     return named;
+  }
+  /// A block-sparse run's lists by name: the forward takes the kv_ ones,
+  /// the backward the q_ ones too.
+  void addBlockLists(std::map<std::string, HostBuffer *> &named,
+                     bool backward) {
+    named["kv_num_blocks"] = &blockMask->kvNum;
+    named["kv_indices"] = &blockMask->kvIdx;
+    named["full_kv_num_blocks"] = &blockMask->fullNum;
+    named["full_kv_indices"] = &blockMask->fullIdx;
+    if (!backward)
+      return;
+    named["q_num_blocks"] = &blockMask->qNum;
+    named["q_indices"] = &blockMask->qIdx;
+    named["full_q_num_blocks"] = &blockMask->fullQNum;
+    named["full_q_indices"] = &blockMask->fullQIdx;
   }
 };
 
@@ -124,6 +135,9 @@ struct Gradients {
     HostBuffer grad;
   };
   std::vector<CaptureGradient> captureGrads;
+  /// The backward program's tensor names: a block-sparse run passes the
+  /// lists it takes (the atomic schedule has no dQ kernel, so no kv_ ones).
+  std::vector<std::string> planTensors;
 
   /// The backward program's tensors by name.
   std::map<std::string, HostBuffer *> tensors(Inputs &in);

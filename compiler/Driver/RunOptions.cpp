@@ -40,7 +40,7 @@ const char *runUsage() {
   --seqlens-kv M0,M1,...    varlen: their key lengths (default: --seqlens)
   --varlen                  the varlen layout without --seqlens (kiln compile;
                             kiln run: --batch sequences of --seqlen rows)
-  --block-sparse QB[,KB]    forward: the variant block-sparse in blocks of QB
+  --block-sparse QB[,KB]    the variant block-sparse in blocks of QB
                             queries x KB keys (default KB = QB): the lists of
                             partial and full KV blocks are made from its mask
   --block-density P         block-sparse: lists of random blocks instead, each

@@ -125,21 +125,41 @@ def paged_attention(q, k_pages, v_pages, block_table, kv_lens, variant, captures
     return paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant, captures, cu_seqlens_q)[0]
 
 
-def _block_lists(block_mask):
-    """(kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, (QB, KB)) of a FlexAttention BlockMask
-    or of such a tuple; missing full lists (None) become empty ones."""
+def _transposed_lists(num, idx, columns):
+    """(num, indices) of the transposed lists of (num, idx): per block of
+    the other side, the blocks that list it, ascending."""
+    listed = torch.arange(idx.shape[-1], device=idx.device) < num[..., None].to(torch.int64)
+    at = torch.where(listed & (idx >= 0) & (idx < columns), idx.to(torch.int64), columns)
+    dense = torch.zeros(*idx.shape[:-1], columns + 1, dtype=torch.int32, device=idx.device)
+    dense.scatter_(-1, at, 1)
+    dense = dense[..., :columns].transpose(-1, -2)
+    order = torch.sort(1 - dense, dim=-1, stable=True).indices.to(torch.int32)
+    return dense.sum(-1, dtype=torch.int32), order
+
+
+def _block_lists(block_mask, lk):
+    """The eight lists (kv_num_blocks, kv_indices, full_kv_num_blocks,
+    full_kv_indices, then the transposed q_ ones) and (QB, KB) of a
+    FlexAttention BlockMask or of a tuple of the first four and (QB, KB);
+    missing full lists (None) become empty ones, missing transposed ones are
+    computed."""
     if hasattr(block_mask, "kv_num_blocks"):
-        lists = (block_mask.kv_num_blocks, block_mask.kv_indices, block_mask.full_kv_num_blocks,
-                 block_mask.full_kv_indices)
+        lists = [block_mask.kv_num_blocks, block_mask.kv_indices, block_mask.full_kv_num_blocks,
+                 block_mask.full_kv_indices, block_mask.q_num_blocks, block_mask.q_indices,
+                 block_mask.full_q_num_blocks, block_mask.full_q_indices]
         size = block_mask.BLOCK_SIZE
     else:
         *lists, size = block_mask
+        lists = list(lists) + [None] * (8 - len(lists))
     if isinstance(size, int):
         size = (size, size)
-    num, idx, full_num, full_idx = lists
-    if full_num is None:
-        full_num, full_idx = torch.zeros_like(num), torch.zeros_like(idx)
-    return (num, idx, full_num, full_idx), (int(size[0]), int(size[1]))
+    size = (int(size[0]), int(size[1]))
+    if lists[2] is None:
+        lists[2], lists[3] = torch.zeros_like(lists[0]), torch.zeros_like(lists[1])
+    for i in (4, 6):
+        if lists[i] is None:
+            lists[i], lists[i + 1] = _transposed_lists(lists[i - 4], lists[i - 3], -(-lk // size[1]))
+    return lists, size
 
 
 def block_sparse_attention_with_lse(q, k, v, block_mask, variant, captures: Sequence[torch.Tensor] = (),
@@ -151,11 +171,13 @@ def block_sparse_attention_with_lse(q, k, v, block_mask, variant, captures: Sequ
     (QB, KB)) of int32 tensors [B or 1, H or 1, ceil(Lq / QB)(, ceil(Lk /
     KB))]. Partial blocks are masked as the variant says (its mask_mod,
     causality, keys past Lk), full blocks only past Lk, unlisted blocks
-    cost nothing. q [B, Lq, H, D] as kiln.attention. Forward only for now;
-    compiled once per block size."""
+    cost nothing. q [B, Lq, H, D] as kiln.attention. Differentiable in q,
+    k and v (the backward visits the same blocks through the transposed
+    lists, the BlockMask's q_num_blocks / q_indices / full_q_*, computed
+    when a tuple lacks them); compiled once per block size."""
     v_ = _variant(variant)
-    lists, (block_q, block_kv) = _block_lists(block_mask)
-    return torch.ops.kiln.block_sparse_attention(q, k, v, *lists, list(captures), v_.text, v_.name or "", block_q,
+    lists, (block_q, block_kv) = _block_lists(block_mask, k.shape[1])
+    return torch.ops.kiln.block_sparse_attention(q, k, v, lists, list(captures), v_.text, v_.name or "", block_q,
                                                  block_kv, float(dropout_p),
                                                  [] if dropout_rng is None else [dropout_rng])
 

@@ -338,24 +338,29 @@ def _(q, k_pages, v_pages, block_table, kv_lens, captures, variant, name, cu_seq
     return out, lse
 
 
-_BLOCK_LISTS = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices")
+_BLOCK_LISTS = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices", "q_num_blocks", "q_indices",
+                "full_q_num_blocks", "full_q_indices")
 
 
 def _block_mask_tensors(q, k, lists, block_q, block_kv):
-    """The named lists of a block-sparse call, int32, their batch and head
-    dims expanded to q's (stride 0: FlexAttention's masks are often [1, 1,
-    ...]); q [B, Lq, H, D], k [B, Lk, H / G, D]."""
+    """The named lists of a block-sparse call (the forward's four, or with
+    the backward's transposed ones, eight), int32, their batch and head dims
+    expanded to q's (stride 0: FlexAttention's masks are often [1, 1, ...]);
+    q [B, Lq, H, D], k [B, Lk, H / G, D]."""
     if q.dim() != 4:
         raise _capi.KilnError(f"block-sparse q must be [B, Lq, H, D], got {list(q.shape)}")
     if block_q <= 0 or block_kv <= 0 or block_q % 16 or block_kv % 16:
         raise _capi.KilnError(f"block sizes must be positive multiples of 16, got ({block_q}, {block_kv})")
+    if len(lists) not in (4, 8):
+        raise _capi.KilnError(f"a block mask is 4 lists (or 8 with the transposed ones), got {len(lists)}")
     batch, heads = q.shape[0], q.shape[2]
     rows = (q.shape[1] + block_q - 1) // block_q
     cols = (k.shape[1] + block_kv - 1) // block_kv
     named = {}
     for name, t in zip(_BLOCK_LISTS, lists):
         count = name.endswith("num_blocks")
-        want = (rows,) if count else (rows, cols)
+        first, second = (rows, cols) if name[0] != "q" and not name.startswith("full_q") else (cols, rows)
+        want = (first,) if count else (first, second)
         if t.dtype != torch.int32 or t.dim() != 2 + len(want) or tuple(t.shape[2:]) != want or \
                 t.shape[0] not in (1, batch) or t.shape[1] not in (1, heads):
             raise _capi.KilnError(f"{name} must be int32 [B or 1, H or 1, {', '.join(map(str, want))}] for q "
@@ -366,32 +371,67 @@ def _block_mask_tensors(q, k, lists, block_q, block_kv):
 
 
 @torch.library.custom_op("kiln::block_sparse_attention", mutates_args=())
-def block_sparse_attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kv_num_blocks: torch.Tensor,
-                              kv_indices: torch.Tensor, full_kv_num_blocks: torch.Tensor,
-                              full_kv_indices: torch.Tensor, captures: List[torch.Tensor], variant: str, name: str,
-                              block_q: int, block_kv: int, dropout_p: float,
-                              dropout_rng: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-    lists = _block_mask_tensors(q, k, (kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices), block_q,
-                                block_kv)
+def block_sparse_attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lists: List[torch.Tensor],
+                              captures: List[torch.Tensor], variant: str, name: str, block_q: int, block_kv: int,
+                              dropout_p: float, dropout_rng: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    named = _block_mask_tensors(q, k, lists, block_q, block_kv)
+    kv_lists = {n: named[n] for n in _BLOCK_LISTS[:4]}
     rng = _dropout_tensors(dropout_p, dropout_rng)
-    _check_devices([q, k, v, *lists.values(), *captures, *rng.values()])
+    _check_devices([q, k, v, *named.values(), *captures, *rng.values()])
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     out = q.new_empty(q.shape[:-1] + v.shape[-1:])
     lse = torch.empty(_lse_shape(q, False), device=q.device, dtype=torch.float32)
-    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse, **lists, **rng},
+    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse, **kv_lists, **rng},
          [c.contiguous() for c in captures], variant, name, dropout_p=dropout_p, block_sparse=(block_q, block_kv))
     return out, lse
 
 
 @block_sparse_attention_op.register_fake
-def _(q, k, v, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, captures, variant, name, block_q,
-      block_kv, dropout_p, dropout_rng):
+def _(q, k, v, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng):
     return q.new_empty(q.shape[:-1] + v.shape[-1:]), q.new_empty(_lse_shape(q, False), dtype=torch.float32)
 
 
-def _no_block_sparse_backward(ctx, dout, dlse):
-    raise _capi.KilnError("kiln.block_sparse_attention has no backward yet (the transposed lists q_num_blocks / "
-                          "q_indices are not taken); use kiln.attention with a mask_mod for training")
+@torch.library.custom_op("kiln::block_sparse_attention_backward", mutates_args=())
+def block_sparse_attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                                       out: torch.Tensor, lse: torch.Tensor, lists: List[torch.Tensor],
+                                       captures: List[torch.Tensor], variant: str, name: str, block_q: int,
+                                       block_kv: int, dropout_p: float, dropout_rng: List[torch.Tensor]
+                                       ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    if len(lists) != 8:
+        raise _capi.KilnError("the block-sparse backward needs the transposed lists (q_num_blocks, q_indices, "
+                              "full_q_num_blocks, full_q_indices)")
+    named = _block_mask_tensors(q, k, lists, block_q, block_kv)
+    rng = _dropout_tensors(dropout_p, dropout_rng)
+    _check_devices([dout, q, k, v, out, lse, *named.values(), *captures, *rng.values()])
+    q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
+                            "dv": dv, **named, **rng}, [c.contiguous() for c in captures], variant, name,
+         dropout_p=dropout_p, block_sparse=(block_q, block_kv))
+    return dq, dk, dv
 
 
-block_sparse_attention_op.register_autograd(_no_block_sparse_backward, setup_context=lambda ctx, inputs, output: None)
+@block_sparse_attention_backward_op.register_fake
+def _(dout, q, k, v, out, lse, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng):
+    return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
+
+
+def _block_sparse_setup(ctx, inputs, output):
+    q, k, v, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng = inputs
+    ctx.save_for_backward(q, k, v, *output, *lists, *dropout_rng, *captures)
+    ctx.variant, ctx.name, ctx.blocks, ctx.dropout_p = variant, name, (block_q, block_kv), dropout_p
+    ctx.num_lists, ctx.num_rngs = len(lists), len(dropout_rng)
+    ctx.mark_non_differentiable(output[1])
+
+
+def _block_sparse_backward(ctx, dout, dlse):
+    q, k, v, out, lse, *rest = ctx.saved_tensors
+    lists, rest = rest[:ctx.num_lists], rest[ctx.num_lists:]
+    rngs, captures = rest[:ctx.num_rngs], rest[ctx.num_rngs:]
+    dq, dk, dv = block_sparse_attention_backward_op(dout, q, k, v, out, lse, lists, captures, ctx.variant, ctx.name,
+                                                    *ctx.blocks, ctx.dropout_p, rngs)
+    return (dq, dk, dv, [None] * ctx.num_lists, [None] * len(captures), None, None, None, None, None,
+            [None] * ctx.num_rngs)
+
+
+block_sparse_attention_op.register_autograd(_block_sparse_backward, setup_context=_block_sparse_setup)

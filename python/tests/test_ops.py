@@ -377,15 +377,29 @@ class Ops(unittest.TestCase):
                 chosen = chosen[torch.randperm(len(chosen), generator=gen)]
                 idx[bb, hh, r, :len(chosen)] = chosen.to(torch.int32)
             lists += [num, idx]
+        q, k, v = (t.clone().requires_grad_() for t in (q, k, v))
         out, lse = kiln.block_sparse_attention_with_lse(q, k, v, (*lists, (bq, bk)), example("causal"))
         kinds = kind.repeat_interleave(bq, 2).repeat_interleave(bk, 3)[:, :, :lq, :lk]
         causal = torch.arange(lk)[None, :] <= torch.arange(lq)[:, None] + lk - lq
         allowed = (kinds == 2) | ((kinds == 1) & causal)
-        expect = torch.cat([reference(q[i:i + 1], k[i:i + 1], v[i:i + 1], allowed=allowed[i]) for i in range(b)])
+        qd, kd, vd = (t.detach().double().requires_grad_() for t in (q, k, v))
+        expect = torch.cat([reference(qd[i:i + 1], kd[i:i + 1], vd[i:i + 1], allowed=allowed[i]) for i in range(b)])
         seen = allowed.any(-1).transpose(1, 2)[..., None]  # rows with no key: O = 0
-        self.assertLess(rel(out, torch.where(seen, expect, torch.zeros_like(expect))), 1e-2)
+        expect = torch.where(seen, expect, torch.zeros_like(expect))
+        self.assertLess(rel(out.detach(), expect.detach()), 1e-2)
+        # The backward through the transposed lists (computed from these).
+        dout = torch.randn(out.shape, generator=torch.Generator().manual_seed(5)).to(out.dtype)
+        out.backward(dout)
+        expect.backward(dout.double())
+        for got, want in ((q.grad, qd.grad), (k.grad, kd.grad), (v.grad, vd.grad)):
+            self.assertLess(rel(got, want), 1e-2)
+        q, k, v = (t.detach() for t in (q, k, v))
+        all_lists, _ = kiln._block_lists((*lists, (bq, bk)), lk)
         torch.library.opcheck(torch.ops.kiln.block_sparse_attention.default,
-                              (q, k, v, *lists, [], example("causal").text, "", bq, bk, 0.0, []))
+                              (q, k, v, all_lists, [], example("causal").text, "", bq, bk, 0.0, []))
+        torch.library.opcheck(torch.ops.kiln.block_sparse_attention_backward.default,
+                              (dout, q, k, v, out.detach(), lse, all_lists, [], example("causal").text, "", bq, bk,
+                               0.0, []))
         # FlexAttention's BlockMask from its own mask_mod (documents, causal;
         # lists [1, 1, ...] broadcast): the dense document-mask variant's result.
         from torch.nn.attention.flex_attention import create_block_mask
@@ -399,12 +413,17 @@ class Ops(unittest.TestCase):
         variant = example("document_mask")
         got = kiln.block_sparse_attention(q, k, v, block_mask, variant, [doc, doc])
         self.assertTrue(torch.equal(got, kiln.attention(q, k, v, variant, [doc, doc])))
-        # Bad lists are named; there is no backward yet.
+        # Bad lists are named.
         with self.assertRaisesRegex(kiln.KilnError, r"kv_indices must be int32 \[B or 1, H or 1, 2, 5\]"):
-            kiln.block_sparse_attention(q, k, v, (lists[0], lists[1].long(), *lists[2:], (bq, bk)),
+            kiln.block_sparse_attention(q, k, v, (lists[0], lists[1].long(), *lists[2:4], (bq, bk)),
                                         example("causal"))
-        with self.assertRaisesRegex(kiln.KilnError, "has no backward yet"):
-            kiln.block_sparse_attention(q.requires_grad_(), k, v, block_mask, variant, [doc, doc]).sum().backward()
+        # Flex's own transposed lists in the backward: the dense gradients.
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        kiln.block_sparse_attention(qg, kg, vg, block_mask, variant, [doc, doc]).float().sum().backward()
+        qa, ka, va = (t.clone().requires_grad_() for t in (q, k, v))
+        kiln.attention(qa, ka, va, variant, [doc, doc]).float().sum().backward()
+        for got, want in ((qg.grad, qa.grad), (kg.grad, ka.grad), (vg.grad, va.grad)):
+            self.assertTrue(torch.equal(got, want))
 
     def test_torch_compile_fullgraph(self):
         variant = example("causal")

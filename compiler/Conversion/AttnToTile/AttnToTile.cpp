@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/AttnToTile/BandBounds.h"
+#include "compiler/Conversion/AttnToTile/BlockLists.h"
 #include "compiler/Conversion/AttnToTile/Dropout.h"
 #include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
@@ -170,63 +171,23 @@ SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
-/// One list of a block mask's row (block-sparse): `count` mask blocks of
-/// `keysPerBlock` keys whose numbers are indices[0 .. count - 1], each
-/// visited in keysPerBlock / BLOCK_N steps. The loop runs over list
-/// positions, so each step loads its block's number (a scalar read the
-/// schedules repeat where they need the step's rows: the TMA producer).
-/// Counts and numbers are clamped to the key blocks there are: a bad list
-/// visits blocks past the last key (nothing), never memory past an array.
+/// One list of a block mask's row (block-sparse, BlockLists.h): the KV
+/// steps of the listed key blocks, masked per `mask`.
 SoftmaxState emitListedKVLoop(ProgramBuilder &pb, ForwardContext &ctx,
                               Value countArg, Value indicesArg, ValueRange row,
                               int64_t keysPerBlock, SoftmaxState init,
                               StepMask mask, StringRef role,
                               Value enabled = Value()) {
-  OpBuilder &b = pb.b;
-  Location loc = pb.loc;
-  Value keyBlocks =
-      arith::CeilDivSIOp::create(b, loc, ctx.lenK, pb.index(keysPerBlock));
-  // (Signed casts and compares: the GPU's index is 32 bits, the CPU's 64.)
-  Value count = pb.minIndex(
-      pb.maxIndex(arith::IndexCastOp::create(
-                      b, loc, b.getIndexType(),
-                      memref::LoadOp::create(b, loc, countArg, row)),
-                  pb.index(0)),
-      keyBlocks);
-  int64_t tilesPerBlock = keysPerBlock / ctx.blockN;
-  Value steps = pb.mul(count, pb.index(tilesPerBlock));
-  if (enabled)
-    steps = arith::SelectOp::create(b, loc, enabled, steps, pb.index(0));
-  auto loop = scf::ForOp::create(
-      b, loc, pb.index(0), steps, pb.index(1),
-      ValueRange{init.m, init.l, init.acc},
-      [&](OpBuilder &nested, Location loc, Value t, ValueRange iterArgs) {
-        ProgramBuilder inner{nested, loc};
-        Value position = t, tile;
-        if (tilesPerBlock > 1) {
-          Value r = inner.index(tilesPerBlock);
-          position = arith::DivUIOp::create(nested, loc, t, r);
-          tile = arith::RemUIOp::create(nested, loc, t, r);
-        }
-        SmallVector<Value> at(row);
-        at.push_back(position);
-        Value listed = arith::IndexCastOp::create(
-            nested, loc, nested.getIndexType(),
-            memref::LoadOp::create(nested, loc, indicesArg, at));
-        Value negative = arith::CmpIOp::create(
-            nested, loc, arith::CmpIPredicate::slt, listed, inner.index(0));
-        Value block = inner.minIndex(
-            arith::SelectOp::create(nested, loc, negative, keyBlocks, listed),
-            keyBlocks);
-        Value kvStart = inner.mul(block, inner.index(keysPerBlock));
-        if (tile)
-          kvStart =
-              inner.add(kvStart, inner.mul(tile, inner.index(ctx.blockN)));
+  Value keyBlocks = arith::CeilDivSIOp::create(pb.b, pb.loc, ctx.lenK,
+                                               pb.index(keysPerBlock));
+  scf::ForOp loop = buildListedLoop(
+      pb, countArg, indicesArg, row, keysPerBlock, ctx.blockN, keyBlocks,
+      ValueRange{init.m, init.l, init.acc}, enabled, tile::attrs::kKvLoop, role,
+      [&](ProgramBuilder &inner, Value kvStart, ValueRange carried) {
         SoftmaxState next = emitKVStep(
-            inner, ctx, kvStart, {iterArgs[0], iterArgs[1], iterArgs[2]}, mask);
-        scf::YieldOp::create(nested, loc, ValueRange{next.m, next.l, next.acc});
+            inner, ctx, kvStart, {carried[0], carried[1], carried[2]}, mask);
+        return SmallVector<Value>{next.m, next.l, next.acc};
       });
-  loop->setAttr(tile::attrs::kKvLoop, b.getStringAttr(role));
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
@@ -314,17 +275,7 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
              << "block_sparse blocks of " << sparse->first << " x "
              << sparse->second << " must be whole tiles of " << blockM << " x "
              << blockN << " (query rows x keys)";
-    for (StringRef list : {"kv", "full_kv"}) {
-      decl.args.push_back({Role::Tensor,
-                           stridedMemRef(mctx, {dyn, dyn, dyn}, i32),
-                           (list + "_num_blocks").str(),
-                           blockCountShape(b, "seq_q", sparse->first)});
-      decl.args.push_back({Role::Tensor,
-                           stridedMemRef(mctx, {dyn, dyn, dyn, dyn}, i32),
-                           (list + "_indices").str(),
-                           blockListShape(b, "seq_q", sparse->first, "seq_kv",
-                                          sparse->second)});
-    }
+    sparseArg = addBlockListArgs(b, decl.args, *sparse, /*byQueries=*/true);
   }
   int64_t rngArg = -1;
   if (spec.hasDropout()) {

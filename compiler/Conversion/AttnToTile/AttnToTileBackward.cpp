@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/AttnToTile/BandBounds.h"
+#include "compiler/Conversion/AttnToTile/BlockLists.h"
 #include "compiler/Conversion/AttnToTile/Dropout.h"
 #include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
@@ -121,6 +122,9 @@ struct BlockInputs {
   /// lhs, no transposed operand); the per-query values are broadcast down
   /// the columns. Otherwise queries by keys, as the forward.
   bool keysByQueries = false;
+  /// A block-sparse full block: only keys past Lk are masked (the
+  /// mask_mod is not evaluated).
+  bool boundsOnly = false;
 };
 
 /// P and dS (already multiplied by the score_mod's derivative) of a block,
@@ -170,9 +174,13 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
     captureTangents = std::move(modded->captures);
   }
   s = pb.mul(s, pb.splatF32(M_LOG2E, shape));
-  Value keep = buildKeepMask(pb, spec, in.qIdx, in.kvIdx, in.lenK,
-                             pb.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
-                             modKv, in.captures);
+  Value keep =
+      in.boundsOnly
+          ? Value(arith::CmpIOp::create(pb.b, pb.loc, arith::CmpIPredicate::slt,
+                                        in.kvIdx, pb.splat(in.lenK, shape)))
+          : buildKeepMask(pb, spec, in.qIdx, in.kvIdx, in.lenK,
+                          pb.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
+                          modKv, in.captures);
   s = arith::SelectOp::create(pb.b, pb.loc, keep, s, pb.splatF32(-kInf, shape));
   Value lse = perQuery(in.lseRef);
   Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lse));
@@ -342,6 +350,14 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     return spec.emitOpError()
            << "has a paged KV cache (page_size); the backward takes dense K "
               "and V";
+  // Block-sparse: the tiles lie in one mask block each.
+  std::optional<std::pair<int64_t, int64_t>> sparse = spec.getSparseBlocks();
+  if (sparse && (sparse->first % bm != 0 || sparse->second % bn != 0 ||
+                 sparse->second % bk != 0))
+    return spec.emitOpError()
+           << "block_sparse blocks of " << sparse->first << " x "
+           << sparse->second << " must be whole tiles of the backward's " << bm
+           << " query rows and " << bn << " (dQ) and " << bk << " (dK/dV) keys";
   MLIRContext *ctx = spec.getContext();
   OpBuilder b(spec);
   b.setInsertionPointAfter(spec);
@@ -433,6 +449,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       args.push_back(dropoutRngArg(b));
     }
     auto gradArgs = addGradArgs(args);
+    unsigned listsArg =
+        sparse ? addBlockListArgs(b, args, *sparse, /*byQueries=*/true) : 0;
     unsigned offsetsArg = layout.addOffsets(args);
     Kernel k = makeKernel(b, spec, "_bwd_dq", args, "dq",
                           layout.queryGrid(b, bm), bm, bn, true);
@@ -491,33 +509,52 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::slt, q0, lenQ),
           kvEnd, kvStart);
     bool failedMod = false;
-    auto loop = scf::ForOp::create(
-        kb, loc, kvStart, kvEnd, pb.index(bn), ValueRange{init},
-        [&](OpBuilder &lb, Location l, Value j, ValueRange iter) {
-          ProgramBuilder ib{lb, l};
-          BlockInputs step = in;
-          step.k = ib.load(kd, {bn, dqk}, elt, {j, ib.index(0)}, 0.0);
-          step.v = ib.load(vd, {bn, dv}, elt, {j, ib.index(0)}, 0.0);
-          Value colIota = ib.iota(1, sShape);
-          step.kvIdx = ib.add(colIota, ib.splat(j, sShape));
-          step.kvStart = j;
-          auto pds = recompute(ib, spec, step, bm, bn);
-          Value acc = iter[0];
-          if (failed(pds))
-            failedMod = true;
-          else {
-            // dS is rounded to the input type for the tensor cores, as
-            // FlashAttention-2 does; the sum over KV blocks stays f32.
-            Value ds = toOperand(ib, pds->second, elt);
-            acc = dot(ib, {bm, dqk}, ds, step.k, acc, false, false);
-          }
-          scf::YieldOp::create(lb, l, acc);
-        });
+    // One KV block's share of dQ.
+    auto dqStep = [&](ProgramBuilder &ib, Value j, Value acc,
+                      bool boundsOnly) -> Value {
+      BlockInputs step = in;
+      step.k = ib.load(kd, {bn, dqk}, elt, {j, ib.index(0)}, 0.0);
+      step.v = ib.load(vd, {bn, dv}, elt, {j, ib.index(0)}, 0.0);
+      Value colIota = ib.iota(1, sShape);
+      step.kvIdx = ib.add(colIota, ib.splat(j, sShape));
+      step.kvStart = j;
+      step.boundsOnly = boundsOnly;
+      auto pds = recompute(ib, spec, step, bm, bn);
+      if (failed(pds)) {
+        failedMod = true;
+        return acc;
+      }
+      // dS is rounded to the input type for the tensor cores, as
+      // FlashAttention-2 does; the sum over KV blocks stays f32.
+      Value ds = toOperand(ib, pds->second, elt);
+      return dot(ib, {bm, dqk}, ds, step.k, acc, false, false);
+    };
+    Value dqSum;
+    if (sparse) {
+      // The forward's lists: partial blocks masked, full ones past Lk.
+      Value keyBlocks =
+          arith::CeilDivSIOp::create(kb, loc, lenK, pb.index(sparse->second));
+      SmallVector<Value> row{
+          bt, h, arith::DivUIOp::create(kb, loc, q0, pb.index(sparse->first))};
+      dqSum = buildPartialAndFullLoops(
+          pb, e->getArguments().slice(listsArg, 4), row, sparse->second, bn,
+          keyBlocks, ValueRange{init}, tile::attrs::kKvLoop,
+          [&](ProgramBuilder &ib, Value j, ValueRange carried, bool full) {
+            return SmallVector<Value>{dqStep(ib, j, carried[0], full)};
+          })[0];
+    } else {
+      auto loop = scf::ForOp::create(
+          kb, loc, kvStart, kvEnd, pb.index(bn), ValueRange{init},
+          [&](OpBuilder &lb, Location l, Value j, ValueRange iter) {
+            ProgramBuilder ib{lb, l};
+            scf::YieldOp::create(lb, l, dqStep(ib, j, iter[0], false));
+          });
+      loop->setAttr(tile::attrs::kKvLoop, kb.getStringAttr("masked"));
+      dqSum = loop.getResult(0);
+    }
     if (failedMod)
       return failure();
-    loop->setAttr(tile::attrs::kKvLoop, kb.getStringAttr("masked"));
-    Value dq = pb.mul(loop.getResult(0),
-                      pb.splatF32(spec.getEffectiveScale(), {bm, dqk}));
+    Value dq = pb.mul(dqSum, pb.splatF32(spec.getEffectiveScale(), {bm, dqk}));
     tile::StoreOp::create(kb, loc, toOperand(pb, dq, elt),
                           prog.query(pb, e->getArgument(6), h, dqk, elt),
                           ValueRange{q0, pb.index(0)});
@@ -551,6 +588,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     SmallVector<std::pair<unsigned, unsigned>> gradArgs;
     if (atomic && withDk)
       gradArgs = addGradArgs(args);
+    unsigned listsArg =
+        sparse ? addBlockListArgs(b, args, *sparse, /*byQueries=*/false) : 0;
     unsigned offsetsArg = layout.addOffsets(args);
     Kernel k = makeKernel(b, spec, suffix, args, stage, layout.keyGrid(b, bk),
                           bm, bk, true);
@@ -597,6 +636,80 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           Value lseD = prog.rows(hp, e->getArgument(4), h);
           Value dD = prog.rows(hp, e->getArgument(5), h);
           Value lenQ = tile::DimOp::create(hb, l, hb.getIndexType(), qd, 0);
+          // One Q block's share of dK and dV (and of dQ, atomic).
+          auto qStep = [&](ProgramBuilder &ip, Value i, ValueRange inner,
+                           bool boundsOnly) -> SmallVector<Value> {
+            OpBuilder &qb = ip.b;
+            Location l2 = ip.loc;
+            BlockInputs in;
+            in.q = ip.load(qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
+            in.dO = ip.load(dOd, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
+            in.k = kTile;
+            in.v = vTile;
+            in.lseRef = lseReference(ip, lseD, i, bm);
+            in.d = ip.load(dD, {bm}, ip.b.getF32Type(), {i}, 0.0);
+            Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
+            in.qIdx = ip.add(qIota, ip.splat(i, sShape));
+            in.kvIdx = kvIdx;
+            in.qStart = i;
+            in.kvStart = kv0;
+            in.seed = seed;
+            in.offset = offset;
+            for (auto [capture, arg] : gradArgs)
+              in.captureGrads.push_back({capture, e->getArgument(arg)});
+            in.keysByQueries = keysByQueries;
+            in.boundsOnly = boundsOnly;
+            in.batch = bt;
+            in.head = h;
+            in.lenQ = lenQ;
+            in.lenK = lenK;
+            in.captures = captures;
+            auto pds = recompute(ip, spec, in, bm, bk);
+            Value dk = inner[0], dvAcc = inner[1];
+            if (failed(pds)) {
+              failedMod = true;
+              return {dk, dvAcc};
+            }
+            // P and dS (or Pᵀ and dSᵀ) enter the tensor cores in the input
+            // type (FlashAttention-2's rounding); the sums stay f32. Queries
+            // by keys, dV and dK need them transposed.
+            bool transpose = !keysByQueries;
+            Value p = withDv ? toOperand(ip, pds->first, elt) : Value();
+            Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
+            if (withDv)
+              dvAcc = dot(ip, {bk, dv}, p, in.dO, dvAcc, transpose, false);
+            if (withDk)
+              dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
+            if (dqAccArg >= 0) {
+              // This KV block's share of dQ for these query rows. (A GPU
+              // schedule may split it into column chunks to keep registers
+              // free: convert-tile-to-tgpu's atomic-product-columns.)
+              Value dqDesc = prog.query(ip, e->getArgument(dqAccArg), h, dqk,
+                                        ip.b.getF32Type());
+              Value part =
+                  dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
+              Value scale = ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
+              tile::AtomicAddOp::create(qb, l2, ip.mul(part, scale), dqDesc,
+                                        ValueRange{i, ip.index(0)});
+            }
+            return {dk, dvAcc};
+          };
+          if (sparse) {
+            // The transposed lists: the Q blocks that list this KV block,
+            // partial ones masked, full ones only past Lk.
+            Value queryBlocks = arith::CeilDivSIOp::create(
+                hb, l, lenQ, hp.index(sparse->first));
+            SmallVector<Value> row{
+                bt, h,
+                arith::DivUIOp::create(hb, l, kv0, hp.index(sparse->second))};
+            SmallVector<Value> acc = buildPartialAndFullLoops(
+                hp, e->getArguments().slice(listsArg, 4), row, sparse->first,
+                bm, queryBlocks, outer, tile::attrs::kQLoop,
+                [&](ProgramBuilder &ip, Value i, ValueRange carried,
+                    bool full) { return qStep(ip, i, carried, full); });
+            scf::YieldOp::create(hb, l, acc);
+            return;
+          }
           // Only the Q blocks whose band reaches this KV block.
           Value kvLast =
               hp.sub(hp.minIndex(hp.add(kv0, hp.index(bk)), lenK), hp.index(1));
@@ -618,61 +731,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               hb, l, qStart, qEnd, hp.index(bm), outer,
               [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
                 ProgramBuilder ip{qb, l2};
-                BlockInputs in;
-                in.q = ip.load(qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
-                in.dO = ip.load(dOd, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
-                in.k = kTile;
-                in.v = vTile;
-                in.lseRef = lseReference(ip, lseD, i, bm);
-                in.d = ip.load(dD, {bm}, ip.b.getF32Type(), {i}, 0.0);
-                Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
-                in.qIdx = ip.add(qIota, ip.splat(i, sShape));
-                in.kvIdx = kvIdx;
-                in.qStart = i;
-                in.kvStart = kv0;
-                in.seed = seed;
-                in.offset = offset;
-                for (auto [capture, arg] : gradArgs)
-                  in.captureGrads.push_back({capture, e->getArgument(arg)});
-                in.keysByQueries = keysByQueries;
-                in.batch = bt;
-                in.head = h;
-                in.lenQ = lenQ;
-                in.lenK = lenK;
-                in.captures = captures;
-                auto pds = recompute(ip, spec, in, bm, bk);
-                Value dk = inner[0], dvAcc = inner[1];
-                if (failed(pds)) {
-                  failedMod = true;
-                } else {
-                  // P and dS (or Pᵀ and dSᵀ) enter the tensor cores in the
-                  // input type (FlashAttention-2's rounding); the sums stay
-                  // f32. Queries by keys, dV and dK need them transposed.
-                  bool transpose = !keysByQueries;
-                  Value p = withDv ? toOperand(ip, pds->first, elt) : Value();
-                  Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
-                  if (withDv)
-                    dvAcc =
-                        dot(ip, {bk, dv}, p, in.dO, dvAcc, transpose, false);
-                  if (withDk)
-                    dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
-                  if (dqAccArg >= 0) {
-                    // This KV block's share of dQ for these query rows. (A
-                    // GPU schedule may split it into column chunks to keep
-                    // registers free: convert-tile-to-tgpu's
-                    // atomic-product-columns.)
-                    Value dqDesc = prog.query(ip, e->getArgument(dqAccArg), h,
-                                              dqk, ip.b.getF32Type());
-                    Value part = dot(ip, {bm, dqk}, ds, kTile, Value(),
-                                     keysByQueries, false);
-                    Value scale =
-                        ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
-                    tile::AtomicAddOp::create(qb, l2, ip.mul(part, scale),
-                                              dqDesc,
-                                              ValueRange{i, ip.index(0)});
-                  }
-                }
-                scf::YieldOp::create(qb, l2, ValueRange{dk, dvAcc});
+                scf::YieldOp::create(qb, l2, qStep(ip, i, inner, false));
               });
           qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr("masked"));
           scf::YieldOp::create(hb, l, qs.getResults());
@@ -749,12 +808,6 @@ struct ConvertAttnToTileBackward
       return signalPassFailure();
     }
     for (attn::AttentionOp spec : specs) {
-      if (spec.getBlockSparse()) {
-        spec.emitOpError() << "block_sparse has a forward program only: the "
-                              "backward over the transposed lists is not "
-                              "implemented";
-        return signalPassFailure();
-      }
       std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
       // dK and dV in two kernels where the head dims call for it.
       bool split = splitDkdvAbove >= 0 &&
@@ -762,6 +815,10 @@ struct ConvertAttnToTileBackward
       // Keys per dK/dV program: block-n, or key-block for one dK/dV
       // kernel (the split dK and dV kernels keep block-n).
       int64_t keys = keyBlock > 0 && !split ? int64_t(keyBlock) : tiles.second;
+      // (A block-sparse variant's dK/dV tile lies in one mask block: a
+      // key-block that does not divide it falls back to block-n.)
+      if (auto blocks = spec.getSparseBlocks(); blocks && blocks->second % keys)
+        keys = tiles.second;
       if (failed(lowerBackward(spec, tiles.first, tiles.second, keys,
                                schedule == "atomic", keysByQueries, split,
                                captureGradients)))

@@ -44,7 +44,7 @@ def Attn_AttentionOp : Attn_Op<"attention",
     mask, causality and the mask_mod applied), `full_kv_num_blocks` and
     `full_kv_indices` (same shapes) for full blocks (only keys past Lk
     masked); keys of blocks on neither list are not visited. The backward
-    adds the transposed lists `q_num_blocks` `[B, H, ceil(Lk / KB)]`,
+    takes the transposed lists too `q_num_blocks` `[B, H, ceil(Lk / KB)]`,
     `q_indices` `[B, H, ceil(Lk / KB), ceil(Lq / QB)]`, `full_q_num_blocks`
     and `full_q_indices`, which must describe the same blocks.
 

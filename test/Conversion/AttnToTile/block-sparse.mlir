@@ -1,7 +1,8 @@
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 block-n=64" | FileCheck %s
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 block-n=64" -tile-split-kv | FileCheck %s --check-prefix=NOSPLIT
 // RUN: not kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 block-n=96" 2>&1 | FileCheck %s --check-prefix=TILES
-// RUN: not kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile-backward 2>&1 | FileCheck %s --check-prefix=BWD
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile-backward="block-m=64 block-n=64" | FileCheck %s --check-prefix=BWD
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile-backward="block-m=64 block-n=64 schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
 
 // Block-sparse (FlexAttention's BlockMask): the run passes, per (batch,
 // head, block of 128 queries), the lists of partial and of full blocks of
@@ -65,4 +66,31 @@ attn.attention @sparse {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // NOSPLIT: } {tile.kv_loop = "listed_full_bounded"}
 
 // TILES: error: 'attn.attention' op block_sparse blocks of 128 x 128 must be whole tiles of 64 x 96 (query rows x keys)
-// BWD: error: 'attn.attention' op block_sparse has a forward program only: the backward over the transposed lists is not implemented
+// The backward: the dQ kernel visits the forward's lists (partial steps
+// masked, full ones past Lk), the dK/dV kernel the transposed ones, per key
+// block of 128 the query blocks of 128 that list it, in 64-row tiles.
+// BWD-LABEL: func.func @sparse_bwd_dq(
+// BWD-SAME: tile.tensor = "kv_num_blocks"
+// BWD-SAME: tile.tensor = "full_kv_indices"
+// BWD: } {tile.kv_loop = "listed_partial"}
+// BWD: } {tile.kv_loop = "listed_full"}
+// BWD-LABEL: func.func @sparse_bwd_dkdv(
+// BWD-SAME: %[[QN:[a-z0-9]+]]: memref<?x?x?xi32, {{.*}}> {tile.shape = ["batch", "heads", ["ceildiv", "seq_kv", 128]], tile.tensor = "q_num_blocks"}
+// BWD-SAME: %[[QI:[a-z0-9]+]]: memref<?x?x?x?xi32, {{.*}}> {tile.shape = ["batch", "heads", ["ceildiv", "seq_kv", 128], ["ceildiv", "seq_q", 128]], tile.tensor = "q_indices"}
+// BWD-SAME: tile.tensor = "full_q_num_blocks"
+// BWD-SAME: tile.tensor = "full_q_indices"
+// BWD: %[[KROW:.*]] = arith.divui %{{.*}}, %c128{{[_0-9]*}}
+// BWD: memref.load %[[QN]][%{{.*}}, %{{.*}}, %[[KROW]]]
+// BWD: scf.for
+// BWD: memref.load %[[QI]][%{{.*}}, %{{.*}}, %[[KROW]], %{{.*}}]
+// BWD: arith.cmpi sle
+// BWD: } {tile.q_loop = "listed_partial"}
+// BWD-NOT: arith.cmpi sle
+// BWD: } {tile.q_loop = "listed_full"}
+// Atomic: no dQ kernel, so only the transposed lists.
+// ATOMIC-NOT: "kv_num_blocks"
+// ATOMIC: tile.tensor = "q_num_blocks"
+// ATOMIC: tile.atomic_add
+// ATOMIC: } {tile.q_loop = "listed_partial"}
+// ATOMIC: tile.atomic_add
+// ATOMIC: } {tile.q_loop = "listed_full"}
