@@ -5,9 +5,11 @@ same BlockMask, in one process on one GPU (same do_bench for all).
 
   python3 bench/bench_block_sparse.py --lib build/lib/libkiln_runtime.so --specs DIR
 
-DIR holds `kiln compile --head-dim 128 [--block-sparse 128]` specs named
-<variant>_hd128[_bs128].cubin.json for plain, causal and document_mask, and
-causal_hd128_varlen.cubin.json (`--varlen`). Rows:
+DIR holds `kiln compile --head-dim 128 [--block-sparse 128] [--backward]`
+specs named <variant>_hd128[_bs128][_bwd].cubin.json for plain, causal and
+document_mask, and causal_hd128_varlen.cubin.json (`--varlen`). Forward,
+and forward + backward (the backward through the BlockMask's transposed
+lists) where the backward specs are there. Rows:
   - random: per (head, block of 128 queries) a random fraction of the key
     blocks listed as full (density 5% ... 100%), plain attention;
   - causal: Flex's create_block_mask of q >= kv;
@@ -15,8 +17,9 @@ causal_hd128_varlen.cubin.json (`--varlen`). Rows:
     within each (the document_mask example): Flex's compiled
     create_block_mask timed apart and together with each kernel, and Kiln's
     varlen forward on the same documents (no mask to build).
-Checked in the same run: Kiln's output against Flex's with the same mask,
-and the dense Kiln kernel's where the mask is the variant's own.
+Checked in the same run: Kiln's output (and gradients) against Flex's with
+the same mask, and the dense Kiln kernel's where the mask is the variant's
+own.
 """
 import argparse, json, os, sys
 
@@ -51,23 +54,63 @@ q, k, v = (torch.randn(1, N, H, hd, device=dev, dtype=dt, generator=gen) for _ i
 qf, kf, vf = (t.transpose(1, 2) for t in (q, k, v))  # Flex's [B, H, L, D] views
 o = torch.empty_like(q)
 lse = torch.empty(1, H, N, device=dev, dtype=torch.float32)
+do = torch.randn(1, N, H, hd, device=dev, dtype=dt, generator=gen)
+dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+qg, kg, vg = (t.detach().clone().requires_grad_() for t in (qf, kf, vf))  # Flex's leaves
+dof = do.transpose(1, 2)
 nb = N // BS
 print(f"device={torch.cuda.get_device_name()} torch={torch.__version__} B=1 N={N} H={H} D={hd} blocks={BS}",
       flush=True)
 rows = []
 
 
-def lists_of(bm):
-    """Kiln's four lists from a BlockMask (empty full lists where it has none)."""
-    full_num = bm.full_kv_num_blocks if bm.full_kv_num_blocks is not None else torch.zeros_like(bm.kv_num_blocks)
-    full_idx = bm.full_kv_indices if bm.full_kv_indices is not None else torch.zeros_like(bm.kv_indices)
-    return dict(kv_num_blocks=bm.kv_num_blocks.expand(1, H, -1), kv_indices=bm.kv_indices.expand(1, H, -1, -1),
-                full_kv_num_blocks=full_num.expand(1, H, -1), full_kv_indices=full_idx.expand(1, H, -1, -1))
+def lists_of(bm, backward=False):
+    """Kiln's lists from a BlockMask (empty full lists where it has none);
+    the backward's transposed ones too."""
+    names = ["kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"]
+    if backward:
+        names += ["q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices"]
+    out = {}
+    for name in names:
+        t = getattr(bm, name)
+        if t is None:
+            t = torch.zeros_like(getattr(bm, name.replace("full_", "")))
+        out[name] = t.expand(1, H, *t.shape[2:])
+    return out
 
 
 def kiln_sparse(program, bm, captures=()):
     lists = lists_of(bm)
     return lambda: program(q=q, k=k, v=v, out=o, lse=lse, captures=captures, **lists)
+
+
+def kiln_fb(fwd, bwd, bm=None, captures=()):
+    """Forward + backward of Kiln (block-sparse with `bm`, else dense)."""
+    fl, bl = (lists_of(bm), lists_of(bm, True)) if bm is not None else ({}, {})
+
+    def run():
+        fwd(q=q, k=k, v=v, out=o, lse=lse, captures=captures, **fl)
+        bwd(q=q, k=k, v=v, out=o, dout=do, lse=lse, dq=dq, dk=dk, dv=dv, captures=captures, **bl)
+    return run
+
+
+def flex_fb(bm):
+    return lambda: torch.autograd.grad(flex(qg, kg, vg, block_mask=bm), (qg, kg, vg), dof)
+
+
+def add_fb(row, name, bm, captures=()):
+    """Forward + backward columns of a row, where the backward specs exist."""
+    fwd, bwd = spec(f"{name}_hd128_bs128"), spec(f"{name}_hd128_bs128_bwd")
+    dfwd, dbwd = spec(f"{name}_hd128"), spec(f"{name}_hd128_bwd")
+    if bwd is None or dbwd is None:
+        return
+    run = kiln_fb(fwd, bwd, bm, captures)
+    row["kiln_fb_ms"] = bench(run)
+    row["kiln_dense_fb_ms"] = bench(kiln_fb(dfwd, dbwd, None, captures))
+    row["flex_fb_ms"] = bench(flex_fb(bm))
+    run()
+    grads = flex_fb(bm)()
+    row["grad_err_vs_flex"] = max(relerr(a, b_.transpose(1, 2)) for a, b_ in zip((dq, dk, dv), grads))
 
 
 def flops(pairs):
@@ -96,13 +139,15 @@ for density in [float(x) for x in args.densities.split(",")]:
     row["err_vs_flex"] = relerr(kiln_out, flex(qf, kf, vf, block_mask=bm).transpose(1, 2))
     row["speedup_vs_dense"] = dense_ms / row["kiln_ms"]
     row["kiln_tflops"] = flops(N * count * BS) / row["kiln_ms"] / 1e9
+    if density in (0.1, 0.5):
+        add_fb(row, "plain", bm)
     rows.append(row)
     print(json.dumps(row), flush=True)
 
 # Causal through a block mask against Kiln's causal kernel.
 sparse, dense = spec("causal_hd128_bs128"), spec("causal_hd128")
 causal_mask = lambda b, h, qi, ki: qi >= ki
-build = lambda: create_block_mask(causal_mask, None, None, N, N, device=dev, BLOCK_SIZE=BS, _compile=True)
+build = lambda: create_block_mask(causal_mask, None, None, N, N, device=dev, BLOCK_SIZE=BS, _compile=True)  # noqa: the compiled build, Flex's fastest
 bm = build()
 run = kiln_sparse(sparse, bm)
 row = dict(mask="causal", kiln_ms=bench(run), kiln_dense_ms=bench(lambda: dense(q=q, k=k, v=v, out=o, lse=lse)))
@@ -114,6 +159,7 @@ row["mask_build_ms"] = bench(build)
 row["flex_ms"] = bench(lambda: flex(qf, kf, vf, block_mask=bm))
 row["err_vs_flex"] = relerr(kiln_out, flex(qf, kf, vf, block_mask=bm).transpose(1, 2))
 row["kiln_tflops"] = flops(N * N / 2) / row["kiln_ms"] / 1e9
+add_fb(row, "causal", bm)
 rows.append(row)
 print(json.dumps(row), flush=True)
 
@@ -124,7 +170,7 @@ assert sum(lens) == N, f"--docs must sum to --seqlen ({sum(lens)} != {N})"
 doc = torch.repeat_interleave(torch.arange(len(lens), device=dev, dtype=torch.int32),
                               torch.tensor(lens, device=dev))
 doc_mask = lambda b, h, qi, ki: (doc[qi] == doc[ki]) & (qi >= ki)
-build = lambda: create_block_mask(doc_mask, None, None, N, N, device=dev, BLOCK_SIZE=BS, _compile=True)
+build = lambda: create_block_mask(doc_mask, None, None, N, N, device=dev, BLOCK_SIZE=BS, _compile=True)  # noqa: the compiled build, Flex's fastest
 bm = build()
 sparse, dense, varlen = spec("document_mask_hd128_bs128"), spec("document_mask_hd128"), spec("causal_hd128_varlen")
 run = kiln_sparse(sparse, bm, captures=[doc, doc])
@@ -145,6 +191,7 @@ row["flex_with_build_ms"] = bench(lambda: flex(qf, kf, vf, block_mask=build()))
 row["kiln_with_build_ms"] = bench(lambda: kiln_sparse(sparse, build(), captures=[doc, doc])())
 pairs = sum(n * (n + 1) / 2 for n in lens)
 row["kiln_tflops"] = flops(pairs) / row["kiln_ms"] / 1e9
+add_fb(row, "document_mask", bm, captures=[doc, doc])
 rows.append(row)
 print(json.dumps(row), flush=True)
 
@@ -153,6 +200,14 @@ print("|---|---|---|---|---|---|---|")
 for r in rows:
     print(f"| {r['mask']} | {r['kiln_ms']:.3f} | {r['kiln_dense_ms']:.3f} | {r['kiln_dense_ms'] / r['kiln_ms']:.2f}x | "
           f"{r['flex_ms']:.3f} | {r['flex_ms'] / r['kiln_ms']:.2f}x | {r['err_vs_flex']:.1e} |")
+print("\n| mask | Kiln sparse fwd+bwd ms | Kiln dense fwd+bwd ms | speed-up | Flex fwd+bwd ms | Kiln / Flex | "
+      "grad err vs Flex |")
+print("|---|---|---|---|---|---|---|")
+for r in rows:
+    if "kiln_fb_ms" in r:
+        print(f"| {r['mask']} | {r['kiln_fb_ms']:.3f} | {r['kiln_dense_fb_ms']:.3f} | "
+              f"{r['kiln_dense_fb_ms'] / r['kiln_fb_ms']:.2f}x | {r['flex_fb_ms']:.3f} | "
+              f"{r['flex_fb_ms'] / r['kiln_fb_ms']:.2f}x | {r['grad_err_vs_flex']:.1e} |")
 r = rows[-1]
 print(f"documents with the mask built: Kiln {r['kiln_with_build_ms']:.3f} ms, Flex {r['flex_with_build_ms']:.3f} ms "
       f"({r['flex_with_build_ms'] / r['kiln_with_build_ms']:.2f}x); build alone {r['mask_build_ms']:.3f} ms; "

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One device call for block-sparse attention (issue 12), after a .device/
 # with kiln.gz, libkiln_runtime.so and specs/ (bench/bench_block_sparse.py):
-#   - every example's block-sparse forward on the GPU against float64, with
-#     lists from its own mask and random lists; D = 64 / 128 / 256, fp16,
-#     GQA, dropout, the cp.async schedule (--no-warp-specialize), mask
-#     blocks larger than the tiles;
-#   - memcheck, racecheck and synccheck on a block-sparse forward;
+#   - every example's block-sparse forward and backward (both schedules) on
+#     the GPU against float64, with lists from its own mask and random
+#     lists; D = 64 / 128 / 256, fp16, GQA, dropout, the cp.async schedule
+#     (--no-warp-specialize), mask blocks larger than the tiles;
+#   - memcheck, racecheck and synccheck on a block-sparse forward + backward;
 #   - SASS of the block-sparse kernels (HGMMA, local memory);
 #   - timing: bench/bench_block_sparse.py.
 # Details go to $OUT; a short summary prints last.
@@ -20,10 +20,10 @@ pick='rel L2|PASS|FAIL|error|differ|block-sparse'
 {
   for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
     heads=3; [ $ex = gqa_causal ] && heads=8
-    for lists in "" "--block-density 0.3"; do
+    for lists in "" "--block-density 0.3 --bwd-schedule atomic"; do
       echo "== $ex $lists"
       $KILN run examples/$ex.mlir --backend cuda --block-sparse 128 $lists --seqlen 1000 --seqlen-kv 1100 \
-        --heads $heads --head-dim 128 --check 2>&1 | grep -E "$pick"
+        --heads $heads --head-dim 128 --backward --check 2>&1 | grep -E "$pick"
     done
   done
   for opts in "--head-dim 64" "--head-dim 256 --block-sparse 64" "--dtype fp16" "--no-warp-specialize" \
@@ -31,7 +31,7 @@ pick='rel L2|PASS|FAIL|error|differ|block-sparse'
       "--batch 2 --seqlen 4096 --block-density 0.1"; do
     echo "== causal $opts"
     $KILN run examples/causal.mlir --backend cuda --block-sparse 128 --seqlen 700 --heads 2 --head-dim 128 \
-      --check $opts 2>&1 | grep -E "$pick"
+      --backward --check $opts 2>&1 | grep -E "$pick"
   done
 } > "$OUT/block-sparse-check.txt" 2>&1
 
@@ -39,14 +39,15 @@ pick='rel L2|PASS|FAIL|error|differ|block-sparse'
   for tool in memcheck racecheck synccheck; do
     echo "== $tool"
     compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/document_mask.mlir --backend cuda \
-      --block-sparse 128 --block-density 0.4 --seqlen 600 --seqlen-kv 700 --heads 2 --head-dim 128 --check 2>&1 \
+      --block-sparse 128 --block-density 0.4 --seqlen 600 --seqlen-kv 700 --heads 2 --head-dim 128 --backward \
+      --check 2>&1 \
       | tail -3
     echo "rc=$?"
   done
 } > "$OUT/block-sparse-sanitize.txt" 2>&1
 
 {
-  for f in .device/specs/*_bs128.cubin.json; do
+  for f in .device/specs/*_bs128*.cubin.json; do
     base=${f%.cubin.json}
     for c in "$base".*.cubin; do
       sass=$(cuobjdump -sass "$c")
@@ -59,9 +60,9 @@ OUT=$OUT python3 bench/bench_block_sparse.py --lib .device/libkiln_runtime.so --
   > "$OUT/block-sparse-bench.txt" 2>&1
 
 echo "---- summary"
-echo "checks: $(grep -c PASS "$OUT/block-sparse-check.txt") PASS lines, $(grep -c -E 'FAIL|error' "$OUT/block-sparse-check.txt") FAIL/error"
+echo "checks: $(grep -c "^PASS$" "$OUT/block-sparse-check.txt") forward, $(grep -c "PASS (backward)" "$OUT/block-sparse-check.txt") backward PASS lines, $(grep -c -E 'FAIL|error' "$OUT/block-sparse-check.txt") FAIL/error"
 grep -E "FAIL|error" "$OUT/block-sparse-check.txt" | head -5
 grep -E "rel L2" "$OUT/block-sparse-check.txt" | sed -E 's/.*rel L2 err ([0-9.e+-]+).*/\1/' | sort -g | tail -1 | sed 's/^/worst rel L2: /'
 grep -E "==|ERROR SUMMARY|rc=" "$OUT/block-sparse-sanitize.txt"
 cat "$OUT/block-sparse-sass.txt"
-tail -12 "$OUT/block-sparse-bench.txt"
+tail -20 "$OUT/block-sparse-bench.txt"
