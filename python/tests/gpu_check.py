@@ -101,6 +101,31 @@ def main():
     errs = [rel(g, w.double()) for g, w in zip(results[1], results[0])]
     check(max(errs) < 1e-2, f"varlen_attention on the GPU vs the CPU backend: {' '.join(f'{e:.1e}' for e in errs)}")
 
+    # Block-sparse on CUDA tensors with FlexAttention's BlockMask built on
+    # the GPU (documents, causal; lists [1, 1, ...] broadcast, transposed
+    # ones for the backward): out and gradients against the CPU backend with
+    # the same lists, and against the dense document-mask variant.
+    from torch.nn.attention.flex_attention import create_block_mask
+    n = 1000
+    doc = (torch.arange(n) * 5 // n).to(torch.int32)
+    q, k, v = inputs(2, n, n, 4, 4, 128, seed=15)
+    dout = torch.randn(q.shape, generator=torch.Generator().manual_seed(16)).to(torch.bfloat16)
+    variant = example("block_sparse_document")
+    results = []
+    for device in ("cpu", "cuda"):
+        d = doc.to(device)
+        mask = create_block_mask(lambda b, h, qi, ki: (d[qi] == d[ki]) & (ki <= qi), None, None, n, n,
+                                 device=device, BLOCK_SIZE=128)
+        qd, kd, vd = (t.detach().to(device).requires_grad_() for t in (q, k, v))
+        out = kiln.block_sparse_attention(qd, kd, vd, mask, variant, [d, d])
+        out.backward(dout.to(device))
+        results.append([t.detach().cpu() for t in (out, qd.grad, kd.grad, vd.grad)])
+    errs = [rel(g, w.double()) for g, w in zip(results[1], results[0])]
+    check(max(errs) < 1e-2, f"block_sparse_attention on the GPU vs the CPU backend: {' '.join(f'{e:.1e}' for e in errs)}")
+    dense = kiln.attention(q.cuda(), k.cuda(), v.cuda(), example("document_mask"), [doc.cuda(), doc.cuda()]).cpu()
+    err = rel(results[1][0], dense.double())
+    check(err < 1e-2, f"block_sparse_attention vs the dense document mask on the GPU: {err:.1e}")
+
     # A verify step over ragged paged caches (16-key pages, GQA 4:1), as the
     # CPU test, and the same with 64-key pages.
     q, k, v = inputs(3, 3, 700, 8, 2, 128, seed=9)

@@ -62,6 +62,9 @@ done
 # Varlen packed batches: empty, one-row and long sequences, keys != queries.
 run "varlen_causal 5 sequences" "$EX/varlen_causal.mlir" --seqlens 700,0,1,1300,64 --heads 3
 run "varlen_causal Lk != Lq fp16" "$EX/varlen_causal.mlir" --seqlens 300,17 --seqlens-kv 900,40 --heads 2 --dtype fp16
+run "block_sparse_document (lists from its mask)" "$EX/block_sparse_document.mlir" --seqlen 1500 --heads 3
+run "causal block-sparse random 20% Lk != Lq" "$EX/causal.mlir" --block-sparse 128 --block-density 0.2 --seqlen 1000 --seqlen-kv 3000 --heads 2 --head-dim 128
+run "gqa_causal block-sparse 64x256 fp16" "$EX/gqa_causal.mlir" --block-sparse 64,256 --block-density 0.5 --seqlen 777 --heads 8 --dtype fp16
 run "causal varlen bottom-right GQA" "$EX/gqa_causal.mlir" --seqlens 333,1000,2 --seqlens-kv 500,1000,70 --heads 8
 # Other schedules the pipeline can pick or ablate must be right too.
 run "plain block-m 128 hd=256" "$EX/plain.mlir" --block-m 128 --head-dim 256 --seqlen 1000 --heads 2
