@@ -421,10 +421,15 @@ def _block_sparse_setup(ctx, inputs, output):
     ctx.save_for_backward(q, k, v, *output, *lists, *dropout_rng, *captures)
     ctx.variant, ctx.name, ctx.blocks, ctx.dropout_p = variant, name, (block_q, block_kv), dropout_p
     ctx.num_lists, ctx.num_rngs = len(lists), len(dropout_rng)
+    ctx.capture_grads = any(c.requires_grad and c.is_floating_point() for c in captures)
     ctx.mark_non_differentiable(output[1])
 
 
 def _block_sparse_backward(ctx, dout, dlse):
+    if ctx.capture_grads:
+        # (Not silently None: the kernels can, the op does not pass them yet.)
+        raise _capi.KilnError("block_sparse_attention does not differentiate captured tensors yet; use "
+                              "kiln.attention with the mask_mod for gradients of captures")
     q, k, v, out, lse, *rest = ctx.saved_tensors
     lists, rest = rest[:ctx.num_lists], rest[ctx.num_lists:]
     rngs, captures = rest[:ctx.num_rngs], rest[ctx.num_rngs:]

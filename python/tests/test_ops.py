@@ -413,6 +413,11 @@ class Ops(unittest.TestCase):
         variant = example("document_mask")
         got = kiln.block_sparse_attention(q, k, v, block_mask, variant, [doc, doc])
         self.assertTrue(torch.equal(got, kiln.attention(q, k, v, variant, [doc, doc])))
+        # Captures that want gradients are refused, not left at None.
+        slopes = torch.rand(h, requires_grad=True)
+        with self.assertRaisesRegex(kiln.KilnError, "does not differentiate captured tensors"):
+            kiln.block_sparse_attention(q.detach().requires_grad_(), k, v, block_mask, example("alibi"),
+                                        [slopes]).float().sum().backward()
         # Bad lists are named.
         with self.assertRaisesRegex(kiln.KilnError, r"kv_indices must be int32 \[B or 1, H or 1, 2, 5\]"):
             kiln.block_sparse_attention(q, k, v, (lists[0], lists[1].long(), *lists[2:4], (bq, bk)),
