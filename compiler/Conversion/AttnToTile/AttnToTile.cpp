@@ -270,7 +270,7 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   std::optional<std::pair<int64_t, int64_t>> sparse = spec.getSparseBlocks();
   unsigned sparseArg = decl.args.size();
   if (sparse) {
-    if (pack > 1 || sparse->first % blockM != 0 || sparse->second % blockN != 0)
+    if (sparse->first % blockM != 0 || sparse->second % blockN != 0)
       return spec.emitOpError()
              << "block_sparse blocks of " << sparse->first << " x "
              << sparse->second << " must be whole tiles of " << blockM << " x "
