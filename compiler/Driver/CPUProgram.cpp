@@ -35,9 +35,10 @@ bool runPlanOnCPU(CPUKernel &kernel, const ProgramSpec &plan,
     error = s.message();
     return false;
   }
-  // Host memory: a paged cache's table and lengths, and a varlen batch's
-  // offsets, are checked here.
-  for (Status s : {validatePagedKV(plan, bound), validateVarlen(plan, bound)})
+  // Host memory: a paged cache's table and lengths, a varlen batch's
+  // offsets and a block mask's lists are checked here.
+  for (Status s : {validatePagedKV(plan, bound), validateVarlen(plan, bound),
+                   validateBlockLists(plan, bound)})
     if (!s.ok()) {
       error = s.message();
       return false;

@@ -400,6 +400,18 @@ class Ops(unittest.TestCase):
         torch.library.opcheck(torch.ops.kiln.block_sparse_attention_backward.default,
                               (dout, q, k, v, out.detach(), lse, all_lists, [], example("causal").text, "", bq, bk,
                                0.0, []))
+        # Bad lists are named: on CPU tensors the runtime reads them (a number
+        # out of range, a block on both lists), before any kernel runs.
+        bad = [t.clone() for t in lists]
+        bad[1][0, 1, 1, 0] = 7
+        with self.assertRaisesRegex(kiln.KilnError, r"kv_indices\[0, 1, 1, 0\] = 7 names no block \(there are 7\)"):
+            kiln.block_sparse_attention(q, k, v, (*bad, (bq, bk)), example("causal"))
+        bad = [t.clone() for t in lists]
+        row = (bad[0][1, 0, 0].item(), bad[2][1, 0, 0].item())
+        bad[2][1, 0, 0] = row[1] + 1
+        bad[3][1, 0, 0, row[1]] = bad[1][1, 0, 0, 0] if row[0] else bad[3][1, 0, 0, 0]
+        with self.assertRaisesRegex(kiln.KilnError, r"is listed twice for kv_num_blocks\[1, 0, 0\]"):
+            kiln.block_sparse_attention(q, k, v, (*bad, (bq, bk)), example("causal"))
         # FlexAttention's BlockMask from its own mask_mod (documents, causal;
         # lists [1, 1, ...] broadcast): the dense document-mask variant's result.
         from torch.nn.attention.flex_attention import create_block_mask

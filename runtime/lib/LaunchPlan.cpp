@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
+#include <string>
+#include <tuple>
+#include <vector>
 
 namespace kiln {
 
@@ -471,6 +474,69 @@ Status validatePagedKV(const ProgramSpec &spec, const BoundRun &bound) {
             " names no page of the pool (pages = " + std::to_string(pages) +
             ")");
     }
+  }
+  return Status();
+}
+
+Status validateBlockLists(const ProgramSpec &spec, const BoundRun &bound) {
+  auto find = [&](const std::string &name) -> const TensorRef * {
+    for (size_t i = 0; i < spec.tensors.size(); ++i)
+      if (spec.tensors[i].name == name && i < bound.tensors.size())
+        return bound.tensors[i];
+    return nullptr;
+  };
+  for (std::string side : {"kv", "q"}) {
+    const TensorRef *num = find(side + "_num_blocks"),
+                    *idx = find(side + "_indices"),
+                    *fullNum = find("full_" + side + "_num_blocks"),
+                    *fullIdx = find("full_" + side + "_indices");
+    if (!num || !idx || !fullNum || !fullIdx)
+      continue;
+    for (const TensorRef *t : {num, idx, fullNum, fullIdx})
+      if (t->dtype != DType::I32 ||
+          t->sizes.size() != (t == num || t == fullNum ? 3u : 4u))
+        return Status::error("a block mask's lists must be i32 [batch, heads, "
+                             "blocks] and [batch, heads, blocks, blocks]");
+    int64_t rows = num->sizes[2], blocks = idx->sizes[3];
+    std::vector<char> seen(static_cast<size_t>(blocks));
+    for (int64_t b = 0; b < num->sizes[0]; ++b)
+      for (int64_t h = 0; h < num->sizes[1]; ++h)
+        for (int64_t r = 0; r < rows; ++r) {
+          std::fill(seen.begin(), seen.end(), 0);
+          for (auto [count, list, name] :
+               {std::tuple<const TensorRef *, const TensorRef *, std::string>{
+                    num, idx, side},
+                {fullNum, fullIdx, "full_" + side}}) {
+            auto at = [&](const TensorRef *t, int64_t i) {
+              return static_cast<const int32_t *>(
+                  t->data)[b * t->strides[0] + h * t->strides[1] +
+                           r * t->strides[2] +
+                           i * (t->sizes.size() > 3 ? t->strides[3] : 0)];
+            };
+            std::string where = "[" + std::to_string(b) + ", " +
+                                std::to_string(h) + ", " + std::to_string(r);
+            int64_t n = at(count, 0);
+            if (n < 0 || n > blocks)
+              return Status::error(
+                  name + "_num_blocks" + where + "] = " + std::to_string(n) +
+                  " is outside [0, " + std::to_string(blocks) + "]");
+            for (int64_t i = 0; i < n; ++i) {
+              int64_t block = at(list, i);
+              if (block < 0 || block >= blocks)
+                return Status::error(name + "_indices" + where + ", " +
+                                     std::to_string(i) +
+                                     "] = " + std::to_string(block) +
+                                     " names no block (there are " +
+                                     std::to_string(blocks) + ")");
+              if (seen[static_cast<size_t>(block)]++)
+                return Status::error(
+                    "block " + std::to_string(block) + " is listed twice for " +
+                    side + "_num_blocks" + where +
+                    "] (partial and full lists together): it would be "
+                    "visited twice");
+            }
+          }
+        }
   }
   return Status();
 }

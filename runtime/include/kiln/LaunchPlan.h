@@ -233,6 +233,16 @@ Status validatePagedKV(const ProgramSpec &spec, const BoundRun &bound);
 /// outside it but give wrong sequences. A plan without them passes.
 Status validateVarlen(const ProgramSpec &spec, const BoundRun &bound);
 
+/// A block mask's lists (plans with kv_num_blocks / kv_indices /
+/// full_kv_*, and the transposed q_num_blocks / q_indices / full_q_*):
+/// every count within [0, blocks], every listed number within [0, blocks)
+/// and no block listed twice in one row (partial and full lists together:
+/// it would be visited twice). Reads the lists, so they must be host memory
+/// (the CPU backend calls it on every run); the GPU's kernels clamp counts
+/// and numbers instead, so bad lists there read no memory outside the
+/// tensors but give wrong results. A plan without them passes.
+Status validateBlockLists(const ProgramSpec &spec, const BoundRun &bound);
+
 /// Whether `kernel` is launched for `symbols` (its `when` is at least 1).
 Status kernelLaunches(const KernelLaunch &kernel, const SymbolValues &symbols,
                       bool &launches);
