@@ -87,10 +87,10 @@ def _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen=Fa
             capture_gradients, varlen, tuple(block_sparse))
 
 
-def _gradient_captures(q, v, variant, name, dropout_p, varlen=False):
+def _gradient_captures(q, v, variant, name, dropout_p, varlen=False, block_sparse=(0, 0)):
     """Which captures the backward with capture gradients differentiates
     (the float ones its score_mod reads): (index, name) pairs, in order."""
-    key = _key(q, v, variant, name, 0, dropout_p, True, varlen)
+    key = _key(q, v, variant, name, 0, dropout_p, True, varlen, block_sparse)
     if q.device.type == "cuda":
         device = q.device.index if q.device.index is not None else torch.cuda.current_device()
         with torch.cuda.device(device):
@@ -416,6 +416,39 @@ def _(dout, q, k, v, out, lse, lists, captures, variant, name, block_q, block_kv
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
 
+@torch.library.custom_op("kiln::block_sparse_attention_backward_captures", mutates_args=())
+def block_sparse_attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                                                v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                                                lists: List[torch.Tensor], captures: List[torch.Tensor],
+                                                variant: str, name: str, block_q: int, block_kv: int,
+                                                dropout_p: float, dropout_rng: List[torch.Tensor]
+                                                ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor]]:
+    """block_sparse_attention_backward and the gradients of the float
+    captures the score_mod reads (f32, in capture order), as
+    attention_backward_captures."""
+    named = _block_mask_tensors(q, k, lists, block_q, block_kv)
+    rng = _dropout_tensors(dropout_p, dropout_rng)
+    _check_devices([dout, q, k, v, out, lse, *named.values(), *captures, *rng.values()])
+    q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
+    captures = [c.contiguous() for c in captures]
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    blocks = (block_q, block_kv)
+    which = _gradient_captures(q, v, variant, name, dropout_p, block_sparse=blocks)
+    grads = [torch.zeros(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which]
+    grad_names = {f"grad_{n}": g for (_, n), g in zip(which, grads)}
+    _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
+                            "dv": dv, **named, **rng, **grad_names}, captures, variant, name, dropout_p=dropout_p,
+         capture_gradients=True, block_sparse=blocks)
+    return dq, dk, dv, grads
+
+
+@block_sparse_attention_backward_captures_op.register_fake
+def _(dout, q, k, v, out, lse, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng):
+    which = _gradient_captures(q, v, variant, name, dropout_p, block_sparse=(block_q, block_kv))
+    return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
+            [torch.empty(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which])
+
+
 def _block_sparse_setup(ctx, inputs, output):
     q, k, v, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng = inputs
     ctx.save_for_backward(q, k, v, *output, *lists, *dropout_rng, *captures)
@@ -426,16 +459,21 @@ def _block_sparse_setup(ctx, inputs, output):
 
 
 def _block_sparse_backward(ctx, dout, dlse):
-    if ctx.capture_grads:
-        # (Not silently None: the kernels can, the op does not pass them yet.)
-        raise _capi.KilnError("block_sparse_attention does not differentiate captured tensors yet; use "
-                              "kiln.attention with the mask_mod for gradients of captures")
     q, k, v, out, lse, *rest = ctx.saved_tensors
     lists, rest = rest[:ctx.num_lists], rest[ctx.num_lists:]
     rngs, captures = rest[:ctx.num_rngs], rest[ctx.num_rngs:]
-    dq, dk, dv = block_sparse_attention_backward_op(dout, q, k, v, out, lse, lists, captures, ctx.variant, ctx.name,
-                                                    *ctx.blocks, ctx.dropout_p, rngs)
-    return (dq, dk, dv, [None] * ctx.num_lists, [None] * len(captures), None, None, None, None, None,
+    capture_grads = [None] * len(captures)
+    if ctx.capture_grads:
+        dq, dk, dv, grads = block_sparse_attention_backward_captures_op(
+            dout, q, k, v, out, lse, lists, captures, ctx.variant, ctx.name, *ctx.blocks, ctx.dropout_p, rngs)
+        which = _gradient_captures(q, v, ctx.variant, ctx.name, ctx.dropout_p, block_sparse=ctx.blocks)
+        for (i, _), g in zip(which, grads):
+            if captures[i].requires_grad:
+                capture_grads[i] = g.to(captures[i].dtype)
+    else:
+        dq, dk, dv = block_sparse_attention_backward_op(dout, q, k, v, out, lse, lists, captures, ctx.variant,
+                                                        ctx.name, *ctx.blocks, ctx.dropout_p, rngs)
+    return (dq, dk, dv, [None] * ctx.num_lists, capture_grads, None, None, None, None, None,
             [None] * ctx.num_rngs)
 
 

@@ -425,11 +425,28 @@ class Ops(unittest.TestCase):
         variant = example("document_mask")
         got = kiln.block_sparse_attention(q, k, v, block_mask, variant, [doc, doc])
         self.assertTrue(torch.equal(got, kiln.attention(q, k, v, variant, [doc, doc])))
-        # Captures that want gradients are refused, not left at None.
-        slopes = torch.rand(h, requires_grad=True)
-        with self.assertRaisesRegex(kiln.KilnError, "does not differentiate captured tensors"):
-            kiln.block_sparse_attention(q.detach().requires_grad_(), k, v, block_mask, example("alibi"),
-                                        [slopes]).float().sum().backward()
+        # Gradients of captures (ALiBi's slopes) through the lists (Flex's
+        # causal BlockMask, the mask's own): against float64 autograd and
+        # the dense kernel's (the blocks in another order: not bit-equal).
+        slopes = torch.rand(h, generator=torch.Generator().manual_seed(8)).requires_grad_()
+        causal_mask = create_block_mask(lambda bb, hh, qi, ki: ki <= qi, None, None, lq, lq, device="cpu",
+                                        BLOCK_SIZE=64)
+        dout = torch.randn(q.shape, generator=torch.Generator().manual_seed(1))
+        kiln.block_sparse_attention(q, k, v, causal_mask, example("alibi"), [slopes]).float().mul(dout).sum().backward()
+        sparse_grad = slopes.grad.clone()
+        slopes.grad = None
+        kiln.attention(q, k, v, example("alibi"), [slopes]).float().mul(dout).sum().backward()
+        sd = slopes.detach().double().requires_grad_()
+        dist = (torch.arange(lq)[None, :] - torch.arange(lq)[:, None]).double()
+        reference(*(t.double() for t in (q, k, v)), causal="top_left",
+                  bias=sd[:, None, None] * dist).mul(dout.double()).sum().backward()
+        self.assertLess(rel(sparse_grad, sd.grad), 1e-2)
+        self.assertLess(rel(sparse_grad, slopes.grad.double()), 5e-3)
+        torch.library.opcheck(torch.ops.kiln.block_sparse_attention_backward_captures.default,
+                              (dout.to(q.dtype), q, k, v, *kiln.attention_with_lse(q, k, v, example("alibi"),
+                                                                                     [slopes.detach()]),
+                               kiln._block_lists(causal_mask, lq)[0], [slopes.detach()], example("alibi").text, "",
+                               64, 64, 0.0, []))
         # Bad lists are named.
         with self.assertRaisesRegex(kiln.KilnError, r"kv_indices must be int32 \[B or 1, H or 1, 2, 5\]"):
             kiln.block_sparse_attention(q, k, v, (lists[0], lists[1].long(), *lists[2:4], (bq, bk)),
