@@ -40,6 +40,7 @@ kiln::Status toVariant(const kiln_variant_options *o, kiln::Variant &variant,
                                "(or both 0: dense)");
   options.blockSparse[0] = o->block_sparse[0];
   options.blockSparse[1] = o->block_sparse[1];
+  options.buildBlockMask = o->build_block_mask != 0;
   variant.mlir = o->mlir;
   variant.name = o->name ? o->name : "";
   options.headDim = o->head_dim;

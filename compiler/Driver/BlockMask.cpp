@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <tuple>
 
 namespace kiln::driver {
 namespace {
@@ -146,6 +147,42 @@ BlockMaskLists randomBlockMask(const Problem &p, int64_t rowsPerBlock,
   std::shuffle(order.begin(), order.end(), rng);
   fillLists(l, order);
   return l;
+}
+
+BlockMaskLists poisonedLists(const Problem &p, int64_t rowsPerBlock,
+                             int64_t keysPerBlock) {
+  BlockMaskLists l = emptyLists(p, rowsPerBlock, keysPerBlock);
+  for (HostBuffer *t : {&l.kvNum, &l.fullNum, &l.qNum, &l.fullQNum, &l.kvIdx,
+                        &l.fullIdx, &l.qIdx, &l.fullQIdx})
+    for (int64_t i = 0; i < t->numElements(); ++i)
+      t->set(i, -2);
+  return l;
+}
+
+int64_t differingRows(const BlockMaskLists &got, const BlockMaskLists &want,
+                      std::string &first) {
+  int64_t differ = 0;
+  for (auto [name, gotNum, gotIdx, wantNum, wantIdx] :
+       {std::tuple<const char *, const HostBuffer *, const HostBuffer *,
+                   const HostBuffer *, const HostBuffer *>{
+            "kv", &got.kvNum, &got.kvIdx, &want.kvNum, &want.kvIdx},
+        {"full_kv", &got.fullNum, &got.fullIdx, &want.fullNum, &want.fullIdx},
+        {"q", &got.qNum, &got.qIdx, &want.qNum, &want.qIdx},
+        {"full_q", &got.fullQNum, &got.fullQIdx, &want.fullQNum,
+         &want.fullQIdx}}) {
+    int64_t rows = wantNum->numElements();
+    int64_t width = wantIdx->numElements() / std::max<int64_t>(rows, 1);
+    for (int64_t r = 0; r < rows; ++r) {
+      bool same = gotNum->get(r) == wantNum->get(r);
+      for (int64_t i = 0; same && i < int64_t(wantNum->get(r)); ++i)
+        same = gotIdx->get(r * width + i) == wantIdx->get(r * width + i);
+      if (!same && differ++ == 0)
+        first = std::string(name) + " row " + std::to_string(r) + ": " +
+                std::to_string(int64_t(gotNum->get(r))) + " blocks built, " +
+                std::to_string(int64_t(wantNum->get(r))) + " expected";
+    }
+  }
+  return differ;
 }
 
 void applyBlockMask(const Problem &p, const BlockMaskLists &lists,

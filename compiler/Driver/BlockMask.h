@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace kiln::driver {
@@ -62,6 +63,16 @@ BlockMaskLists blockMaskFromMask(const Problem &p, int64_t rowsPerBlock,
 BlockMaskLists randomBlockMask(const Problem &p, int64_t rowsPerBlock,
                                int64_t keysPerBlock, double density,
                                std::mt19937_64 &rng);
+
+/// Lists of `p`'s shape for a builder to fill: counts and numbers poisoned
+/// (-2), so that an entry it leaves unwritten is caught.
+BlockMaskLists poisonedLists(const Problem &p, int64_t rowsPerBlock,
+                             int64_t keysPerBlock);
+
+/// The rows (of both orientations) whose count or listed numbers differ
+/// between `got` and `want`; `first` names the first.
+int64_t differingRows(const BlockMaskLists &got, const BlockMaskLists &want,
+                      std::string &first);
 
 /// The reference's variant under `lists`: `spec`'s causality and mask_mod
 /// only in partial blocks, every key below Lk in full ones, no key

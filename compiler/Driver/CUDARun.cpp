@@ -149,8 +149,9 @@ int runOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     return fail(s, kInternalError);
   }
   runMs = millisecondsSince(start);
+  // Outputs back: out and lse (a block mask's builder: its lists).
   for (size_t i = 0; i < numNamed; ++i) {
-    if (names[i] != "out" && names[i] != "lse")
+    if (names[i] != "out" && names[i] != "lse" && !in.builtLists)
       continue;
     if (Status c = cuda::copyToHost(host[i]->data(), device[i],
                                     host[i]->storage.size() * 8);

@@ -48,6 +48,7 @@ Status HostProgram::compile(const Variant &variant,
   specialization.varlen = options.varlen;
   specialization.blockSparseQ = options.blockSparse[0];
   specialization.blockSparseKV = options.blockSparse[1];
+  specialization.buildBlockMask = options.buildBlockMask;
   // The passes' diagnostics, for the error (not the process's stderr).
   std::string diagnostics;
   auto lower = [&](bool backward) -> Status {

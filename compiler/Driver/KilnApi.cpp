@@ -49,6 +49,7 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
   specialization.varlen = options.varlen;
   specialization.blockSparseQ = options.blockSparse[0];
   specialization.blockSparseKV = options.blockSparse[1];
+  specialization.buildBlockMask = options.buildBlockMask;
   OwningOpRef<ModuleOp> module;
   if (Status s = driver::parseVariantText(context, variant.mlir, variant.name,
                                           specialization, module);

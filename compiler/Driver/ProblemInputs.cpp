@@ -138,6 +138,12 @@ int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
   p.pad = o.pad;
   p.pageSize = o.pageSize;
   p.blockDensity = o.blockDensity;
+  p.buildBlockMask = o.buildBlockMask;
+  if (p.buildBlockMask && (p.blockDensity > 0 || o.backward)) {
+    err << "kiln: error: --build-block-mask builds the lists of the "
+           "variant's own mask (not with --block-density or --backward)\n";
+    return kBadInput;
+  }
   if (p.blockDensity > 0 && !spec.getBlockSparse()) {
     err << "kiln: error: --block-density needs a block-sparse variant "
            "(block_sparse, or --block-sparse)\n";
@@ -242,6 +248,8 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
     bool perHead = !mask.empty() && !mask.getArgument(1).use_empty();
     in.blockMask = blockMaskFromMask(p, blocks->first, blocks->second,
                                      variant.spec, perBatch, perHead);
+    if (p.buildBlockMask)
+      in.builtLists = poisonedLists(p, blocks->first, blocks->second);
   }
   return 0;
 }

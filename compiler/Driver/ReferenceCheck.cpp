@@ -117,7 +117,7 @@ std::map<std::string, HostBuffer *> Gradients::tensors(Inputs &in) {
     named["dropout_rng"] = &*in.dropoutRng;
   if (in.blockMask) {
     std::map<std::string, HostBuffer *> lists;
-    in.addBlockLists(lists, /*backward=*/true);
+    Inputs::addBlockLists(lists, *in.blockMask, /*backward=*/true);
     for (auto &[name, buffer] : lists)
       if (llvm::is_contained(planTensors, name))
         named[name] = buffer;

@@ -41,6 +41,8 @@ struct Problem {
   /// Block-sparse: the lists at random with this density (--block-density);
   /// 0: the variant's own mask's.
   double blockDensity = 0;
+  /// --build-block-mask: the builder program runs instead of attention.
+  bool buildBlockMask = false;
   bool varlen() const { return !lensQ.empty(); }
   /// The (query, key) pairs per head: B * Lq * Lk, or varlen the sum over
   /// the sequences of theirs (FLOP counts).
@@ -76,9 +78,17 @@ struct Inputs {
   std::optional<HostBuffer> dropoutRng;
   /// Block-sparse variants: the lists of KV blocks the forward visits.
   std::optional<BlockMaskLists> blockMask;
+  /// --build-block-mask: the generated builder's outputs (poisoned), which
+  /// the forward program then fills instead of attention.
+  std::optional<BlockMaskLists> builtLists;
 
   /// The forward program's tensors by name.
   std::map<std::string, HostBuffer *> forwardTensors() {
+    if (builtLists) {
+      std::map<std::string, HostBuffer *> named{{"q", &q}, {"k", &k}};
+      addBlockLists(named, *builtLists, /*backward=*/true);
+      return named;
+    }
     std::map<std::string, HostBuffer *> named{
         {"q", &q}, {"k", &k}, {"v", &v}, {"out", &o}, {"lse", &lse}};
     if (paged) {
@@ -102,23 +112,23 @@ struct Inputs {
     if (dropoutRng)
       named["dropout_rng"] = &*dropoutRng;
     if (blockMask)
-      addBlockLists(named, /*backward=*/false);
+      addBlockLists(named, *blockMask, /*backward=*/false);
     return named;
   }
   /// A block-sparse run's lists by name: the forward takes the kv_ ones,
   /// the backward the q_ ones too.
-  void addBlockLists(std::map<std::string, HostBuffer *> &named,
-                     bool backward) {
-    named["kv_num_blocks"] = &blockMask->kvNum;
-    named["kv_indices"] = &blockMask->kvIdx;
-    named["full_kv_num_blocks"] = &blockMask->fullNum;
-    named["full_kv_indices"] = &blockMask->fullIdx;
+  static void addBlockLists(std::map<std::string, HostBuffer *> &named,
+                            BlockMaskLists &lists, bool backward) {
+    named["kv_num_blocks"] = &lists.kvNum;
+    named["kv_indices"] = &lists.kvIdx;
+    named["full_kv_num_blocks"] = &lists.fullNum;
+    named["full_kv_indices"] = &lists.fullIdx;
     if (!backward)
       return;
-    named["q_num_blocks"] = &blockMask->qNum;
-    named["q_indices"] = &blockMask->qIdx;
-    named["full_q_num_blocks"] = &blockMask->fullQNum;
-    named["full_q_indices"] = &blockMask->fullQIdx;
+    named["q_num_blocks"] = &lists.qNum;
+    named["q_indices"] = &lists.qIdx;
+    named["full_q_num_blocks"] = &lists.fullQNum;
+    named["full_q_indices"] = &lists.fullQIdx;
   }
 };
 

@@ -33,6 +33,7 @@ VariantSpecialization specialization(const RunOptions &o) {
   s.varlen = o.varlen;
   s.blockSparseQ = o.blockSparseQ;
   s.blockSparseKV = o.blockSparseKV;
+  s.buildBlockMask = o.buildBlockMask;
   s.dtype = o.dtype;
   return s;
 }
@@ -141,6 +142,20 @@ int runCommand(const RunOptions &o, llvm::raw_ostream &out,
   out << llvm::format("  compile %.1f ms, run %.3f ms\n", compileMs, runMs);
   if (!timingNote.empty())
     out << timingNote;
+  // The builder's lists against the driver's (the same mask, evaluated by
+  // the float64 reference's interpreter).
+  if (inputs.builtLists) {
+    std::string first;
+    int64_t rows = inputs.blockMask->kvNum.numElements() +
+                   inputs.blockMask->qNum.numElements();
+    int64_t differ =
+        differingRows(*inputs.builtLists, *inputs.blockMask, first);
+    out << "  built block mask: " << rows - differ << " of " << rows
+        << " rows (by query and by key blocks) as expected"
+        << (differ ? "; first: " + first : std::string()) << "\n";
+    out << (differ ? "FAIL\n" : "PASS\n");
+    return differ ? kMismatch : 0;
+  }
   if (!o.check)
     return 0;
   int rc = checkAgainstReference(p, refSpec, inputs, captures, o.tolerance, out,

@@ -43,6 +43,9 @@ const char *runUsage() {
   --block-sparse QB[,KB]    the variant block-sparse in blocks of QB
                             queries x KB keys (default KB = QB): the lists of
                             partial and full KV blocks are made from its mask
+  --build-block-mask        block-sparse: run the generated program that builds
+                            the lists from the mask (instead of attention) and
+                            compare them with the driver's
   --block-density P         block-sparse: lists of random blocks instead, each
                             block listed with probability P (partial or full)
   --page-size P             forward: K and V in a paged KV cache of P keys per
@@ -210,7 +213,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "backward" || name == "keys-by-queries" ||
                     name == "no-keys-by-queries" || name == "split-dkdv" ||
                     name == "no-split-dkdv" || name == "capture-gradients" ||
-                    name == "varlen";
+                    name == "varlen" || name == "build-block-mask";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -231,6 +234,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.visibleBelow = false;
     } else if (name == "varlen") {
       o.varlen = true;
+    } else if (name == "build-block-mask") {
+      o.buildBlockMask = true;
     } else if (name == "capture-gradients") {
       o.captureGradients = true;
     } else if (name == "keys-by-queries") {

@@ -46,6 +46,9 @@ struct RunOptions {
   /// variant's mask.
   int64_t blockSparseQ = 0, blockSparseKV = 0;
   double blockDensity = 0;
+  /// --build-block-mask: run the program that builds the lists from the
+  /// mask instead, and compare them with the driver's.
+  bool buildBlockMask = false;
   bool check = false;
   bool backward = false; ///< also run and check dQ, dK, dV (cpu)
   std::string backwardSchedule = "two-kernel"; ///< or "atomic"

@@ -4,6 +4,7 @@
 
 #include "compiler/Driver/ReferenceCheck.h"
 #include "compiler/Pipelines/Registration.h"
+#include "dialects/Attn/IR/AttnAttrNames.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -58,6 +59,12 @@ Status selectAndSpecialize(ModuleOp module, const std::string &name,
     chosen.setVarlen(true);
   if (s.blockSparseQ > 0 || s.blockSparseKV > 0)
     chosen.setBlockSparse(ArrayRef<int64_t>{s.blockSparseQ, s.blockSparseKV});
+  if (s.buildBlockMask) {
+    if (!chosen.getBlockSparse())
+      return Status::error("building a block mask needs a block-sparse "
+                           "variant (block_sparse, or --block-sparse)");
+    chosen->setAttr(attn::attrs::kBuildBlockMask, b.getUnitAttr());
+  }
   if (s.dtype == "bf16")
     chosen.setElementType(b.getBF16Type());
   else if (s.dtype == "fp16")

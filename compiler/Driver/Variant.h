@@ -36,6 +36,8 @@ struct VariantSpecialization {
   bool varlen = false;
   /// > 0: block_sparse = [blockSparseQ, blockSparseKV].
   int64_t blockSparseQ = 0, blockSparseKV = 0;
+  /// The program that builds the block mask's lists instead of attention.
+  bool buildBlockMask = false;
 };
 
 /// Keeps the attn.attention named `name` in `module` (or the only one when

@@ -31,6 +31,33 @@ reduce_rows(const Frag<float, M, N, W> &f) {
   return r;
 }
 
+/// Every per-row value of a RowFrag combined into one float, the same in
+/// every thread of the CTA: the lanes of a quad hold the same rows, so a
+/// warp combines across its eight quads, then the warps through shared
+/// memory. Every thread of the CTA must call it (it synchronises).
+template <bool MAX, int M, int W>
+__device__ __forceinline__ float reduce_all(const RowFrag<float, M, W> &r) {
+  __shared__ float partial[W];
+  float v = MAX ? neg_inf() : 0.0f;
+#pragma unroll
+  for (int s = 0; s < RowFrag<float, M, W>::kSize; ++s)
+    v = MAX ? fmaxf(v, r.x[s]) : v + r.x[s];
+#pragma unroll
+  for (int offset = 4; offset < 32; offset <<= 1) {
+    float other = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = MAX ? fmaxf(v, other) : v + other;
+  }
+  __syncthreads(); // the previous call's readers are done with `partial`
+  if (lane_id() == 0)
+    partial[warp_id()] = v;
+  __syncthreads();
+  float all = partial[0];
+#pragma unroll
+  for (int w = 1; w < W; ++w)
+    all = MAX ? fmaxf(all, partial[w]) : all + partial[w];
+  return all;
+}
+
 /// Repeats per-row values across the columns of an mma-layout tile.
 template <typename F, typename T, int M, int W>
 __device__ __forceinline__ F broadcast_rows(const RowFrag<T, M, W> &r) {

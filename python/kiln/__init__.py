@@ -19,7 +19,7 @@ from . import mods, ops
 
 __all__ = ["Variant", "attention", "attention_with_lse", "make_dropout_rng", "paged_attention", "paged_attention_with_lse",
            "varlen_attention", "varlen_attention_with_lse", "block_sparse_attention",
-           "block_sparse_attention_with_lse", "flex_attention", "flex_variant", "KilnError"]
+           "block_sparse_attention_with_lse", "create_block_mask", "flex_attention", "flex_variant", "KilnError"]
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def _block_lists(block_mask, lk):
         size = block_mask.BLOCK_SIZE
     else:
         *lists, size = block_mask
-        lists = list(lists) + [None] * (8 - len(lists))
+        lists = list(lists) + [None] * (8 - len(lists))  # four or eight lists
     if isinstance(size, int):
         size = (size, size)
     size = (int(size[0]), int(size[1]))
@@ -160,6 +160,23 @@ def _block_lists(block_mask, lk):
         if lists[i] is None:
             lists[i], lists[i + 1] = _transposed_lists(lists[i - 4], lists[i - 3], -(-lk // size[1]))
     return lists, size
+
+
+def create_block_mask(q, k, variant, captures: Sequence[torch.Tensor] = (), block_size=(128, 128)):
+    """The block mask of the variant's own mask (its mask_mod, causality and
+    band), built on q's device by a program Kiln generates from the variant:
+    per (batch, head, block of QB queries) the blocks of KB keys with some
+    visible element (partial) and with all (full), and the transposed lists
+    for the backward. Returns what block_sparse_attention takes: (kv_num_blocks,
+    kv_indices, full_kv_num_blocks, full_kv_indices, q_num_blocks, q_indices,
+    full_q_num_blocks, full_q_indices, (QB, KB)). q [B, Lq, H, D] and k
+    [B, Lk, H / G, D] are read for their shapes only."""
+    v_ = _variant(variant)
+    if isinstance(block_size, int):
+        block_size = (block_size, block_size)
+    lists = ops.build_block_mask(q, k, list(captures), v_.text, v_.name or "", int(block_size[0]),
+                                 int(block_size[1]))
+    return (*lists, (int(block_size[0]), int(block_size[1])))
 
 
 def block_sparse_attention_with_lse(q, k, v, block_mask, variant, captures: Sequence[torch.Tensor] = (),

@@ -14,7 +14,8 @@ class VariantOptions(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
                 ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong),
                 ("dropout_p", ctypes.c_double), ("capture_gradients", ctypes.c_int),
-                ("varlen", ctypes.c_int), ("block_sparse", ctypes.c_longlong * 2)]
+                ("varlen", ctypes.c_int), ("block_sparse", ctypes.c_longlong * 2),
+                ("build_block_mask", ctypes.c_int)]
 
 
 class CTensor(ctypes.Structure):
@@ -81,10 +82,10 @@ def call(fn, *args):
 
 
 def variant_options(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0, capture_gradients=False,
-                    varlen=False, block_sparse=(0, 0)):
+                    varlen=False, block_sparse=(0, 0), build_block_mask=False):
     return VariantOptions(text.encode(), name.encode() if name else None, head_dim, head_dim_v,
                           dtype.encode() if dtype else None, page_size, dropout_p, int(capture_gradients),
-                          int(varlen), (ctypes.c_longlong * 2)(*block_sparse))
+                          int(varlen), (ctypes.c_longlong * 2)(*block_sparse), int(build_block_mask))
 
 
 def compile_spec(options, program, arch):

@@ -55,9 +55,9 @@ def _ctensor(name, t, keep):
 
 @functools.lru_cache(maxsize=None)
 def _host_program(text, name, head_dim, head_dim_v, dtype, page_size=0, dropout_p=0.0, capture_gradients=False,
-                  varlen=False, block_sparse=(0, 0)):
+                  varlen=False, block_sparse=(0, 0), build_block_mask=False):
     return _capi.HostProgram(_capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p,
-                                                   capture_gradients, varlen, block_sparse))
+                                                   capture_gradients, varlen, block_sparse, build_block_mask))
 
 
 def _arch(device):
@@ -72,19 +72,20 @@ def _arch(device):
 
 @functools.lru_cache(maxsize=None)
 def _device_program(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p, capture_gradients, varlen,
-                    block_sparse, program, device_index):
+                    block_sparse, build_block_mask, program, device_index):
     options = _capi.variant_options(text, name, head_dim, head_dim_v, dtype, page_size, dropout_p,
-                                    capture_gradients, varlen, block_sparse)
+                                    capture_gradients, varlen, block_sparse, build_block_mask)
     spec = _capi.compile_spec(options, program, _arch(device_index))
     loaded = _capi.DeviceProgram(spec, device_index)
     loaded.plan = json.loads(spec)
     return loaded
 
 
-def _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen=False, block_sparse=(0, 0)):
+def _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen=False, block_sparse=(0, 0),
+         build_block_mask=False):
     # int(): head dims specialise the program (symbolic under tracing).
     return (variant, name, int(q.shape[-1]), int(v.shape[-1]), _element_type(q), page_size, dropout_p,
-            capture_gradients, varlen, tuple(block_sparse))
+            capture_gradients, varlen, tuple(block_sparse), build_block_mask)
 
 
 def _gradient_captures(q, v, variant, name, dropout_p, varlen=False, block_sparse=(0, 0)):
@@ -103,7 +104,7 @@ def _gradient_captures(q, v, variant, name, dropout_p, varlen=False, block_spars
 
 
 def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0, capture_gradients=False,
-         varlen=False, block_sparse=(0, 0)):
+         varlen=False, block_sparse=(0, 0), build_block_mask=False):
     """Runs the forward or the backward (program) of the variant on the
     tensors' device; page_size > 0: k and v are a paged KV cache's pools;
     dropout_p > 0: the variant with that dropout (tensors has dropout_rng);
@@ -114,7 +115,7 @@ def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p
     keep = []
     named = [_ctensor(n, t, keep) for n, t in tensors.items()]
     caps = [_ctensor(None, c, keep) for c in captures]
-    key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen, block_sparse)
+    key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen, block_sparse, build_block_mask)
     if q.device.type == "cpu":
         _host_program(*key).run(program, named, caps)
     elif q.device.type == "cuda":
@@ -478,3 +479,20 @@ def _block_sparse_backward(ctx, dout, dlse):
 
 
 block_sparse_attention_op.register_autograd(_block_sparse_backward, setup_context=_block_sparse_setup)
+
+
+def build_block_mask(q, k, captures, variant, name, block_q, block_kv):
+    """The eight lists of the variant's own mask (kv_num_blocks, kv_indices,
+    full_kv_*, then the transposed q_ ones), built by the generated program
+    on q's device: q [B, Lq, H, D], k [B, Lk, H / G, D] (read for their
+    shapes only)."""
+    _check_devices([q, k, *captures])
+    if q.dim() != 4 or k.dim() != 4:
+        raise _capi.KilnError(f"q and k must be [B, L, H, D], got {list(q.shape)} and {list(k.shape)}")
+    batch, heads = q.shape[0], q.shape[2]
+    rows, cols = -(-q.shape[1] // block_q), -(-k.shape[1] // block_kv)
+    shapes = [(rows,), (rows, cols), (rows,), (rows, cols), (cols,), (cols, rows), (cols,), (cols, rows)]
+    lists = [torch.empty(batch, heads, *shape, dtype=torch.int32, device=q.device) for shape in shapes]
+    _run("forward", q, q, {"q": q, "k": k, **dict(zip(_BLOCK_LISTS, lists))}, [c.contiguous() for c in captures],
+         variant, name, block_sparse=(block_q, block_kv), build_block_mask=True)
+    return lists

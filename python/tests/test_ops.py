@@ -459,6 +459,35 @@ class Ops(unittest.TestCase):
         for got, want in ((qg.grad, qa.grad), (kg.grad, ka.grad), (vg.grad, va.grad)):
             self.assertTrue(torch.equal(got, want))
 
+    def test_create_block_mask(self):
+        # The generated builder's lists of the document mask (captured ids,
+        # causal): the same blocks as FlexAttention's create_block_mask of
+        # the same mask, per batch and head, both orientations; attention
+        # through them equals attention through Flex's, and the dense
+        # variant's up to rounding (other tiles, another block order).
+        from torch.nn.attention.flex_attention import create_block_mask
+        b, lq, h, d = 2, 300, 2, 64
+        doc = (torch.arange(lq) * 4 // lq).to(torch.int32)
+        q, k, v = inputs(b, lq, lq, h, h, d, seed=23)
+        variant = example("document_mask")
+        built = kiln.create_block_mask(q, k, variant, [doc, doc], block_size=(64, 32))
+        flex = create_block_mask(lambda bb, hh, qi, ki: (doc[qi] == doc[ki]) & (ki <= qi), None, None, lq, lq,
+                                 device="cpu", BLOCK_SIZE=(64, 32))
+        names = ["kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices", "q_num_blocks",
+                 "q_indices", "full_q_num_blocks", "full_q_indices"]
+        for i in range(0, 8, 2):
+            num, idx = built[i], built[i + 1]
+            want_num, want_idx = (getattr(flex, names[i]).expand(b, h, *getattr(flex, names[i]).shape[2:]),
+                                  getattr(flex, names[i + 1]).expand(b, h, *getattr(flex, names[i + 1]).shape[2:]))
+            self.assertTrue(torch.equal(num, want_num), names[i])
+            for bb, hh, r in itertools.product(range(b), range(h), range(num.shape[2])):
+                n = int(num[bb, hh, r])
+                self.assertEqual(sorted(idx[bb, hh, r, :n].tolist()), sorted(want_idx[bb, hh, r, :n].tolist()),
+                                 f"{names[i + 1]}[{bb}, {hh}, {r}]")
+        got = kiln.block_sparse_attention(q, k, v, built, variant, [doc, doc])
+        self.assertTrue(torch.equal(got, kiln.block_sparse_attention(q, k, v, flex, variant, [doc, doc])))
+        self.assertLess(rel(got, kiln.attention(q, k, v, variant, [doc, doc]).double()), 1e-2)
+
     def test_torch_compile_fullgraph(self):
         variant = example("causal")
         proj = torch.nn.Linear(64, 64, dtype=torch.bfloat16)

@@ -16,7 +16,8 @@ class Options(ctypes.Structure):
     _fields_ = [("mlir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("head_dim", ctypes.c_longlong),
                 ("head_dim_v", ctypes.c_longlong), ("dtype", ctypes.c_char_p), ("page_size", ctypes.c_longlong),
                 ("dropout_p", ctypes.c_double), ("capture_gradients", ctypes.c_int),
-                ("varlen", ctypes.c_int), ("block_sparse", ctypes.c_longlong * 2)]
+                ("varlen", ctypes.c_int), ("block_sparse", ctypes.c_longlong * 2),
+                ("build_block_mask", ctypes.c_int)]
 
 
 class Tensor(ctypes.Structure):

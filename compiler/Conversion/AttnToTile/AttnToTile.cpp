@@ -8,12 +8,14 @@
 
 #include "compiler/Conversion/AttnToTile/BandBounds.h"
 #include "compiler/Conversion/AttnToTile/BlockLists.h"
+#include "compiler/Conversion/AttnToTile/BlockMaskBuilder.h"
 #include "compiler/Conversion/AttnToTile/Dropout.h"
 #include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 #include "compiler/Conversion/AttnToTile/VisibleBelow.h"
 #include "compiler/Conversion/Passes.h"
+#include "dialects/Attn/IR/AttnAttrNames.h"
 #include "dialects/Tile/IR/TileAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -520,6 +522,13 @@ struct ConvertAttnToTile
       return signalPassFailure();
     }
     for (attn::AttentionOp spec : specs) {
+      // The program that builds a block-sparse variant's lists instead.
+      if (spec->hasAttr(attn::attrs::kBuildBlockMask)) {
+        if (failed(lowerBlockMaskBuilder(spec)))
+          return signalPassFailure();
+        spec.erase();
+        continue;
+      }
       auto [rows, keys] = chosenTiles(spec, blockM, blockN);
       // A problem of at most decodeRows query rows runs on the decode
       // program's shorter blocks; the plan picks per run.

@@ -15,6 +15,7 @@
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 #include "compiler/Conversion/Passes.h"
+#include "dialects/Attn/IR/AttnAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -808,6 +809,11 @@ struct ConvertAttnToTileBackward
       return signalPassFailure();
     }
     for (attn::AttentionOp spec : specs) {
+      if (spec->hasAttr(attn::attrs::kBuildBlockMask)) {
+        spec.emitOpError() << "builds a block mask's lists (a program with "
+                              "no backward)";
+        return signalPassFailure();
+      }
       std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
       // dK and dV in two kernels where the head dims call for it.
       bool split = splitDkdvAbove >= 0 &&

@@ -591,6 +591,36 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
+/// A 1-D tile to a scalar: a linalg.reduce to a 0-D tensor, extracted.
+struct ReduceAllLowering : OpConversionPattern<tile::ReduceAllOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ReduceAllOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elt = op.getType();
+    bool isMax = op.getKind() == tile::ReduceKind::max;
+    double identity = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    auto scalarType = RankedTensorType::get({}, elt);
+    Value init =
+        filled(rewriter, loc, scalarType,
+               arith::ConstantOp::create(rewriter, loc,
+                                         rewriter.getFloatAttr(elt, identity)));
+    auto reduce = linalg::ReduceOp::create(
+        rewriter, loc, ValueRange{adaptor.getSource()}, ValueRange{init},
+        SmallVector<int64_t>{0},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value r =
+              isMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
+                    : Value(arith::AddFOp::create(b, l, args[0], args[1]));
+          linalg::YieldOp::create(b, l, r);
+        });
+    rewriter.replaceOpWithNewOp<tensor::ExtractOp>(op, reduce.getResult(0),
+                                                   ValueRange{});
+    return success();
+  }
+};
+
 struct BroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -833,12 +863,12 @@ struct ConvertTileToCPU
                            linalg::LinalgDialect, scf::SCFDialect,
                            func::FuncDialect>();
     RewritePatternSet patterns(&getContext());
-    patterns
-        .add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
-             AtomicAddLowering, DotLowering, ReduceLowering, BroadcastLowering,
-             SplatLowering, IotaLowering, PhiloxLowering, GatherLowering,
-             ScatterAddLowering, RaggedBlockLowering, FirstRowLowering>(
-            converter, &getContext());
+    patterns.add<ViewLowering, DimLowering, LoadLowering, StoreLowering,
+                 AtomicAddLowering, DotLowering, ReduceLowering,
+                 ReduceAllLowering, BroadcastLowering, SplatLowering,
+                 IotaLowering, PhiloxLowering, GatherLowering,
+                 ScatterAddLowering, RaggedBlockLowering, FirstRowLowering>(
+        converter, &getContext());
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

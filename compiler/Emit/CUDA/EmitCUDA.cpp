@@ -662,6 +662,33 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << ">(" << name(r.getSource()) << ");\n";
         return success();
       })
+      .Case([&](tile::ReduceAllOp r) -> LogicalResult {
+        auto source = dyn_cast<RankedTensorType>(r.getSource().getType());
+        auto rows =
+            source
+                ? dyn_cast_or_null<tgpu::RowsLayoutAttr>(source.getEncoding())
+                : tgpu::RowsLayoutAttr();
+        if (!rows || !r.getType().isF32())
+          return r.emitError()
+                 << "the GPU schedule reduces a #tgpu.rows tile of f32";
+        line() << "const float " << name(r) << " = kiln::reduce_all<"
+               << (r.getKind() == tile::ReduceKind::max ? "true" : "false")
+               << ", " << source.getDimSize(0) << ", " << rows.getWarps()
+               << ">(" << name(r.getSource()) << ");\n";
+        return success();
+      })
+      .Case([&](memref::StoreOp s) -> LogicalResult {
+        // A scalar every thread holds (a block mask's list entry): the
+        // threads store the same value.
+        std::string dst = name(s.getMemRef());
+        std::string offset = "0";
+        for (auto [d, idx] : llvm::enumerate(s.getIndices()))
+          offset += " + static_cast<long long>(" + name(idx) + ") * " + dst +
+                    ".stride[" + std::to_string(d) + "]";
+        line() << dst << ".ptr[" << offset << "] = " << name(s.getValue())
+               << ";\n";
+        return success();
+      })
       .Case([&](tile::BroadcastOp b) -> LogicalResult {
         // Along the rows from a #tgpu.rows tile (dim 1), down the columns
         // from a #tgpu.cols one (dim 0).

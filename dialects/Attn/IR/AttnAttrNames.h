@@ -16,6 +16,9 @@ namespace kiln::attn::attrs {
 /// per step (the attn -> tile lowerings read them).
 inline constexpr llvm::StringLiteral kBlockM = "attn.block_m";
 inline constexpr llvm::StringLiteral kBlockN = "attn.block_n";
+/// On a block-sparse variant: lower it to the program that builds its block
+/// mask's lists from the mask (convert-attn-to-tile), not to its forward.
+inline constexpr llvm::StringLiteral kBuildBlockMask = "attn.build_block_mask";
 
 } // namespace kiln::attn::attrs
 

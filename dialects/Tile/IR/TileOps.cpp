@@ -256,6 +256,15 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult ReduceAllOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  if (source.getRank() != 1)
+    return emitOpError() << "reduces a 1-D tile to a scalar";
+  if (getResult().getType() != source.getElementType())
+    return emitOpError() << "result must be " << source.getElementType();
+  return success();
+}
+
 LogicalResult BroadcastOp::verify() {
   auto source = cast<RankedTensorType>(getSource().getType());
   auto result = cast<RankedTensorType>(getResult().getType());

@@ -227,6 +227,21 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ReduceAllOp : Tile_Op<"reduce_all", [Pure]> {
+  let summary = "reduces a 1-D tile to a scalar (max or sum)";
+  let description = [{
+    Every element of a 1-D tile (a tile.reduce's per-row values) combined
+    into one scalar, the same in every program instance's threads: a block
+    mask's builder counts a block's visible elements with it.
+  }];
+  let arguments = (ins Tile_ReduceKindAttr:$kind, Tile_Tile:$source);
+  let results = (outs AnyFloat:$result);
+  let assemblyFormat = [{
+    $kind $source attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
   let summary = "repeats a 1-D tile along a new dimension `dim` of a 2-D tile";
   let arguments = (ins Tile_Tile:$source, I64Attr:$dim);

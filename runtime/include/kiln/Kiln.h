@@ -55,6 +55,10 @@ struct CompileOptions {
   /// block_sparse): tensors kv_num_blocks, kv_indices, full_kv_num_blocks,
   /// full_kv_indices (i32, FlexAttention's BlockMask).
   int64_t blockSparse[2] = {0, 0};
+  /// With blockSparse: the forward program builds the lists from the mask
+  /// instead (tensors q and k for their shapes, the lists as outputs; the
+  /// backward's transposed ones too) and there is no backward.
+  bool buildBlockMask = false;
   /// Backward: also the gradients of the float captures the score_mod reads
   /// (tensors grad_<capture>, f32, added to: pass zeros).
   bool captureGradients = false;

@@ -240,7 +240,8 @@ Status validateVarlen(const ProgramSpec &spec, const BoundRun &bound);
 /// it would be visited twice). Reads the lists, so they must be host memory
 /// (the CPU backend calls it on every run); the GPU's kernels clamp counts
 /// and numbers instead, so bad lists there read no memory outside the
-/// tensors but give wrong results. A plan without them passes.
+/// tensors but give wrong results. A plan without them passes, and so does
+/// a builder's (no out or dq: it writes the lists).
 Status validateBlockLists(const ProgramSpec &spec, const BoundRun &bound);
 
 /// Whether `kernel` is launched for `symbols` (its `when` is at least 1).

@@ -41,6 +41,9 @@ typedef struct kiln_variant_options {
                                 [1] keys (tensors kv_num_blocks, kv_indices,
                                 full_kv_num_blocks, full_kv_indices: i32,
                                 FlexAttention's BlockMask) */
+  int build_block_mask;      /* nonzero, with block_sparse: "forward" builds
+                                the eight lists from the mask (tensors q, k,
+                                and the lists as outputs) */
 } kiln_variant_options;
 
 /* Lowers the variant's `program` ("forward", "backward": two kernels,

@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 block-n=64" -tile-split-kv | FileCheck %s --check-prefix=NOSPLIT
 // RUN: not kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=64 block-n=96" 2>&1 | FileCheck %s --check-prefix=TILES
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile-backward="block-m=64 block-n=64" | FileCheck %s --check-prefix=BWD
+// RUN: sed 's/block_sparse = array<i64: 128, 128>}/block_sparse = array<i64: 128, 128>, attn.build_block_mask}/' %s | kiln-opt -attn-infer-mask-bounds -convert-attn-to-tile | FileCheck %s --check-prefix=BUILD
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile-backward="block-m=64 block-n=64 schedule=atomic" | FileCheck %s --check-prefix=ATOMIC
 
 // Block-sparse (FlexAttention's BlockMask): the run passes, per (batch,
@@ -94,3 +95,27 @@ attn.attention @sparse {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // ATOMIC: } {tile.q_loop = "listed_partial"}
 // ATOMIC: tile.atomic_add
 // ATOMIC: } {tile.q_loop = "listed_full"}
+
+// With attn.build_block_mask the program builds the lists instead: per
+// block of 128 queries (then, transposed, of 128 keys) a loop over the
+// other side's blocks counts the visible and the valid elements of each
+// (128 x 64 tiles: a 2-D mask, row sums, tile.reduce_all) and writes the
+// block's number at each list's next entry, advancing the partial count
+// when some but not all are visible and the full count when all are.
+// BUILD-LABEL: func.func @sparse_block_mask(
+// BUILD-SAME: tile.tensor = "q"
+// BUILD-SAME: tile.tensor = "k"
+// BUILD-SAME: %[[NUM:[a-z0-9]+]]: memref<?x?x?xi32, {{.*}}> {{{.*}}tile.tensor = "kv_num_blocks"}
+// BUILD-SAME: %[[IDX:[a-z0-9]+]]: memref<?x?x?x?xi32, {{.*}}> {{{.*}}tile.tensor = "kv_indices"}
+// BUILD-SAME: tile.block_m = 128 : i64, tile.block_n = 64 : i64
+// BUILD: %[[LISTS:.*]]:2 = scf.for %[[J:.*]] = %{{.*}} iter_args(%[[P:.*]] = %{{.*}}, %[[F:.*]] = %{{.*}}) -> (index, index)
+// BUILD: arith.cmpi sle, {{.*}} : tensor<128x64xindex>
+// BUILD: tile.reduce_all sum %{{.*}} : tensor<128xf32> -> f32
+// BUILD: tile.reduce_all sum %{{.*}} : tensor<128xf32> -> f32
+// BUILD: %[[N:.*]] = arith.index_cast %[[J]] : index to i32
+// BUILD: memref.store %[[N]], %[[IDX]][%{{.*}}, %{{.*}}, %{{.*}}, %[[P]]]
+// BUILD: memref.store %[[N]], %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[F]]]
+// BUILD: memref.store %{{.*}}, %[[NUM]][
+// BUILD-LABEL: func.func @sparse_block_mask_t(
+// BUILD-SAME: tile.tensor = "q_num_blocks"
+// BUILD-SAME: tile.tensor = "full_q_indices"

@@ -357,6 +357,22 @@ func.func @reduce_1d_source(%x: tensor<64xf32>) {
 
 // -----
 
+func.func @reduce_all_2d(%x: tensor<64x32xf32>) {
+  // expected-error @+1 {{'tile.reduce_all' op reduces a 1-D tile to a scalar}}
+  %r = tile.reduce_all sum %x : tensor<64x32xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @reduce_all_type(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.reduce_all' op result must be 'f32'}}
+  %r = tile.reduce_all sum %x : tensor<64xf32> -> f16
+  return
+}
+
+// -----
+
 func.func @reduce_2d_result(%x: tensor<64x32xf32>) {
   // expected-error @+1 {{'tile.reduce' op reduces a 2-D tile to a 1-D tile}}
   %r = tile.reduce sum %x dim 1 : tensor<64x32xf32> -> tensor<64x1xf32>

@@ -151,6 +151,18 @@ func.func @dot(%q: tensor<64x128xbf16>, %k: tensor<32x128xbf16>,
 
 // -----
 
+// A 1-D tile to a scalar.
+// CHECK-LABEL: func.func @reduce_all
+// CHECK-NEXT: tile.reduce_all sum %{{.*}} : tensor<64xf32> -> f32
+// CHECK-NEXT: tile.reduce_all max %{{.*}} : tensor<64xf32> -> f32
+func.func @reduce_all(%x: tensor<64xf32>) -> (f32, f32) {
+  %s = tile.reduce_all sum %x : tensor<64xf32> -> f32
+  %m = tile.reduce_all max %x : tensor<64xf32> -> f32
+  return %s, %m : f32, f32
+}
+
+// -----
+
 // Row and column reductions, broadcasts along either dimension.
 // CHECK-LABEL: func.func @reduce_broadcast
 // CHECK-SAME: ([[X:%[^:]+]]: tensor<64x32xf32>, [[H:%[^:]+]]: tensor<8x4xf16>)
