@@ -53,6 +53,7 @@ LogicalResult buildLists(attn::AttentionOp spec, bool byQueries) {
   decl.blockM = rows;
   decl.blockN = cols;
   func::FuncOp func = createKernel(b, spec, decl);
+  func->setAttr(tile::attrs::kBuildsBlockMask, b.getUnitAttr());
   Block *entry = &func.front();
   b.setInsertionPointToStart(entry);
   SmallVector<Value> captures;

@@ -40,6 +40,10 @@ inline constexpr llvm::StringLiteral kGrid = "tile.grid";
 /// The kernel's other size expressions may name them; kernels of one program
 /// that declare the same name must agree.
 inline constexpr llvm::StringLiteral kSymbols = "tile.symbols";
+/// A kernel that builds a block mask's lists (no attention output): the
+/// forward's schedules leave it alone.
+inline constexpr llvm::StringLiteral kBuildsBlockMask =
+    "tile.builds_block_mask";
 /// A size expression: the kernel is launched only when it is at least 1.
 inline constexpr llvm::StringLiteral kWhen = "tile.when";
 

@@ -177,14 +177,10 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     llvm::MapVector<StringAttr, SmallVector<ForwardKernel>> byVariant;
     // A packed (varlen) batch's programs own blocks of its sequences
     // (tile.ragged_block): splitting their keys is not done.
-    // Nor are a block-sparse program's, whose loops run over lists, nor
-    // kernels with no attention output (a block mask's builder).
+    // Nor are a block-sparse program's, whose loops run over lists, nor a
+    // block mask's builder, which has no attention output.
     auto varlen = [](func::FuncOp f) {
-      bool output = false;
-      for (unsigned i = 0; i < f.getNumArguments(); ++i)
-        if (auto name = f.getArgAttrOfType<StringAttr>(i, tile::attrs::kTensor))
-          output |= name.getValue() == "out";
-      if (!output)
+      if (f->hasAttr(tile::attrs::kBuildsBlockMask))
         return true;
       return f
           .walk([](Operation *op) {

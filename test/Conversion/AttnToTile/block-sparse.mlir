@@ -107,7 +107,7 @@ attn.attention @sparse {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // BUILD-SAME: tile.tensor = "k"
 // BUILD-SAME: %[[NUM:[a-z0-9]+]]: memref<?x?x?xi32, {{.*}}> {{{.*}}tile.tensor = "kv_num_blocks"}
 // BUILD-SAME: %[[IDX:[a-z0-9]+]]: memref<?x?x?x?xi32, {{.*}}> {{{.*}}tile.tensor = "kv_indices"}
-// BUILD-SAME: tile.block_m = 128 : i64, tile.block_n = 64 : i64
+// BUILD-SAME: tile.block_m = 128 : i64, tile.block_n = 64 : i64, tile.builds_block_mask
 // BUILD: %[[LISTS:.*]]:2 = scf.for %[[J:.*]] = %{{.*}} iter_args(%[[P:.*]] = %{{.*}}, %[[F:.*]] = %{{.*}}) -> (index, index)
 // BUILD: arith.cmpi sle, {{.*}} : tensor<128x64xindex>
 // BUILD: tile.reduce_all sum %{{.*}} : tensor<128xf32> -> f32
