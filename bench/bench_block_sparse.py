@@ -193,6 +193,32 @@ row["kiln_with_build_ms"] = bench(lambda: kiln_sparse(sparse, build(), captures=
 pairs = sum(n * (n + 1) / 2 for n in lens)
 row["kiln_tflops"] = flops(pairs) / row["kiln_ms"] / 1e9
 add_fb(row, "document_mask", bm, captures=[doc, doc])
+# Kiln's own lists: the program generated from the variant's mask
+# (`kiln compile --build-block-mask`), one head's lists (the mask does not
+# read the head), checked against Flex's.
+builder = spec("document_mask_hd128_bs128_build")
+if builder is not None:
+    nb = N // BS
+    shapes = [(nb,), (nb, nb)] * 4
+    built = [torch.empty(1, 1, *s, device=dev, dtype=torch.int32) for s in shapes]
+    names = ["kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices", "q_num_blocks", "q_indices",
+             "full_q_num_blocks", "full_q_indices"]
+    run_build = lambda: builder(q=q, k=k, captures=[doc, doc], **dict(zip(names, built)))
+    row["kiln_build_ms"] = bench(run_build)
+    run_build()
+    same = True
+    for i in range(0, 8, 2):
+        want_num, want_idx = getattr(bm, names[i]), getattr(bm, names[i + 1])
+        same &= torch.equal(built[i], want_num)
+        for r in range(nb):
+            n = int(want_num[0, 0, r])
+            same &= sorted(built[i + 1][0, 0, r, :n].tolist()) == sorted(want_idx[0, 0, r, :n].tolist())
+    row["kiln_lists_equal_flex"] = bool(same)
+    fwd = spec("document_mask_hd128_bs128")
+    own = {n: t.expand(1, H, *t.shape[2:]) for n, t in zip(names, built)}
+    run_own = lambda: (run_build(), fwd(q=q, k=k, v=v, out=o, lse=lse, captures=[doc, doc],
+                                        **{n: own[n] for n in names[:4]}))
+    row["kiln_with_own_build_ms"] = bench(run_own)
 rows.append(row)
 print(json.dumps(row), flush=True)
 
@@ -214,6 +240,11 @@ print(f"documents with the mask built: Kiln {r['kiln_with_build_ms']:.3f} ms, Fl
       f"({r['flex_with_build_ms'] / r['kiln_with_build_ms']:.2f}x); build alone {r['mask_build_ms']:.3f} ms; "
       f"Kiln varlen {r['kiln_varlen_ms']:.3f} ms ({r['flex_with_build_ms'] / r['kiln_varlen_ms']:.2f}x Flex with "
       f"build, {r['flex_ms'] / r['kiln_varlen_ms']:.2f}x Flex's kernel)")
+if "kiln_build_ms" in r:
+    print(f"documents with Kiln's own generated build: build {r['kiln_build_ms']:.3f} ms (Flex's "
+          f"{r['mask_build_ms']:.3f}), lists equal Flex's: {r['kiln_lists_equal_flex']}; build + forward "
+          f"{r['kiln_with_own_build_ms']:.3f} ms = {r['flex_with_build_ms'] / r['kiln_with_own_build_ms']:.2f}x Flex with "
+          f"its build")
 out = os.environ.get("OUT", "/tmp")
 json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.join(out, "bench_block_sparse.json"), "w"),
           indent=1)

@@ -33,6 +33,11 @@ pick='rel L2|PASS|FAIL|error|differ|block-sparse'
     $KILN run examples/causal.mlir --backend cuda --block-sparse 128 --seqlen 700 --heads 2 --head-dim 128 \
       --backward --check $opts 2>&1 | grep -E "$pick"
   done
+  for ex in causal sliding_window document_mask tree_verify block_sparse_document; do
+    echo "== $ex --build-block-mask"
+    $KILN run examples/$ex.mlir --backend cuda --block-sparse 128,64 --seqlen 1000 --seqlen-kv 1300 --heads 4 \
+      --batch 2 --head-dim 128 --build-block-mask 2>&1 | grep -E "built|PASS|FAIL|error"
+  done
 } > "$OUT/block-sparse-check.txt" 2>&1
 
 {
@@ -60,7 +65,8 @@ OUT=$OUT python3 bench/bench_block_sparse.py --lib .device/libkiln_runtime.so --
   > "$OUT/block-sparse-bench.txt" 2>&1
 
 echo "---- summary"
-echo "checks: $(grep -c "^PASS$" "$OUT/block-sparse-check.txt") forward, $(grep -c "PASS (backward)" "$OUT/block-sparse-check.txt") backward PASS lines, $(grep -c -E 'FAIL|error' "$OUT/block-sparse-check.txt") FAIL/error"
+echo "built lists: $(grep -c "as expected" "$OUT/block-sparse-check.txt") of 5 as expected"
+echo "checks: $(grep -c "^PASS$" "$OUT/block-sparse-check.txt") forward (and builder), $(grep -c "PASS (backward)" "$OUT/block-sparse-check.txt") backward PASS lines, $(grep -c -E 'FAIL|error' "$OUT/block-sparse-check.txt") FAIL/error"
 grep -E "FAIL|error" "$OUT/block-sparse-check.txt" | head -5
 grep -E "rel L2" "$OUT/block-sparse-check.txt" | sed -E 's/.*rel L2 err ([0-9.e+-]+).*/\1/' | sort -g | tail -1 | sed 's/^/worst rel L2: /'
 grep -E "==|ERROR SUMMARY|rc=" "$OUT/block-sparse-sanitize.txt"

@@ -150,8 +150,11 @@ BlockMaskLists randomBlockMask(const Problem &p, int64_t rowsPerBlock,
 }
 
 BlockMaskLists poisonedLists(const Problem &p, int64_t rowsPerBlock,
-                             int64_t keysPerBlock) {
-  BlockMaskLists l = emptyLists(p, rowsPerBlock, keysPerBlock);
+                             int64_t keysPerBlock, bool perHead) {
+  Problem shape = p;
+  if (!perHead)
+    shape.heads = 1;
+  BlockMaskLists l = emptyLists(shape, rowsPerBlock, keysPerBlock);
   for (HostBuffer *t : {&l.kvNum, &l.fullNum, &l.qNum, &l.fullQNum, &l.kvIdx,
                         &l.fullIdx, &l.qIdx, &l.fullQIdx})
     for (int64_t i = 0; i < t->numElements(); ++i)
@@ -170,17 +173,24 @@ int64_t differingRows(const BlockMaskLists &got, const BlockMaskLists &want,
         {"q", &got.qNum, &got.qIdx, &want.qNum, &want.qIdx},
         {"full_q", &got.fullQNum, &got.fullQIdx, &want.fullQNum,
          &want.fullQIdx}}) {
-    int64_t rows = wantNum->numElements();
-    int64_t width = wantIdx->numElements() / std::max<int64_t>(rows, 1);
-    for (int64_t r = 0; r < rows; ++r) {
-      bool same = gotNum->get(r) == wantNum->get(r);
-      for (int64_t i = 0; same && i < int64_t(wantNum->get(r)); ++i)
-        same = gotIdx->get(r * width + i) == wantIdx->get(r * width + i);
-      if (!same && differ++ == 0)
-        first = std::string(name) + " row " + std::to_string(r) + ": " +
-                std::to_string(int64_t(gotNum->get(r))) + " blocks built, " +
-                std::to_string(int64_t(wantNum->get(r))) + " expected";
-    }
+    int64_t batch = wantNum->sizes[0], heads = wantNum->sizes[1],
+            perRow = wantNum->sizes[2], width = wantIdx->sizes[3];
+    int64_t gotHeads = gotNum->sizes[1];
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < perRow; ++i) {
+          int64_t r = (b * heads + h) * perRow + i;
+          int64_t g = (b * gotHeads + (gotHeads == 1 ? 0 : h)) * perRow + i;
+          bool same = gotNum->get(g) == wantNum->get(r);
+          for (int64_t e = 0; same && e < int64_t(wantNum->get(r)); ++e)
+            same = gotIdx->get(g * width + e) == wantIdx->get(r * width + e);
+          if (!same && differ++ == 0)
+            first = std::string(name) + " [" + std::to_string(b) + ", " +
+                    std::to_string(h) + ", " + std::to_string(i) +
+                    "]: " + std::to_string(int64_t(gotNum->get(g))) +
+                    " blocks built, " +
+                    std::to_string(int64_t(wantNum->get(r))) + " expected";
+        }
   }
   return differ;
 }

@@ -64,13 +64,15 @@ BlockMaskLists randomBlockMask(const Problem &p, int64_t rowsPerBlock,
                                int64_t keysPerBlock, double density,
                                std::mt19937_64 &rng);
 
-/// Lists of `p`'s shape for a builder to fill: counts and numbers poisoned
-/// (-2), so that an entry it leaves unwritten is caught.
+/// Lists of `p`'s shape (one head unless `perHead`: a mask the same in
+/// every head) for a builder to fill: counts and numbers poisoned (-2), so
+/// that an entry it leaves unwritten is caught.
 BlockMaskLists poisonedLists(const Problem &p, int64_t rowsPerBlock,
-                             int64_t keysPerBlock);
+                             int64_t keysPerBlock, bool perHead);
 
 /// The rows (of both orientations) whose count or listed numbers differ
-/// between `got` and `want`; `first` names the first.
+/// between `got` (one head broadcast, or every head) and `want`; `first`
+/// names the first.
 int64_t differingRows(const BlockMaskLists &got, const BlockMaskLists &want,
                       std::string &first);
 

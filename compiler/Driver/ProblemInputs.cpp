@@ -249,7 +249,7 @@ int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,
     in.blockMask = blockMaskFromMask(p, blocks->first, blocks->second,
                                      variant.spec, perBatch, perHead);
     if (p.buildBlockMask)
-      in.builtLists = poisonedLists(p, blocks->first, blocks->second);
+      in.builtLists = poisonedLists(p, blocks->first, blocks->second, perHead);
   }
   return 0;
 }

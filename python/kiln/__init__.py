@@ -169,7 +169,8 @@ def create_block_mask(q, k, variant, captures: Sequence[torch.Tensor] = (), bloc
     visible element (partial) and with all (full), and the transposed lists
     for the backward. Returns what block_sparse_attention takes: (kv_num_blocks,
     kv_indices, full_kv_num_blocks, full_kv_indices, q_num_blocks, q_indices,
-    full_q_num_blocks, full_q_indices, (QB, KB)). q [B, Lq, H, D] and k
+    full_q_num_blocks, full_q_indices, (QB, KB)), the lists [B, 1, ...]
+    when the mask does not read the head. q [B, Lq, H, D] and k
     [B, Lk, H / G, D] are read for their shapes only."""
     v_ = _variant(variant)
     if isinstance(block_size, int):

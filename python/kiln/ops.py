@@ -485,11 +485,22 @@ def build_block_mask(q, k, captures, variant, name, block_q, block_kv):
     """The eight lists of the variant's own mask (kv_num_blocks, kv_indices,
     full_kv_*, then the transposed q_ ones), built by the generated program
     on q's device: q [B, Lq, H, D], k [B, Lk, H / G, D] (read for their
-    shapes only)."""
+    shapes only); [B, 1, ...] when the mask does not read the head."""
     _check_devices([q, k, *captures])
     if q.dim() != 4 or k.dim() != 4:
         raise _capi.KilnError(f"q and k must be [B, L, H, D], got {list(q.shape)} and {list(k.shape)}")
     batch, heads = q.shape[0], q.shape[2]
+    # A mask that does not read the head is built once per batch: its plan's
+    # lists are [batch, 1, ...] (they broadcast in block_sparse_attention).
+    key = _key(q, q, variant, name, 0, 0.0, False, False, (block_q, block_kv), True)
+    if q.device.type == "cuda":
+        device = q.device.index if q.device.index is not None else torch.cuda.current_device()
+        with torch.cuda.device(device):
+            plan = _device_program(*key, "forward", device).plan
+    else:
+        plan = json.loads(_host_program(*key).plan("forward"))
+    if next(t for t in plan["tensors"] if t["name"] == "kv_num_blocks")["shape"][1] == 1:
+        heads = 1
     rows, cols = -(-q.shape[1] // block_q), -(-k.shape[1] // block_kv)
     shapes = [(rows,), (rows, cols), (rows,), (rows, cols), (cols,), (cols, rows), (cols,), (cols, rows)]
     lists = [torch.empty(batch, heads, *shape, dtype=torch.int32, device=q.device) for shape in shapes]

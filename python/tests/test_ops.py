@@ -475,8 +475,10 @@ class Ops(unittest.TestCase):
                                  device="cpu", BLOCK_SIZE=(64, 32))
         names = ["kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices", "q_num_blocks",
                  "q_indices", "full_q_num_blocks", "full_q_indices"]
+        # (The mask does not read the head: lists of one head, broadcast.)
+        self.assertEqual(built[0].shape, (b, 1, -(-lq // 64)))
         for i in range(0, 8, 2):
-            num, idx = built[i], built[i + 1]
+            num, idx = built[i].expand(b, h, -1), built[i + 1].expand(b, h, -1, -1)
             want_num, want_idx = (getattr(flex, names[i]).expand(b, h, *getattr(flex, names[i]).shape[2:]),
                                   getattr(flex, names[i + 1]).expand(b, h, *getattr(flex, names[i + 1]).shape[2:]))
             self.assertTrue(torch.equal(num, want_num), names[i])

@@ -11,7 +11,8 @@ using namespace mlir;
 namespace kiln {
 
 unsigned addBlockListArgs(Builder &b, SmallVectorImpl<KernelArgDecl> &args,
-                          std::pair<int64_t, int64_t> blocks, bool byQueries) {
+                          std::pair<int64_t, int64_t> blocks, bool byQueries,
+                          bool perHead) {
   MLIRContext *ctx = b.getContext();
   int64_t dyn = ShapedType::kDynamic;
   Type i32 = b.getI32Type();
@@ -22,13 +23,13 @@ unsigned addBlockListArgs(Builder &b, SmallVectorImpl<KernelArgDecl> &args,
   std::string side = byQueries ? "kv" : "q";
   unsigned at = args.size();
   for (std::string list : {side, "full_" + side}) {
-    args.push_back({KernelArgDecl::Role::Tensor,
-                    stridedMemRef(ctx, {dyn, dyn, dyn}, i32),
-                    list + "_num_blocks", blockCountShape(b, rows, rowBlock)});
-    args.push_back({KernelArgDecl::Role::Tensor,
-                    stridedMemRef(ctx, {dyn, dyn, dyn, dyn}, i32),
-                    list + "_indices",
-                    blockListShape(b, rows, rowBlock, cols, colBlock)});
+    args.push_back(
+        {KernelArgDecl::Role::Tensor, stridedMemRef(ctx, {dyn, dyn, dyn}, i32),
+         list + "_num_blocks", blockCountShape(b, rows, rowBlock, perHead)});
+    args.push_back(
+        {KernelArgDecl::Role::Tensor,
+         stridedMemRef(ctx, {dyn, dyn, dyn, dyn}, i32), list + "_indices",
+         blockListShape(b, rows, rowBlock, cols, colBlock, perHead)});
   }
   return at;
 }

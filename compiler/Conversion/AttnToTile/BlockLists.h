@@ -28,7 +28,8 @@ namespace kiln {
 /// returns the first one's position.
 unsigned addBlockListArgs(mlir::Builder &b,
                           llvm::SmallVectorImpl<KernelArgDecl> &args,
-                          std::pair<int64_t, int64_t> blocks, bool byQueries);
+                          std::pair<int64_t, int64_t> blocks, bool byQueries,
+                          bool perHead = true);
 
 /// The body of one step of a listed loop: the first row (or key) of its
 /// tile and the loop-carried values; returns the values to carry on.

@@ -42,14 +42,19 @@ LogicalResult buildLists(attn::AttentionOp spec, bool byQueries) {
                 "q", queryShape(b, dqk)},
                {Role::Tensor, stridedMemRef(ctx, {dyn, dyn, dyn, dqk}, elt),
                 "k", keyShape(b, dqk)}};
+  // A mask that does not read the head (causality and the band do not) is
+  // built once per batch: lists [batch, 1, ...], which broadcast.
+  Region &mask = spec.getMaskMod();
+  bool perHead = !mask.empty() && !mask.getArgument(1).use_empty();
   unsigned listsArg =
-      addBlockListArgs(b, decl.args, {qBlock, kBlock}, byQueries);
+      addBlockListArgs(b, decl.args, {qBlock, kBlock}, byQueries, perHead);
   decl.withCaptures = true;
   decl.grid = {
       tile::sizeOp(b, "ceildiv",
                    {tile::sizeSymbol(b, byQueries ? "seq_q" : "seq_kv"),
                     tile::sizeConstant(b, rowBlock)}),
-      tile::sizeSymbol(b, "heads"), tile::sizeSymbol(b, "batch")};
+      perHead ? tile::sizeSymbol(b, "heads") : tile::sizeConstant(b, 1),
+      tile::sizeSymbol(b, "batch")};
   decl.blockM = rows;
   decl.blockN = cols;
   func::FuncOp func = createKernel(b, spec, decl);

@@ -20,7 +20,8 @@ namespace kiln {
 
 /// Lowers block-sparse `spec` to `<name>_block_mask` (kv_num_blocks,
 /// kv_indices, full_kv_*) and `<name>_block_mask_t` (q_num_blocks, ...),
-/// each taking q and k for their shapes, and the captures.
+/// each taking q and k for their shapes, and the captures. A mask that
+/// does not read the head gets lists of one head ([batch, 1, ...]).
 mlir::LogicalResult lowerBlockMaskBuilder(attn::AttentionOp spec);
 
 } // namespace kiln

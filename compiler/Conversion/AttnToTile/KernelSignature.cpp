@@ -103,16 +103,18 @@ SmallVector<Attribute> seqOffsetsShape(Builder &b) {
 }
 
 SmallVector<Attribute> blockCountShape(Builder &b, StringRef rows,
-                                       int64_t block) {
+                                       int64_t block, bool perHead) {
   return {
-      tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "heads"),
+      tile::sizeSymbol(b, "batch"),
+      perHead ? tile::sizeSymbol(b, "heads") : tile::sizeConstant(b, 1),
       tile::sizeOp(b, "ceildiv",
                    {tile::sizeSymbol(b, rows), tile::sizeConstant(b, block)})};
 }
 
 SmallVector<Attribute> blockListShape(Builder &b, StringRef rows, int64_t block,
-                                      StringRef cols, int64_t colBlock) {
-  SmallVector<Attribute> shape = blockCountShape(b, rows, block);
+                                      StringRef cols, int64_t colBlock,
+                                      bool perHead) {
+  SmallVector<Attribute> shape = blockCountShape(b, rows, block, perHead);
   shape.push_back(tile::sizeOp(
       b, "ceildiv",
       {tile::sizeSymbol(b, cols), tile::sizeConstant(b, colBlock)}));

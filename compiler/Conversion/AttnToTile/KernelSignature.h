@@ -74,13 +74,16 @@ llvm::SmallVector<mlir::Attribute> packedRowShape(mlir::Builder &b);
 llvm::SmallVector<mlir::Attribute> seqOffsetsShape(mlir::Builder &b);
 /// [batch, heads, ceildiv(rows, block)]: a block mask's list lengths
 /// (kv_num_blocks: rows "seq_q"; the backward's q_num_blocks: "seq_kv").
-llvm::SmallVector<mlir::Attribute>
-blockCountShape(mlir::Builder &b, llvm::StringRef rows, int64_t block);
+llvm::SmallVector<mlir::Attribute> blockCountShape(mlir::Builder &b,
+                                                   llvm::StringRef rows,
+                                                   int64_t block,
+                                                   bool perHead = true);
 /// [batch, heads, ceildiv(rows, block), ceildiv(cols, colBlock)]: a block
-/// mask's lists of block numbers (kv_indices, q_indices).
+/// mask's lists of block numbers (kv_indices, q_indices). (`perHead`
+/// false: one head, [batch, 1, ...], for a mask the same in every head.)
 llvm::SmallVector<mlir::Attribute>
 blockListShape(mlir::Builder &b, llvm::StringRef rows, int64_t block,
-               llvm::StringRef cols, int64_t colBlock);
+               llvm::StringRef cols, int64_t colBlock, bool perHead = true);
 /// One program per block of `block` rows of each sequence of a packed
 /// batch, and per head: (ceildiv(rows, block) + batch, heads, 1), at least
 /// as many as the sequences have blocks (tile.ragged_block).
