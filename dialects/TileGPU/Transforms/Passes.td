@@ -257,7 +257,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
 
     Applies to kernels whose copies read [B, N, H, D] kernel arguments
     whole rows at a time into swizzled buffers, either once before the
-    loops or once per step at the step's own rows in top-level loops, and
+    loops or once per step in top-level loops at rows computed from the
+    induction variable (the variable itself, or scalars the producer
+    computes again in its copy loop: a block-sparse step reads its block's
+    number from the list, a read-only argument), and
     whose shared memory is otherwise read only by synchronous
     `tgpu.warpgroup_mma` (no `tgpu.mma`, async products), each loop reading
     what it loads after loading it; other kernels keep their cp.async

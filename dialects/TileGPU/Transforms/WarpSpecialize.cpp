@@ -80,11 +80,6 @@ struct Ring {
 
 bool isRegisterTile(Type t) { return isa<RankedTensorType>(t); }
 
-/// Scalar setup every warp may run before the split: free of memory
-/// effects, region-free, no register tiles. Setup only moves up within the
-/// entry block, which every thread runs anyway, so it need not be
-/// speculatable: a division by a run-time value (split-KV's batch =
-/// z / kv_splits) qualifies.
 /// A scalar read of a kernel argument that the kernel only ever reads by
 /// scalar loads (a capture: a mask's per-program key bound, VisibleBelow.h;
 /// a block mask's lists): the producer may read it too.
@@ -97,6 +92,11 @@ bool isReadOnlyScalarLoad(Operation *op) {
          });
 }
 
+/// Scalar setup every warp may run before the split: free of memory
+/// effects (or a read-only scalar load), region-free, no register tiles. Setup
+/// only moves up within the entry block, which every thread runs anyway, so it
+/// need not be speculatable: a division by a run-time value (split-KV's batch =
+/// z / kv_splits) qualifies.
 bool isSetup(Operation *op) {
   if (isa<SharedAllocOp>(op) || isReadOnlyScalarLoad(op))
     return true;
@@ -206,7 +206,7 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
     if (load.loop && copy.getOffsets()[0] != load.loop.getInductionVar()) {
       auto chain = stepRowsChain(load.loop, copy.getOffsets()[0]);
       if (!chain || load.paged() || load.ragged())
-        return reject("copies of another step's rows");
+        return reject("copies of rows only the consumers can compute");
       load.rowsChain = std::move(*chain);
     }
     loads.push_back(load);
