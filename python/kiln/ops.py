@@ -88,19 +88,30 @@ def _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen=Fa
             capture_gradients, varlen, tuple(block_sparse), build_block_mask)
 
 
-def _gradient_captures(q, v, variant, name, dropout_p, varlen=False, block_sparse=(0, 0)):
-    """Which captures the backward with capture gradients differentiates
-    (the float ones its score_mod reads): (index, name) pairs, in order."""
-    key = _key(q, v, variant, name, 0, dropout_p, True, varlen, block_sparse)
+def _plan(q, key, program):
+    """The launch plan (JSON as a dict) of `program` for `key` on q's device."""
     if q.device.type == "cuda":
         device = q.device.index if q.device.index is not None else torch.cuda.current_device()
         with torch.cuda.device(device):
-            plan = _device_program(*key, "backward", device).plan
-    else:
-        plan = json.loads(_host_program(*key).plan("backward"))
+            return _device_program(*key, program, device).plan
+    return json.loads(_host_program(*key).plan(program))
+
+
+def _gradient_captures(q, v, variant, name, dropout_p, varlen=False, block_sparse=(0, 0)):
+    """Which captures the backward with capture gradients differentiates
+    (the float ones its score_mod reads): (index, name) pairs, in order."""
+    plan = _plan(q, _key(q, v, variant, name, 0, dropout_p, True, varlen, block_sparse), "backward")
     names = [c["name"] for c in plan["captures"]]
     return [(names.index(t["name"][len("grad_"):]), t["name"][len("grad_"):]) for t in plan["tensors"]
             if t["name"].startswith("grad_")]
+
+
+def _capture_gradient_tensors(q, v, captures, variant, name, dropout_p, **program):
+    """The zeroed f32 gradients the backward with capture gradients adds
+    into (_gradient_captures' order), and the same by tensor name."""
+    which = _gradient_captures(q, v, variant, name, dropout_p, **program)
+    grads = [torch.zeros(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which]
+    return grads, {f"grad_{n}": g for (_, n), g in zip(which, grads)}
 
 
 def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0, capture_gradients=False,
@@ -246,10 +257,7 @@ def attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch
     q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
     captures = [c.contiguous() for c in captures]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    which = _gradient_captures(q, v, variant, name, dropout_p, bool(offsets))
-    # The backward adds into them.
-    grads = [torch.zeros(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which]
-    names = {f"grad_{n}": g for (_, n), g in zip(which, grads)}
+    grads, names = _capture_gradient_tensors(q, v, captures, variant, name, dropout_p, varlen=bool(offsets))
     _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
                             "dv": dv, **rng, **offsets, **names}, captures, variant, name, dropout_p=dropout_p,
          capture_gradients=True, varlen=bool(offsets))
@@ -434,9 +442,7 @@ def block_sparse_attention_backward_captures_op(dout: torch.Tensor, q: torch.Ten
     captures = [c.contiguous() for c in captures]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     blocks = (block_q, block_kv)
-    which = _gradient_captures(q, v, variant, name, dropout_p, block_sparse=blocks)
-    grads = [torch.zeros(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which]
-    grad_names = {f"grad_{n}": g for (_, n), g in zip(which, grads)}
+    grads, grad_names = _capture_gradient_tensors(q, v, captures, variant, name, dropout_p, block_sparse=blocks)
     _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
                             "dv": dv, **named, **rng, **grad_names}, captures, variant, name, dropout_p=dropout_p,
          capture_gradients=True, block_sparse=blocks)
@@ -492,13 +498,7 @@ def build_block_mask(q, k, captures, variant, name, block_q, block_kv):
     batch, heads = q.shape[0], q.shape[2]
     # A mask that does not read the head is built once per batch: its plan's
     # lists are [batch, 1, ...] (they broadcast in block_sparse_attention).
-    key = _key(q, q, variant, name, 0, 0.0, False, False, (block_q, block_kv), True)
-    if q.device.type == "cuda":
-        device = q.device.index if q.device.index is not None else torch.cuda.current_device()
-        with torch.cuda.device(device):
-            plan = _device_program(*key, "forward", device).plan
-    else:
-        plan = json.loads(_host_program(*key).plan("forward"))
+    plan = _plan(q, _key(q, q, variant, name, 0, 0.0, False, False, (block_q, block_kv), True), "forward")
     if next(t for t in plan["tensors"] if t["name"] == "kv_num_blocks")["shape"][1] == 1:
         heads = 1
     rows, cols = -(-q.shape[1] // block_q), -(-k.shape[1] // block_kv)

@@ -19,6 +19,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <functional>
 #include <limits>
 
 namespace kiln {
@@ -563,6 +564,15 @@ struct DotLowering : OpConversionPattern<tile::DotOp> {
   }
 };
 
+/// linalg.reduce's body for tile.reduce and tile.reduce_all: max or sum.
+std::function<void(OpBuilder &, Location, ValueRange)> combineBody(bool isMax) {
+  return [isMax](OpBuilder &b, Location l, ValueRange args) {
+    Value r = isMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
+                    : Value(arith::AddFOp::create(b, l, args[0], args[1]));
+    linalg::YieldOp::create(b, l, r);
+  };
+}
+
 struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -580,12 +590,7 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
     auto reduce = linalg::ReduceOp::create(
         rewriter, loc, ValueRange{adaptor.getSource()}, ValueRange{init},
         SmallVector<int64_t>{op.getDim()},
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value r =
-              isMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
-                    : Value(arith::AddFOp::create(b, l, args[0], args[1]));
-          linalg::YieldOp::create(b, l, r);
-        });
+        combineBody(isMax));
     rewriter.replaceOp(op, reduce.getResult(0));
     return success();
   }
@@ -609,12 +614,7 @@ struct ReduceAllLowering : OpConversionPattern<tile::ReduceAllOp> {
     auto reduce = linalg::ReduceOp::create(
         rewriter, loc, ValueRange{adaptor.getSource()}, ValueRange{init},
         SmallVector<int64_t>{0},
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value r =
-              isMax ? Value(arith::MaximumFOp::create(b, l, args[0], args[1]))
-                    : Value(arith::AddFOp::create(b, l, args[0], args[1]));
-          linalg::YieldOp::create(b, l, r);
-        });
+        combineBody(isMax));
     rewriter.replaceOpWithNewOp<tensor::ExtractOp>(op, reduce.getResult(0),
                                                    ValueRange{});
     return success();
