@@ -32,7 +32,11 @@ kiln::Status toVariant(const kiln_variant_options *o, kiln::Variant &variant,
     return kiln::Status::error("dropout_p must be in [0, 1) (0: the "
                                "variant's)");
   options.dropoutP = o->dropout_p;
+  if (o->capture_gradients < 0 || o->capture_gradients > 2)
+    return kiln::Status::error("capture_gradients must be 0 (none), 1 (f32 "
+                               "atomics) or 2 (deterministic)");
   options.captureGradients = o->capture_gradients != 0;
+  options.deterministicCaptureGradients = o->capture_gradients == 2;
   options.varlen = o->varlen != 0;
   if (o->block_sparse[0] < 0 || o->block_sparse[1] < 0 ||
       (o->block_sparse[0] > 0) != (o->block_sparse[1] > 0))

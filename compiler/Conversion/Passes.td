@@ -135,6 +135,12 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "(tensors grad_<name>, f32, the capture's shape, added to "
            "atomically by the dQ kernel, or the dK kernel of the atomic "
            "schedule: the caller passes zeros)">,
+    Option<"deterministicCaptureGradients",
+           "deterministic-capture-gradients", "bool", "false",
+           "Capture gradients (implies capture-gradients) that are the same "
+           "bit for bit in every run: the kernel adds fixed-point integers "
+           "into a zeroed i64 workspace grad_<name>_fixed, and a last kernel "
+           "per capture writes grad_<name> from it">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

@@ -51,6 +51,8 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.splitDkdvAbove = o.splitDkdv == SplitDkDv::On ? 0 : -1;
   pipelineOptions.keyBlock = o.keyBlock;
   pipelineOptions.captureGradients = o.captureGradients;
+  pipelineOptions.deterministicCaptureGradients =
+      o.deterministicCaptureGradients;
   auto start = std::chrono::steady_clock::now();
   PassManager tilePM(&context);
   buildForwardTilePipeline(tilePM, pipelineOptions);

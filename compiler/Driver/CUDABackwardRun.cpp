@@ -91,11 +91,16 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     }
     return kernel->program().run(named, captureRefs, nullptr);
   };
-  // dQ, dK, dV: compared across reruns (the captures' gradients use
-  // atomics, like the atomic schedule's dQ, and are left out).
+  // dQ, dK, dV: compared across reruns; the captures' gradients too when
+  // they are deterministic (f32 atomics otherwise, like the atomic
+  // schedule's dQ: their order is not fixed).
+  std::vector<std::string> compared{"dq", "dk", "dv"};
+  if (o.deterministicCaptureGradients)
+    for (Gradients::CaptureGradient &c : g.captureGrads)
+      compared.push_back(c.tensor);
   auto gradientBytes = [&](std::vector<std::vector<uint64_t>> &out) -> Status {
     out.clear();
-    for (const char *name : {"dq", "dk", "dv"}) {
+    for (const std::string &name : compared) {
       size_t i = indexOf(name);
       out.emplace_back(host[i]->storage.size());
       if (Status s = cuda::copyToHost(out.back().data(), refs[i].data,
@@ -115,19 +120,17 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
   if (Status s = gradientBytes(first); !s.ok())
     return fail(s, kInternalError);
   for (size_t i = 0; i < 3; ++i)
-    std::memcpy(host[indexOf(i == 0   ? "dq"
-                             : i == 1 ? "dk"
-                                      : "dv")]
-                    ->data(),
-                first[i].data(), first[i].size() * 8);
+    std::memcpy(host[indexOf(compared[i])]->data(), first[i].data(),
+                first[i].size() * 8);
   for (Gradients::CaptureGradient &c : g.captureGrads)
     if (Status s = cuda::copyToHost(c.grad.data(), refs[indexOf(c.tensor)].data,
                                     c.grad.storage.size() * 8);
         !s.ok())
       return fail(s, kInternalError);
 
-  // Determinism: the two-kernel schedule has a fixed summation order.
-  int differing = 0;
+  // Determinism: the two-kernel schedule has a fixed summation order, and
+  // deterministic capture gradients sum integers.
+  int differing = 0, capturesDiffering = 0;
   for (int run = 0; run < 2; ++run) {
     if (Status s = launch(); !s.ok())
       return fail(s, kInternalError);
@@ -135,17 +138,29 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
       return fail(s, kInternalError);
     if (Status s = gradientBytes(again); !s.ok())
       return fail(s, kInternalError);
-    if (again != first)
+    if (!std::equal(again.begin(), again.begin() + 3, first.begin()))
       ++differing;
+    if (!std::equal(again.begin() + 3, again.end(), first.begin() + 3))
+      ++capturesDiffering;
   }
   note +=
       llvm::formatv("  backward reruns: {0} of 2 differ bitwise from the "
                     "first run{1}\n",
                     differing, atomic ? " (atomic dQ: order not fixed)" : "")
           .str();
+  if (o.deterministicCaptureGradients)
+    note += llvm::formatv("  deterministic capture gradients: {0} of 2 "
+                          "reruns differ bitwise from the first run\n",
+                          capturesDiffering)
+                .str();
   if (!atomic && differing > 0) {
     err << "kiln: error: the two-kernel backward schedule gave different "
            "gradients across runs; it must be deterministic\n";
+    return kMismatch;
+  }
+  if (capturesDiffering > 0) {
+    err << "kiln: error: deterministic capture gradients differed across "
+           "runs\n";
     return kMismatch;
   }
 

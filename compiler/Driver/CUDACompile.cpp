@@ -63,6 +63,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.splitDkdv = choices.splitDkdv;
   options.keyBlock = choices.keyBlock;
   options.captureGradients = choices.captureGradients;
+  options.deterministicCaptureGradients = choices.deterministicCaptureGradients;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -112,6 +113,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.splitDkdv = o.splitDkdv;
   choices.keyBlock = o.keyBlock;
   choices.captureGradients = o.captureGradients;
+  choices.deterministicCaptureGradients = o.deterministicCaptureGradients;
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;

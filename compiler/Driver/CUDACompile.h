@@ -39,6 +39,8 @@ struct ScheduleChoices {
   int64_t keyBlock = 0;
   /// Backward: the gradients of the float captures the score_mod reads.
   bool captureGradients = false;
+  /// ...the same bit for bit in every run (fixed-point sums).
+  bool deterministicCaptureGradients = false;
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

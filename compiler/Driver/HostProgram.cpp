@@ -69,6 +69,7 @@ Status HostProgram::compile(const Variant &variant,
     driver::RunOptions o;
     o.backward = backward;
     o.captureGradients = options.captureGradients;
+    o.deterministicCaptureGradients = options.deterministicCaptureGradients;
     impl.programs = driver::CPUPrograms();
     std::string printed, errors;
     llvm::raw_string_ostream out(printed), err(errors);

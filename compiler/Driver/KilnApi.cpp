@@ -95,6 +95,8 @@ Status compileBackwardSpec(const Variant &variant,
   return withVariantModule(variant, options, [&](ModuleOp module) {
     driver::ScheduleChoices choices;
     choices.captureGradients = options.captureGradients;
+    choices.deterministicCaptureGradients =
+        options.deterministicCaptureGradients;
     return driver::compileBackwardCUDA(module, options.arch,
                                        schedule == BackwardSchedule::AtomicDQ,
                                        spec, choices);

@@ -68,6 +68,10 @@ const char *runUsage() {
   --capture-gradients       backward: also the gradients of the float captures
                             the score_mod reads (checked against float64
                             central differences)
+  --deterministic-capture-gradients
+                            backward: capture gradients bit for bit equal in
+                            every run (fixed-point sums; cuda --check also
+                            compares two runs)
   --split-dkdv              backward: dK and dV in two kernels, each
   --no-split-dkdv           recomputing S, or in one (default: two on sm_90a
                             where Dqk + Dv > 256, one elsewhere)
@@ -213,6 +217,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "backward" || name == "keys-by-queries" ||
                     name == "no-keys-by-queries" || name == "split-dkdv" ||
                     name == "no-split-dkdv" || name == "capture-gradients" ||
+                    name == "deterministic-capture-gradients" ||
                     name == "varlen" || name == "build-block-mask";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
@@ -238,6 +243,9 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.buildBlockMask = true;
     } else if (name == "capture-gradients") {
       o.captureGradients = true;
+    } else if (name == "deterministic-capture-gradients") {
+      o.captureGradients = true;
+      o.deterministicCaptureGradients = true;
     } else if (name == "keys-by-queries") {
       o.keysByQueries = KeysByQueries::On;
     } else if (name == "no-keys-by-queries") {

@@ -83,6 +83,9 @@ struct RunOptions {
   /// --capture-gradients: the backward also differentiates the float
   /// captures the score_mod reads.
   bool captureGradients = false;
+  /// --deterministic-capture-gradients: the same, bit for bit equal in
+  /// every run (fixed-point sums; implies captureGradients).
+  bool deterministicCaptureGradients = false;
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations

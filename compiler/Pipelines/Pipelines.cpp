@@ -38,6 +38,8 @@ void buildForwardTilePipeline(OpPassManager &pm,
     backward.splitDkdvAbove = options.splitDkdvAbove;
     backward.keyBlock = options.keyBlock;
     backward.captureGradients = options.captureGradients;
+    backward.deterministicCaptureGradients =
+        options.deterministicCaptureGradients;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
@@ -243,6 +245,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // backward on the H100 (slower at N = 4096 causal: half the CTAs).
   program.keyBlock = options.keyBlock;
   program.captureGradients = options.captureGradients;
+  program.deterministicCaptureGradients = options.deterministicCaptureGradients;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.
   program.splitDkdvAbove = options.splitDkdv == SplitDkDv::On ? 0

@@ -56,6 +56,13 @@ struct ForwardPipelineOptions
                      "the score_mod reads (convert-attn-to-tile-backward "
                      "capture-gradients)"),
       llvm::cl::init(false)};
+  Option<bool> deterministicCaptureGradients{
+      *this, "deterministic-capture-gradients",
+      llvm::cl::desc("Backward: capture gradients the same bit for bit in "
+                     "every run (fixed-point sums; "
+                     "convert-attn-to-tile-backward "
+                     "deterministic-capture-gradients)"),
+      llvm::cl::init(false)};
   Option<bool> splitKv{
       *this, "split-kv",
       llvm::cl::desc("Forward: split the KV range across programs when the "
@@ -152,6 +159,11 @@ struct CUDAPipelineOptions
       *this, "capture-gradients",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: also the gradients of the "
                      "float captures the score_mod reads"),
+      llvm::cl::init(false)};
+  Option<bool> deterministicCaptureGradients{
+      *this, "deterministic-capture-gradients",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: capture gradients the same "
+                     "bit for bit in every run (fixed-point sums)"),
       llvm::cl::init(false)};
   Option<SplitDkDv> splitDkdv{
       *this, "split-dkdv",

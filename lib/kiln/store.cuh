@@ -64,12 +64,48 @@ __device__ __forceinline__ void store(const Desc<T, G> &d, int row0,
 /// compiles to red.global.add).
 __device__ __forceinline__ void red_add(float *p, float v) { atomicAdd(p, v); }
 
-/// tile.scatter_add of a register tile whose every element goes to `*p` (the
-/// index tiles are splats: a capture read at a uniform index, ALiBi's
-/// slope): the thread's elements, then the warp's 32 threads summed, one
-/// reduction per warp.
-template <typename F>
-__device__ __forceinline__ void scatter_add_uniform(float *p, const F &f) {
+/// Where tile.scatter_add's sums go: f32 reductions into `base[at]`, whose
+/// order (and so rounding) varies from run to run...
+struct FloatSink {
+  float *base;
+  __device__ __forceinline__ void add(long long at, float v) const {
+    red_add(base + at, v);
+  }
+};
+
+/// ...or (fixed_point) three i64 reductions into entry `base[at]`, words
+/// `part_stride` apart, whose sums are the same in any order: round(v 2^16),
+/// the rest in units of 2^-40, and a count of values out of range (not
+/// finite, or |v| >= 2^46). tile.scatter_add's description defines them;
+/// the CPU lowering computes the same.
+struct FixedPointSink {
+  long long *base;
+  long long part_stride;
+  __device__ __forceinline__ void add(long long at, float v) const {
+    unsigned long long *p = reinterpret_cast<unsigned long long *>(base + at);
+    const double wide = v;
+    if (!(fabs(wide) < 0x1p46)) { // NaN too
+      atomicAdd(p + 2 * part_stride, 1ull);
+      return;
+    }
+    const double scaled = wide * 0x1p16;
+    const double high = rint(scaled);
+    const long long hi = __double2ll_rn(high);
+    const long long lo = __double2ll_rn((scaled - high) * 0x1p24);
+    if (hi != 0)
+      atomicAdd(p, static_cast<unsigned long long>(hi));
+    if (lo != 0)
+      atomicAdd(p + part_stride, static_cast<unsigned long long>(lo));
+  }
+};
+
+/// tile.scatter_add of a register tile whose every element goes to entry
+/// `at` (the index tiles are splats: a capture read at a uniform index,
+/// ALiBi's slope): the thread's elements, then the warp's 32 threads summed
+/// (in a fixed order), one reduction per warp.
+template <typename Sink, typename F>
+__device__ __forceinline__ void scatter_add_uniform(const Sink &sink,
+                                                    long long at, const F &f) {
   float sum = 0.0f;
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e)
@@ -78,16 +114,16 @@ __device__ __forceinline__ void scatter_add_uniform(float *p, const F &f) {
   for (int offset = 16; offset > 0; offset >>= 1)
     sum += __shfl_xor_sync(0xffffffffu, sum, offset);
   if (lane_id() == 0)
-    red_add(p, sum);
+    sink.add(at, sum);
 }
 
-/// tile.scatter_add of a register tile: element e of `f` added at
-/// `base + offset(e)`. Consecutive elements of a thread at one address are
+/// tile.scatter_add of a register tile: element e of `f` added at entry
+/// `offset(e)`. Consecutive elements of a thread at one address are
 /// summed before their one reduction (far from the diagonal a bucketed
 /// relative-position bias maps a whole row to one entry), and a warp whose
 /// elements all go to one address sums across its lanes first.
-template <typename F, typename Offset>
-__device__ __forceinline__ void scatter_add(float *base, const F &f,
+template <typename Sink, typename F, typename Offset>
+__device__ __forceinline__ void scatter_add(const Sink &sink, const F &f,
                                             Offset offset) {
   long long at = offset(0);
   // A tile that goes to one address in every lane of the warp (a bucketed
@@ -99,7 +135,7 @@ __device__ __forceinline__ void scatter_add(float *base, const F &f,
     one &= offset(e) == at;
   long long first = __shfl_sync(0xffffffffu, at, 0);
   if (__all_sync(0xffffffffu, one && at == first)) {
-    scatter_add_uniform(base + at, f);
+    scatter_add_uniform(sink, at, f);
     return;
   }
   float sum = f.x[0];
@@ -107,13 +143,13 @@ __device__ __forceinline__ void scatter_add(float *base, const F &f,
   for (int e = 1; e < F::kSize; ++e) {
     long long next = offset(e);
     if (next != at) {
-      red_add(base + at, sum);
+      sink.add(at, sum);
       at = next;
       sum = 0.0f;
     }
     sum += f.x[e];
   }
-  red_add(base + at, sum);
+  sink.add(at, sum);
 }
 
 /// d += f with fp32 reductions in L2 (red.global.add; no return value, so

@@ -114,6 +114,13 @@ def _capture_gradient_tensors(q, v, captures, variant, name, dropout_p, **progra
     return grads, {f"grad_{n}": g for (_, n), g in zip(which, grads)}
 
 
+def _capture_gradients_mode(deterministic):
+    """kiln_variant_options.capture_gradients: 1 adds the captures'
+    gradients by f32 atomics, 2 deterministically (the same bits in every
+    run: under torch.use_deterministic_algorithms(True))."""
+    return 2 if deterministic else 1
+
+
 def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p=0.0, capture_gradients=False,
          varlen=False, block_sparse=(0, 0), build_block_mask=False):
     """Runs the forward or the backward (program) of the variant on the
@@ -246,11 +253,12 @@ def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, 
 def attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                                    out: torch.Tensor, lse: torch.Tensor, captures: List[torch.Tensor], variant: str,
                                    name: str, dropout_p: float, dropout_rng: List[torch.Tensor],
-                                   cu_seqlens: List[torch.Tensor]
+                                   cu_seqlens: List[torch.Tensor], deterministic: bool = False
                                    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor]]:
     """attention_backward and the gradients of the float captures the
     variant's score_mod reads (f32, in capture order; _gradient_captures
-    says which)."""
+    says which); deterministic: the same bits in every run (fixed-point
+    sums, one more kernel per capture) instead of f32 atomics."""
     rng = _dropout_tensors(dropout_p, dropout_rng)
     offsets = _offset_tensors(q, cu_seqlens)
     _check_devices([dout, q, k, v, out, lse, *captures, *rng.values(), *offsets.values()])
@@ -260,12 +268,12 @@ def attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch
     grads, names = _capture_gradient_tensors(q, v, captures, variant, name, dropout_p, varlen=bool(offsets))
     _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
                             "dv": dv, **rng, **offsets, **names}, captures, variant, name, dropout_p=dropout_p,
-         capture_gradients=True, varlen=bool(offsets))
+         capture_gradients=_capture_gradients_mode(deterministic), varlen=bool(offsets))
     return dq, dk, dv, grads
 
 
 @attention_backward_captures_op.register_fake
-def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
+def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, cu_seqlens, deterministic=False):
     which = _gradient_captures(q, v, variant, name, dropout_p, bool(cu_seqlens))
     return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
             [torch.empty(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which])
@@ -293,7 +301,8 @@ def _backward(ctx, dout, dlse):
     capture_grads = [None] * ctx.num_captures
     if ctx.capture_grads:
         dq, dk, dv, grads = attention_backward_captures_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name,
-                                                           ctx.dropout_p, rngs, offsets)
+                                                           ctx.dropout_p, rngs, offsets,
+                                                           torch.are_deterministic_algorithms_enabled())
         for (i, _), g in zip(_gradient_captures(q, v, ctx.variant, ctx.name, ctx.dropout_p, bool(offsets)), grads):
             if captures[i].requires_grad:
                 capture_grads[i] = g.to(captures[i].dtype)
@@ -430,7 +439,8 @@ def block_sparse_attention_backward_captures_op(dout: torch.Tensor, q: torch.Ten
                                                 v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
                                                 lists: List[torch.Tensor], captures: List[torch.Tensor],
                                                 variant: str, name: str, block_q: int, block_kv: int,
-                                                dropout_p: float, dropout_rng: List[torch.Tensor]
+                                                dropout_p: float, dropout_rng: List[torch.Tensor],
+                                                deterministic: bool = False
                                                 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor]]:
     """block_sparse_attention_backward and the gradients of the float
     captures the score_mod reads (f32, in capture order), as
@@ -445,12 +455,13 @@ def block_sparse_attention_backward_captures_op(dout: torch.Tensor, q: torch.Ten
     grads, grad_names = _capture_gradient_tensors(q, v, captures, variant, name, dropout_p, block_sparse=blocks)
     _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
                             "dv": dv, **named, **rng, **grad_names}, captures, variant, name, dropout_p=dropout_p,
-         capture_gradients=True, block_sparse=blocks)
+         capture_gradients=_capture_gradients_mode(deterministic), block_sparse=blocks)
     return dq, dk, dv, grads
 
 
 @block_sparse_attention_backward_captures_op.register_fake
-def _(dout, q, k, v, out, lse, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng):
+def _(dout, q, k, v, out, lse, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng,
+      deterministic=False):
     which = _gradient_captures(q, v, variant, name, dropout_p, block_sparse=(block_q, block_kv))
     return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
             [torch.empty(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which])
@@ -472,7 +483,8 @@ def _block_sparse_backward(ctx, dout, dlse):
     capture_grads = [None] * len(captures)
     if ctx.capture_grads:
         dq, dk, dv, grads = block_sparse_attention_backward_captures_op(
-            dout, q, k, v, out, lse, lists, captures, ctx.variant, ctx.name, *ctx.blocks, ctx.dropout_p, rngs)
+            dout, q, k, v, out, lse, lists, captures, ctx.variant, ctx.name, *ctx.blocks, ctx.dropout_p, rngs,
+            torch.are_deterministic_algorithms_enabled())
         which = _gradient_captures(q, v, ctx.variant, ctx.name, ctx.dropout_p, block_sparse=ctx.blocks)
         for (i, _), g in zip(which, grads):
             if captures[i].requires_grad:

@@ -87,6 +87,22 @@ def main():
     expect.backward(dout.cpu().double())
     err = rel(slopes.grad.cpu(), sd.grad)
     check(err < 2e-2, f"ALiBi slopes' gradient on the GPU vs float64: {err:.1e}")
+    # Under torch.use_deterministic_algorithms(True): fixed-point sums, the
+    # same bits in three runs, within rounding of the f32 atomics' result.
+    atomic_grad = slopes.grad.clone()
+    torch.use_deterministic_algorithms(True)
+    runs = []
+    try:
+        for _ in range(3):
+            slopes.grad = None
+            kiln.attention(q, k, v, example("alibi"), captures=[slopes]).backward(dout)
+            runs.append(slopes.grad.clone())
+    finally:
+        torch.use_deterministic_algorithms(False)
+    same = all(torch.equal(r, runs[0]) for r in runs)
+    check(same and rel(runs[0].cpu(), sd.grad) < 2e-2 and rel(runs[0], atomic_grad) < 1e-5,
+          f"deterministic ALiBi slopes' gradient: 3 runs bit-equal {same}, vs float64 "
+          f"{rel(runs[0].cpu(), sd.grad):.1e}, vs f32 atomics {rel(runs[0], atomic_grad):.1e}")
 
     # A varlen batch on CUDA tensors: out and gradients against the same
     # packed batch on the CPU backend (itself checked against float64 in

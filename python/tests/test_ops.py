@@ -303,6 +303,21 @@ class Ops(unittest.TestCase):
         torch.library.opcheck(torch.ops.kiln.attention_backward_captures.default,
                               (dout, q.detach(), k.detach(), v.detach(), out.detach(), lse, [slopes.detach()],
                                alibi.text, "", 0.0, [], []))
+        # Under torch.use_deterministic_algorithms the gradients come from
+        # the fixed-point program: within rounding of the atomic one's, and
+        # the same against float64.
+        atomic_grad = slopes.grad.clone()
+        torch.use_deterministic_algorithms(True)
+        try:
+            slopes.grad = None
+            kiln.attention(q, k, v, alibi, captures=[slopes]).backward(dout)
+        finally:
+            torch.use_deterministic_algorithms(False)
+        self.assertLess(rel(slopes.grad, sd.grad), 1e-2)
+        self.assertLess(rel(slopes.grad, atomic_grad), 1e-5)
+        torch.library.opcheck(torch.ops.kiln.attention_backward_captures.default,
+                              (dout, q.detach(), k.detach(), v.detach(), out.detach(), lse, [slopes.detach()],
+                               alibi.text, "", 0.0, [], [], True))
         # A capture that does not require grad gets none (and the plain
         # backward runs).
         slopes2 = slopes.detach()

@@ -197,9 +197,25 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
       }
       }
     }
-    if (Status st = launch(functions_[k], grids[k][0], grids[k][1], grids[k][2],
-                           kernel.numThreads, kernel.sharedBytes, stream,
-                           params, "cuLaunchKernel of '" + kernel.name + "'");
+  }
+  // Then the zero-filled workspaces' clears, ahead of the kernels on the
+  // stream (a kernel that accumulates into one, such as deterministic
+  // capture gradients' fixed-point sums, starts from zeros every run).
+  for (const Clear &c : clears)
+    if (Status st = api::check(
+            d->cuMemsetD8Async(reinterpret_cast<api::CUdeviceptr>(c.data), 0,
+                               c.bytes, stream),
+            ("clearing workspace '" + *c.name + "'").c_str());
+        !st.ok())
+      return st;
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    if (!launched[k])
+      continue;
+    const KernelLaunch &kernel = s.kernels[k];
+    if (Status st =
+            launch(functions_[k], grids[k][0], grids[k][1], grids[k][2],
+                   kernel.numThreads, kernel.sharedBytes, stream, allParams[k],
+                   "cuLaunchKernel of '" + kernel.name + "'");
         !st.ok())
       return st;
   }

@@ -216,7 +216,12 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
       indices.push_back(isa<RankedTensorType>(index.getType())
                             ? index
                             : pb.splat(index, shape));
-    tile::ScatterAddOp::create(pb.b, pb.loc, share, grad->second, indices);
+    auto scatter =
+        tile::ScatterAddOp::create(pb.b, pb.loc, share, grad->second, indices);
+    // An i64 accumulator: the deterministic option's fixed-point sums.
+    scatter.setFixedPoint(cast<MemRefType>(grad->second.getType())
+                              .getElementType()
+                              .isInteger(64));
   }
   if (modDerivative)
     ds = pb.mul(ds, modDerivative);
@@ -343,9 +348,99 @@ struct Program {
   }
 };
 
+/// The kernel that turns a deterministic capture gradient's fixed-point
+/// sums (`fixed`, [dims..., 3] i64: tile.scatter_add's parts) into `grad`
+/// (f32, the capture's shape, zeroed by the caller): one program per 4096
+/// entries in row-major order, each entry its parts' value, NaN where an
+/// addend was out of range. Each entry is added to once, so the result does
+/// not depend on the order either.
+void buildFixedPointGradient(OpBuilder &b, attn::AttentionOp spec,
+                             KernelArgDecl fixed, KernelArgDecl grad) {
+  Location loc = spec.getLoc();
+  constexpr int64_t kRows = 64, kCols = 64;
+  SmallVector<Attribute> dims(grad.shape);
+  Attribute entries = dims.empty() ? tile::sizeConstant(b, 1) : dims.front();
+  for (Attribute d : ArrayRef(dims).drop_front())
+    entries = tile::sizeOp(b, "mul", {entries, d});
+  SmallVector<Attribute, 3> grid{
+      tile::sizeOp(b, "ceildiv",
+                   {entries, tile::sizeConstant(b, kRows * kCols)}),
+      tile::sizeConstant(b, 1), tile::sizeConstant(b, 1)};
+  std::string suffix = "_bwd_" + grad.name; // e.g. "_bwd_grad_slopes"
+  Kernel k = makeKernel(b, spec, suffix, {fixed, grad}, "capture_grad", grid,
+                        kRows, kCols, false);
+  OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
+  ProgramBuilder pb{kb, loc};
+  Value fixedSums = k.entry->getArgument(0), out = k.entry->getArgument(1);
+  auto outType = cast<MemRefType>(out.getType());
+  SmallVector<int64_t> shape{kRows, kCols};
+  // Entry e = program * 4096 + row * 64 + col, and its position in the
+  // capture's dimensions (the last varies fastest). One op per statement:
+  // C++ leaves the order of argument evaluation open.
+  Value program = tile::ProgramIdOp::create(kb, loc, kb.getIndexType(), 0);
+  Value rows = pb.iota(0, shape);
+  Value cols = pb.iota(1, shape);
+  Value rowStride = pb.splat(pb.index(kCols), shape);
+  Value first = pb.mul(program, pb.index(kRows * kCols));
+  Value entry = pb.mul(rows, rowStride);
+  entry = pb.add(entry, cols);
+  entry = pb.add(entry, pb.splat(first, shape));
+  Value total = pb.index(1);
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < outType.getRank(); ++d) {
+    sizes.push_back(memref::DimOp::create(kb, loc, out, d));
+    total = pb.mul(total, sizes.back());
+  }
+  Value totalTile = pb.splat(total, shape);
+  Value inside = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::slt,
+                                       entry, totalTile);
+  // Past the end: the last entry, adding zero.
+  Value last = pb.sub(total, pb.index(1));
+  Value rest = pb.minIndex(entry, pb.splat(last, shape));
+  SmallVector<Value> at(outType.getRank());
+  for (int64_t d = outType.getRank() - 1; d >= 0; --d) {
+    Value size = pb.splat(sizes[d], shape);
+    at[d] = d == 0 ? rest : Value(arith::RemUIOp::create(kb, loc, rest, size));
+    if (d > 0)
+      rest = arith::DivUIOp::create(kb, loc, rest, size);
+  }
+  auto part = [&](int64_t p) -> Value {
+    SmallVector<Value> indices(at);
+    indices.push_back(pb.splat(pb.index(p), shape));
+    return tile::GatherOp::create(kb, loc,
+                                  RankedTensorType::get(shape, kb.getI64Type()),
+                                  fixedSums, indices);
+  };
+  Value high = part(0);
+  Value low = part(1);
+  Value outOfRange = part(2);
+  auto tileOf = [&](Type t) { return RankedTensorType::get(shape, t); };
+  auto scaled = [&](Value v, double scale) -> Value {
+    Value wide = arith::SIToFPOp::create(kb, loc, tileOf(kb.getF64Type()), v);
+    Value factor =
+        arith::ConstantOp::create(kb, loc, kb.getF64FloatAttr(scale));
+    return arith::MulFOp::create(kb, loc, wide, pb.splat(factor, shape));
+  };
+  Value highPart = scaled(high, 0x1p-16);
+  Value lowPart = scaled(low, 0x1p-40);
+  Value sum = arith::AddFOp::create(kb, loc, highPart, lowPart);
+  Value value = arith::TruncFOp::create(kb, loc, tileOf(kb.getF32Type()), sum);
+  Value zero64 = arith::ConstantOp::create(kb, loc, kb.getI64IntegerAttr(0));
+  Value flagged = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ne,
+                                        outOfRange, pb.splat(zero64, shape));
+  Value nan = pb.splatF32(std::numeric_limits<double>::quiet_NaN(), shape);
+  value = arith::SelectOp::create(kb, loc, flagged, nan, value);
+  Value zero = pb.splatF32(0.0, shape);
+  value = arith::SelectOp::create(kb, loc, inside, value, zero);
+  tile::ScatterAddOp::create(kb, loc, value, out, at);
+  func::ReturnOp::create(kb, loc);
+  b.setInsertionPointAfter(k.func);
+}
+
 LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             int64_t bk, bool atomic, bool keysByQueries,
-                            bool splitDkdv, bool captureGradients) {
+                            bool splitDkdv, bool captureGradients,
+                            bool deterministicCaptureGradients) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -389,16 +484,34 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   SmallVector<unsigned> gradCaptures;
   if (captureGradients)
     gradCaptures = differentiableCaptures(spec);
+  SmallVector<attn::CaptureAttr> captureDecls = spec.getCaptureDecls();
+  // Deterministic: the kernel adds into "grad_<name>_fixed", a zeroed i64
+  // workspace of the capture's shape and one more dimension of 3 (the
+  // fixed-point parts of tile.scatter_add), whose sums do not depend on
+  // the order of the adds; a last kernel per capture converts it.
+  auto fixedGradArg = [&](attn::CaptureAttr decl) {
+    SmallVector<Attribute> shape = llvm::to_vector(decl.getDims().getValue());
+    shape.push_back(tile::sizeConstant(b, 3));
+    KernelArgDecl arg{
+        Role::Workspace,
+        global(ctx, decl.getType().getRank() + 1, 3, b.getI64Type()),
+        ("grad_" + decl.getName().getValue() + "_fixed").str(), shape};
+    arg.zeroFill = true;
+    return arg;
+  };
+  auto gradArg = [&](attn::CaptureAttr decl) {
+    return KernelArgDecl{Role::Tensor,
+                         global(ctx, decl.getType().getRank(), -1, f32),
+                         ("grad_" + decl.getName().getValue()).str(),
+                         llvm::to_vector(decl.getDims().getValue())};
+  };
   auto addGradArgs = [&](SmallVector<KernelArgDecl> &args) {
     SmallVector<std::pair<unsigned, unsigned>> positions; // capture, arg
-    SmallVector<attn::CaptureAttr> decls = spec.getCaptureDecls();
     for (unsigned c : gradCaptures) {
-      attn::CaptureAttr decl = decls[c];
       positions.push_back({c, unsigned(args.size())});
-      args.push_back({Role::Tensor,
-                      global(ctx, decl.getType().getRank(), -1, f32),
-                      ("grad_" + decl.getName().getValue()).str(),
-                      llvm::to_vector(decl.getDims().getValue())});
+      args.push_back(deterministicCaptureGradients
+                         ? fixedGradArg(captureDecls[c])
+                         : gradArg(captureDecls[c]));
     }
     return positions;
   };
@@ -786,7 +899,14 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                           prog.query(pb, k.entry->getArgument(1), h, dqk, elt),
                           ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
+    b.setInsertionPointAfter(k.func);
   }
+
+  // --- deterministic capture gradients: fixed point -> f32 ---------------
+  if (deterministicCaptureGradients)
+    for (unsigned c : gradCaptures)
+      buildFixedPointGradient(b, spec, fixedGradArg(captureDecls[c]),
+                              gradArg(captureDecls[c]));
   return success();
 }
 
@@ -825,9 +945,11 @@ struct ConvertAttnToTileBackward
       // key-block that does not divide it falls back to block-n.)
       if (auto blocks = spec.getSparseBlocks(); blocks && blocks->second % keys)
         keys = tiles.second;
-      if (failed(lowerBackward(spec, tiles.first, tiles.second, keys,
-                               schedule == "atomic", keysByQueries, split,
-                               captureGradients)))
+      if (failed(
+              lowerBackward(spec, tiles.first, tiles.second, keys,
+                            schedule == "atomic", keysByQueries, split,
+                            captureGradients || deterministicCaptureGradients,
+                            deterministicCaptureGradients)))
         return signalPassFailure();
     }
   }

@@ -13,12 +13,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <array>
 #include <functional>
 #include <limits>
 
@@ -484,8 +486,45 @@ struct AtomicAddLowering : OpConversionPattern<tile::AtomicAddOp> {
   }
 };
 
+/// `x`'s three integer addends of a fixed-point scatter_add (the op's
+/// description): round(x 2^16), the rest in units of 2^-40, and 1 when x is
+/// outside the representable range.
+std::array<Value, 3> fixedPointAddends(OpBuilder &b, Location loc, Value x) {
+  // One op per statement: C++ leaves the order of argument evaluation open,
+  // and the IR should not depend on it.
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+  };
+  Value wide = arith::ExtFOp::create(b, loc, f64, x);
+  Value magnitude = math::AbsFOp::create(b, loc, wide);
+  Value limit = constant(0x1p46);
+  // NaN compares false, so it is flagged too.
+  Value inRange = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                        magnitude, limit);
+  Value scale = constant(0x1p16);
+  Value scaled = arith::MulFOp::create(b, loc, wide, scale);
+  Value high = math::RoundEvenOp::create(b, loc, scaled);
+  Value rest = arith::SubFOp::create(b, loc, scaled, high);
+  Value restScale = constant(0x1p24);
+  Value restScaled = arith::MulFOp::create(b, loc, rest, restScale);
+  Value low = math::RoundEvenOp::create(b, loc, restScaled);
+  // Out of range the conversions would be undefined: add zeros and the flag.
+  Value zero = constant(0.0);
+  Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  Value outOfRange = arith::XOrIOp::create(b, loc, inRange, yes);
+  Value flag = arith::ExtUIOp::create(b, loc, i64, outOfRange);
+  auto toInt = [&](Value v) -> Value {
+    Value kept = arith::SelectOp::create(b, loc, inRange, v, zero);
+    return arith::FPToSIOp::create(b, loc, i64, kept);
+  };
+  Value highInt = toInt(high);
+  Value lowInt = toInt(low);
+  return {highInt, lowInt, flag};
+}
+
 /// Each element added at its indices; programs run one after another on the
-/// CPU, so a plain read-add-write.
+/// CPU, so a plain read-add-write (with fixed_point, of the three integers).
 struct ScatterAddLowering : OpConversionPattern<tile::ScatterAddOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -508,6 +547,18 @@ struct ScatterAddLowering : OpConversionPattern<tile::ScatterAddOp> {
           for (Value tileOfIndices : indexTiles)
             at.push_back(tensor::ExtractOp::create(b, l, tileOfIndices, ivs));
           Value v = tensor::ExtractOp::create(b, l, values, ivs);
+          if (op.getFixedPoint()) {
+            std::array<Value, 3> addends = fixedPointAddends(b, l, v);
+            at.push_back(Value());
+            for (int64_t part = 0; part < 3; ++part) {
+              at.back() = arith::ConstantIndexOp::create(b, l, part);
+              Value old = memref::LoadOp::create(b, l, dest, at);
+              memref::StoreOp::create(
+                  b, l, arith::AddIOp::create(b, l, old, addends[part]), dest,
+                  at);
+            }
+            return;
+          }
           Value old = memref::LoadOp::create(b, l, dest, at);
           memref::StoreOp::create(b, l, arith::AddFOp::create(b, l, old, v),
                                   dest, at);

@@ -614,6 +614,15 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << ";\n";
         return success();
       })
+      .Case([&](memref::DimOp d) -> LogicalResult {
+        auto index = d.getConstantIndex();
+        if (!index)
+          return d.emitError() << "the CUDA emitter prints memref.dim of a "
+                                  "constant dimension";
+        line() << "const int " << name(d) << " = static_cast<int>("
+               << name(d.getSource()) << ".size[" << *index << "]);\n";
+        return success();
+      })
       .Case([&](tile::DimOp d) {
         line() << "const int " << name(d) << " = " << name(d.getDesc())
                << (d.getDim() == 0 ? ".rows" : ".cols") << ";\n";
@@ -766,21 +775,28 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                  .isF32())
           return a.emitError() << "the GPU schedule scatter-adds f32 values";
         std::string dest = name(a.getDest());
+        // f32 reductions, or (fixed_point) the three integer ones of the
+        // entry's parts, the memref's last dimension.
+        std::string sink =
+            a.getFixedPoint()
+                ? "kiln::FixedPointSink{" + dest + ".ptr, " + dest +
+                      ".stride[" + std::to_string(a.getIndices().size()) + "]}"
+                : "kiln::FloatSink{" + dest + ".ptr}";
         // Splatted indices (a uniform read): one address for the tile.
         bool uniform = llvm::all_of(a.getIndices(), [](Value index) {
           return isa_and_nonnull<tile::SplatOp>(index.getDefiningOp());
         });
         if (uniform) {
-          line() << "kiln::scatter_add_uniform(" << dest << ".ptr + (0";
+          line() << "kiln::scatter_add_uniform(" << sink << ", 0LL";
           for (auto [d, index] : llvm::enumerate(a.getIndices()))
             os << " + static_cast<long long>("
                << name(index.getDefiningOp<tile::SplatOp>().getValue())
                << ") * " << dest << ".stride[" << d << "]";
-          os << "), " << name(a.getValues()) << ");\n";
+          os << ", " << name(a.getValues()) << ");\n";
           return success();
         }
-        line() << "kiln::scatter_add(" << dest << ".ptr, "
-               << name(a.getValues()) << ", [&](int e) { return 0LL";
+        line() << "kiln::scatter_add(" << sink << ", " << name(a.getValues())
+               << ", [&](int e) { return 0LL";
         for (auto [d, index] : llvm::enumerate(a.getIndices()))
           os << " + static_cast<long long>(" << name(index) << ".x[e]) * "
              << dest << ".stride[" << d << "]";

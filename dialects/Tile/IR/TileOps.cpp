@@ -308,15 +308,25 @@ LogicalResult PhiloxOp::verify() {
 LogicalResult ScatterAddOp::verify() {
   auto values = cast<RankedTensorType>(getValues().getType());
   auto dest = cast<MemRefType>(getDest().getType());
-  if (!isa<FloatType>(values.getElementType()) ||
-      values.getElementType() != dest.getElementType())
+  if (getFixedPoint()) {
+    if (!values.getElementType().isF32() ||
+        !dest.getElementType().isInteger(64) || dest.getRank() < 2 ||
+        dest.getShape().back() != 3)
+      return emitOpError() << "with fixed_point adds f32 values into an i64 "
+                              "memref whose last dimension is 3, got "
+                           << values << " into " << dest;
+  } else if (!isa<FloatType>(values.getElementType()) ||
+             values.getElementType() != dest.getElementType()) {
     return emitOpError() << "adds float values into a memref of their type, "
                             "got "
                          << values << " into " << dest;
-  if (static_cast<int64_t>(getIndices().size()) != dest.getRank())
+  }
+  int64_t indexed = dest.getRank() - (getFixedPoint() ? 1 : 0);
+  if (static_cast<int64_t>(getIndices().size()) != indexed)
     return emitOpError() << "needs one index tile per dimension of the "
-                            "destination ("
-                         << dest.getRank() << "), got " << getIndices().size();
+                            "destination"
+                         << (getFixedPoint() ? " but the last" : "") << " ("
+                         << indexed << "), got " << getIndices().size();
   for (Value index : getIndices()) {
     auto type = cast<RankedTensorType>(index.getType());
     if (!type.getElementType().isIndex() ||

@@ -309,8 +309,22 @@ def Tile_ScatterAddOp : Tile_Op<"scatter_add", [MemoryEffects<[MemRead, MemWrite
     ```mlir
     tile.scatter_add %contrib, %grad_slopes[%heads] : tensor<64x64xf32>, memref<?xf32>, tensor<64x64xindex>
     ```
+
+    With `fixed_point`, `dest` is an i64 accumulator with one more
+    dimension of 3 than there are index tiles, and each f32 element x adds
+    integers, so that the sum is the same in any order (a deterministic
+    gradient): at [..., 0] round(x 2^16), at [..., 1] round((x 2^16 -
+    round(x 2^16)) 2^24) (rounding to nearest even), so the entry holds
+    [..., 0] 2^-16 + [..., 1] 2^-40; and at [..., 2] 1 when x is not finite
+    or |x| >= 2^46 (the sum is then not representable). Sums stay exact up
+    to |sum| < 2^47 and 2^40 elements per entry.
+
+    ```mlir
+    tile.scatter_add %contrib, %grad_fixed[%heads] {fixed_point} : tensor<64x64xf32>, memref<?x3xi64>, tensor<64x64xindex>
+    ```
   }];
-  let arguments = (ins Tile_Tile:$values, AnyMemRef:$dest, Variadic<Tile_Tile>:$indices);
+  let arguments = (ins Tile_Tile:$values, AnyMemRef:$dest,
+                       Variadic<Tile_Tile>:$indices, UnitAttr:$fixed_point);
   let assemblyFormat = [{
     $values `,` $dest `[` $indices `]` attr-dict `:` type($values) `,` type($dest) `,` type($indices)
   }];

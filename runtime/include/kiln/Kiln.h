@@ -62,6 +62,10 @@ struct CompileOptions {
   /// Backward: also the gradients of the float captures the score_mod reads
   /// (tensors grad_<capture>, f32, added to: pass zeros).
   bool captureGradients = false;
+  /// Backward: capture gradients the same bit for bit in every run (implies
+  /// captureGradients): fixed-point sums in a workspace, then one kernel
+  /// per capture writes grad_<capture> (pass zeros).
+  bool deterministicCaptureGradients = false;
 };
 
 /// Lowers `variant` to a CUDA kernel spec for `options.arch` (required when

@@ -30,9 +30,11 @@ typedef struct kiln_variant_options {
                           per page (page_size; tensors block_table, kv_lens) */
   double dropout_p;    /* > 0: the variant's dropout_p (tensor dropout_rng:
                           i64 [2], the generator's seed and offset) */
-  int capture_gradients; /* nonzero: the backward also adds the gradients of
-                            the float captures the score_mod reads into
-                            tensors grad_<capture> (f32; pass zeros) */
+  int capture_gradients; /* 1: the backward also adds the gradients of the
+                            float captures the score_mod reads into tensors
+                            grad_<capture> (f32; pass zeros) by f32 atomics;
+                            2: the same, bit for bit equal in every run
+                            (fixed-point sums, one more kernel per capture) */
   int varlen;            /* nonzero: a packed batch of sequences of
                             different lengths (tensors cu_seqlens_q and
                             cu_seqlens_kv, [batch + 1] i32; q, k, v, out

@@ -40,3 +40,24 @@ attn.attention @alibi {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 
 // OFF-NOT: grad_slopes
 // OFF-NOT: tile.scatter_add
+
+// Deterministic: the dQ kernel adds fixed-point parts into a zeroed i64
+// workspace [heads, 3], and a last kernel (one program per 4096 entries)
+// writes grad_slopes from it, NaN where an addend was out of range.
+// RUN: kiln-opt %s -convert-attn-to-tile-backward="deterministic-capture-gradients=true" | FileCheck %s --check-prefix=DET
+// DET-LABEL: func.func @alibi_bwd_dq
+// DET-SAME: memref<?x3xi64, strided<[?, ?], offset: ?>> {tile.shape = ["heads", 3], tile.workspace = "grad_slopes_fixed", tile.zero_fill}
+// DET-NOT: tile.tensor = "grad_slopes"
+// DET: tile.scatter_add {{.*}} {fixed_point} : tensor<64x64xf32>, memref<?x3xi64
+// DET-LABEL: func.func @alibi_bwd_grad_slopes
+// DET-SAME: tile.workspace = "grad_slopes_fixed"
+// DET-SAME: tile.tensor = "grad_slopes"
+// DET-SAME: tile.bwd_stage = "capture_grad"
+// DET-SAME: tile.grid = {{\[}}["ceildiv", "heads", 4096], 1, 1]
+// DET: memref.dim
+// DET-COUNT-3: tile.gather
+// DET: arith.sitofp {{.*}} : tensor<64x64xi64> to tensor<64x64xf64>
+// DET: arith.truncf {{.*}} : tensor<64x64xf64> to tensor<64x64xf32>
+// DET: tile.scatter_add
+// DET-NOT: fixed_point
+// DET: return

@@ -165,3 +165,35 @@ func.func @scatter_add(%v: tensor<4x2xf32>, %g: memref<?xf32>, %i: tensor<4x2xin
   tile.scatter_add %v, %g[%i] : tensor<4x2xf32>, memref<?xf32>, tensor<4x2xindex>
   return
 }
+
+// The fixed-point form adds three integers per element: round(x 2^16), the
+// rest in units of 2^-40, and 1 when x is out of range (zeros added then).
+// CHECK-LABEL: func.func @scatter_add_fixed_point(
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<4x2xf32>, %[[G:[a-z0-9]+]]: memref<?x3xi64>, %[[I:[a-z0-9]+]]: tensor<4x2xindex>)
+// CHECK: %[[X:.*]] = tensor.extract %[[V]]
+// CHECK: %[[W:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK: %[[ABS:.*]] = math.absf %[[W]] : f64
+// CHECK: %[[LIMIT:.*]] = arith.constant 0x42D0000000000000 : f64
+// CHECK: %[[OK:.*]] = arith.cmpf olt, %[[ABS]], %[[LIMIT]] : f64
+// CHECK: %[[SCALE:.*]] = arith.constant 6.553600e+04 : f64
+// CHECK: %[[S:.*]] = arith.mulf %[[W]], %[[SCALE]] : f64
+// CHECK: %[[HI:.*]] = math.roundeven %[[S]] : f64
+// CHECK: %[[D:.*]] = arith.subf %[[S]], %[[HI]] : f64
+// CHECK: %[[REST:.*]] = arith.constant 0x4170000000000000 : f64
+// CHECK: %[[L:.*]] = arith.mulf %[[D]], %[[REST]] : f64
+// CHECK: %[[LO:.*]] = math.roundeven %[[L]] : f64
+// CHECK: %[[BAD:.*]] = arith.xori %[[OK]]
+// CHECK: %[[FLAG:.*]] = arith.extui %[[BAD]] : i1 to i64
+// CHECK: %[[HIK:.*]] = arith.select %[[OK]], %[[HI]]
+// CHECK: %[[HII:.*]] = arith.fptosi %[[HIK]] : f64 to i64
+// CHECK: %[[LOK:.*]] = arith.select %[[OK]], %[[LO]]
+// CHECK: %[[LOI:.*]] = arith.fptosi %[[LOK]] : f64 to i64
+// CHECK: memref.load %[[G]][%[[AT:.*]], %{{.*}}]
+// CHECK: arith.addi {{.*}}, %[[HII]] : i64
+// CHECK: arith.addi {{.*}}, %[[LOI]] : i64
+// CHECK: arith.addi {{.*}}, %[[FLAG]] : i64
+// CHECK-NOT: arith.addf
+func.func @scatter_add_fixed_point(%v: tensor<4x2xf32>, %g: memref<?x3xi64>, %i: tensor<4x2xindex>) {
+  tile.scatter_add %v, %g[%i] {fixed_point} : tensor<4x2xf32>, memref<?x3xi64>, tensor<4x2xindex>
+  return
+}

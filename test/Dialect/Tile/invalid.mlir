@@ -542,6 +542,30 @@ func.func @scatter_add_shape(%v: tensor<4x4xf32>, %g: memref<?xf32>, %i: tensor<
   return
 }
 
+// -----
+
+func.func @scatter_add_fixed_point_f32(%v: tensor<4x4xf32>, %g: memref<?x3xf32>, %i: tensor<4x4xindex>) {
+  // expected-error @+1 {{'tile.scatter_add' op with fixed_point adds f32 values into an i64 memref whose last dimension is 3, got 'tensor<4x4xf32>' into 'memref<?x3xf32>'}}
+  tile.scatter_add %v, %g[%i] {fixed_point} : tensor<4x4xf32>, memref<?x3xf32>, tensor<4x4xindex>
+  return
+}
+
+// -----
+
+func.func @scatter_add_fixed_point_parts(%v: tensor<4x4xf32>, %g: memref<?x2xi64>, %i: tensor<4x4xindex>) {
+  // expected-error @+1 {{'tile.scatter_add' op with fixed_point adds f32 values into an i64 memref whose last dimension is 3, got 'tensor<4x4xf32>' into 'memref<?x2xi64>'}}
+  tile.scatter_add %v, %g[%i] {fixed_point} : tensor<4x4xf32>, memref<?x2xi64>, tensor<4x4xindex>
+  return
+}
+
+// -----
+
+func.func @scatter_add_fixed_point_rank(%v: tensor<4x4xf32>, %g: memref<?x?x3xi64>, %i: tensor<4x4xindex>) {
+  // expected-error @+1 {{'tile.scatter_add' op needs one index tile per dimension of the destination but the last (2), got 1}}
+  tile.scatter_add %v, %g[%i] {fixed_point} : tensor<4x4xf32>, memref<?x?x3xi64>, tensor<4x4xindex>
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // tile.iota
 //===----------------------------------------------------------------------===//

@@ -382,3 +382,14 @@ func.func @scatter_add(%v: tensor<64x64xf32>, %g: memref<?x?xf32>, %h: tensor<64
   tile.scatter_add %v, %g[%h, %b] : tensor<64x64xf32>, memref<?x?xf32>, tensor<64x64xindex>, tensor<64x64xindex>
   return
 }
+
+// -----
+
+// tile.scatter_add's fixed-point form: an i64 accumulator with one more
+// dimension, of the three parts.
+// CHECK-LABEL: func.func @scatter_add_fixed_point
+// CHECK-NEXT: tile.scatter_add {{%.+}}, {{%.+}}[{{%.+}}] {fixed_point} : tensor<64x64xf32>, memref<?x3xi64>, tensor<64x64xindex>
+func.func @scatter_add_fixed_point(%v: tensor<64x64xf32>, %g: memref<?x3xi64>, %h: tensor<64x64xindex>) {
+  tile.scatter_add %v, %g[%h] {fixed_point} : tensor<64x64xf32>, memref<?x3xi64>, tensor<64x64xindex>
+  return
+}
