@@ -13,7 +13,12 @@ ablations, when present: `_drop_m192` (the forward at 192-row tiles, `--block-m
 `_drop_qk_bwd` (the dK/dV kernel on S = Q Kᵀ, `--no-keys-by-queries`: 8
 uniforms per Philox call there instead of 4), `_drop_noov` and
 `_drop_noov_bwd` (`--no-overlap-products`: the bits drawn after S's product
-completed instead of under it).
+completed instead of under it), `_drop_pingpong` (`--ping-pong`: the consumer
+warpgroups take turns issuing their products, so one draws its bits and
+exponentials under the other's) and `_drop_pp` (`--pipeline-products`: each
+step's softmax and bits under the previous step's P·V), `_drop_m192n64` and
+`_drop_n64` (`--block-m 192 --block-n 64`, `--block-m 128 --block-n 64`: half
+the uniforms' registers per step), forward only.
 Shapes follow ../shared/bench/peers.py (16384 tokens per batch, hidden 2048).
 Checked in the same run: with V = 1 every output element is sum_kv P Z, whose
 mean over the tensor is 1 when the scaled mask Z is unbiased (`mean|V=1`);
@@ -75,7 +80,11 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             drop = {"dropout_rng": rng}
             kilns = (("kiln", "", "_bwd", {}), ("kiln_drop", "_drop", "_drop_bwd", drop),
                      ("kiln_drop_m192", "_drop_m192", None, drop), ("kiln_drop_qk", "_drop", "_drop_qk_bwd", drop),
-                     ("kiln_drop_noov", "_drop_noov", "_drop_noov_bwd", drop))
+                     ("kiln_drop_noov", "_drop_noov", "_drop_noov_bwd", drop),
+                     ("kiln_drop_pingpong", "_drop_pingpong", None, drop),
+                     ("kiln_drop_pp", "_drop_pp", None, drop),
+                     ("kiln_drop_m192n64", "_drop_m192n64", None, drop),
+                     ("kiln_drop_n64", "_drop_n64", None, drop))
             for tag, fwd_suffix, bwd_suffix, extra in kilns:
                 fwd = spec(f"{variant}_hd{hd}{fwd_suffix}")
                 bwd = spec(f"{variant}_hd{hd}{bwd_suffix}") if bwd_suffix else None
@@ -117,7 +126,8 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                         out = run()
                         torch.autograd.grad(out, (qt, kt, vt), dot)
                     row[f"{tag}_fb_ms"] = bench(fb)
-            for name in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov", "flash",
+            for name in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov",
+                         "kiln_drop_pingpong", "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "flash",
                          "flash_drop"):
                 for what, mult in (("fwd", 1.0), ("fb", 3.5)):
                     if f"{name}_{what}_ms" in row:
@@ -133,7 +143,8 @@ json.dump(dict(device=torch.cuda.get_device_name(), p=args.p, rows=rows),
           open(os.path.join(out, "bench_dropout.json"), "w"), indent=1)
 
 # TFLOP/s forward (forward + backward); ratios of dropout to no dropout.
-names = [n for n in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov", "flash", "flash_drop")
+names = [n for n in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov", "kiln_drop_pingpong",
+                     "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "flash", "flash_drop")
          if any(n + "_fwd_tflops" in r for r in rows)]
 print(f"{'hdim':>4} {'N':>6} {'causal':>6} " + " ".join(f"{n:>15}" for n in names) +
       f" {'kd/k fwd':>8} {'kd/k f+b':>8} {'kd/fd f+b':>9} {'mean|V=1':>8} {'dropped':>7} {'bits!=':>6}")
