@@ -13,9 +13,10 @@ in the same run.
   python3 bench/bench_mods.py --lib build/lib/libkiln_runtime.so --specs DIR
 
 DIR holds <variant>_hd<D>.cubin.json and <variant>_hd<D>_bwd.cubin.json for
-variant in {softcap, alibi, document_mask}; <variant>_hd<D>_precise[_bwd] (compiled
-with --no-fast-math) is timed next to them where present (the fast-math
-ablation). Shapes: 16384 tokens per batch, hidden
+variant in {softcap, causal, alibi, document_mask} (causal: the mod-free
+reference the others are held to); <variant>_hd<D><ablation>[_bwd] is timed
+next to them where present (`--ablation`, default `_precise`: compiled with
+--no-fast-math, the fast-math ablation; `_nosplit`: --no-split-position-differences). Shapes: 16384 tokens per batch, hidden
 2048, 8 documents of random lengths per sequence. FLOPs count the visible
 (query, key) pairs: 4 * B * H * pairs * D forward, 3.5x that forward+backward.
 """
@@ -34,6 +35,8 @@ p.add_argument("--specs", required=True)
 p.add_argument("--hdims", default="128")
 p.add_argument("--seqlens", default="4096,16384")
 p.add_argument("--docs", type=int, default=8)
+p.add_argument("--ablation", default="_precise",
+               help="the specs' suffix timed in the second column (default _precise: --no-fast-math)")
 args = p.parse_args()
 
 dev, dt = "cuda", torch.bfloat16
@@ -83,6 +86,8 @@ for hd in [int(x) for x in args.hdims.split(",")]:
         cases = {
             # name: (captures, Flex kwargs builder, mask_mod for the block mask, visible pairs)
             "softcap": ([], lambda bm: dict(score_mod=softcap_mod), None, N * N),
+            # No mod: the reference the others are held to (>= 0.9x of it).
+            "causal": ([], lambda bm: dict(block_mask=bm), causal, N * (N + 1) // 2),
             "alibi": ([slopes], lambda bm: dict(score_mod=alibi_mod, block_mask=bm), causal, N * (N + 1) // 2),
             "document_mask": ([docs, docs], lambda bm: dict(block_mask=bm), doc_mask,
                               int(sum(n * (n + 1) // 2 for n in lengths.tolist()))),
@@ -111,7 +116,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             torch.cuda.synchronize()
             row["kiln_vs_flex_relerr"] = relerr(t(o), ref)
             row["kiln_fwd_ms"] = bench(lambda: runtime.forward(fwd, q, k, v, o, lse, captures))
-            precise, precise_bwd = load(variant, hd, "_precise"), load(variant, hd, "_precise_bwd")
+            precise, precise_bwd = load(variant, hd, args.ablation), load(variant, hd, args.ablation + "_bwd")
             if precise is not None:
                 row["kiln_precise_fwd_ms"] = bench(lambda: runtime.forward(precise, q, k, v, o, lse, captures))
             with torch.no_grad():
@@ -154,9 +159,10 @@ out = os.environ.get("OUT", "/tmp")
 json.dump(dict(device=torch.cuda.get_device_name(), rows=rows), open(os.path.join(out, "bench_mods.json"), "w"),
           indent=1)
 print(f"\nTFLOP/s of visible pairs, {torch.cuda.get_device_name()}; Flex fwd with mask = create_block_mask + attention")
-cols = [("kiln", "kiln_fwd_tflops"), ("precise", "kiln_precise_fwd_tflops"), ("flex", "flex_fwd_tflops"),
+abl = args.ablation.lstrip("_")[:7]
+cols = [("kiln", "kiln_fwd_tflops"), (abl, "kiln_precise_fwd_tflops"), ("flex", "flex_fwd_tflops"),
         ("flex+bm", "flex_fwd_with_mask_tflops"), ("kiln fb", "kiln_fb_tflops"),
-        ("prec fb", "kiln_precise_fb_tflops"), ("flex fb", "flex_fb_tflops")]
+        (abl[:4] + " fb", "kiln_precise_fb_tflops"), ("flex fb", "flex_fb_tflops")]
 print(f"{'variant':>13} {'hd':>3} {'N':>6} " + " ".join(f"{c:>7}" for c, _ in cols) +
       f" {'k/flex':>6} {'k/f+bm':>6} {'fb k/f':>6} {'err':>7} {'grad err':>8}")
 for r in rows:

@@ -42,6 +42,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.gqaPack = o.gqaPack;
   pipelineOptions.combineByRows = o.combineByRows;
   pipelineOptions.visibleBelow = o.visibleBelow;
+  pipelineOptions.splitPositionDifferences = o.splitPositionDifferences;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
   // The CPU computes the same gradients either way: queries by keys unless

@@ -57,6 +57,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.gqaPack = choices.gqaPack;
   options.combineByRows = choices.combineByRows;
   options.visibleBelow = choices.visibleBelow;
+  options.splitPositionDifferences = choices.splitPositionDifferences;
   options.pingPong = choices.pingPong;
   options.overlapProducts = choices.overlapProducts;
   options.keysByQueries = choices.keysByQueries;
@@ -120,6 +121,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.gqaPack = o.gqaPack;
   choices.combineByRows = o.combineByRows;
   choices.visibleBelow = o.visibleBelow;
+  choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.pingPong = o.pingPong;
   choices.overlapProducts = o.overlapProducts;
   return choices;

@@ -29,6 +29,7 @@ struct ScheduleChoices {
   bool gqaPack = true;            ///< forward: GQA heads packed in its rows
   bool combineByRows = false;     ///< forward: the row-block combine kernel
   bool visibleBelow = true;       ///< forward: unmasked blocks below X
+  bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.

@@ -91,6 +91,9 @@ const char *runUsage() {
   --no-visible-below        forward: evaluate a mask_mod `kv < X || ...` (X per
                             program, e.g. a verify step's cache length) on
                             every block, not only above X (ablation)
+  --no-split-position-differences
+                            mods convert kv - q to float per element instead
+                            of kv and q per column and row (ablation)
   --combine-by-rows         forward, split KV: the combine kernel over blocks
                             of 64 query rows, one split per step, instead of
                             one query row over blocks of splits (ablation)
@@ -208,10 +211,11 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     bool isSwitch = name == "help" || name == "h" || name == "check" ||
                     name == "no-split" || name == "no-split-kv" ||
                     name == "no-gqa-pack" || name == "combine-by-rows" ||
-                    name == "no-visible-below" || name == "no-overlap-copies" ||
-                    name == "no-prefetch" || name == "no-fast-math" ||
-                    name == "no-warpgroup-mma" || name == "no-double-buffer" ||
-                    name == "pipeline-products" ||
+                    name == "no-visible-below" ||
+                    name == "no-split-position-differences" ||
+                    name == "no-overlap-copies" || name == "no-prefetch" ||
+                    name == "no-fast-math" || name == "no-warpgroup-mma" ||
+                    name == "no-double-buffer" || name == "pipeline-products" ||
                     name == "no-warp-specialize" || name == "longest-first" ||
                     name == "ping-pong" || name == "no-overlap-products" ||
                     name == "backward" || name == "keys-by-queries" ||
@@ -237,6 +241,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.combineByRows = true;
     } else if (name == "no-visible-below") {
       o.visibleBelow = false;
+    } else if (name == "no-split-position-differences") {
+      o.splitPositionDifferences = false;
     } else if (name == "varlen") {
       o.varlen = true;
     } else if (name == "build-block-mask") {

@@ -73,6 +73,9 @@ struct RunOptions {
   /// Forward: blocks below a mask_mod's per-program bound `kv < X || ...`
   /// run unmasked (ablation switch --no-visible-below).
   bool visibleBelow = true;
+  /// Mods convert positions to float before subtracting them (ablation
+  /// switch --no-split-position-differences).
+  bool splitPositionDifferences = true;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

@@ -28,6 +28,9 @@ void buildForwardTilePipeline(OpPassManager &pm,
   // Prove which KV blocks are empty / full before lowering, so the lowering
   // can bound and split the KV loop.
   pm.addPass(attn::createAttnInferMaskBounds());
+  // float(kv) - float(q) in the mods: per column and row, not per element.
+  if (options.splitPositionDifferences)
+    pm.addPass(attn::createAttnSplitPositionDifferences());
   // The backward kernels first: the forward lowering consumes the spec.
   if (options.backward) {
     ConvertAttnToTileBackwardOptions backward;
@@ -169,6 +172,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.splitKv = options.splitKv;
   forward.combineByRows = options.combineByRows;
   forward.visibleBelow = options.visibleBelow;
+  forward.splitPositionDifferences = options.splitPositionDifferences;
   forward.decodeRows = options.decodeRows;
   forward.gqaPack = options.gqaPack;
   buildForwardTilePipeline(pm, forward);
@@ -245,6 +249,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // backward on the H100 (slower at N = 4096 causal: half the CTAs).
   program.keyBlock = options.keyBlock;
   program.captureGradients = options.captureGradients;
+  program.splitPositionDifferences = options.splitPositionDifferences;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.

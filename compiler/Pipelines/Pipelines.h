@@ -69,6 +69,11 @@ struct ForwardPipelineOptions
                      "grid cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
       llvm::cl::init(true)};
+  Option<bool> splitPositionDifferences{
+      *this, "split-position-differences",
+      llvm::cl::desc("Mods convert positions to float before subtracting "
+                     "them (attn-split-position-differences)"),
+      llvm::cl::init(true)};
   Option<bool> visibleBelow{
       *this, "visible-below",
       llvm::cl::desc("Forward: a mask_mod `kv < X || ...` with X uniform per "
@@ -232,6 +237,11 @@ struct CUDAPipelineOptions
       llvm::cl::desc("Forward: split the KV range across CTAs when the grid "
                      "cannot fill the device, with a combine kernel "
                      "(tile-split-kv; kv_splits chosen at run time)"),
+      llvm::cl::init(true)};
+  Option<bool> splitPositionDifferences{
+      *this, "split-position-differences",
+      llvm::cl::desc("Mods convert positions to float before subtracting "
+                     "them (attn-split-position-differences)"),
       llvm::cl::init(true)};
   Option<bool> visibleBelow{
       *this, "visible-below",

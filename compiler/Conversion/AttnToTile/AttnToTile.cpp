@@ -43,6 +43,9 @@ struct ForwardContext {
   Value q;       // BLOCK_M x D_qk tile of queries
   Value qIdx;    // BLOCK_M x BLOCK_N query positions
   Value modQIdx; // qIdx as the mods see it (clamped when they read captures)
+  /// The mods see key positions clamped into the sequence (a capture read
+  /// at a key position).
+  bool clampKv = false;
   Value lenQ;    // Lq
   Value batch, head;
   Value kDesc, vDesc;
@@ -93,7 +96,7 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   // Mods also run on the padding rows and keys of edge blocks, whose results
   // are masked or never stored; a mod indexing a captured tensor must still
   // not read past it there, so it sees positions clamped to the last one.
-  if (kvIdx && !ctx.captures.empty())
+  if (kvIdx && ctx.clampKv)
     modKvIdx =
         pb.minIndex(kvIdx, pb.splat(pb.sub(ctx.lenK, pb.index(1)), sShape));
 
@@ -387,7 +390,8 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   }
   ctx.lenQ = lenQ;
   ctx.modQIdx = ctx.qIdx;
-  if (!ctx.captures.empty())
+  ctx.clampKv = modsIndexMemoryWith(spec, /*query=*/false);
+  if (modsIndexMemoryWith(spec, /*query=*/true))
     ctx.modQIdx =
         pb.minIndex(ctx.qIdx, pb.splat(pb.sub(lenQ, pb.index(1)), sShape));
 

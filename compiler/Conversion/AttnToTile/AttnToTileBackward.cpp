@@ -153,11 +153,13 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
                        in.qStart, in.kvStart, t);
   s = pb.mul(s, pb.splatF32(spec.getEffectiveScale(), shape));
   Value modDerivative;
-  // Mods that read captures see positions clamped into the arrays.
+  // Mods that read captures at positions see them clamped into the arrays.
   Value modQ = in.qIdx, modKv = in.kvIdx;
-  if (!in.captures.empty()) {
+  if (modsIndexMemoryWith(spec, /*query=*/true)) {
     Value lastQ = pb.splat(pb.sub(in.lenQ, pb.index(1)), shape);
     modQ = pb.minIndex(in.qIdx, lastQ);
+  }
+  if (modsIndexMemoryWith(spec, /*query=*/false)) {
     Value lastKv = pb.splat(pb.sub(in.lenK, pb.index(1)), shape);
     modKv = pb.minIndex(in.kvIdx, lastKv);
   }

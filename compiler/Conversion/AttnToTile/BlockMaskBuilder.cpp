@@ -119,12 +119,12 @@ LogicalResult buildLists(attn::AttentionOp spec, bool byQueries) {
                     // Mods that read captures see positions clamped into
                     // them (the invalid ones are not counted).
                     Value modQ = qIdx, modKv = kvIdx;
-                    if (!captures.empty()) {
+                    if (modsIndexMemoryWith(spec, /*query=*/true))
                       modQ = cp.minIndex(
                           qIdx, cp.splat(cp.sub(lenQ, cp.index(1)), shape));
+                    if (modsIndexMemoryWith(spec, /*query=*/false))
                       modKv = cp.minIndex(
                           kvIdx, cp.splat(cp.sub(lenK, cp.index(1)), shape));
-                    }
                     Value keep = buildKeepMask(cp, spec, qIdx, kvIdx, lenK,
                                                cp.sub(lenK, lenQ), batch, head,
                                                modQ, modKv, captures);

@@ -77,6 +77,31 @@ Value inlineModOverTile(OpBuilder &builder, Location loc, Region &region,
   return isTile(result) ? result : splatToTile(builder, loc, result, shape);
 }
 
+bool modIndexesMemoryWith(Region &mod, unsigned argument) {
+  if (mod.empty() || argument >= mod.getNumArguments())
+    return false;
+  SmallVector<Value> work{mod.getArgument(argument)};
+  llvm::SmallPtrSet<Value, 16> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      // A memref operand other than the memref itself is an index; a region
+      // may hide one (conservative).
+      bool indexesMemory =
+          llvm::any_of(user->getOperands(),
+                       [](Value o) { return isa<MemRefType>(o.getType()); }) &&
+          !isa<MemRefType>(use.get().getType());
+      if (indexesMemory || user->getNumRegions() > 0)
+        return true;
+      llvm::append_range(work, user->getResults());
+    }
+  }
+  return false;
+}
+
 namespace {
 
 /// Forward-mode derivative rules on tiles. A null derivative means zero.

@@ -56,6 +56,13 @@ mlir::FailureOr<ScoreModGradients> inlineScoreModWithGradients(
     llvm::ArrayRef<mlir::Value> args, llvm::ArrayRef<int64_t> shape,
     bool captureTangents);
 
+/// Whether argument `argument` of `mod` (a score_mod's or mask_mod's region)
+/// may reach an index of a memory read: a capture read at a position. Only
+/// such a mod must see the padding rows and keys of an edge tile clamped
+/// into the sequence; ALiBi's slope[h] * (kv - q) need not (the padding's
+/// results are masked or never stored).
+bool modIndexesMemoryWith(mlir::Region &mod, unsigned argument);
+
 /// A tile of `shape` whose elements are all `scalar`.
 mlir::Value splatToTile(mlir::OpBuilder &builder, mlir::Location loc,
                         mlir::Value scalar, llvm::ArrayRef<int64_t> shape);

@@ -153,6 +153,17 @@ struct ProgramBuilder {
   }
 };
 
+/// Whether a mod of `spec` may read a capture at an index computed from the
+/// query (`query`) or the key position (modIndexesMemoryWith): the mods
+/// then see those positions clamped into the sequence.
+inline bool modsIndexMemoryWith(attn::AttentionOp spec, bool query) {
+  // score_mod(score, b, h, q, kv, ...), mask_mod(b, h, q, kv, ...).
+  return (spec.hasScoreMod() &&
+          modIndexesMemoryWith(spec.getScoreMod(), query ? 3 : 4)) ||
+         (spec.hasMaskMod() &&
+          modIndexesMemoryWith(spec.getMaskMod(), query ? 2 : 3));
+}
+
 /// A dynamically shaped global array with arbitrary strides.
 inline MemRefType stridedMemRef(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                 Type elt) {

@@ -37,6 +37,37 @@ def AttnInferMaskBounds : Pass<"attn-infer-mask-bounds", "::mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::attn::AttnDialect"];
 }
 
+def AttnSplitPositionDifferences
+    : Pass<"attn-split-position-differences", "::mlir::ModuleOp"> {
+  let summary = "Converts positions to float before subtracting them in the mods";
+  let description = [{
+    In the `score_mod` and `mask_mod` regions of every `attn.attention`,
+    rewrites `sitofp(index_cast(subi(a, b)))` with `a` and `b` index
+    arguments of the region (positions) into `subf(sitofp(index_cast(a)),
+    sitofp(index_cast(b)))`. Over a tile the conversions then depend on the
+    column or the row alone, which the GPU compiler computes once per column
+    or row a thread holds instead of once per element (ALiBi's step: 986 ->
+    853 SASS instructions per thread at 128 x 128, D = 128). Exact while
+    positions stay below 2^24.
+
+    Before:
+    ```mlir
+    %d = arith.subi %kv, %q : index
+    %i = arith.index_cast %d : index to i64
+    %f = arith.sitofp %i : i64 to f32
+    ```
+    After:
+    ```mlir
+    %ki = arith.index_cast %kv : index to i64
+    %kf = arith.sitofp %ki : i64 to f32
+    %qi = arith.index_cast %q : index to i64
+    %qf = arith.sitofp %qi : i64 to f32
+    %f = arith.subf %kf, %qf : f32
+    ```
+  }];
+  let dependentDialects = ["::kiln::attn::AttnDialect", "::mlir::arith::ArithDialect"];
+}
+
 def AttnChooseTiles : Pass<"attn-choose-tiles", "::mlir::ModuleOp"> {
   let summary = "Chooses each attn.attention's tile sizes for a GPU target from its own head dims and dtype";
   let description = [{
