@@ -1,11 +1,10 @@
 // kiln/kiln.cuh - Kiln's device library: the primitives emitted kernels call.
 //
 // Primitives only (types, layouts, copies, loads, mma, random bits, reductions,
-// stores, TMA copies and mbarriers, wgmma, dependent launch); the structure of
-// every kernel is printed from IR by compiler/Emit/CUDA.
+// stores, TMA copies and mbarriers, wgmma); the structure of every kernel is
+// printed from IR by compiler/Emit/CUDA.
 #pragma once
 #include "kiln/copy.cuh"
-#include "kiln/grid.cuh"
 #include "kiln/layout.cuh"
 #include "kiln/load.cuh"
 #include "kiln/mma.cuh"

@@ -24,27 +24,6 @@ using CUstream = void *;
 using CUevent = void *;
 using CUdeviceptr = unsigned long long;
 
-/// cuLaunchKernelEx's configuration, as the driver API lays it out
-/// (cuda.h, CUDA 12): attributes of 8 + 64 bytes, the id first.
-struct CUlaunchAttribute {
-  int id;
-  char pad[8 - sizeof(int)];
-  union {
-    char bytes[64];
-    int programmaticStreamSerializationAllowed;
-  } value;
-};
-struct CUlaunchConfig {
-  unsigned gridDimX, gridDimY, gridDimZ;
-  unsigned blockDimX, blockDimY, blockDimZ;
-  unsigned sharedMemBytes;
-  CUstream hStream;
-  CUlaunchAttribute *attrs;
-  unsigned numAttrs;
-};
-/// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION.
-inline constexpr int kLaunchAttributeProgrammaticStreamSerialization = 6;
-
 enum : int {
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
@@ -90,10 +69,6 @@ struct Driver {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorString)(CUresult, const char **);
-  /// Optional (CUDA 12 and later): null where the driver lacks it; kernels
-  /// then launch without attributes (programmatic dependent launch).
-  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **,
-                               void **);
   /// Optional (drivers for CUDA 12 and later): null where the driver lacks
   /// it; only plans with TMA tensor maps need it.
   CUresult (*cuTensorMapEncodeTiled)(void *tensorMap, int dataType,

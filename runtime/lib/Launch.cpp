@@ -341,28 +341,10 @@ void unloadModule(void *module) {
 
 Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
               int64_t numThreads, int64_t sharedBytes, void *stream,
-              KernelParams &params, const std::string &what, bool dependent) {
+              KernelParams &params, const std::string &what) {
   const api::Driver *d = nullptr;
   if (Status s = api::driver(d); !s.ok())
     return s;
-  if (dependent && d->cuLaunchKernelEx) {
-    api::CUlaunchAttribute attribute{};
-    attribute.id = api::kLaunchAttributeProgrammaticStreamSerialization;
-    attribute.value.programmaticStreamSerializationAllowed = 1;
-    api::CUlaunchConfig config{};
-    config.gridDimX = static_cast<unsigned>(gridX);
-    config.gridDimY = static_cast<unsigned>(gridY);
-    config.gridDimZ = static_cast<unsigned>(gridZ);
-    config.blockDimX = static_cast<unsigned>(numThreads);
-    config.blockDimY = config.blockDimZ = 1;
-    config.sharedMemBytes = static_cast<unsigned>(sharedBytes);
-    config.hStream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    return api::check(
-        d->cuLaunchKernelEx(&config, function, params.pointers(), nullptr),
-        what.c_str());
-  }
   return api::check(d->cuLaunchKernel(function, static_cast<unsigned>(gridX),
                                       static_cast<unsigned>(gridY),
                                       static_cast<unsigned>(gridZ),

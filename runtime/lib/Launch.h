@@ -117,14 +117,9 @@ private:
 void unloadModule(void *module);
 
 /// cuLaunchKernel on `stream`; a failure reads "<what> failed: <driver>".
-/// `dependent`: with programmatic stream serialization, so that the kernel
-/// (which waits for the previous one on the device: griddepcontrol.wait)
-/// may be scheduled while the stream's previous kernel finishes; a plain
-/// launch where the driver has no cuLaunchKernelEx.
 Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
               int64_t numThreads, int64_t sharedBytes, void *stream,
-              KernelParams &params, const std::string &what,
-              bool dependent = false);
+              KernelParams &params, const std::string &what);
 
 /// ceil(n / block).
 inline int64_t ceilDiv(int64_t n, int64_t block) {

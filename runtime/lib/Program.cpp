@@ -6,9 +6,6 @@
 #include "Launch.h"
 #include "StreamWorkspaces.h"
 
-#include <cstdlib>
-#include <string>
-
 namespace kiln {
 
 using namespace detail;
@@ -211,28 +208,16 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
             ("clearing workspace '" + *c.name + "'").c_str());
         !st.ok())
       return st;
-  // A kernel that waits for its predecessor on the device (dependent_launch)
-  // is launched as a programmatic dependent of the program's previous
-  // kernel, so that its launch overlaps that kernel's last CTAs (the first
-  // kernel follows the clears or other work: launched plainly).
-  // KILN_DEPENDENT_LAUNCH=0 launches every kernel plainly (the ablation).
-  static const bool dependentLaunches = [] {
-    const char *env = std::getenv("KILN_DEPENDENT_LAUNCH");
-    return !(env && std::string(env) == "0");
-  }();
-  bool afterKernel = false;
   for (size_t k = 0; k < s.kernels.size(); ++k) {
     if (!launched[k])
       continue;
     const KernelLaunch &kernel = s.kernels[k];
-    bool dependent = dependentLaunches && afterKernel && kernel.dependentLaunch;
     if (Status st =
             launch(functions_[k], grids[k][0], grids[k][1], grids[k][2],
                    kernel.numThreads, kernel.sharedBytes, stream, allParams[k],
-                   "cuLaunchKernel of '" + kernel.name + "'", dependent);
+                   "cuLaunchKernel of '" + kernel.name + "'");
         !st.ok())
       return st;
-    afterKernel = true;
   }
   return Status();
 }

@@ -317,11 +317,6 @@ struct Reader {
           !integer(k, "threads", where, d.numThreads) ||
           !integer(k, "shared_bytes", where, d.sharedBytes) || !grid || !args)
         return false;
-      if (k.contains("dependent_launch")) {
-        if (!k["dependent_launch"].is_boolean())
-          return fail(where + ".dependent_launch must be true or false");
-        d.dependentLaunch = k["dependent_launch"].get<bool>();
-      }
       if (grid->size() != 3)
         return fail(where + ".grid must have 3 expressions (x, y, z)");
       for (int axis = 0; axis < 3; ++axis)
@@ -408,9 +403,6 @@ std::string writeSpecJson(const ProgramSpec &s) {
       kernel["when"] = exprToJson(k.when);
     kernel["threads"] = k.numThreads;
     kernel["shared_bytes"] = k.sharedBytes;
-    // Written only when set (older specs, CPU plans: launched normally).
-    if (k.dependentLaunch)
-      kernel["dependent_launch"] = true;
     kernel["args"] = args;
     kernels.push_back(kernel);
   }

@@ -11,7 +11,7 @@
 // products on wgmma (tgpu-warpgroup-mma).
 // CHECK-NOT: attn.attention
 // CHECK-LABEL: func.func @window_fwd
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.dependent_launch, tgpu.fast_math, tgpu.num_warps = 8 : i64
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 8 : i64
 // CHECK-SAME: tile.block_m = 128 : i64, tile.block_n = 128 : i64
 // CHECK-NOT: tile.load
 // CHECK-NOT: tile.dot

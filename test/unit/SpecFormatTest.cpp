@@ -66,13 +66,6 @@ TEST(SpecFormat, RoundTrips) {
   EXPECT_EQ(read.kernels[0].args[3].value.str(), "mul(seq_q, 2)");
   EXPECT_TRUE(read.workspaces[0].zeroFill);
   EXPECT_EQ(read.tensors[0].alignBytes, 16);
-  // dependent_launch is written only when set, and read back.
-  EXPECT_EQ(text.find("dependent_launch"), std::string::npos);
-  EXPECT_FALSE(read.kernels[0].dependentLaunch);
-  original.kernels[0].dependentLaunch = true;
-  text = writeSpecJson(original);
-  ASSERT_TRUE(readSpecJson(text, read).ok());
-  EXPECT_TRUE(read.kernels[0].dependentLaunch);
 }
 
 TEST(SpecFormat, RefusesOtherVersionsAndNonSpecs) {
@@ -208,10 +201,6 @@ std::string refusal(const std::string &from, const std::string &to) {
 }
 
 TEST(SpecFormat, RefusesMalformedPlans) {
-  EXPECT_EQ(
-      refusal(R"("threads":256)", R"("threads":256,"dependent_launch":1)"),
-      "malformed spec: kernels[0].dependent_launch must be true or "
-      "false");
   EXPECT_EQ(refusal(R"(["ceildiv","seq_q",64])", R"(["ceildiv","seqlen",64])"),
             "program 'alibi': kernel 'alibi_bwd_k' grid x names 'seqlen'; a "
             "size expression may name batch, heads, kv_heads, seq_q, seq_kv, "

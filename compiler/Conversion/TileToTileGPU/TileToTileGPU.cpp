@@ -482,11 +482,6 @@ struct ConvertTileToTileGPU
       if (failed(scheduler.run(sharedMemoryBytes)))
         return signalPassFailure();
       kernel->setAttr(tgpu::attrs::kArch, StringAttr::get(&getContext(), arch));
-      // Hopper kernels wait for their stream's previous kernel on the device
-      // (griddepcontrol.wait), so the runtime may launch them early.
-      if (arch == "sm_90a")
-        kernel->setAttr(tgpu::attrs::kDependentLaunch,
-                        UnitAttr::get(&getContext()));
       if (fastMath)
         kernel->setAttr(tgpu::attrs::kFastMath, UnitAttr::get(&getContext()));
     }

@@ -1068,13 +1068,6 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
   os << ") {\n";
   // 1024: the period of the widest swizzle (#tgpu.swizzle buffers).
   line() << "extern __shared__ __align__(1024) unsigned char kiln_smem[];\n";
-  // Launched as a programmatic dependent of the stream's previous kernel:
-  // nothing before the wait reads what that kernel wrote; then the next
-  // kernel may be scheduled as this one's CTAs finish.
-  if (func->hasAttr(tgpu::attrs::kDependentLaunch)) {
-    line() << "kiln::wait_for_previous_grid();\n";
-    line() << "kiln::allow_next_grid();\n";
-  }
   for (Operation &op : func.front())
     if (failed(emitOp(&op)))
       return failure();

@@ -310,7 +310,6 @@ LogicalResult buildLaunchPlan(ModuleOp module, StringRef kind,
     if (auto shared =
             kernel->getAttrOfType<IntegerAttr>(tgpu::attrs::kSharedBytes))
       launch.sharedBytes = shared.getInt();
-    launch.dependentLaunch = kernel->hasAttr(tgpu::attrs::kDependentLaunch);
     if (failed(addCaptures(kernel, plan)))
       return failure();
     llvm::SmallDenseSet<unsigned> copied = copiedArguments(kernel);

@@ -16,11 +16,6 @@ namespace kiln::tgpu::attrs {
 inline constexpr llvm::StringLiteral kNumWarps = "tgpu.num_warps";
 /// The target ("sm_80", "sm_90a").
 inline constexpr llvm::StringLiteral kArch = "tgpu.arch";
-/// Unit: the kernel waits for the previous kernel on its stream at its start
-/// and lets the next one be scheduled (griddepcontrol, sm_90), so the
-/// runtime may launch it with programmatic dependent launch: its launch then
-/// overlaps the previous kernel's last CTAs (the plan's dependent_launch).
-inline constexpr llvm::StringLiteral kDependentLaunch = "tgpu.dependent_launch";
 /// Dynamic shared memory the kernel is launched with.
 inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";
 /// The kernel's math.tanh and math.exp run on the hardware approximations

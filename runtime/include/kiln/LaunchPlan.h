@@ -138,10 +138,6 @@ struct KernelLaunch {
   SizeExpr when = SizeExpr::constant(1);
   int64_t numThreads = 128;
   int64_t sharedBytes = 0;
-  /// The kernel waits for its stream's previous kernel on the device
-  /// (griddepcontrol.wait first): it may be launched with programmatic
-  /// dependent launch after another kernel of the program.
-  bool dependentLaunch = false;
   std::vector<KernelArg> args;
 };
 

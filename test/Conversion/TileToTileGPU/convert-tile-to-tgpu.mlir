@@ -31,7 +31,7 @@
 // (64 bf16 columns + 16 bytes = a pitch of 72 elements, 9216 bytes).
 // CHECK-LABEL: func.func @attention_step
 // CHECK-SAME: ([[QD:%[^:]+]]: !tile.desc<?x64xbf16>, [[KD:%[^:]+]]: !tile.desc<?x64xbf16>, [[VD:%[^:]+]]: !tile.desc<?x64xbf16>, [[OD:%[^:]+]]: !tile.desc<?x64xbf16>, [[LD:%[^:]+]]: !tile.desc<?xf32>, [[N:%[^:]+]]: index)
-// CHECK-SAME: attributes {tgpu.arch = "sm_90a", tgpu.dependent_launch, tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 27648 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.kernel}
+// CHECK-SAME: attributes {tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 27648 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.kernel}
 // CHECK-DAG: [[VB:%.+]] = tgpu.shared_alloc offset 18432 : memref<64x64xbf16, strided<[72, 1]>, 3>
 // CHECK-DAG: [[KB:%.+]] = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
 // CHECK-DAG: [[QB:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
@@ -488,12 +488,12 @@ func.func @rows_beyond_block_m(%qd: !tile.desc<?x64xf16>, %kd: !tile.desc<?x64xf
 // Each kernel is scheduled on its own (shared offsets restart at 0); a
 // function without tile.kernel is left alone.
 // CHECK-LABEL: func.func @first_kernel
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.dependent_launch, tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 18432 : i64, tile.block_m = 64 : i64, tile.kernel
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 18432 : i64, tile.block_m = 64 : i64, tile.kernel
 // CHECK: tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.mma
 // CHECK-LABEL: func.func @second_kernel
-// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.dependent_launch, tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 36864 : i64, tile.block_m = 128 : i64, tile.kernel
+// CHECK-SAME: tgpu.arch = "sm_90a", tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 36864 : i64, tile.block_m = 128 : i64, tile.kernel
 // CHECK: tgpu.shared_alloc offset 18432 : memref<128x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.shared_alloc offset 0 : memref<128x64xbf16, strided<[72, 1]>, 3>
 // CHECK: tgpu.mma %{{.+}} {transpose_rhs} : {{.*}} -> tensor<128x128xf32, #tgpu.mma<warps = 4>>
