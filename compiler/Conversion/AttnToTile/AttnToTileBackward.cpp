@@ -371,6 +371,8 @@ void buildFixedPointGradient(OpBuilder &b, attn::AttentionOp spec,
   std::string suffix = "_bwd_" + grad.name; // e.g. "_bwd_grad_slopes"
   Kernel k = makeKernel(b, spec, suffix, {fixed, grad}, "capture_grad", grid,
                         kRows, kCols, false);
+  // A capture with no entries has nothing to convert (and no grid).
+  k.func->setAttr(tile::attrs::kWhen, entries);
   OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
   ProgramBuilder pb{kb, loc};
   Value fixedSums = k.entry->getArgument(0), out = k.entry->getArgument(1);

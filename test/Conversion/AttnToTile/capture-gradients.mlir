@@ -54,6 +54,7 @@ attn.attention @alibi {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // DET-SAME: tile.tensor = "grad_slopes"
 // DET-SAME: tile.bwd_stage = "capture_grad"
 // DET-SAME: tile.grid = {{\[}}["ceildiv", "heads", 4096], 1, 1]
+// DET-SAME: tile.when = "heads"
 // DET: memref.dim
 // DET-COUNT-3: tile.gather
 // DET: arith.sitofp {{.*}} : tensor<64x64xi64> to tensor<64x64xf64>
