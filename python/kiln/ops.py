@@ -126,7 +126,8 @@ def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p
     """Runs the forward or the backward (program) of the variant on the
     tensors' device; page_size > 0: k and v are a paged KV cache's pools;
     dropout_p > 0: the variant with that dropout (tensors has dropout_rng);
-    capture_gradients: the backward that adds into grad_<capture>; varlen:
+    capture_gradients: the backward that adds into grad_<capture> (1: by
+    f32 atomics, 2: deterministically, _capture_gradients_mode); varlen:
     a packed batch (tensors has cu_seqlens_q and cu_seqlens_kv);
     block_sparse (QB, KB): the lists of a block mask (tensors has
     kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices)."""
