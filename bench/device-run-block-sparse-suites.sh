@@ -14,5 +14,7 @@ grep -E '^run "(block_sparse|causal block-sparse|gqa_causal block-sparse)' test/
 grep -E '^run "bwd (block_sparse|alibi block-sparse)' test/Runtime/run-gpu-backward-suite.sh
 } > /tmp/entries.sh
 . /tmp/entries.sh > $OUT/suite-block-sparse.txt 2>&1; summary >> $OUT/suite-block-sparse.txt
-KILN_LIBRARY=/tmp/kiln-bin/libkiln.so PYTHONPATH=python timeout 400 python3 python/tests/gpu_check.py > $OUT/gpu-check.txt 2>&1
+export KILN_LIBRARY=/tmp/kiln-bin/libkiln.so
+python3 -m pip install -q --no-build-isolation --no-deps ./python > $OUT/pip.txt 2>&1 || tail -20 $OUT/pip.txt
+timeout 400 python3 python/tests/gpu_check.py > $OUT/gpu-check.txt 2>&1
 cat $OUT/suite-block-sparse.txt; grep -E "PASS|FAIL|block_sparse" $OUT/gpu-check.txt | tail -30

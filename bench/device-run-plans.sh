@@ -51,9 +51,10 @@
 #   python - the Python package on the GPU (python/tests/gpu_check.py:
 #           CUDA tensors vs float64, a training step vs SDPA, torch.compile,
 #           flex_attention, host overhead per call) and the compile-time
-#           benchmark (cold, warm lookup, warm load).
+#           benchmark (cold, warm lookup, warm load);
+#   host  - the same without the compile-time benchmark.
 # Details go to $OUT; a short summary prints last.
-#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-suite|decode-check|gqa-pack|combine|paged|python
+#   bash bench/device-run-plans.sh check|bench|mods|bwd|hopper|hopper-bwd|hopper-bwd-bench|decode|decode-bench|decode-suite|decode-check|gqa-pack|combine|paged|python|host
 set -u
 MODE=${1:-check}
 OUT=${OUT:-/tmp/kiln-out}
@@ -344,11 +345,18 @@ paged)
   timeout 300 python3 bench/bench_decode.py --lib "$LIB" --specs $S --variants "" > "$OUT/bench_decode.txt" 2>&1
   echo "bench_decode rc=$?"; tail -n 12 "$OUT/bench_decode.txt"
   ;;
-python)
+python|host)
   gunzip -c .device/libkiln.so.gz > /tmp/kiln-bin/libkiln.so
   export KILN_LIBRARY=/tmp/kiln-bin/libkiln.so
-  PYTHONPATH=python timeout 300 python3 python/tests/gpu_check.py > "$OUT/gpu_check.txt" 2>&1
+  # The package with its C++ ops (kiln._C), built against this machine's
+  # torch; KILN_LIBRARY is the library it ships and loads.
+  timeout 300 python3 -m pip install -q --no-build-isolation --no-deps ./python > "$OUT/pip.txt" 2>&1
+  echo "pip install rc=$?"; grep -iE "error" "$OUT/pip.txt" | head -5
+  timeout 300 python3 python/tests/gpu_check.py > "$OUT/gpu_check.txt" 2>&1
   echo "gpu_check rc=$?"; grep -vE "^(W[0-9]|  warnings|    )" "$OUT/gpu_check.txt" | tail -n 16
+  timeout 120 python3 bench/bench_host_overhead.py > "$OUT/host_overhead.txt" 2>&1
+  echo "bench_host_overhead rc=$?"; head -n 12 "$OUT/host_overhead.txt"
+  [ "$MODE" = host ] && exit 0
   timeout 420 python3 bench/bench_compile.py --kiln $KILN --lib /tmp/kiln-bin/libkiln.so --warm "$LIB" --repeats 2 \
     > "$OUT/bench_compile.txt" 2>&1
   echo "bench_compile rc=$?"; tail -n 14 "$OUT/bench_compile.txt"

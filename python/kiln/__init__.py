@@ -6,16 +6,20 @@ run as a torch custom op on CPU (the CPU backend) and CUDA tensors.
     out = kiln.attention(q, k, v, causal)            # q [B, Lq, H, D], bf16/fp16
     out.float().sum().backward()                     # dQ, dK, dV by Kiln's backward
 
-The op is `torch.ops.kiln.attention` (and `kiln.attention_backward`): it
-traces under torch.compile(fullgraph=True) and passes torch.library.opcheck.
+The op is `torch.ops.kiln.attention` (and `kiln.attention_backward`), in C++
+(python/csrc/, built into kiln._C): it traces under
+torch.compile(fullgraph=True) and passes torch.library.opcheck. Called
+directly, its errors are RuntimeErrors whose message starts with "kiln: "
+(the functions here raise them as KilnError).
 """
+import os
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import torch
 
 from ._capi import KilnError
-from . import mods, ops
+from . import _C, mods, ops
 
 __all__ = ["Variant", "attention", "attention_with_lse", "make_dropout_rng", "paged_attention", "paged_attention_with_lse",
            "varlen_attention", "varlen_attention_with_lse", "block_sparse_attention",
@@ -44,6 +48,29 @@ def _variant(variant):
     raise TypeError(f"variant must be a kiln.Variant or MLIR text, got {type(variant).__name__}")
 
 
+# kiln._C.attention: the op through the dispatcher without torch.ops'
+# generic binding, for eager calls on plain tensors ($KILN_DIRECT_CALL=0: the
+# ablation, always torch.ops).
+_DIRECT = os.environ.get("KILN_DIRECT_CALL", "1") != "0"
+_Tensor = torch.Tensor
+
+
+def _attention_op(q, k, v, captures, *rest):
+    """torch.ops.kiln.attention (a C++ op, python/csrc/); its errors, which
+    reach Python as RuntimeError("kiln: ..."), as KilnError."""
+    try:
+        if (_DIRECT and type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor
+                and all(type(c) is _Tensor for c in captures) and not torch.compiler.is_compiling()
+                and not torch._C._is_torch_function_mode_enabled()):
+            return _C.attention(q, k, v, captures, *rest)
+        return torch.ops.kiln.attention(q, k, v, captures, *rest)
+    except RuntimeError as e:
+        message = str(e)
+        if not message.startswith("kiln: "):
+            raise
+        raise KilnError(message[len("kiln: "):]) from None
+
+
 def make_dropout_rng(device=None, generator=None):
     """A fresh dropout_rng: an int64 tensor [2] (seed, offset) on `device`,
     drawn from torch's generator (on the device, so no host sync)."""
@@ -58,8 +85,8 @@ def attention_with_lse(q, k, v, variant, captures: Sequence[torch.Tensor] = (), 
     v_ = _variant(variant)
     if dropout_p > 0 and dropout_rng is None:
         dropout_rng = make_dropout_rng(q.device)
-    return torch.ops.kiln.attention(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p),
-                                    [] if dropout_rng is None else [dropout_rng], [])
+    return _attention_op(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p),
+                         [] if dropout_rng is None else [dropout_rng], [])
 
 
 def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = (), dropout_p: float = 0.0,
@@ -92,8 +119,8 @@ def varlen_attention_with_lse(q, k, v, cu_seqlens_q, cu_seqlens_kv, variant, cap
     v_ = _variant(variant)
     if dropout_p > 0 and dropout_rng is None:
         dropout_rng = make_dropout_rng(q.device)
-    return torch.ops.kiln.attention(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p),
-                                    [] if dropout_rng is None else [dropout_rng], [cu_seqlens_q, cu_seqlens_kv])
+    return _attention_op(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p),
+                         [] if dropout_rng is None else [dropout_rng], [cu_seqlens_q, cu_seqlens_kv])
 
 
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_kv, variant, captures: Sequence[torch.Tensor] = (),

@@ -22,6 +22,12 @@ import torch
 
 from . import _capi
 
+# kiln::attention and kiln::attention_backward are C++ ops (python/csrc/:
+# their CPU, CUDA and autograd kernels); their fake kernels are below.
+# libkiln.so first: kiln._C links it by its soname (python/setup.py).
+_capi.lib()
+from . import _C  # noqa: E402,F401
+
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "f32", torch.float64: "f64",
            torch.int32: "i32", torch.int64: "i64"}
 
@@ -107,11 +113,27 @@ def _gradient_captures(q, v, variant, name, dropout_p, varlen=False, block_spars
 
 
 def _capture_gradient_tensors(q, v, captures, variant, name, dropout_p, **program):
-    """The zeroed f32 gradients the backward with capture gradients adds
-    into (_gradient_captures' order), and the same by tensor name."""
-    which = _gradient_captures(q, v, variant, name, dropout_p, **program)
-    grads = [torch.zeros(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which]
-    return grads, {f"grad_{n}": g for (_, n), g in zip(which, grads)}
+    """The f32 gradients the backward with capture gradients adds into, one
+    per capture: zeros of its shape for each one the score_mod reads
+    (_gradient_captures), an empty tensor [0] for the others (no gradient);
+    and the read ones by tensor name."""
+    read = dict(_gradient_captures(q, v, variant, name, dropout_p, **program))
+    grads = [torch.zeros(c.shape if i in read else (0,), dtype=torch.float32, device=q.device)
+             for i, c in enumerate(captures)]
+    return grads, {f"grad_{read[i]}": grads[i] for i in read}
+
+
+def _capture_gradients_fake(q, v, captures, variant, name, dropout_p, **program):
+    """The fake kernels' _capture_gradient_tensors (shapes only)."""
+    read = dict(_gradient_captures(q, v, variant, name, dropout_p, **program))
+    return [torch.empty(c.shape if i in read else (0,), dtype=torch.float32, device=q.device)
+            for i, c in enumerate(captures)]
+
+
+def _capture_grads_of(captures, grads):
+    """The autograd gradients of the captures from a backward's one-per-
+    capture list: each that requires grad and has one, in its dtype."""
+    return [g.to(c.dtype) if c.requires_grad and g.shape == c.shape else None for c, g in zip(captures, grads)]
 
 
 def _capture_gradients_mode(deterministic):
@@ -206,45 +228,14 @@ def _lse_shape(q, varlen):
     return (q.shape[1], q.shape[0]) if varlen else (q.shape[0], q.shape[2], q.shape[1])
 
 
-@torch.library.custom_op("kiln::attention", mutates_args=())
-def attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                 name: str, dropout_p: float, dropout_rng: List[torch.Tensor],
-                 cu_seqlens: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-    rng = _dropout_tensors(dropout_p, dropout_rng)
-    offsets = _offset_tensors(q, cu_seqlens)
-    _check_devices([q, k, v, *captures, *rng.values(), *offsets.values()])
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    out = q.new_empty(q.shape[:-1] + v.shape[-1:])
-    lse = torch.empty(_lse_shape(q, bool(offsets)), device=q.device, dtype=torch.float32)
-    _run("forward", q, v, {"q": q, "k": k, "v": v, "out": out, "lse": lse, **rng, **offsets},
-         [c.contiguous() for c in captures], variant, name, dropout_p=dropout_p, varlen=bool(offsets))
-    return out, lse
-
-
-@attention_op.register_fake
+@torch.library.register_fake("kiln::attention")
 def _(q, k, v, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
     out = q.new_empty(q.shape[:-1] + v.shape[-1:])
     lse = q.new_empty(_lse_shape(q, bool(cu_seqlens)), dtype=torch.float32)
     return out, lse
 
 
-@torch.library.custom_op("kiln::attention_backward", mutates_args=())
-def attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
-                          lse: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                          name: str, dropout_p: float, dropout_rng: List[torch.Tensor],
-                          cu_seqlens: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    rng = _dropout_tensors(dropout_p, dropout_rng)
-    offsets = _offset_tensors(q, cu_seqlens)
-    _check_devices([dout, q, k, v, out, lse, *captures, *rng.values(), *offsets.values()])
-    q, k, v, out, dout, lse = (t.contiguous() for t in (q, k, v, out, dout, lse))
-    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    _run("backward", q, v, {"q": q, "k": k, "v": v, "out": out, "dout": dout, "lse": lse, "dq": dq, "dk": dk,
-                            "dv": dv, **rng, **offsets}, [c.contiguous() for c in captures], variant, name,
-         dropout_p=dropout_p, varlen=bool(offsets))
-    return dq, dk, dv
-
-
-@attention_backward_op.register_fake
+@torch.library.register_fake("kiln::attention_backward")
 def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
     # Contiguous, as the real op's (empty_like of the contiguous inputs).
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
@@ -256,10 +247,11 @@ def attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch
                                    name: str, dropout_p: float, dropout_rng: List[torch.Tensor],
                                    cu_seqlens: List[torch.Tensor], deterministic: bool = False
                                    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor]]:
-    """attention_backward and the gradients of the float captures the
-    variant's score_mod reads (f32, in capture order; _gradient_captures
-    says which); deterministic: the same bits in every run (fixed-point
-    sums, one more kernel per capture) instead of f32 atomics."""
+    """attention_backward and the captures' gradients, one per capture
+    (_capture_gradient_tensors: f32 for each float capture the variant's
+    score_mod reads, an empty tensor for the others); deterministic: the
+    same bits in every run (fixed-point sums, one more kernel per capture)
+    instead of f32 atomics. The C++ autograd of kiln::attention calls it."""
     rng = _dropout_tensors(dropout_p, dropout_rng)
     offsets = _offset_tensors(q, cu_seqlens)
     _check_devices([dout, q, k, v, out, lse, *captures, *rng.values(), *offsets.values()])
@@ -275,45 +267,10 @@ def attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch
 
 @attention_backward_captures_op.register_fake
 def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, cu_seqlens, deterministic=False):
-    which = _gradient_captures(q, v, variant, name, dropout_p, bool(cu_seqlens))
     return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
-            [torch.empty(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which])
+            _capture_gradients_fake(q, v, captures, variant, name, dropout_p, varlen=bool(cu_seqlens)))
 
 
-def _setup_context(ctx, inputs, output):
-    q, k, v, captures, variant, name, dropout_p, dropout_rng, cu_seqlens = inputs
-    out, lse = output
-    # The backward regenerates the forward's dropout mask from the same rng.
-    ctx.save_for_backward(q, k, v, out, lse, *dropout_rng, *cu_seqlens, *captures)
-    ctx.variant, ctx.name, ctx.num_captures, ctx.dropout_p = variant, name, len(captures), dropout_p
-    ctx.num_rngs, ctx.num_offsets = len(dropout_rng), len(cu_seqlens)
-    # Float captures that require grad get theirs (score_mod's reads).
-    ctx.capture_grads = any(c.requires_grad and c.is_floating_point() for c in captures)
-    # The LSE is returned for callers that merge attention results; it is
-    # not differentiated.
-    ctx.mark_non_differentiable(lse)
-
-
-def _backward(ctx, dout, dlse):
-    q, k, v, out, lse, *rest = ctx.saved_tensors
-    rngs = rest[:ctx.num_rngs]
-    offsets = rest[ctx.num_rngs:ctx.num_rngs + ctx.num_offsets]
-    captures = rest[ctx.num_rngs + ctx.num_offsets:]
-    capture_grads = [None] * ctx.num_captures
-    if ctx.capture_grads:
-        dq, dk, dv, grads = attention_backward_captures_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name,
-                                                           ctx.dropout_p, rngs, offsets,
-                                                           torch.are_deterministic_algorithms_enabled())
-        for (i, _), g in zip(_gradient_captures(q, v, ctx.variant, ctx.name, ctx.dropout_p, bool(offsets)), grads):
-            if captures[i].requires_grad:
-                capture_grads[i] = g.to(captures[i].dtype)
-    else:
-        dq, dk, dv = attention_backward_op(dout, q, k, v, out, lse, captures, ctx.variant, ctx.name,
-                                           ctx.dropout_p, rngs, offsets)
-    return dq, dk, dv, capture_grads, None, None, None, [None] * ctx.num_rngs, [None] * ctx.num_offsets
-
-
-attention_op.register_autograd(_backward, setup_context=_setup_context)
 
 
 def _query_offsets(q, cu_seqlens_q):
@@ -443,9 +400,8 @@ def block_sparse_attention_backward_captures_op(dout: torch.Tensor, q: torch.Ten
                                                 dropout_p: float, dropout_rng: List[torch.Tensor],
                                                 deterministic: bool = False
                                                 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, List[torch.Tensor]]:
-    """block_sparse_attention_backward and the gradients of the float
-    captures the score_mod reads (f32, in capture order), as
-    attention_backward_captures."""
+    """block_sparse_attention_backward and the captures' gradients, one per
+    capture, as attention_backward_captures."""
     named = _block_mask_tensors(q, k, lists, block_q, block_kv)
     rng = _dropout_tensors(dropout_p, dropout_rng)
     _check_devices([dout, q, k, v, out, lse, *named.values(), *captures, *rng.values()])
@@ -463,9 +419,8 @@ def block_sparse_attention_backward_captures_op(dout: torch.Tensor, q: torch.Ten
 @block_sparse_attention_backward_captures_op.register_fake
 def _(dout, q, k, v, out, lse, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng,
       deterministic=False):
-    which = _gradient_captures(q, v, variant, name, dropout_p, block_sparse=(block_q, block_kv))
     return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
-            [torch.empty(captures[i].shape, dtype=torch.float32, device=q.device) for i, _ in which])
+            _capture_gradients_fake(q, v, captures, variant, name, dropout_p, block_sparse=(block_q, block_kv)))
 
 
 def _block_sparse_setup(ctx, inputs, output):
@@ -486,10 +441,7 @@ def _block_sparse_backward(ctx, dout, dlse):
         dq, dk, dv, grads = block_sparse_attention_backward_captures_op(
             dout, q, k, v, out, lse, lists, captures, ctx.variant, ctx.name, *ctx.blocks, ctx.dropout_p, rngs,
             torch.are_deterministic_algorithms_enabled())
-        which = _gradient_captures(q, v, ctx.variant, ctx.name, ctx.dropout_p, block_sparse=ctx.blocks)
-        for (i, _), g in zip(which, grads):
-            if captures[i].requires_grad:
-                capture_grads[i] = g.to(captures[i].dtype)
+        capture_grads = _capture_grads_of(captures, grads)
     else:
         dq, dk, dv = block_sparse_attention_backward_op(dout, q, k, v, out, lse, lists, captures, ctx.variant,
                                                         ctx.name, *ctx.blocks, ctx.dropout_p, rngs)

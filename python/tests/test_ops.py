@@ -247,6 +247,34 @@ class Ops(unittest.TestCase):
                               (dout, qt.detach(), kt.detach(), vt.detach(), out.detach(), lse, [], variant.text, "", 0.0,
                                [], []))
 
+    def test_direct_call(self):
+        # kiln._C.attention, the eager path of kiln.attention, is the op
+        # through the dispatcher: the same results, errors and autograd as
+        # torch.ops.kiln.attention.
+        q, k, v = inputs(1, 17, 24, 2, 2, 64, seed=8)
+        text = example("causal").text
+        direct = kiln._C.attention(q, k, v, [], text, "", 0.0, [], [])
+        generic = torch.ops.kiln.attention(q, k, v, [], text, "", 0.0, [], [])
+        for a, b in zip(direct, generic):
+            self.assertTrue(torch.equal(a, b))
+        with self.assertRaisesRegex(RuntimeError, "^kiln: dropout_p > 0 needs dropout_rng"):
+            kiln._C.attention(q, k, v, [], text, "", 0.1, [], [])
+        with self.assertRaises(TypeError):
+            kiln._C.attention(q, k, v, [1], text, "", 0.0, [], [])
+        qg = q.clone().requires_grad_()
+        out, _ = kiln._C.attention(qg, k, v, [], text, "", 0.0, [], [])
+        out.float().sum().backward()
+        qr = q.clone().requires_grad_()
+        torch.ops.kiln.attention(qr, k, v, [], text, "", 0.0, [], [])[0].float().sum().backward()
+        self.assertTrue(torch.equal(qg.grad, qr.grad))
+        # A capture that is a tensor subclass (nn.Parameter) takes the
+        # generic binding; the results are the same.
+        slopes = torch.rand(2, generator=torch.Generator().manual_seed(3))
+        alibi = example("alibi")
+        plain = kiln.attention(q, k, v, alibi, [slopes])
+        param = kiln.attention(q, k, v, alibi, [torch.nn.Parameter(slopes)])
+        self.assertTrue(torch.equal(plain, param))
+
     def test_dropout_bits(self):
         # The CPU backend drops exactly the weights python/kiln/dropout.py
         # (reference/Philox.h) drops.
@@ -273,7 +301,9 @@ class Ops(unittest.TestCase):
         q, k, v = (t.requires_grad_() for t in inputs(1, 17, 24, 2, 2, 64, seed=13))
         text, rng = example("causal").text, torch.tensor([7, 0])
         torch.library.opcheck(torch.ops.kiln.attention.default, (q, k, v, [], text, "", 0.1, [rng], []))
-        with self.assertRaisesRegex(kiln.KilnError, "dropout_p > 0 needs dropout_rng"):
+        # The C++ op's errors are RuntimeErrors ("kiln: ..."); kiln.attention
+        # raises them as KilnError.
+        with self.assertRaisesRegex(RuntimeError, "^kiln: dropout_p > 0 needs dropout_rng"):
             torch.ops.kiln.attention(q, k, v, [], text, "", 0.1, [], [])
         with self.assertRaisesRegex(kiln.KilnError, "dropout_rng must be an int64 tensor"):
             kiln.attention(q, k, v, example("causal"), dropout_p=0.1, dropout_rng=torch.tensor([1, 2, 3]))
@@ -542,6 +572,14 @@ class Ops(unittest.TestCase):
         if os.environ.get("KILN_TEST_INSTALLED"):  # make check: pip install ./python
             package = os.path.realpath(os.path.dirname(kiln.__file__))
             self.assertEqual(os.path.dirname(path), package)
+        # The C++ ops (kiln._C) use the library _capi loaded: one copy in the
+        # process.
+        self.assertEqual(os.path.dirname(os.path.realpath(kiln._C.__file__)),
+                         os.path.realpath(os.path.dirname(kiln.__file__)))
+        with open("/proc/self/maps") as maps:
+            loaded = {line.split()[-1] for line in maps if line.rstrip().endswith("libkiln.so")}
+        self.assertEqual(loaded, {path})
+        self.assertEqual(str(torch.ops.kiln.attention.default._schema).split("(")[0], "kiln::attention")
 
     def test_errors(self):
         q, k, v = inputs(1, 8, 8, 1, 1, 64)

@@ -6,8 +6,10 @@
 
 #include "kiln/CompileUnits.h"
 #include "kiln/Program.h"
+#include "kiln/Runtime.h"
 #include "kiln/SpecFormat.h"
 
+#include <cstring>
 
 struct kiln_program {
   std::unique_ptr<kiln::Program> program;
@@ -129,6 +131,18 @@ extern "C" int kiln_program_set_symbol(kiln_program *program,
 extern "C" long long kiln_program_workspace_bytes(const kiln_program *program) {
   return program ? static_cast<long long>(program->program->workspaceBytes())
                  : 0;
+}
+
+extern "C" int kiln_device_arch(int device, char *arch, int archSize,
+                                char *error, int errorSize) {
+  std::string name, result;
+  kiln::Status s = kiln::deviceArch(device, result, name);
+  if (s.ok() && (!arch || archSize <= static_cast<int>(result.size())))
+    s = kiln::Status::error("kiln_device_arch needs a buffer of at least " +
+                            std::to_string(result.size() + 1) + " bytes");
+  if (s.ok())
+    std::memcpy(arch, result.c_str(), result.size() + 1);
+  return report(s, error, errorSize);
 }
 
 extern "C" void kiln_program_free(kiln_program *program) { delete program; }

@@ -341,17 +341,18 @@ void unloadModule(void *module) {
 
 Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
               int64_t numThreads, int64_t sharedBytes, void *stream,
-              KernelParams &params, const std::string &what) {
+              KernelParams &params, const std::string &kernel) {
   const api::Driver *d = nullptr;
   if (Status s = api::driver(d); !s.ok())
     return s;
-  return api::check(d->cuLaunchKernel(function, static_cast<unsigned>(gridX),
-                                      static_cast<unsigned>(gridY),
-                                      static_cast<unsigned>(gridZ),
-                                      static_cast<unsigned>(numThreads), 1, 1,
-                                      static_cast<unsigned>(sharedBytes),
-                                      stream, params.pointers(), nullptr),
-                    what.c_str());
+  int result = d->cuLaunchKernel(
+      function, static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
+      static_cast<unsigned>(gridZ), static_cast<unsigned>(numThreads), 1, 1,
+      static_cast<unsigned>(sharedBytes), stream, params.pointers(), nullptr);
+  // The message is made only on failure: this is every launch's path.
+  if (result == 0)
+    return Status();
+  return api::check(result, ("cuLaunchKernel of '" + kernel + "'").c_str());
 }
 
 } // namespace kiln::detail
@@ -388,13 +389,10 @@ Status captureShape(const CaptureSpec &decl, const SymbolValues &symbols,
 
 } // namespace
 
-Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
-               const std::vector<TensorRef> &captures,
-               const DeviceSymbols &device, BoundRun &bound,
-               const SymbolValues &overrides) {
-  std::string program = "variant '" + spec.variant + "'";
-  bound = BoundRun();
-  bound.tensors.assign(spec.tensors.size(), nullptr);
+Status matchTensors(const ProgramSpec &spec,
+                    const std::vector<NamedTensor> &tensors,
+                    std::vector<const TensorRef *> &slots) {
+  slots.assign(spec.tensors.size(), nullptr);
   for (const NamedTensor &given : tensors) {
     size_t i = 0;
     while (i < spec.tensors.size() && spec.tensors[i].name != given.name)
@@ -403,18 +401,49 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
       std::string names;
       for (const TensorDecl &t : spec.tensors)
         names += (names.empty() ? "" : ", ") + t.name;
-      return Status::error("the " + spec.kind + " of " + program +
-                           " has no tensor '" + given.name + "' (it takes " +
+      return Status::error("the " + spec.kind + " of variant '" + spec.variant +
+                           "' has no tensor '" + given.name + "' (it takes " +
                            names + ")");
     }
-    if (bound.tensors[i])
+    if (slots[i])
       return Status::error("tensor '" + given.name + "' is given twice");
-    bound.tensors[i] = &given.tensor;
+    slots[i] = &given.tensor;
   }
   for (size_t i = 0; i < spec.tensors.size(); ++i)
-    if (!bound.tensors[i])
-      return Status::error("the " + spec.kind + " of " + program +
-                           " needs tensor '" + spec.tensors[i].name + "'");
+    if (!slots[i])
+      return Status::error("the " + spec.kind + " of variant '" + spec.variant +
+                           "' needs tensor '" + spec.tensors[i].name + "'");
+  return Status();
+}
+
+Status checkPointers(const ProgramSpec &spec,
+                     const std::vector<const TensorRef *> &slots,
+                     const std::vector<TensorRef> &captures) {
+  for (size_t i = 0; i < spec.tensors.size(); ++i) {
+    const TensorDecl &decl = spec.tensors[i];
+    if (!slots[i]->data)
+      return Status::error(decl.name + " is a null pointer");
+    if (decl.alignBytes > 0)
+      if (Status s =
+              checkAligned(decl.name.c_str(), *slots[i], decl.alignBytes);
+          !s.ok())
+        return s;
+  }
+  for (size_t i = 0; i < captures.size() && i < spec.captures.size(); ++i)
+    if (!captures[i].data)
+      return Status::error("capture '" + spec.captures[i].name +
+                           "' is a null pointer");
+  return Status();
+}
+
+Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
+               const std::vector<TensorRef> &captures,
+               const DeviceSymbols &device, BoundRun &bound,
+               const SymbolValues &overrides) {
+  std::string program = "variant '" + spec.variant + "'";
+  bound = BoundRun();
+  if (Status s = matchTensors(spec, tensors, bound.tensors); !s.ok())
+    return s;
 
   // Symbols: the first bare use in declaration order defines each.
   bound.symbols["num_sms"] = device.numSms;

@@ -116,10 +116,11 @@ private:
 /// Unloads a module from loadProgram; null is ignored.
 void unloadModule(void *module);
 
-/// cuLaunchKernel on `stream`; a failure reads "<what> failed: <driver>".
+/// cuLaunchKernel on `stream`; a failure reads "cuLaunchKernel of '<kernel>'
+/// failed: <driver>".
 Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
               int64_t numThreads, int64_t sharedBytes, void *stream,
-              KernelParams &params, const std::string &what);
+              KernelParams &params, const std::string &kernel);
 
 /// ceil(n / block).
 inline int64_t ceilDiv(int64_t n, int64_t block) {

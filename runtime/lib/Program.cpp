@@ -4,13 +4,16 @@
 
 #include "CudaApi.h"
 #include "Launch.h"
+#include "RunShapes.h"
 #include "StreamWorkspaces.h"
 
 namespace kiln {
 
 using namespace detail;
 
-Program::Program() : workspaces_(std::make_unique<StreamWorkspaces>()) {}
+Program::Program()
+    : workspaces_(std::make_unique<StreamWorkspaces>()),
+      shapes_(std::make_unique<RunShapes>()) {}
 
 Program::~Program() {
   // The workspaces and the module belong to the context they were made in.
@@ -69,6 +72,46 @@ TensorRef contiguous(void *data, DType dtype, std::vector<int64_t> sizes) {
 
 } // namespace
 
+Status Program::bindShape(const std::vector<NamedTensor> &tensors,
+                          const std::vector<TensorRef> &captures,
+                          const SymbolValues &overrides,
+                          std::shared_ptr<const RunShape> &shape) const {
+  const ProgramSpec &s = spec_;
+  BoundRun bound;
+  if (Status st = bindRun(s, tensors, captures, device_, bound, overrides);
+      !st.ok())
+    return st;
+  auto made = std::make_shared<RunShape>();
+  made->launched.resize(s.kernels.size());
+  made->grids.resize(s.kernels.size());
+  made->scalars.resize(s.kernels.size());
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    const KernelLaunch &kernel = s.kernels[k];
+    bool launches = false;
+    if (Status st = kernelLaunches(kernel, bound.symbols, launches); !st.ok())
+      return st;
+    made->launched[k] = launches;
+    if (!launches)
+      continue;
+    if (Status st = evaluateGrid(s, kernel, bound.symbols, made->grids[k]);
+        !st.ok())
+      return st;
+    for (const KernelArg &a : kernel.args) {
+      if (a.kind != KernelArg::Kind::Scalar)
+        continue;
+      int64_t value = 0;
+      if (Status st = evaluate(a.value, bound.symbols, value); !st.ok())
+        return Status::error("kernel '" + kernel.name +
+                             "' scalar: " + st.message());
+      made->scalars[k].push_back(value);
+    }
+  }
+  if (Status st = layoutWorkspaces(s, bound.symbols, made->layout); !st.ok())
+    return st;
+  shape = std::move(made);
+  return Status();
+}
+
 Status Program::run(const std::vector<NamedTensor> &tensors,
                     const std::vector<TensorRef> &captures, void *stream,
                     const SymbolValues &overrides) const {
@@ -76,12 +119,29 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
   if (!scope.status().ok())
     return scope.status();
   const ProgramSpec &s = spec_;
-  BoundRun bound;
-  if (Status st = bindRun(s, tensors, captures, device_, bound, overrides);
-      !st.ok())
+  std::vector<const TensorRef *> slots;
+  if (Status st = matchTensors(s, tensors, slots); !st.ok())
     return st;
+  // The shape-only work from an earlier run with the same shapes (only
+  // the pointers are checked again), or bound now and kept.
+  bool keep = overrides.empty() && shapes_->enabled();
+  std::vector<int64_t> key;
+  std::shared_ptr<const RunShape> shape;
+  if (keep) {
+    key = runShapeKey(slots, captures);
+    shape = shapes_->find(key);
+  }
+  if (shape) {
+    if (Status st = checkPointers(s, slots, captures); !st.ok())
+      return st;
+  } else {
+    if (Status st = bindShape(tensors, captures, overrides, shape); !st.ok())
+      return st;
+    if (keep)
+      shapes_->insert(std::move(key), shape);
+  }
   for (size_t i = 0; i < s.tensors.size(); ++i)
-    if (Status st = checkOnDevice(s.tensors[i].name.c_str(), *bound.tensors[i]);
+    if (Status st = checkOnDevice(s.tensors[i].name.c_str(), *slots[i]);
         !st.ok())
       return st;
   for (size_t i = 0; i < captures.size(); ++i) {
@@ -89,22 +149,7 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
     if (Status st = checkOnDevice(what.c_str(), captures[i]); !st.ok())
       return st;
   }
-  std::vector<std::array<int64_t, 3>> grids(s.kernels.size());
-  std::vector<bool> launched(s.kernels.size());
-  for (size_t k = 0; k < s.kernels.size(); ++k) {
-    bool launches = false;
-    if (Status st = kernelLaunches(s.kernels[k], bound.symbols, launches);
-        !st.ok())
-      return st;
-    launched[k] = launches;
-    if (launches)
-      if (Status st = evaluateGrid(s, s.kernels[k], bound.symbols, grids[k]);
-          !st.ok())
-        return st;
-  }
-  WorkspaceLayout layout;
-  if (Status st = layoutWorkspaces(s, bound.symbols, layout); !st.ok())
-    return st;
+  const WorkspaceLayout &layout = shape->layout;
 
   const api::Driver *d = nullptr;
   if (Status st = api::driver(d); !st.ok())
@@ -141,15 +186,16 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
   // here), so a refused argument leaves nothing enqueued.
   std::vector<KernelParams> allParams(s.kernels.size());
   for (size_t k = 0; k < s.kernels.size(); ++k) {
-    if (!launched[k])
+    if (!shape->launched[k])
       continue;
+    size_t scalar = 0;
     const KernelLaunch &kernel = s.kernels[k];
     KernelParams &params = allParams[k];
     for (const KernelArg &a : kernel.args) {
       switch (a.kind) {
       case KernelArg::Kind::Tensor:
-        params.addTensor(
-            *bound.tensors[s.findTensor(a.name) - s.tensors.data()], a.rank);
+        params.addTensor(*slots[s.findTensor(a.name) - s.tensors.data()],
+                         a.rank);
         break;
       case KernelArg::Kind::Workspace:
         params.addTensor(
@@ -158,18 +204,13 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
       case KernelArg::Kind::Capture:
         params.addTensor(captures[a.capture], a.rank);
         break;
-      case KernelArg::Kind::Scalar: {
-        int64_t value = 0;
-        if (Status st = evaluate(a.value, bound.symbols, value); !st.ok())
-          return Status::error("kernel '" + kernel.name +
-                               "' scalar: " + st.message());
-        params.addInt64(value);
+      case KernelArg::Kind::Scalar:
+        params.addInt64(shape->scalars[k][scalar++]);
         break;
-      }
       case KernelArg::Kind::TensorMap: {
         TensorMapLayout layout;
         const TensorRef &tensor =
-            *bound.tensors[s.findTensor(a.name) - s.tensors.data()];
+            *slots[s.findTensor(a.name) - s.tensors.data()];
         if (Status st = tensorMapLayout(kernel.name, a, tensor, layout);
             !st.ok())
           return st;
@@ -209,13 +250,13 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
         !st.ok())
       return st;
   for (size_t k = 0; k < s.kernels.size(); ++k) {
-    if (!launched[k])
+    if (!shape->launched[k])
       continue;
     const KernelLaunch &kernel = s.kernels[k];
+    const std::array<int64_t, 3> &grid = shape->grids[k];
     if (Status st =
-            launch(functions_[k], grids[k][0], grids[k][1], grids[k][2],
-                   kernel.numThreads, kernel.sharedBytes, stream, allParams[k],
-                   "cuLaunchKernel of '" + kernel.name + "'");
+            launch(functions_[k], grid[0], grid[1], grid[2], kernel.numThreads,
+                   kernel.sharedBytes, stream, allParams[k], kernel.name);
         !st.ok())
       return st;
   }

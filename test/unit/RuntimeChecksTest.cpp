@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Launch.h"
+#include "RunShapes.h"
 
 #include <gtest/gtest.h>
 
@@ -187,6 +188,64 @@ TEST(RuntimeChecks, TensorsByNameEachOnce) {
   EXPECT_EQ(bindRun(forwardPlan(1), tensors, {}, 1, bound).message(),
             "lse must have rank 3 (sizes and strides), got 2 sizes and 2 "
             "strides");
+}
+
+// A run whose shapes passed bindRun before reuses that work (RunShapes.h):
+// the key tells shapes apart by every size, stride and dtype, and what
+// depends on the pointers alone is still checked.
+TEST(RuntimeChecks, KeptShapesStillCheckThePointers) {
+  TensorRef q = contiguousBf16({2, 100, 8, 64});
+  TensorRef k = contiguousBf16({2, 300, 2, 64});
+  std::vector<NamedTensor> tensors = forwardTensors(q, k);
+  ProgramSpec plan = forwardPlan(4);
+  std::vector<const TensorRef *> slots;
+  ASSERT_TRUE(matchTensors(plan, tensors, slots).ok());
+  std::vector<int64_t> key = detail::runShapeKey(slots, {});
+  EXPECT_TRUE(checkPointers(plan, slots, {}).ok());
+  // Another size, stride or dtype: another key.
+  for (int change = 0; change < 3; ++change) {
+    std::vector<NamedTensor> other = forwardTensors(q, k);
+    TensorRef &t = other[1].tensor;
+    if (change == 0)
+      t.sizes[1] = 301;
+    else if (change == 1)
+      t.strides[0] += 64;
+    else
+      t.dtype = DType::F16;
+    std::vector<const TensorRef *> otherSlots;
+    ASSERT_TRUE(matchTensors(plan, other, otherSlots).ok());
+    EXPECT_NE(detail::runShapeKey(otherSlots, {}), key) << change;
+  }
+  // The captures are part of the key.
+  TensorRef slopes = tensor(DType::F32, {8}, {1});
+  EXPECT_NE(detail::runShapeKey(slots, {slopes}), key);
+  // The same shapes at other addresses: null and misaligned pointers are
+  // refused as bindRun refuses them.
+  tensors[1].tensor.data = nullptr;
+  ASSERT_TRUE(matchTensors(plan, tensors, slots).ok());
+  EXPECT_EQ(detail::runShapeKey(slots, {}), key);
+  EXPECT_EQ(checkPointers(plan, slots, {}).message(), "k is a null pointer");
+  tensors[1].tensor.data = reinterpret_cast<void *>(uintptr_t{0x1008});
+  EXPECT_EQ(checkPointers(plan, slots, {}).message(),
+            "k must be 16-byte aligned (its rows are copied in 16-byte "
+            "chunks)");
+  TensorRef nullCapture = slopes;
+  nullCapture.data = nullptr;
+  tensors = forwardTensors(q, k);
+  ASSERT_TRUE(matchTensors(plan, tensors, slots).ok());
+  ProgramSpec alibi = forwardPlan(4, {{"slopes", DType::F32, {"heads"}}});
+  EXPECT_EQ(checkPointers(alibi, slots, {nullCapture}).message(),
+            "capture 'slopes' is a null pointer");
+  // A table keeps the last shapes and finds them by key.
+  detail::RunShapes shapes;
+  auto shape = std::make_shared<detail::RunShape>();
+  EXPECT_EQ(shapes.find(key), nullptr);
+  shapes.insert(key, shape);
+  EXPECT_EQ(shapes.find(key), shape);
+  for (int64_t i = 0; i < 16; ++i)
+    shapes.insert({i}, std::make_shared<detail::RunShape>());
+  EXPECT_EQ(shapes.find(key), nullptr); // replaced, oldest first
+  EXPECT_NE(shapes.find({15}), nullptr);
 }
 
 TEST(RuntimeChecks, CapturesAreCheckedAgainstTheirDeclarations) {

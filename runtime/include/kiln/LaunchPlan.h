@@ -202,6 +202,18 @@ struct BoundRun {
   std::vector<const TensorRef *> tensors; ///< parallel to spec.tensors
 };
 
+/// Matches `tensors` to the plan's declarations by name, each exactly once:
+/// `slots` parallel to spec.tensors.
+Status matchTensors(const ProgramSpec &spec,
+                    const std::vector<NamedTensor> &tensors,
+                    std::vector<const TensorRef *> &slots);
+
+/// What bindRun checks of the tensors' pointers alone (none null, the
+/// plan's alignments), for a run whose shapes bindRun has passed before.
+Status checkPointers(const ProgramSpec &spec,
+                     const std::vector<const TensorRef *> &slots,
+                     const std::vector<TensorRef> &captures);
+
 /// Matches `tensors` to the plan's declarations by name (each exactly once),
 /// binds the symbols their shapes define (num_sms and ctas_per_sm.<kernel>
 /// from `device`), then checks

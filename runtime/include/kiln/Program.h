@@ -18,6 +18,8 @@ namespace kiln {
 
 namespace detail {
 class StreamWorkspaces;
+class RunShapes;
+struct RunShape;
 } // namespace detail
 
 /// A compiled program loaded on one device.
@@ -47,7 +49,10 @@ public:
   /// `stream` (a CUstream; null: the default stream) without synchronizing.
   /// `overrides` sets derived symbols of the plan instead of their
   /// expressions (`kv_splits`: the number of KV splits; benchmarks, tests).
-  /// Kernels whose `when` evaluates below 1 are not launched.
+  /// Kernels whose `when` evaluates below 1 are not launched. The
+  /// shape-only part (symbols, checks, grids, workspace layout) is kept
+  /// for the last 16 shapes and reused; the pointers are checked every
+  /// run ($KILN_RUN_SHAPE_CACHE=0 turns the reuse off).
   Status run(const std::vector<NamedTensor> &tensors,
              const std::vector<TensorRef> &captures, void *stream,
              const SymbolValues &overrides = {}) const;
@@ -61,6 +66,11 @@ public:
 
 private:
   Program();
+  /// bindRun and the rest of a run's shape-only work (RunShapes.h).
+  Status bindShape(const std::vector<NamedTensor> &tensors,
+                   const std::vector<TensorRef> &captures,
+                   const SymbolValues &overrides,
+                   std::shared_ptr<const detail::RunShape> &shape) const;
   ProgramSpec spec_;
   void *context_ = nullptr; ///< made current around launches (other threads)
   std::vector<void *> modules_; ///< one per compile unit (CompileUnits.h)
@@ -69,6 +79,8 @@ private:
   double compileMs_ = 0, loadMs_ = 0;
   bool cacheHit_ = false;
   std::unique_ptr<detail::StreamWorkspaces> workspaces_;
+  /// The shape-only work of recent runs, by shape (RunShapes.h).
+  std::unique_ptr<detail::RunShapes> shapes_;
 };
 
 } // namespace kiln

@@ -73,6 +73,12 @@ long long kiln_program_workspace_bytes(const kiln_program *program);
 int kiln_program_set_symbol(kiln_program *program, const char *name,
                             long long value, char *error, int error_size);
 
+/* The architecture Kiln compiles for on device `device` ("sm_80" for compute
+ * capability 8.x, "sm_90a" for 9.0) into `arch` (at most `arch_size` bytes
+ * with the NUL), for kiln_compile_spec; an error names any other device. */
+int kiln_device_arch(int device, char *arch, int arch_size, char *error,
+                     int error_size);
+
 void kiln_program_free(kiln_program *program);
 
 #ifdef __cplusplus
