@@ -423,6 +423,19 @@ attentionAutograd(const Tensor &q, const Tensor &k, const Tensor &v,
                   TensorList captures, c10::string_view variant,
                   c10::string_view name, double dropoutP, TensorList dropoutRng,
                   TensorList cuSeqlens) {
+  // Without a gradient to record, straight to the device's kernel:
+  // Function::apply would still build a node and save the inputs.
+  bool record = false;
+  if (torch::autograd::GradMode::is_enabled()) {
+    record = q.requires_grad() || k.requires_grad() || v.requires_grad();
+    for (const Tensor &c : captures)
+      record |= c.requires_grad();
+  }
+  if (!record) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return attentionOp().call(q, k, v, captures, variant, name, dropoutP,
+                              dropoutRng, cuSeqlens);
+  }
   variable_list r = AttentionFunction::apply(q, k, v, captures, variant, name,
                                              dropoutP, dropoutRng, cuSeqlens);
   return {r[0], r[1]};

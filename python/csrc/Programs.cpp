@@ -13,15 +13,23 @@ namespace kiln::torch_ops {
 namespace {
 
 /// Everything ProgramOptions holds, and which program on which device (-1:
-/// the host), as one string.
+/// the host), as one string: the texts, then the numbers' bytes (no
+/// formatting: this is every call's path).
 std::string keyOf(const ProgramOptions &o, const char *which, int device) {
   std::string key;
-  key.reserve(o.text.size() + o.name.size() + 96);
+  key.reserve(o.text.size() + o.name.size() + 64);
   key.append(o.text).push_back('\0');
   key.append(o.name).push_back('\0');
-  key += std::to_string(o.headDim) + ',' + std::to_string(o.headDimV) + ',' +
-         o.dtype + ',' + std::to_string(o.dropoutP) + ',' +
-         std::to_string(o.varlen) + ',' + which + ',' + std::to_string(device);
+  key.append(o.dtype).push_back('\0');
+  key.append(which).push_back('\0');
+  auto bytes = [&key](const auto &value) {
+    key.append(reinterpret_cast<const char *>(&value), sizeof(value));
+  };
+  bytes(o.headDim);
+  bytes(o.headDimV);
+  bytes(o.dropoutP);
+  bytes(o.varlen);
+  bytes(device);
   return key;
 }
 

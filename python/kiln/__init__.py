@@ -41,6 +41,8 @@ class Variant:
 
 
 def _variant(variant):
+    if type(variant) is Variant:
+        return variant
     if isinstance(variant, Variant):
         return variant
     if isinstance(variant, str):
@@ -53,6 +55,8 @@ def _variant(variant):
 # ablation, always torch.ops).
 _DIRECT = os.environ.get("KILN_DIRECT_CALL", "1") != "0"
 _Tensor = torch.Tensor
+_is_compiling = torch.compiler.is_compiling
+_function_mode = torch._C._is_torch_function_mode_enabled
 
 
 def _attention_op(q, k, v, captures, *rest):
@@ -60,8 +64,8 @@ def _attention_op(q, k, v, captures, *rest):
     reach Python as RuntimeError("kiln: ..."), as KilnError."""
     try:
         if (_DIRECT and type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor
-                and all(type(c) is _Tensor for c in captures) and not torch.compiler.is_compiling()
-                and not torch._C._is_torch_function_mode_enabled()):
+                and (not captures or all(type(c) is _Tensor for c in captures))
+                and not _is_compiling() and not _function_mode()):
             return _C.attention(q, k, v, captures, *rest)
         return torch.ops.kiln.attention(q, k, v, captures, *rest)
     except RuntimeError as e:
@@ -99,7 +103,13 @@ def attention(q, k, v, variant, captures: Sequence[torch.Tensor] = (), dropout_p
     kiln.make_dropout_rng() when not given) and of each weight's position, and the
     backward regenerates it. A variant whose text sets dropout_p needs
     dropout_rng."""
-    return attention_with_lse(q, k, v, variant, captures, dropout_p, dropout_rng)[0]
+    # attention_with_lse's body, not a call to it: one Python frame less on
+    # every call's path.
+    v_ = _variant(variant)
+    if dropout_p > 0 and dropout_rng is None:
+        dropout_rng = make_dropout_rng(q.device)
+    return _attention_op(q, k, v, list(captures), v_.text, v_.name or "", float(dropout_p),
+                         [] if dropout_rng is None else [dropout_rng], [])[0]
 
 
 def varlen_attention_with_lse(q, k, v, cu_seqlens_q, cu_seqlens_kv, variant, captures: Sequence[torch.Tensor] = (),

@@ -101,27 +101,48 @@ Status checkOnDevice(const char *what, const TensorRef &t) {
   return Status();
 }
 
+char *KernelParams::append(size_t size) {
+  // 16-byte aligned slots in one buffer: one allocation per launch, not one
+  // per argument.
+  if (bytes_.empty())
+    bytes_.reserve(2048); // a backward kernel's tensors and maps fit
+  size_t offset = (bytes_.size() + 15) / 16 * 16;
+  offsets_.push_back(offset);
+  bytes_.resize(offset + size, 0);
+  return bytes_.data() + offset;
+}
+
 void KernelParams::addTensor(const TensorRef &t, size_t rank) {
-  std::vector<char> bytes(8 + 16 * rank, 0);
-  std::memcpy(bytes.data(), &t.data, 8);
+  char *bytes = append(8 + 16 * rank);
+  std::memcpy(bytes, &t.data, 8);
   for (size_t i = 0; i < rank && i < t.sizes.size(); ++i) {
     long long size = t.sizes[i], stride = t.strides[i];
-    std::memcpy(bytes.data() + 8 + 8 * i, &size, 8);
-    std::memcpy(bytes.data() + 8 + 8 * rank + 8 * i, &stride, 8);
+    std::memcpy(bytes + 8 + 8 * i, &size, 8);
+    std::memcpy(bytes + 8 + 8 * rank + 8 * i, &stride, 8);
   }
-  storage_.push_back(std::move(bytes));
 }
 
 void KernelParams::addBytes(const void *bytes, size_t size) {
-  std::vector<char> copy(size);
-  std::memcpy(copy.data(), bytes, size);
-  storage_.push_back(std::move(copy));
+  std::memcpy(append(size), bytes, size);
+}
+
+void KernelParams::addInt64(int64_t value) {
+  std::memcpy(append(8), &value, 8);
+}
+
+void **KernelParams::pointers() {
+  pointers_.clear();
+  for (size_t offset : offsets_)
+    pointers_.push_back(bytes_.data() + offset);
+  return pointers_.data();
 }
 
 Status tensorMapLayout(const std::string &kernel, const KernelArg &arg,
                        const TensorRef &t, TensorMapLayout &layout) {
-  std::string what =
-      "tensor map of '" + arg.name + "' (kernel '" + kernel + "')";
+  // Made only for a message: this is every launch's path.
+  auto what = [&] {
+    return "tensor map of '" + arg.name + "' (kernel '" + kernel + "')";
+  };
   // CUtensorMapDataType of each DType.
   int dataType = -1;
   switch (t.dtype) {
@@ -147,43 +168,44 @@ Status tensorMapLayout(const std::string &kernel, const KernelArg &arg,
   size_t rank = t.sizes.size();
   size_t bytes = dtypeBytes(t.dtype);
   if (rank < 1 || rank > 5 || t.strides.size() != rank)
-    return Status::error(what + ": the tensor has rank " +
+    return Status::error(what() + ": the tensor has rank " +
                          std::to_string(rank) + "; TMA takes 1 to 5");
   if (t.strides[rank - 1] != 1)
-    return Status::error(what +
+    return Status::error(what() +
                          ": the tensor must be contiguous in its last "
                          "dimension, got stride " +
                          std::to_string(t.strides[rank - 1]));
   if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
-    return Status::error(what + ": the tensor must be 16-byte aligned");
+    return Status::error(what() + ": the tensor must be 16-byte aligned");
   layout = TensorMapLayout();
   layout.dataType = dataType;
   layout.rank = static_cast<unsigned>(rank);
   layout.address = t.data;
   if (arg.mapDims.size() != rank)
-    return Status::error(what + ": the map orders " +
+    return Status::error(what() + ": the map orders " +
                          std::to_string(arg.mapDims.size()) +
                          " dimensions, the tensor has " + std::to_string(rank));
   for (size_t i = 0; i < rank; ++i) {
     size_t d = static_cast<size_t>(arg.mapDims[i]); // innermost first
     if (t.sizes[d] < 1 || t.sizes[d] > (int64_t{1} << 32))
-      return Status::error(what + ": dimension " + std::to_string(d) + " is " +
-                           std::to_string(t.sizes[d]) +
+      return Status::error(what() + ": dimension " + std::to_string(d) +
+                           " is " + std::to_string(t.sizes[d]) +
                            "; TMA takes 1 to 2^32");
     layout.dims[i] = static_cast<unsigned long long>(t.sizes[d]);
     if (i > 0) {
       unsigned long long stride =
           static_cast<unsigned long long>(t.strides[d]) * bytes;
       if (stride % 16 != 0 || stride >= (1ull << 40))
-        return Status::error(what + ": stride " + std::to_string(t.strides[d]) +
-                             " of dimension " + std::to_string(d) +
+        return Status::error(what() + ": stride " +
+                             std::to_string(t.strides[d]) + " of dimension " +
+                             std::to_string(d) +
                              " is not a multiple of 16 bytes below 2^40");
       layout.strides[i - 1] = stride;
     }
     layout.box[i] = i < arg.box.size() ? static_cast<unsigned>(arg.box[i]) : 1;
   }
   if (arg.box.size() > rank)
-    return Status::error(what + ": the box has " +
+    return Status::error(what() + ": the box has " +
                          std::to_string(arg.box.size()) +
                          " dimensions, the tensor " + std::to_string(rank));
   // CUtensorMapSwizzle: none, 32, 64, 128 bytes.
@@ -192,19 +214,6 @@ Status tensorMapLayout(const std::string &kernel, const KernelArg &arg,
                    : arg.swizzle == 32 ? 1
                                        : 0;
   return Status();
-}
-
-void KernelParams::addInt64(int64_t value) {
-  std::vector<char> bytes(8);
-  std::memcpy(bytes.data(), &value, 8);
-  storage_.push_back(std::move(bytes));
-}
-
-void **KernelParams::pointers() {
-  pointers_.clear();
-  for (std::vector<char> &bytes : storage_)
-    pointers_.push_back(bytes.data());
-  return pointers_.data();
 }
 
 Status loadProgram(const ProgramSpec &spec, int ordinal,

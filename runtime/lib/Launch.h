@@ -69,7 +69,9 @@ public:
   void **pointers();
 
 private:
-  std::vector<std::vector<char>> storage_;
+  char *append(size_t size);
+  std::vector<char> bytes_;
+  std::vector<size_t> offsets_;
   std::vector<void *> pointers_;
 };
 
