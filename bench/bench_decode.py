@@ -15,7 +15,8 @@ specs compiled with --combine-by-rows (the combine kernel over 64-row blocks),
 per query head, each reading its group's K and V again); `--variants
 _nodecode` adds the specs compiled with --decode-rows 0 (no decode program).
 Each row's output is checked against SDPA's math backend in f32 in the same
-run. With tree_verify_hd128.cubin.json in DIR (examples/tree_verify.mlir), rows
+run. With tree_verify_hd128.cubin.json in DIR (examples/tree_verify.mlir; and
+tree_verify_hd128<suffix>.cubin.json for --variants), rows
 of a speculative verify step with a random tree of 8, 32 and 64 drafts as an
 ancestor bitmask, next to cuDNN with the same boolean mask. With
 <spec>_p<S>.cubin.json in DIR (--page-size S), `kiln_p<S>` times the same row
@@ -172,6 +173,8 @@ for B, Hq, Hkv, L, Lq in shapes:
 # L - Lq committed entries. cuDNN runs the same boolean mask.
 tree_path = os.path.join(args.specs, "tree_verify_hd128.cubin.json")
 tree = runtime.load(tree_path) if os.path.exists(tree_path) else None
+tree_ablated = {sfx: runtime.load(path) for sfx in suffixes
+                if os.path.exists(path := os.path.join(args.specs, f"tree_verify_hd128{sfx}.cubin.json"))}
 for B, Hq, Hkv, L, Lq in ([(8, 32, 8, 8192, 8), (8, 32, 8, 8192, 32), (8, 32, 8, 8192, 64)] if tree else []):
     G = Hq // Hkv
     gen = torch.Generator().manual_seed(Lq)
@@ -202,6 +205,13 @@ for B, Hq, Hkv, L, Lq in ([(8, 32, 8, 8192, 8), (8, 32, 8, 8192, 32), (8, 32, 8,
     torch.cuda.synchronize()
     row["kiln_relerr"] = row["kiln_nosplit_relerr"] = relerr(o_peer, ref)
     timed = [("kiln", lambda: tree(q=q, k=k, v=v, out=o, lse=lse, captures=[words, cache_len]))]
+    for sfx, program in tree_ablated.items():
+        o.fill_(float("nan"))
+        program(q=q, k=k, v=v, out=o, lse=lse, captures=[words, cache_len])
+        torch.cuda.synchronize()
+        row[f"kiln{sfx}_relerr"] = relerr(o_peer, ref)
+        timed.append((f"kiln{sfx}", lambda p=program: p(q=q, k=k, v=v, out=o, lse=lse,
+                                                        captures=[words, cache_len])))
 
     def cudnn():
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):

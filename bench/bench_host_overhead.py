@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
 import kiln  # noqa: E402
-from test_ops import example, inputs  # noqa: E402
+from test_ops import EXAMPLES, example, inputs, paged_cache  # noqa: E402
 
 
 def per_call_us(fn, calls=2000):
@@ -52,12 +52,20 @@ def under_inference_mode(fn):
     return run
 
 
+# A decode step: one token over a paged cache (GQA 4:1, 16-key pages).
+gqa = kiln.Variant.from_file(os.path.join(EXAMPLES, "gqa_decode.mlir"), "gqa4_decode")
+dq, dk, dv = inputs(2, 1, 64, 8, 2, 128, seed=7)
+lens = torch.tensor([64, 40], dtype=torch.int32)
+kp, vp, table = (t.cuda() for t in paged_cache(dk, dv, lens, 16, seed=8))
+dq, lens = dq.cuda(), lens.cuda()
+
 op = torch.ops.kiln.attention
 rows = [("kiln.attention", lambda: kiln.attention(q, k, v, causal)),
         ("kiln._C.attention (direct)", lambda: kiln._C.attention(q, k, v, [], causal.text, "", 0.0, [], [])),
         ("torch.ops.kiln.attention", lambda: op(q, k, v, [], causal.text, "", 0.0, [], [])),
         ("  in inference_mode", under_inference_mode(lambda: op(q, k, v, [], causal.text, "", 0.0, [], []))),
         ("  q requiring grad", lambda: op(qg, k, v, [], causal.text, "", 0.0, [], [])),
+        ("kiln.paged_attention (decode step)", lambda: kiln.paged_attention(dq, kp, vp, table, lens, gqa)),
         ("a Python custom op doing nothing", lambda: torch.ops.kiln_bench.noop(q)),
         ("SDPA", lambda: F.scaled_dot_product_attention(sq, sk, sv, is_causal=True)),
         ("  in inference_mode", under_inference_mode(lambda: F.scaled_dot_product_attention(sq, sk, sv,

@@ -4,10 +4,10 @@
 // and CUDA kernels (validate, allocate, look the program up, launch through
 // the runtime's C API) and their autograd, so that a call from Python costs
 // the dispatcher and the launches rather than a Python body (issue 13's
-// per-call host time). Fake (meta) kernels, the Python API around the ops
-// and the rarer ops (paged, block-sparse, the backward with capture
-// gradients) are in kiln/ops.py, which this module names as the ops' Python
-// module.
+// per-call host time); and kiln::paged_attention, a decode step's op.
+// Fake (meta) kernels, the Python API around the ops and the rarer ops
+// (block-sparse, the backward with capture gradients) are in kiln/ops.py,
+// which this module names as the ops' Python module.
 //
 //===----------------------------------------------------------------------===//
 
@@ -303,6 +303,57 @@ backwardKernel(const Tensor &doutIn, const Tensor &qIn, const Tensor &kIn,
   return {dq, dk, dv};
 }
 
+/// A paged call's packed queries (chunked prefill): none, or cu_seqlens_q
+/// with q [T, H, D].
+std::vector<Tensor> queryOffsets(const Tensor &q, TensorList cuSeqlensQ) {
+  if (cuSeqlensQ.empty()) {
+    if (q.dim() != 4)
+      fail("q must be [B, Lq, H, D] (or [T, H, D] with cu_seqlens_q), got " +
+           shapeOf(q));
+    return {};
+  }
+  if (cuSeqlensQ.size() != 1)
+    fail("cu_seqlens_q is one tensor, got " +
+         std::to_string(cuSeqlensQ.size()));
+  if (q.dim() != 3)
+    fail("packed queries are [T, H, D], got " + shapeOf(q));
+  checkOffsets("cu_seqlens_q", cuSeqlensQ[0]);
+  return {cuSeqlensQ[0].contiguous()};
+}
+
+std::tuple<Tensor, Tensor>
+pagedKernel(const Tensor &qIn, const Tensor &kIn, const Tensor &vIn,
+            const Tensor &blockTable, const Tensor &kvLens, TensorList captures,
+            c10::string_view variant, c10::string_view name,
+            TensorList cuSeqlensQ) {
+  std::vector<Tensor> offsets = queryOffsets(qIn, cuSeqlensQ);
+  checkDevices({{qIn, kIn, vIn, blockTable, kvLens}, captures, offsets});
+  if (kIn.dim() != 4)
+    fail("k_pages must be [pages, page_size, kv_heads, D], got shape " +
+         shapeOf(kIn));
+  Tensor q = qIn.contiguous(), k = kIn.contiguous(), v = vIn.contiguous();
+  bool varlen = !offsets.empty();
+  ProgramOptions options = optionsOf(q, v, variant, name, 0.0, varlen);
+  options.pageSize = k.size(1);
+  std::vector<int64_t> outShape(q.sizes().begin(), q.sizes().end());
+  outShape.back() = v.size(-1);
+  Tensor out = at::empty(outShape, q.options());
+  Tensor lse = at::empty(lseShape(q, varlen), q.options().dtype(at::kFloat));
+  Arguments args;
+  args.add({{"q", q},
+            {"k", k},
+            {"v", v},
+            {"out", out},
+            {"lse", lse},
+            {"block_table", blockTable.contiguous()},
+            {"kv_lens", kvLens.contiguous()}});
+  if (varlen)
+    args.add({{"cu_seqlens_q", offsets[0]}});
+  args.addOptional({}, {}, captures);
+  args.run(options, "forward", q);
+  return {out, lse};
+}
+
 //===----------------------------------------------------------------------===//
 // Autograd
 //===----------------------------------------------------------------------===//
@@ -314,6 +365,13 @@ const c10::TypedOperatorHandle<decltype(attentionKernel)> &attentionOp() {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("kiln::attention", "")
                        .typed<decltype(attentionKernel)>();
+  return op;
+}
+
+const c10::TypedOperatorHandle<decltype(pagedKernel)> &pagedOp() {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("kiln::paged_attention", "")
+                       .typed<decltype(pagedKernel)>();
   return op;
 }
 
@@ -456,16 +514,21 @@ TORCH_LIBRARY_FRAGMENT(kiln, m) {
         "Tensor out, Tensor lse, Tensor[] captures, str variant, str name, "
         "float dropout_p, Tensor[] dropout_rng, Tensor[] cu_seqlens) -> "
         "(Tensor, Tensor, Tensor)");
+  m.def("paged_attention(Tensor q, Tensor k_pages, Tensor v_pages, "
+        "Tensor block_table, Tensor kv_lens, Tensor[] captures, str variant, "
+        "str name, Tensor[] cu_seqlens_q) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(kiln, CPU, m) {
   m.impl("attention", &kiln::torch_ops::attentionKernel);
   m.impl("attention_backward", &kiln::torch_ops::backwardKernel);
+  m.impl("paged_attention", &kiln::torch_ops::pagedKernel);
 }
 
 TORCH_LIBRARY_IMPL(kiln, CUDA, m) {
   m.impl("attention", &kiln::torch_ops::attentionKernel);
   m.impl("attention_backward", &kiln::torch_ops::backwardKernel);
+  m.impl("paged_attention", &kiln::torch_ops::pagedKernel);
 }
 
 TORCH_LIBRARY_IMPL(kiln, Autograd, m) {
@@ -497,6 +560,33 @@ bool unpackTensors(PyObject *list, const char *what, std::vector<Tensor> &out) {
   return true;
 }
 
+/// Runs `call` (an op through the dispatcher, returning (out, lse)) without
+/// the GIL, and returns its two tensors as a Python tuple, or its error as
+/// a RuntimeError with its message.
+template <typename Call> PyObject *outAndLse(Call call) {
+  Tensor out, lse;
+  std::string error;
+  Py_BEGIN_ALLOW_THREADS;
+  try {
+    std::tie(out, lse) = call();
+  } catch (const c10::Error &e) {
+    error = e.what_without_backtrace();
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  Py_END_ALLOW_THREADS;
+  if (!error.empty()) {
+    PyErr_SetString(PyExc_RuntimeError, error.c_str());
+    return nullptr;
+  }
+  PyObject *result = PyTuple_New(2);
+  if (!result)
+    return nullptr;
+  PyTuple_SET_ITEM(result, 0, THPVariable_Wrap(std::move(out)));
+  PyTuple_SET_ITEM(result, 1, THPVariable_Wrap(std::move(lse)));
+  return result;
+}
+
 /// kiln._C.attention(q, k, v, captures, variant, name, dropout_p,
 /// dropout_rng, cu_seqlens): torch.ops.kiln.attention called through the
 /// dispatcher (autograd, the device's kernel and any dispatch mode as
@@ -520,36 +610,47 @@ PyObject *attentionFromPython(PyObject *, PyObject *args) {
       !unpackTensors(rngList, "dropout_rng", rngs) ||
       !unpackTensors(offsetList, "cu_seqlens", offsets))
     return nullptr;
-  Tensor out, lse;
-  std::string error;
-  Py_BEGIN_ALLOW_THREADS;
-  try {
-    std::tie(out, lse) = attentionOp().call(
+  return outAndLse([&] {
+    return attentionOp().call(
         THPVariable_Unpack(q), THPVariable_Unpack(k), THPVariable_Unpack(v),
         captures, c10::string_view(variant, variantSize),
         c10::string_view(name, nameSize), dropoutP, rngs, offsets);
-  } catch (const c10::Error &e) {
-    error = e.what_without_backtrace();
-  } catch (const std::exception &e) {
-    error = e.what();
-  }
-  Py_END_ALLOW_THREADS;
-  if (!error.empty()) {
-    PyErr_SetString(PyExc_RuntimeError, error.c_str());
+  });
+}
+
+/// kiln._C.paged_attention(q, k_pages, v_pages, block_table, kv_lens,
+/// captures, variant, name, cu_seqlens_q): torch.ops.kiln.paged_attention
+/// the same way (a decode step's op, called once per layer and token).
+PyObject *pagedFromPython(PyObject *, PyObject *args) {
+  PyObject *q, *k, *v, *table, *lens, *captureList, *offsetList;
+  const char *variant, *name;
+  Py_ssize_t variantSize, nameSize;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!O!Os#s#O", THPVariableClass, &q,
+                        THPVariableClass, &k, THPVariableClass, &v,
+                        THPVariableClass, &table, THPVariableClass, &lens,
+                        &captureList, &variant, &variantSize, &name, &nameSize,
+                        &offsetList))
     return nullptr;
-  }
-  PyObject *result = PyTuple_New(2);
-  if (!result)
+  std::vector<Tensor> captures, offsets;
+  if (!unpackTensors(captureList, "captures", captures) ||
+      !unpackTensors(offsetList, "cu_seqlens_q", offsets))
     return nullptr;
-  PyTuple_SET_ITEM(result, 0, THPVariable_Wrap(std::move(out)));
-  PyTuple_SET_ITEM(result, 1, THPVariable_Wrap(std::move(lse)));
-  return result;
+  return outAndLse([&] {
+    return pagedOp().call(THPVariable_Unpack(q), THPVariable_Unpack(k),
+                          THPVariable_Unpack(v), THPVariable_Unpack(table),
+                          THPVariable_Unpack(lens), captures,
+                          c10::string_view(variant, variantSize),
+                          c10::string_view(name, nameSize), offsets);
+  });
 }
 
 PyMethodDef methods[] = {
     {"attention", attentionFromPython, METH_VARARGS,
      "torch.ops.kiln.attention through the dispatcher, for eager calls on "
      "plain tensors"},
+    {"paged_attention", pagedFromPython, METH_VARARGS,
+     "torch.ops.kiln.paged_attention through the dispatcher, for eager calls "
+     "on plain tensors"},
     {nullptr, nullptr, 0, nullptr}};
 
 } // namespace

@@ -29,6 +29,7 @@ std::string keyOf(const ProgramOptions &o, const char *which, int device) {
   bytes(o.headDimV);
   bytes(o.dropoutP);
   bytes(o.varlen);
+  bytes(o.pageSize);
   bytes(device);
   return key;
 }
@@ -43,6 +44,7 @@ kiln_variant_options cOptions(const ProgramOptions &o, const std::string &text,
   c.dtype = o.dtype;
   c.dropout_p = o.dropoutP;
   c.varlen = o.varlen ? 1 : 0;
+  c.page_size = o.pageSize;
   return c;
 }
 

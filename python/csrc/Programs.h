@@ -29,6 +29,7 @@ struct ProgramOptions {
   const char *dtype = nullptr; ///< "bf16" or "fp16"
   double dropoutP = 0;
   bool varlen = false;
+  int64_t pageSize = 0; ///< > 0: K and V in a paged KV cache
 };
 
 /// The program `which` ("forward" or "backward") of the variant, loaded on

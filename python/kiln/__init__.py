@@ -59,20 +59,46 @@ _is_compiling = torch.compiler.is_compiling
 _function_mode = torch._C._is_torch_function_mode_enabled
 
 
+def _plain(tensors, captures):
+    """Whether a call may take kiln._C's direct path: eager, no torch
+    function mode, plain tensors only (subclasses' Python overrides need
+    torch.ops' generic binding)."""
+    if not _DIRECT or _is_compiling() or _function_mode():
+        return False
+    for t in tensors:
+        if type(t) is not _Tensor:
+            return False
+    for t in captures:
+        if type(t) is not _Tensor:
+            return False
+    return True
+
+
+def _kiln_error(e):
+    """A C++ op's RuntimeError("kiln: ...") as KilnError; others as they are."""
+    message = str(e)
+    return KilnError(message[len("kiln: "):]) if message.startswith("kiln: ") else e
+
+
 def _attention_op(q, k, v, captures, *rest):
     """torch.ops.kiln.attention (a C++ op, python/csrc/); its errors, which
     reach Python as RuntimeError("kiln: ..."), as KilnError."""
     try:
-        if (_DIRECT and type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor
-                and (not captures or all(type(c) is _Tensor for c in captures))
-                and not _is_compiling() and not _function_mode()):
+        if _plain((q, k, v), captures):
             return _C.attention(q, k, v, captures, *rest)
         return torch.ops.kiln.attention(q, k, v, captures, *rest)
     except RuntimeError as e:
-        message = str(e)
-        if not message.startswith("kiln: "):
-            raise
-        raise KilnError(message[len("kiln: "):]) from None
+        raise _kiln_error(e) from None
+
+
+def _paged_attention_op(q, k_pages, v_pages, block_table, kv_lens, captures, *rest):
+    """torch.ops.kiln.paged_attention, as _attention_op."""
+    try:
+        if _plain((q, k_pages, v_pages, block_table, kv_lens), captures):
+            return _C.paged_attention(q, k_pages, v_pages, block_table, kv_lens, captures, *rest)
+        return torch.ops.kiln.paged_attention(q, k_pages, v_pages, block_table, kv_lens, captures, *rest)
+    except RuntimeError as e:
+        raise _kiln_error(e) from None
 
 
 def make_dropout_rng(device=None, generator=None):
@@ -152,8 +178,8 @@ def paged_attention_with_lse(q, k_pages, v_pages, block_table, kv_lens, variant,
     packed as varlen_attention packs them (chunked prefill), out [T, H, Dv]
     and lse [H, T]. Forward only; compiled once per page size."""
     v_ = _variant(variant)
-    return torch.ops.kiln.paged_attention(q, k_pages, v_pages, block_table, kv_lens, list(captures), v_.text,
-                                          v_.name or "", [] if cu_seqlens_q is None else [cu_seqlens_q])
+    return _paged_attention_op(q, k_pages, v_pages, block_table, kv_lens, list(captures), v_.text, v_.name or "",
+                               [] if cu_seqlens_q is None else [cu_seqlens_q])
 
 
 def paged_attention(q, k_pages, v_pages, block_table, kv_lens, variant, captures: Sequence[torch.Tensor] = (),

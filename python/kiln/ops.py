@@ -22,8 +22,9 @@ import torch
 
 from . import _capi
 
-# kiln::attention and kiln::attention_backward are C++ ops (python/csrc/:
-# their CPU, CUDA and autograd kernels); their fake kernels are below.
+# kiln::attention, kiln::attention_backward and kiln::paged_attention are C++
+# ops (python/csrc/: their CPU, CUDA and autograd kernels); their fake
+# kernels are below.
 # libkiln.so first: kiln._C links it by its soname (python/setup.py).
 _capi.lib()
 from . import _C  # noqa: E402,F401
@@ -273,41 +274,7 @@ def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, 
 
 
 
-def _query_offsets(q, cu_seqlens_q):
-    """A paged call's packed queries (chunked prefill): cu_seqlens_q, a list
-    of none or one int32 [B + 1] tensor, with q [T, H, D]."""
-    if not cu_seqlens_q:
-        if q.dim() != 4:
-            raise _capi.KilnError(f"q must be [B, Lq, H, D] (or [T, H, D] with cu_seqlens_q), got {list(q.shape)}")
-        return {}
-    if len(cu_seqlens_q) != 1:
-        raise _capi.KilnError(f"cu_seqlens_q is one tensor, got {len(cu_seqlens_q)}")
-    (cu_q,) = cu_seqlens_q
-    if q.dim() != 3:
-        raise _capi.KilnError(f"packed queries are [T, H, D], got {list(q.shape)}")
-    _check_offsets("cu_seqlens_q", cu_q)
-    return {"cu_seqlens_q": cu_q.contiguous()}
-
-
-@torch.library.custom_op("kiln::paged_attention", mutates_args=())
-def paged_attention_op(q: torch.Tensor, k_pages: torch.Tensor, v_pages: torch.Tensor, block_table: torch.Tensor,
-                       kv_lens: torch.Tensor, captures: List[torch.Tensor], variant: str,
-                       name: str, cu_seqlens_q: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-    offsets = _query_offsets(q, cu_seqlens_q)
-    _check_devices([q, k_pages, v_pages, block_table, kv_lens, *captures, *offsets.values()])
-    if k_pages.dim() != 4:
-        raise _capi.KilnError(f"k_pages must be [pages, page_size, kv_heads, D], got shape {list(k_pages.shape)}")
-    q, k_pages, v_pages = q.contiguous(), k_pages.contiguous(), v_pages.contiguous()
-    out = q.new_empty(q.shape[:-1] + v_pages.shape[-1:])
-    lse = torch.empty(_lse_shape(q, bool(offsets)), device=q.device, dtype=torch.float32)
-    _run("forward", q, v_pages, {"q": q, "k": k_pages, "v": v_pages, "out": out, "lse": lse,
-                                 "block_table": block_table.contiguous(), "kv_lens": kv_lens.contiguous(),
-                                 **offsets},
-         [c.contiguous() for c in captures], variant, name, page_size=k_pages.shape[1], varlen=bool(offsets))
-    return out, lse
-
-
-@paged_attention_op.register_fake
+@torch.library.register_fake("kiln::paged_attention")
 def _(q, k_pages, v_pages, block_table, kv_lens, captures, variant, name, cu_seqlens_q):
     out = q.new_empty(q.shape[:-1] + v_pages.shape[-1:])
     lse = q.new_empty(_lse_shape(q, bool(cu_seqlens_q)), dtype=torch.float32)

@@ -202,6 +202,12 @@ class Ops(unittest.TestCase):
         self.assertFalse(torch.isnan(lse).any())
         torch.library.opcheck(torch.ops.kiln.paged_attention.default,
                               (q, kp, vp, table, lens, [], variant.text, variant.name, []))
+        # The direct path (kiln._C, what kiln.paged_attention takes on plain
+        # tensors) is the op through the dispatcher.
+        direct = kiln._C.paged_attention(q, kp, vp, table, lens, [], variant.text, variant.name, [])
+        generic = torch.ops.kiln.paged_attention(q, kp, vp, table, lens, [], variant.text, variant.name, [])
+        self.assertTrue(torch.equal(direct[0], generic[0]) and torch.equal(direct[1], generic[1]))
+        self.assertTrue(torch.equal(direct[0], out))
         # Chunked prefill: each sequence's new tokens packed ([T, H, D] and
         # cu_seqlens_q: 3, 0 and 7 of them), against the same cache.
         lq_each = [3, 0, 7]
