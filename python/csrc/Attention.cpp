@@ -210,13 +210,34 @@ public:
     void *stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
                        ->getStream(q.device())
                        .native_handle();
-    if (kiln_program_run(deviceProgram(options, which, q.device().index()),
-                         named_.data(), numNamed, captures_.data(), numCaptures,
-                         stream, error, kErrorBufferSize))
+    // Workspaces from torch's caching allocator, on this stream: memory
+    // torch accounts for, and a run that CUDA graph capture can record.
+    Workspace workspace{q.device(), {}};
+    if (kiln_program_run_with_allocator(
+            deviceProgram(options, which, q.device().index()), named_.data(),
+            numNamed, captures_.data(), numCaptures, stream,
+            &Workspace::allocate, &workspace, error, kErrorBufferSize))
       fail(error);
   }
 
 private:
+  /// A run's workspaces, alive until the run has enqueued its kernels; the
+  /// caching allocator then reuses the memory in stream order.
+  struct Workspace {
+    c10::Device device;
+    std::vector<Tensor> blocks;
+    static void *allocate(void *context, long long bytes) {
+      auto *w = static_cast<Workspace *>(context);
+      try {
+        w->blocks.push_back(at::empty(
+            {bytes}, at::TensorOptions().dtype(at::kByte).device(w->device)));
+        return w->blocks.back().data_ptr();
+      } catch (const std::exception &) {
+        return nullptr; // the runtime reports the failed allocation
+      }
+    }
+  };
+
   static kiln_tensor describe(const char *name, const Tensor &t) {
     static_assert(sizeof(int64_t) == sizeof(long long));
     return kiln_tensor{name,

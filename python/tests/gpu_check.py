@@ -1,11 +1,12 @@
 """The kiln package on a CUDA GPU (bench/device-run-plans.sh python): the
 CPU tests' checks on CUDA tensors, one training step of a small transformer
 block with Kiln attention against the same block with SDPA, torch.compile
-(fullgraph, Inductor), kiln.flex_attention, kiln.paged_attention, kiln.varlen_attention, and the per-call host overhead
+(fullgraph, Inductor), kiln.flex_attention, kiln.paged_attention, kiln.varlen_attention, CUDA graph capture of
+the C++ ops (forward, backward, a split-KV paged decode step), and the per-call host overhead
 of the op next to SDPA's. Prints one line per check and a table; exits 1 on
 any failure. Not a unittest module on purpose: `make check` has no GPU.
 
-    PYTHONPATH=python KILN_LIBRARY=build/lib/libkiln.so python3 python/tests/gpu_check.py
+    pip install --no-build-isolation ./python && python3 python/tests/gpu_check.py
 """
 import os
 import sys
@@ -207,6 +208,43 @@ def main():
     compiled = torch.compile(lambda q, k, v: kiln.attention(q, k, v, causal), fullgraph=True)
     q, k, v = (t.cuda() for t in inputs(1, 512, 512, 4, 4, 64, seed=5))
     check(torch.equal(compiled(q, k, v), kiln.attention(q, k, v, causal)), "torch.compile(fullgraph=True), Inductor")
+
+    # CUDA graphs: the C++ ops take their workspaces from torch's caching
+    # allocator, so torch.cuda.graph can capture them on its own stream. A
+    # forward, the backward op (its workspaces), and a split-KV paged decode
+    # step (partial results in a workspace) are captured after one eager call
+    # each, replayed on new inputs, and compared with eager calls.
+    def graphed(fn, *inputs_):
+        static = [t.clone() for t in inputs_]
+        fn(*static)  # compiled and loaded outside the capture
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            outs = fn(*static)
+        fresh = [torch.randn_like(t) if t.is_floating_point() else t for t in inputs_]
+        for s_, f_ in zip(static, fresh):
+            s_.copy_(f_)
+        graph.replay()
+        torch.cuda.synchronize()
+        want = fn(*fresh)
+        return all(torch.equal(a, b) for a, b in zip(outs if isinstance(outs, tuple) else (outs,),
+                                                     want if isinstance(want, tuple) else (want,)))
+
+    q, k, v = (t.cuda() for t in inputs(2, 300, 300, 4, 4, 64, seed=15))
+    check(graphed(lambda q_, k_, v_: kiln.attention(q_, k_, v_, causal), q, k, v),
+          "CUDA graph of kiln.attention: replay on new inputs = eager")
+    out, lse = kiln.attention_with_lse(q, k, v, causal)
+    dout = torch.randn_like(out)
+    check(graphed(lambda d_, q_, k_, v_, o_, l_: torch.ops.kiln.attention_backward(
+        d_, q_, k_, v_, o_, l_, [], causal.text, "", 0.0, [], []), dout, q, k, v, out, lse),
+        "CUDA graph of the backward: replay on new inputs = eager")
+    q1, k1, v1 = inputs(1, 1, 8192, 8, 2, 128, seed=16)
+    lens1 = torch.tensor([8192], dtype=torch.int32)
+    kp1, vp1, table1 = (t.cuda() for t in paged_cache(k1, v1, lens1, 64, seed=17))
+    lens1 = lens1.cuda()
+    check(graphed(lambda q_, kp_, vp_: kiln.paged_attention(q_, kp_, vp_, table1, lens1, variant),
+                  q1.cuda(), kp1, vp1),
+          "CUDA graph of a split-KV paged decode step: replay on new inputs = eager")
 
     # Host overhead per call: many calls of a tiny problem, no sync between.
     q, k, v = (t.cuda() for t in inputs(1, 16, 16, 1, 1, 64, seed=6))

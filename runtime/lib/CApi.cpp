@@ -37,7 +37,8 @@ kiln::Status load(const kiln::Status &read, const kiln::ProgramSpec &spec,
 
 kiln::Status run(kiln_program *program, const kiln_tensor *tensors,
                  int numTensors, const kiln_tensor *captures, int numCaptures,
-                 void *stream) {
+                 void *stream,
+                 const kiln::WorkspaceAllocator &allocate = nullptr) {
   if (!program)
     return kiln::Status::error("kiln_program_run needs a loaded program");
   std::vector<kiln::NamedTensor> named;
@@ -47,7 +48,8 @@ kiln::Status run(kiln_program *program, const kiln_tensor *tensors,
                             captures, numCaptures, named, refs);
       !s.ok())
     return s;
-  return program->program->run(named, refs, stream, program->overrides);
+  return program->program->run(named, refs, stream, program->overrides,
+                               allocate);
 }
 
 } // namespace
@@ -106,6 +108,23 @@ extern "C" int kiln_program_run(kiln_program *program,
   return report(
       run(program, tensors, numTensors, captures, numCaptures, stream), error,
       errorSize);
+}
+
+extern "C" int kiln_program_run_with_allocator(
+    kiln_program *program, const kiln_tensor *tensors, int numTensors,
+    const kiln_tensor *captures, int numCaptures, void *stream,
+    kiln_workspace_allocator allocate, void *allocatorContext, char *error,
+    int errorSize) {
+  if (!allocate)
+    return report(kiln::Status::error(
+                      "kiln_program_run_with_allocator needs an allocator"),
+                  error, errorSize);
+  return report(run(program, tensors, numTensors, captures, numCaptures, stream,
+                    [&](size_t bytes) {
+                      return allocate(allocatorContext,
+                                      static_cast<long long>(bytes));
+                    }),
+                error, errorSize);
 }
 
 extern "C" int kiln_program_set_symbol(kiln_program *program,

@@ -114,7 +114,8 @@ Status Program::bindShape(const std::vector<NamedTensor> &tensors,
 
 Status Program::run(const std::vector<NamedTensor> &tensors,
                     const std::vector<TensorRef> &captures, void *stream,
-                    const SymbolValues &overrides) const {
+                    const SymbolValues &overrides,
+                    const WorkspaceAllocator &allocate) const {
   ScopedContext scope(context_);
   if (!scope.status().ok())
     return scope.status();
@@ -154,8 +155,9 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
   const api::Driver *d = nullptr;
   if (Status st = api::driver(d); !st.ok())
     return st;
-  // Held until the last launch is enqueued (see StreamWorkspaces::lock).
-  auto guard = workspaces_->lock();
+  // Held until the last launch is enqueued (see StreamWorkspaces::lock);
+  // not taken when the caller allocates.
+  std::unique_lock<std::mutex> guard;
   std::vector<TensorRef> workspaces;
   struct Clear {
     void *data;
@@ -164,12 +166,26 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
   };
   std::vector<Clear> clears; // enqueued with the kernels, below
   void *buffer = nullptr;
-  if (layout.totalBytes > 0) {
-    if (Status st = workspaces_->acquire(stream, layout.totalBytes, buffer);
-        !st.ok())
-      return st;
+  if (allocate) {
+    if (layout.totalBytes > 0) {
+      buffer = allocate(layout.totalBytes);
+      if (!buffer)
+        return Status::error("the caller's allocator gave no " +
+                             std::to_string(layout.totalBytes) +
+                             "-byte workspace for '" + s.variant + "'");
+      if (reinterpret_cast<uintptr_t>(buffer) % 256 != 0)
+        return Status::error("the caller's workspace for '" + s.variant +
+                             "' is not 256-byte aligned");
+    }
   } else {
-    workspaces_->noteUnused();
+    guard = workspaces_->lock();
+    if (layout.totalBytes > 0) {
+      if (Status st = workspaces_->acquire(stream, layout.totalBytes, buffer);
+          !st.ok())
+        return st;
+    } else {
+      workspaces_->noteUnused();
+    }
   }
   for (size_t w = 0; w < s.workspaces.size(); ++w) {
     void *data =

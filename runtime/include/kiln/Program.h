@@ -12,6 +12,7 @@
 
 #include "kiln/LaunchPlan.h"
 
+#include <functional>
 #include <memory>
 
 namespace kiln {
@@ -21,6 +22,12 @@ class StreamWorkspaces;
 class RunShapes;
 struct RunShape;
 } // namespace detail
+
+/// Device memory for a run's workspaces from the caller: `bytes` (> 0),
+/// 256-byte aligned, usable by work on the run's stream until its kernels
+/// have finished (a stream-ordered allocator such as PyTorch's caching
+/// allocator); null on failure.
+using WorkspaceAllocator = std::function<void *(size_t bytes)>;
 
 /// A compiled program loaded on one device.
 ///
@@ -53,9 +60,15 @@ public:
   /// shape-only part (symbols, checks, grids, workspace layout) is kept
   /// for the last 16 shapes and reused; the pointers are checked every
   /// run ($KILN_RUN_SHAPE_CACHE=0 turns the reuse off).
+  ///
+  /// With `allocate`, the workspaces come from it instead of the object's
+  /// per-stream buffers: nothing is allocated or synchronized here, so a run
+  /// can be captured in a CUDA graph on any stream (the caller's allocator
+  /// must be capture-safe, as PyTorch's is).
   Status run(const std::vector<NamedTensor> &tensors,
              const std::vector<TensorRef> &captures, void *stream,
-             const SymbolValues &overrides = {}) const;
+             const SymbolValues &overrides = {},
+             const WorkspaceAllocator &allocate = nullptr) const;
 
   const ProgramSpec &spec() const { return spec_; }
   double compileMs() const { return compileMs_; }

@@ -63,7 +63,26 @@ int kiln_program_run(kiln_program *program, const kiln_tensor *tensors,
                      int num_captures, void *stream, char *error,
                      int error_size);
 
-/* Device scratch memory the last run used, in bytes. */
+/* Device memory for a run's workspaces: `bytes` (> 0), 256-byte aligned,
+ * usable by work on the run's stream until its kernels have finished (a
+ * stream-ordered allocator); null on failure. */
+typedef void *(*kiln_workspace_allocator)(void *context, long long bytes);
+
+/* kiln_program_run with the workspaces from `allocate` (called at most once
+ * per run, only when the run needs some) instead of the program's own
+ * per-stream buffers: nothing is allocated or synchronized by the runtime,
+ * so the run can be captured in a CUDA graph on any stream when `allocate`
+ * is capture-safe (PyTorch's caching allocator is). */
+int kiln_program_run_with_allocator(kiln_program *program,
+                                    const kiln_tensor *tensors, int num_tensors,
+                                    const kiln_tensor *captures,
+                                    int num_captures, void *stream,
+                                    kiln_workspace_allocator allocate,
+                                    void *allocator_context, char *error,
+                                    int error_size);
+
+/* Device scratch memory the last kiln_program_run used (from the program's
+ * own buffers), in bytes. */
 long long kiln_program_workspace_bytes(const kiln_program *program);
 
 /* Sets a symbol the program derives (a run-time choice such as "kv_splits",
