@@ -22,6 +22,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/library.h>
@@ -212,12 +214,15 @@ public:
                        .native_handle();
     // Workspaces from torch's caching allocator, on this stream: memory
     // torch accounts for, and a run that CUDA graph capture can record.
-    Workspace workspace{q.device(), {}};
+    Workspace workspace{q.device(), {}, nullptr};
     if (kiln_program_run_with_allocator(
             deviceProgram(options, which, q.device().index()), named_.data(),
             numNamed, captures_.data(), numCaptures, stream,
-            &Workspace::allocate, &workspace, error, kErrorBufferSize))
+            &Workspace::allocate, &workspace, error, kErrorBufferSize)) {
+      if (workspace.error)
+        std::rethrow_exception(workspace.error);
       fail(error);
+    }
   }
 
 private:
@@ -226,14 +231,18 @@ private:
   struct Workspace {
     c10::Device device;
     std::vector<Tensor> blocks;
+    /// What the allocator threw (torch's out-of-memory error), rethrown
+    /// once the C API has returned.
+    std::exception_ptr error;
     static void *allocate(void *context, long long bytes) {
       auto *w = static_cast<Workspace *>(context);
       try {
         w->blocks.push_back(at::empty(
             {bytes}, at::TensorOptions().dtype(at::kByte).device(w->device)));
         return w->blocks.back().data_ptr();
-      } catch (const std::exception &) {
-        return nullptr; // the runtime reports the failed allocation
+      } catch (...) {
+        w->error = std::current_exception();
+        return nullptr;
       }
     }
   };
@@ -504,12 +513,16 @@ attentionAutograd(const Tensor &q, const Tensor &k, const Tensor &v,
                   TensorList cuSeqlens) {
   // Without a gradient to record, straight to the device's kernel:
   // Function::apply would still build a node and save the inputs.
+  // (Forward-mode tangents go to Function::apply too, which refuses them.)
   bool record = false;
-  if (torch::autograd::GradMode::is_enabled()) {
-    record = q.requires_grad() || k.requires_grad() || v.requires_grad();
-    for (const Tensor &c : captures)
-      record |= c.requires_grad();
-  }
+  auto records = [](const Tensor &t) {
+    return (torch::autograd::GradMode::is_enabled() && t.requires_grad()) ||
+           t._fw_grad(/*level=*/0).defined();
+  };
+  for (const Tensor &t : {q, k, v})
+    record |= records(t);
+  for (const Tensor &c : captures)
+    record |= records(c);
   if (!record) {
     at::AutoDispatchBelowADInplaceOrView below;
     return attentionOp().call(q, k, v, captures, variant, name, dropoutP,
@@ -554,6 +567,11 @@ TORCH_LIBRARY_IMPL(kiln, CUDA, m) {
 
 TORCH_LIBRARY_IMPL(kiln, Autograd, m) {
   m.impl("attention", &kiln::torch_ops::attentionAutograd);
+  // Not differentiable (a decode step; no double backward): gradients
+  // through them raise instead of going missing.
+  m.impl("attention_backward",
+         torch::autograd::autogradNotImplementedFallback());
+  m.impl("paged_attention", torch::autograd::autogradNotImplementedFallback());
 }
 
 namespace kiln::torch_ops {
@@ -582,29 +600,28 @@ bool unpackTensors(PyObject *list, const char *what, std::vector<Tensor> &out) {
 }
 
 /// Runs `call` (an op through the dispatcher, returning (out, lse)) without
-/// the GIL, and returns its two tensors as a Python tuple, or its error as
-/// a RuntimeError with its message.
+/// the GIL and returns its two tensors as a Python tuple. Called inside
+/// HANDLE_TH_ERRORS: errors reach Python as torch's bindings raise them
+/// (RuntimeError for Kiln's, torch.cuda.OutOfMemoryError, a dispatch mode's
+/// own exception) and TORCH_WARN as Python warnings.
 template <typename Call> PyObject *outAndLse(Call call) {
   Tensor out, lse;
-  std::string error;
-  Py_BEGIN_ALLOW_THREADS;
-  try {
+  {
+    pybind11::gil_scoped_release noGil;
     std::tie(out, lse) = call();
-  } catch (const c10::Error &e) {
-    error = e.what_without_backtrace();
-  } catch (const std::exception &e) {
-    error = e.what();
-  }
-  Py_END_ALLOW_THREADS;
-  if (!error.empty()) {
-    PyErr_SetString(PyExc_RuntimeError, error.c_str());
-    return nullptr;
   }
   PyObject *result = PyTuple_New(2);
   if (!result)
     return nullptr;
-  PyTuple_SET_ITEM(result, 0, THPVariable_Wrap(std::move(out)));
-  PyTuple_SET_ITEM(result, 1, THPVariable_Wrap(std::move(lse)));
+  Tensor both[2] = {std::move(out), std::move(lse)};
+  for (int i = 0; i < 2; ++i) {
+    PyObject *wrapped = THPVariable_Wrap(std::move(both[i]));
+    if (!wrapped) {
+      Py_DECREF(result);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(result, i, wrapped);
+  }
   return result;
 }
 
@@ -617,6 +634,7 @@ template <typename Call> PyObject *outAndLse(Call call) {
 /// under a torch function mode, not for tensor subclasses, whose Python
 /// overrides only the generic binding honours).
 PyObject *attentionFromPython(PyObject *, PyObject *args) {
+  HANDLE_TH_ERRORS
   PyObject *q, *k, *v, *captureList, *rngList, *offsetList;
   const char *variant, *name;
   Py_ssize_t variantSize, nameSize;
@@ -637,12 +655,14 @@ PyObject *attentionFromPython(PyObject *, PyObject *args) {
         captures, c10::string_view(variant, variantSize),
         c10::string_view(name, nameSize), dropoutP, rngs, offsets);
   });
+  END_HANDLE_TH_ERRORS
 }
 
 /// kiln._C.paged_attention(q, k_pages, v_pages, block_table, kv_lens,
 /// captures, variant, name, cu_seqlens_q): torch.ops.kiln.paged_attention
 /// the same way (a decode step's op, called once per layer and token).
 PyObject *pagedFromPython(PyObject *, PyObject *args) {
+  HANDLE_TH_ERRORS
   PyObject *q, *k, *v, *table, *lens, *captureList, *offsetList;
   const char *variant, *name;
   Py_ssize_t variantSize, nameSize;
@@ -663,6 +683,7 @@ PyObject *pagedFromPython(PyObject *, PyObject *args) {
                           c10::string_view(variant, variantSize),
                           c10::string_view(name, nameSize), offsets);
   });
+  END_HANDLE_TH_ERRORS
 }
 
 PyMethodDef methods[] = {

@@ -52,8 +52,8 @@ kiln_variant_options cOptions(const ProgramOptions &o, const std::string &text,
 /// as long as the process (freeing a loaded program at exit could run after
 /// the CUDA driver has shut down). A miss compiles outside the lock, so
 /// other threads' lookups do not wait behind a compile; two threads missing
-/// the same key both compile, and the later one is kept unused.
-template <typename Handle> class Table {
+/// the same key both compile, and the later one frees its program.
+template <typename Handle, void (*Free)(Handle *)> class Table {
 public:
   template <typename Make> Handle *get(std::string key, Make make) {
     {
@@ -63,7 +63,10 @@ public:
     }
     Handle *made = make();
     std::lock_guard<std::mutex> lock(mutex_);
-    return entries_.emplace(std::move(key), made).first->second;
+    auto [it, inserted] = entries_.emplace(std::move(key), made);
+    if (!inserted)
+      Free(made);
+    return it->second;
   }
 
 private:
@@ -82,7 +85,7 @@ char *errorBuffer() {
 
 kiln_program *deviceProgram(const ProgramOptions &options, const char *which,
                             int device) {
-  static Table<kiln_program> table;
+  static Table<kiln_program, kiln_program_free> table;
   return table.get(keyOf(options, which, device), [&] {
     char *error = errorBuffer();
     char arch[16];
@@ -104,7 +107,7 @@ kiln_program *deviceProgram(const ProgramOptions &options, const char *which,
 }
 
 kiln_host_program *hostProgram(const ProgramOptions &options) {
-  static Table<kiln_host_program> table;
+  static Table<kiln_host_program, kiln_host_program_free> table;
   return table.get(keyOf(options, "host", -1), [&] {
     char *error = errorBuffer();
     std::string text(options.text), name(options.name);

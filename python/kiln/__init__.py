@@ -19,7 +19,8 @@ from typing import Optional, Sequence
 import torch
 
 from ._capi import KilnError
-from . import _C, mods, ops
+from . import mods, ops
+from . import _C  # after ops, which loads libkiln.so first (see ops.py)
 
 __all__ = ["Variant", "attention", "attention_with_lse", "make_dropout_rng", "paged_attention", "paged_attention_with_lse",
            "varlen_attention", "varlen_attention_with_lse", "block_sparse_attention",
@@ -52,25 +53,25 @@ def _variant(variant):
 
 # kiln._C.attention: the op through the dispatcher without torch.ops'
 # generic binding, for eager calls on plain tensors ($KILN_DIRECT_CALL=0: the
-# ablation, always torch.ops).
+# ablation, always torch.ops). nn.Parameter disables __torch_function__, so
+# it counts as plain.
 _DIRECT = os.environ.get("KILN_DIRECT_CALL", "1") != "0"
-_Tensor = torch.Tensor
+_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
 _is_compiling = torch.compiler.is_compiling
 _function_mode = torch._C._is_torch_function_mode_enabled
 
 
-def _plain(tensors, captures):
+def _plain(*groups):
     """Whether a call may take kiln._C's direct path: eager, no torch
-    function mode, plain tensors only (subclasses' Python overrides need
-    torch.ops' generic binding)."""
+    function mode, and every tensor (in `groups`, sequences of tensors) of a
+    plain type (other subclasses' Python overrides need torch.ops' generic
+    binding)."""
     if not _DIRECT or _is_compiling() or _function_mode():
         return False
-    for t in tensors:
-        if type(t) is not _Tensor:
-            return False
-    for t in captures:
-        if type(t) is not _Tensor:
-            return False
+    for group in groups:
+        for t in group:
+            if type(t) not in _PLAIN_TYPES:
+                return False
     return True
 
 
@@ -80,23 +81,25 @@ def _kiln_error(e):
     return KilnError(message[len("kiln: "):]) if message.startswith("kiln: ") else e
 
 
-def _attention_op(q, k, v, captures, *rest):
+def _attention_op(q, k, v, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
     """torch.ops.kiln.attention (a C++ op, python/csrc/); its errors, which
     reach Python as RuntimeError("kiln: ..."), as KilnError."""
+    args = (q, k, v, captures, variant, name, dropout_p, dropout_rng, cu_seqlens)
     try:
-        if _plain((q, k, v), captures):
-            return _C.attention(q, k, v, captures, *rest)
-        return torch.ops.kiln.attention(q, k, v, captures, *rest)
+        if _plain((q, k, v), captures, dropout_rng, cu_seqlens):
+            return _C.attention(*args)
+        return torch.ops.kiln.attention(*args)
     except RuntimeError as e:
         raise _kiln_error(e) from None
 
 
-def _paged_attention_op(q, k_pages, v_pages, block_table, kv_lens, captures, *rest):
+def _paged_attention_op(q, k_pages, v_pages, block_table, kv_lens, captures, variant, name, cu_seqlens_q):
     """torch.ops.kiln.paged_attention, as _attention_op."""
+    args = (q, k_pages, v_pages, block_table, kv_lens, captures, variant, name, cu_seqlens_q)
     try:
-        if _plain((q, k_pages, v_pages, block_table, kv_lens), captures):
-            return _C.paged_attention(q, k_pages, v_pages, block_table, kv_lens, captures, *rest)
-        return torch.ops.kiln.paged_attention(q, k_pages, v_pages, block_table, kv_lens, captures, *rest)
+        if _plain((q, k_pages, v_pages, block_table, kv_lens), captures, cu_seqlens_q):
+            return _C.paged_attention(*args)
+        return torch.ops.kiln.paged_attention(*args)
     except RuntimeError as e:
         raise _kiln_error(e) from None
 

@@ -273,13 +273,33 @@ class Ops(unittest.TestCase):
         qr = q.clone().requires_grad_()
         torch.ops.kiln.attention(qr, k, v, [], text, "", 0.0, [], [])[0].float().sum().backward()
         self.assertTrue(torch.equal(qg.grad, qr.grad))
-        # A capture that is a tensor subclass (nn.Parameter) takes the
-        # generic binding; the results are the same.
+        # A tensor subclass with its own __torch_function__ takes the generic
+        # binding, which honours it; nn.Parameter (which disables it) and
+        # plain tensors the direct path; the results are the same.
+        class Logged(torch.Tensor):
+            calls = []
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                cls.calls.append(str(func))
+                return super().__torch_function__(func, types, args, kwargs or {})
+
         slopes = torch.rand(2, generator=torch.Generator().manual_seed(3))
         alibi = example("alibi")
         plain = kiln.attention(q, k, v, alibi, [slopes])
         param = kiln.attention(q, k, v, alibi, [torch.nn.Parameter(slopes)])
         self.assertTrue(torch.equal(plain, param))
+        logged = kiln.attention(q, k, v, alibi, [slopes.as_subclass(Logged)])
+        self.assertTrue(any("kiln.attention" in c for c in Logged.calls))
+        self.assertTrue(torch.equal(plain, logged.as_subclass(torch.Tensor)))
+        # Not differentiable: gradients through the paged op or through the
+        # backward op raise rather than go missing.
+        qg = q.clone().requires_grad_()
+        out, lse = kiln.attention_with_lse(q, k, v, example("causal"))
+        dq = torch.ops.kiln.attention_backward(torch.ones_like(out), qg, k, v, out, lse, [], text, "", 0.0, [],
+                                               [])[0]
+        with self.assertRaisesRegex(RuntimeError, "not implemented"):
+            dq.float().sum().backward()
 
     def test_dropout_bits(self):
         # The CPU backend drops exactly the weights python/kiln/dropout.py

@@ -224,10 +224,10 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
         params.addInt64(shape->scalars[k][scalar++]);
         break;
       case KernelArg::Kind::TensorMap: {
-        TensorMapLayout layout;
+        TensorMapLayout mapLayout;
         const TensorRef &tensor =
             *slots[s.findTensor(a.name) - s.tensors.data()];
-        if (Status st = tensorMapLayout(kernel.name, a, tensor, layout);
+        if (Status st = tensorMapLayout(kernel.name, a, tensor, mapLayout);
             !st.ok())
           return st;
         if (!d->cuTensorMapEncodeTiled)
@@ -240,9 +240,10 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
         const unsigned elementStrides[5] = {1, 1, 1, 1, 1};
         if (Status st = api::check(
                 d->cuTensorMapEncodeTiled(
-                    map, layout.dataType, layout.rank, layout.address,
-                    layout.dims, layout.strides, layout.box, elementStrides,
-                    /*interleave=*/0, layout.swizzle, /*l2Promotion=*/2,
+                    map, mapLayout.dataType, mapLayout.rank, mapLayout.address,
+                    mapLayout.dims, mapLayout.strides, mapLayout.box,
+                    elementStrides,
+                    /*interleave=*/0, mapLayout.swizzle, /*l2Promotion=*/2,
                     /*oobFill=*/0),
                 ("cuTensorMapEncodeTiled for '" + a.name + "' of '" +
                  kernel.name + "'")
