@@ -13,6 +13,9 @@
 //       -l:libcuda.so.1 -Wl,-rpath,<dir> -o /tmp/bench_launch
 //   /tmp/bench_launch examples/causal.mlir
 //
+// (The build machine compiles it as build/bench/kiln-bench-launch when CUDA's
+// headers are there, so that it keeps compiling; bench/CMakeLists.txt.)
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/kiln_jit_c.h"
