@@ -3,6 +3,7 @@
 #include "kiln/kiln_jit_c.h"
 
 #include "CTensors.h"
+#include "SpecCache.h"
 
 #include "kiln/Kiln.h"
 #include "kiln/SpecFormat.h"
@@ -70,23 +71,29 @@ kiln::Status compileSpec(const kiln_variant_options *o, const char *program,
   if (options.arch != "sm_80" && options.arch != "sm_90a")
     return kiln::Status::error("arch must be sm_80 or sm_90a, got '" +
                                options.arch + "'");
-  kiln::ProgramSpec spec;
-  kiln::Status s;
-  if (which == "forward")
-    s = kiln::compileSpec(variant, options, spec);
-  else if (which == "backward" || which == "backward-atomic")
-    s = kiln::compileBackwardSpec(variant, options,
-                                  which == "backward"
-                                      ? kiln::BackwardSchedule::TwoKernel
-                                      : kiln::BackwardSchedule::AtomicDQ,
-                                  spec);
-  else
+  if (which != "forward" && which != "backward" && which != "backward-atomic")
     return kiln::Status::error("program must be forward, backward or "
                                "backward-atomic, got '" +
                                which + "'");
-  if (!s.ok())
-    return s;
-  std::string json = kiln::writeSpecJson(spec);
+  // A spec compiled before, by this compiler, with these options
+  // (SpecCache.h), or compiled now and kept.
+  std::string key = kiln::capi::specCacheKey(*o, which, options.arch);
+  std::string json;
+  if (!kiln::capi::lookupSpec(key, json)) {
+    kiln::ProgramSpec spec;
+    kiln::Status s =
+        which == "forward"
+            ? kiln::compileSpec(variant, options, spec)
+            : kiln::compileBackwardSpec(variant, options,
+                                        which == "backward"
+                                            ? kiln::BackwardSchedule::TwoKernel
+                                            : kiln::BackwardSchedule::AtomicDQ,
+                                        spec);
+    if (!s.ok())
+      return s;
+    json = kiln::writeSpecJson(spec);
+    kiln::capi::storeSpec(key, json);
+  }
   *specJson = static_cast<char *>(std::malloc(json.size() + 1));
   if (!*specJson)
     return kiln::Status::error("out of memory for the spec");

@@ -8,6 +8,9 @@ torch.compile(fullgraph=True), and the errors for bad input.
 import itertools
 import math
 import os
+import subprocess
+import sys
+import tempfile
 import unittest
 
 import torch
@@ -590,6 +593,41 @@ class Ops(unittest.TestCase):
         # Inductor may fuse the projection differently (bf16 rounding).
         self.assertLess(abs(got.item() - want.item()), 1e-3 * abs(want.item()))
         self.assertLess(rel(grad, x.grad.double()), 1e-2)
+
+    def test_spec_cache(self):
+        # kiln_compile_spec keeps each spec in the cache folder (SpecCache.h):
+        # a fresh process reads it instead of lowering the variant again; other
+        # options are another entry; a damaged file is compiled again and
+        # replaced. Each step in its own process (the folder is read once).
+        from kiln import _capi
+        code = (
+            "import importlib.util, sys\n"
+            "spec = importlib.util.spec_from_file_location('capi', sys.argv[1])\n"
+            "capi = importlib.util.module_from_spec(spec); spec.loader.exec_module(capi)\n"
+            "o = capi.variant_options(open(sys.argv[2]).read(), None, int(sys.argv[3]), int(sys.argv[3]), 'bf16')\n"
+            "sys.stdout.write(capi.compile_spec(o, 'forward', 'sm_90a'))\n")
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, KILN_CACHE_DIR=cache, KILN_LIBRARY=_capi._library_path())
+
+            def spec(head_dim=64):
+                run = subprocess.run([sys.executable, "-c", code, _capi.__file__,
+                                      os.path.join(EXAMPLES, "causal.mlir"), str(head_dim)],
+                                     env=env, capture_output=True, text=True, check=True)
+                return run.stdout
+
+            def files():
+                return sorted(f for f in os.listdir(cache) if f.endswith(".spec.json"))
+
+            first = spec()
+            self.assertEqual(len(files()), 1)
+            self.assertEqual(spec(), first)
+            with open(os.path.join(cache, files()[0]), "w") as f:
+                f.write('{"format": "kiln-program", "damaged')
+            self.assertEqual(spec(), first)
+            with open(os.path.join(cache, files()[0])) as f:
+                self.assertEqual(f.read(), first)
+            self.assertNotEqual(spec(128), first)
+            self.assertEqual(len(files()), 2)
 
     def test_library(self):
         from kiln import _capi

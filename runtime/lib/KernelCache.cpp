@@ -55,6 +55,15 @@ bool makeDirectories(const std::string &path) {
 
 } // namespace
 
+std::string cacheDigest(const std::string &data) {
+  char hex[33];
+  std::snprintf(
+      hex, sizeof(hex), "%016llx%016llx",
+      static_cast<unsigned long long>(fnv1a(data, 0xcbf29ce484222325ull)),
+      static_cast<unsigned long long>(fnv1a(data, 0x84222325cbf29ce4ull)));
+  return hex;
+}
+
 std::string cacheKey(const std::string &source, const std::string &arch,
                      const std::string &options) {
   // The emitted source includes the device library by name only, so its
@@ -65,12 +74,7 @@ std::string cacheKey(const std::string &source, const std::string &arch,
   for (int i = 0; i < api::kDeviceLibraryCount; ++i)
     all += std::string("\0", 1) + api::kDeviceLibrarySources[i];
   all += std::string("\0", 1) + api::nvrtcIdentity();
-  char hex[33];
-  std::snprintf(
-      hex, sizeof(hex), "%016llx%016llx",
-      static_cast<unsigned long long>(fnv1a(all, 0xcbf29ce484222325ull)),
-      static_cast<unsigned long long>(fnv1a(all, 0x84222325cbf29ce4ull)));
-  return hex;
+  return cacheDigest(all);
 }
 
 std::string cacheDirectory() {
@@ -89,6 +93,41 @@ std::string cacheDirectory() {
   return dir;
 }
 
+bool readCacheFile(const std::string &key, const std::string &extension,
+                   std::string &data) {
+  std::string dir = cacheDirectory();
+  if (dir.empty())
+    return false;
+  std::ifstream in(dir + "/" + key + extension, std::ios::binary);
+  if (!in)
+    return false;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  data = buffer.str();
+  return !data.empty();
+}
+
+void writeCacheFile(const std::string &key, const std::string &extension,
+                    const std::string &data) {
+  std::string dir = cacheDirectory();
+  if (dir.empty())
+    return;
+  std::random_device rd;
+  std::string path = dir + "/" + key + extension;
+  std::string tmp =
+      path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(rd());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!out) {
+      std::remove(tmp.c_str());
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    std::remove(tmp.c_str());
+}
+
 bool lookupCubin(const std::string &key, std::string &cubin) {
   std::lock_guard<std::mutex> lock(cacheMutex());
   auto &memory = memoryCache();
@@ -96,16 +135,7 @@ bool lookupCubin(const std::string &key, std::string &cubin) {
     cubin = it->second;
     return true;
   }
-  std::string dir = cacheDirectory();
-  if (dir.empty())
-    return false;
-  std::ifstream in(dir + "/" + key + ".cubin", std::ios::binary);
-  if (!in)
-    return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  cubin = buffer.str();
-  if (cubin.empty())
+  if (!readCacheFile(key, ".cubin", cubin))
     return false;
   memory[key] = cubin;
   return true;
@@ -114,22 +144,7 @@ bool lookupCubin(const std::string &key, std::string &cubin) {
 void storeCubin(const std::string &key, const std::string &cubin) {
   std::lock_guard<std::mutex> lock(cacheMutex());
   memoryCache()[key] = cubin;
-  std::string dir = cacheDirectory();
-  if (dir.empty())
-    return;
-  std::random_device rd;
-  std::string tmp = dir + "/" + key + ".cubin.tmp." + std::to_string(getpid()) +
-                    "." + std::to_string(rd());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-    if (!out) {
-      std::remove(tmp.c_str());
-      return;
-    }
-  }
-  if (std::rename(tmp.c_str(), (dir + "/" + key + ".cubin").c_str()) != 0)
-    std::remove(tmp.c_str());
+  writeCacheFile(key, ".cubin", cubin);
 }
 
 } // namespace kiln

@@ -7,6 +7,9 @@
 
 namespace kiln {
 
+/// A 128-bit hex digest of `data` (two FNV-1a hashes): cache file names.
+std::string cacheDigest(const std::string &data);
+
 /// A 128-bit hex digest of everything that determines a cubin: source, arch,
 /// compile options, Kiln's and NVRTC's versions.
 std::string cacheKey(const std::string &source, const std::string &arch,
@@ -15,6 +18,17 @@ std::string cacheKey(const std::string &source, const std::string &arch,
 /// The cache folder: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else
 /// $HOME/.cache/kiln; empty when none can be created (memory only).
 std::string cacheDirectory();
+
+/// Reads the cache folder's file <key><extension>; false when there is none
+/// (or no folder).
+bool readCacheFile(const std::string &key, const std::string &extension,
+                   std::string &data);
+
+/// Writes the cache folder's file <key><extension> atomically (under a
+/// unique temporary name, then renamed), so concurrent processes never read
+/// a partial file; does nothing without a folder.
+void writeCacheFile(const std::string &key, const std::string &extension,
+                    const std::string &data);
 
 /// Looks a cubin up in memory, then on disk.
 bool lookupCubin(const std::string &key, std::string &cubin);

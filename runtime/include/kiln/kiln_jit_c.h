@@ -52,7 +52,9 @@ typedef struct kiln_variant_options {
  * bit-exact reruns, or "backward-atomic": atomic dQ) to a program spec (JSON,
  * format "kiln-program") for `arch` ("sm_80" or "sm_90a"), which
  * kiln_program_load takes. Needs no GPU. On success `*spec_json` is a string
- * for kiln_string_free. */
+ * for kiln_string_free. The spec is kept in the cubin cache's folder
+ * (KILN_CACHE_DIR), keyed by the options, the program, the arch and this
+ * library's file, so a later process reads it instead of lowering again. */
 int kiln_compile_spec(const kiln_variant_options *options, const char *program,
                       const char *arch, char **spec_json, char *error,
                       int error_size);
