@@ -156,20 +156,13 @@ void checkDevices(std::initializer_list<TensorList> groups) {
     }
 }
 
-std::vector<Tensor> contiguous(TensorList ts) {
-  std::vector<Tensor> out;
-  out.reserve(ts.size());
-  for (const Tensor &t : ts)
-    out.push_back(t.contiguous());
-  return out;
-}
-
 /// The tensors of one run: kiln_tensor descriptors over them (which point
 /// into the tensors' own size and stride arrays).
 class Arguments {
 public:
-  void
-  add(std::initializer_list<std::pair<const char *, const Tensor &>> tensors) {
+  // (Pairs hold their tensors by value: a temporary such as
+  // `table.contiguous()` is kept alive by the pair, not by a reference.)
+  void add(std::initializer_list<std::pair<const char *, Tensor>> tensors) {
     for (const auto &[name, t] : tensors) {
       keep_.push_back(t);
       named_.push_back(describe(name, t));
