@@ -6,9 +6,6 @@
 
 #include "kiln/SpecFormat.h"
 
-#include <dlfcn.h>
-#include <sys/stat.h>
-
 namespace kiln::capi {
 
 namespace {
@@ -17,18 +14,9 @@ namespace {
 /// compiler statically): its path, size and modification time.
 const std::string &compilerIdentity() {
   static const std::string identity = [] {
-    Dl_info info{};
-    std::string id = "unknown";
-    if (dladdr(reinterpret_cast<void *>(&specCacheKey), &info) &&
-        info.dli_fname) {
-      struct stat st {};
-      id = info.dli_fname;
-      if (stat(info.dli_fname, &st) == 0)
-        id += ":" + std::to_string(st.st_size) + ":" +
-              std::to_string(st.st_mtim.tv_sec) + "." +
-              std::to_string(st.st_mtim.tv_nsec);
-    }
-    return id;
+    std::string id =
+        symbolFileIdentity(reinterpret_cast<const void *>(&specCacheKey));
+    return id.empty() ? std::string("unknown") : id;
   }();
   return identity;
 }

@@ -42,22 +42,7 @@ using at::TensorList;
 
 /// torch's name of a dtype, as Python prints it (messages match kiln/ops.py's).
 std::string dtypeName(at::ScalarType t) {
-  switch (t) {
-  case at::kBFloat16:
-    return "torch.bfloat16";
-  case at::kHalf:
-    return "torch.float16";
-  case at::kFloat:
-    return "torch.float32";
-  case at::kDouble:
-    return "torch.float64";
-  case at::kInt:
-    return "torch.int32";
-  case at::kLong:
-    return "torch.int64";
-  default:
-    return std::string("torch.") + c10::toString(t);
-  }
+  return "torch." + std::string(c10::getDtypeNames(t).first);
 }
 
 std::string shapeOf(const Tensor &t) {

@@ -2,13 +2,13 @@
 
 #include "CudaApi.h"
 
-#include <climits>
+#include "KernelCache.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 namespace kiln::api {
@@ -133,23 +133,10 @@ Status nvrtc(const Nvrtc *&out) {
 
 const std::string &nvrtcIdentity() {
   static const std::string identity = [] {
-    auto describe = [](const char *file) -> std::string {
-      char real[PATH_MAX];
-      struct stat info;
-      if (!realpath(file, real) || stat(real, &info) != 0)
-        return "";
-      return std::string(real) + " " + std::to_string(info.st_size) + " " +
-             std::to_string(static_cast<long long>(info.st_mtime));
-    };
     // An NVRTC already in the process (PyTorch loads its own) is the one
     // loadNvrtc's dlopen will return.
     if (void *loaded = dlopen("libnvrtc.so.13", RTLD_LAZY | RTLD_NOLOAD)) {
-      void *symbol = dlsym(loaded, "nvrtcVersion");
-      Dl_info where;
-      std::string known =
-          symbol && dladdr(symbol, &where) && where.dli_fname
-              ? describe(where.dli_fname)
-              : "";
+      std::string known = symbolFileIdentity(dlsym(loaded, "nvrtcVersion"));
       dlclose(loaded);
       if (!known.empty())
         return known;
@@ -167,7 +154,8 @@ const std::string &nvrtcIdentity() {
           "/usr/local/cuda/targets/x86_64-linux/lib"})
       folders.push_back(folder);
     for (const std::string &folder : folders)
-      if (std::string known = describe((folder + "/libnvrtc.so.13").c_str());
+      if (std::string known =
+              fileIdentity((folder + "/libnvrtc.so.13").c_str());
           !known.empty())
         return known;
     const Nvrtc *n = nullptr;

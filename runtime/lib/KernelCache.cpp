@@ -5,6 +5,7 @@
 #include "CudaApi.h"
 #include "kiln/Runtime.h"
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +57,22 @@ bool makeDirectories(const std::string &path) {
 }
 
 } // namespace
+
+std::string fileIdentity(const char *path) {
+  char real[PATH_MAX];
+  struct stat info;
+  if (!path || !realpath(path, real) || stat(real, &info) != 0)
+    return "";
+  return std::string(real) + " " + std::to_string(info.st_size) + " " +
+         std::to_string(static_cast<long long>(info.st_mtime));
+}
+
+std::string symbolFileIdentity(const void *symbol) {
+  Dl_info where;
+  if (!symbol || !dladdr(symbol, &where) || !where.dli_fname)
+    return "";
+  return fileIdentity(where.dli_fname);
+}
 
 std::string cacheDigest(const std::string &data) {
   char hex[33];

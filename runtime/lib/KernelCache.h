@@ -10,6 +10,14 @@ namespace kiln {
 /// A 128-bit hex digest of `data` (two FNV-1a hashes): cache file names.
 std::string cacheDigest(const std::string &data);
 
+/// A file's identity in cache keys: its real path, size and modification
+/// time; empty when it cannot be read.
+std::string fileIdentity(const char *path);
+
+/// fileIdentity of the file (a library or the executable) that defines
+/// `symbol`; empty when there is none.
+std::string symbolFileIdentity(const void *symbol);
+
 /// A 128-bit hex digest of everything that determines a cubin: source, arch,
 /// compile options, Kiln's and NVRTC's versions.
 std::string cacheKey(const std::string &source, const std::string &arch,
