@@ -59,6 +59,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.visibleBelow = choices.visibleBelow;
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.pingPong = choices.pingPong;
+  options.persistent = choices.persistent;
   options.overlapProducts = choices.overlapProducts;
   options.keysByQueries = choices.keysByQueries;
   options.splitDkdv = choices.splitDkdv;
@@ -123,6 +124,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.visibleBelow = o.visibleBelow;
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.pingPong = o.pingPong;
+  choices.persistent = o.persistent;
   choices.overlapProducts = o.overlapProducts;
   return choices;
 }

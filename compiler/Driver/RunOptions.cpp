@@ -107,6 +107,9 @@ const char *runUsage() {
                             of TMA from a producer warpgroup (ablation)
   --ping-pong               cuda sm_90a: consumer warpgroups take turns issuing
                             their products
+  --persistent              cuda sm_90a forward: one CTA per slot of the GPU,
+  --no-persistent           each looping over query blocks (the producer loads
+                            the next block during the epilogue; opt-in)
   --longest-first           cuda: launch the query blocks with the most keys
                             first (causal; measured no effect, opt-in)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
@@ -217,6 +220,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "no-fast-math" || name == "no-warpgroup-mma" ||
                     name == "no-double-buffer" || name == "pipeline-products" ||
                     name == "no-warp-specialize" || name == "longest-first" ||
+                    name == "persistent" || name == "no-persistent" ||
                     name == "ping-pong" || name == "no-overlap-products" ||
                     name == "backward" || name == "keys-by-queries" ||
                     name == "no-keys-by-queries" || name == "split-dkdv" ||
@@ -278,6 +282,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.longestFirst = true;
     } else if (name == "ping-pong") {
       o.pingPong = true;
+    } else if (name == "persistent") {
+      o.persistent = true;
+    } else if (name == "no-persistent") {
+      o.persistent = false;
     } else if (name == "no-overlap-products") {
       o.overlapProducts = false;
     } else if (auto it = ints.find(name); it != ints.end()) {

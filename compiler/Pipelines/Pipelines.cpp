@@ -200,6 +200,10 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
     if (specialize) {
       tgpu::TileGPUWarpSpecializeOptions specialize;
       specialize.sharedMemoryBytes = limit;
+      // The ping-pong's and the pipelined products' rewrites expect the
+      // consumers' KV loops at their region's top level.
+      specialize.persistent =
+          options.persistent && !options.pingPong && !options.pipelineProducts;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
       if (options.pingPong && !options.pipelineProducts)
         pm.addPass(tgpu::createTileGPUPingPong());

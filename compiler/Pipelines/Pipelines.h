@@ -211,6 +211,13 @@ struct CUDAPipelineOptions
                      "most keys launch first (tgpu-longest-first; off: no "
                      "effect measured beyond noise, see docs/performance.md)"),
       llvm::cl::init(false)};
+  Option<bool> persistent{
+      *this, "persistent",
+      llvm::cl::desc("sm_90a forward: CTAs loop over the grid's tiles, as "
+                     "many as the GPU holds, the producer loading the next "
+                     "tile during the epilogue (tgpu-warp-specialize "
+                     "persistent=true)"),
+      llvm::cl::init(false)};
   Option<bool> pingPong{
       *this, "ping-pong",
       llvm::cl::desc("sm_90a forward: consumer warpgroups take turns issuing "

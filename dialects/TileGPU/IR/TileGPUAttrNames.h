@@ -27,6 +27,9 @@ inline constexpr llvm::StringLiteral kProducerWarps = "tgpu.producer_warps";
 /// CTAs of a warp-specialized kernel per multiprocessor (absent: 1): the
 /// register budgets of tgpu.warp_specialize share 65536 / this registers.
 inline constexpr llvm::StringLiteral kCtasPerSM = "tgpu.ctas_per_sm";
+/// A warp-specialized kernel whose CTAs loop over the grid's tiles
+/// (tgpu-warp-specialize persistent=true): tile.grid is its CTAs.
+inline constexpr llvm::StringLiteral kPersistent = "tgpu.persistent";
 /// On a !tgpu.tensor_map kernel argument: {tensor, dims, box, swizzle}, how
 /// the runtime encodes it (see TensorMapType).
 inline constexpr llvm::StringLiteral kTensorMap = "tgpu.tensor_map";

@@ -281,6 +281,8 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
            "Shared memory per CTA on the device (0: unchecked)">,
     Option<"stages", "stages", "int64_t", "2",
            "Most stages per ring">,
+    Option<"persistent", "persistent", "bool", "false",
+           "CTAs loop over the grid's tiles (as many CTAs as the GPU holds)">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/TileGPU/Transforms/Passes.h"
+#include "dialects/TileGPU/Transforms/Persistent.h"
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
 
 #include "dialects/Tile/IR/TileAttrNames.h"
@@ -387,8 +388,12 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     ringBytes += sharedBufferBytes(cast<MemRefType>(ring.buffer.getType()));
   int64_t numStages = 0, sharedBytes = 0;
   int64_t limit = sharedMemoryBytes;
-  int64_t barrierBytes = 8 * (2 * int64_t(rings.size()) * stages +
-                              int64_t(once.size())) + 128;
+  // Persistent: a buffer loaded once per tile also gets a "free" barrier
+  // (every consumer past its last read) before the next tile's copy.
+  bool loopTiles = persistent && canRunTilesInLoop(kernel);
+  int64_t onceBarriers = int64_t(once.size()) * (loopTiles ? 2 : 1);
+  int64_t barrierBytes =
+      8 * (2 * int64_t(rings.size()) * stages + onceBarriers) + 128;
   for (int64_t s = 1; s <= std::max<int64_t>(stages, 1); ++s) {
     int64_t needed = sharedAttr.getInt() + (s - 1) * (ringBytes + 1024) +
                      barrierBytes;
@@ -400,7 +405,10 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   if (numStages == 0)
     return success(); // not even the barriers fit: keep cp.async
   int64_t numRingBarriers = 2 * int64_t(rings.size()) * numStages;
-  int64_t numBarriers = numRingBarriers + int64_t(once.size());
+  int64_t numBarriers = numRingBarriers + onceBarriers;
+  auto onceFreeIndex = [&](size_t i) {
+    return numRingBarriers + int64_t(once.size() + i);
+  };
   auto fullIndex = [&](const Ring &r) { return r.index * numStages; };
   auto emptyIndex = [&](const Ring &r) {
     return (int64_t(rings.size()) + r.index) * numStages;
@@ -491,14 +499,24 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       MbarrierInitOp::create(b, loc, barriers, index(emptyIndex(ring) + s),
                              consumerThreads);
     }
-  for (size_t i = 0; i < once.size(); ++i)
+  for (size_t i = 0; i < once.size(); ++i) {
     MbarrierInitOp::create(b, loc, barriers,
                            index(numRingBarriers + int64_t(i)), 1);
+    if (loopTiles)
+      MbarrierInitOp::create(b, loc, barriers, index(onceFreeIndex(i)),
+                             consumerThreads);
+  }
   BarrierOp::create(b, loc);
+
+  // What changes from tile to tile when the CTA loops over tiles: each a
+  // constant of its own here, replaced by runTilesInLoop.
+  TileCarried carried;
+  carried.onceParity = index(0);
+  carried.onceFreeParity = index(1);
 
   // Each loop's first ring position: the steps of the loops before it.
   SmallVector<Value> bases;
-  Value base = index(0);
+  Value base = carried.ringBase = index(0);
   for (scf::ForOp loop : loops) {
     bases.push_back(base);
     Value span = arith::MaxSIOp::create(
@@ -509,6 +527,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     base = arith::AddIOp::create(
         b, loc, base, arith::CeilDivSIOp::create(b, loc, span, loop.getStep()));
   }
+  carried.ringEnd = base;
 
   // One tensor map per (argument, box rows, group): the box is a swizzle
   // span of columns by the buffer's rows; packed, by the group's heads by
@@ -589,8 +608,23 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   SmallVector<Clear> clears;
   for (auto [i, load] : llvm::enumerate(once)) {
     b.setInsertionPoint(load->copy);
-    auto wait = MbarrierWaitOp::create(
-        b, loc, barriers, index(numRingBarriers + int64_t(i)), index(0));
+    auto wait = MbarrierWaitOp::create(b, loc, barriers,
+                                       index(numRingBarriers + int64_t(i)),
+                                       carried.onceParity);
+    if (loopTiles) {
+      // Free for the next tile's copy after the last top-level op that
+      // reads it (products complete inside it).
+      Operation *last = nullptr;
+      for (Operation *user : load->copy.getDest().getUsers()) {
+        Operation *top = consumer->findAncestorOpInBlock(*user);
+        if (top && !isa<CopyAsyncOp>(user) &&
+            (!last || last->isBeforeInBlock(top)))
+          last = top;
+      }
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointAfter(last ? last : wait.getOperation());
+      MbarrierArriveOp::create(b, loc, barriers, index(onceFreeIndex(i)));
+    }
     if (load->ragged())
       clears.push_back(
           {wait, load->copy.getDest(), load, load->copy.getOffsets()[0]});
@@ -641,6 +675,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // ring slot reused once its empty barrier's phase completes.
   b.setInsertionPointToStart(producer);
   for (auto [i, load] : llvm::enumerate(once)) {
+    if (loopTiles)
+      MbarrierWaitOp::create(b, loc, barriers, index(onceFreeIndex(i)),
+                             carried.onceFreeParity);
     IRMapping same;
     TmaLoadOp::create(b, loc, mapFor(*load), coordinates(b, loc, *load, same),
                       load->copy.getDest(), barriers,
@@ -724,6 +761,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   kernel->setAttr(attrs::kProducerWarps, b.getI64IntegerAttr(kProducerWarps));
   if (ctas > 1)
     kernel->setAttr(attrs::kCtasPerSM, b.getI64IntegerAttr(ctas));
+  if (loopTiles && failed(runTilesInLoop(kernel, ws, carried)))
+    return failure();
   return layoutSharedBuffers(kernel, limit, "the TMA ring");
 }
 
