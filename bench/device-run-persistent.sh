@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# One device call for persistent CTAs (issue 9, step d; `--persistent`),
-# after bench/prepare-device.sh (or .device/ with the kiln binaries, the
-# runtime library and specs <v>_hd<D>[_persist].cubin.json):
+# One device call for persistent CTAs (issue 9, step d; the default on
+# sm_90a, `--no-persistent` the ablation), after bench/prepare-device.sh (or
+# .device/ with the kiln binaries, the runtime library and specs
+# <v>_hd<D>[_nopersist].cubin.json):
 #   - every example's sm_90a forward with --persistent at odd shapes, head
 #     dims 64-256 in bf16 and fp16, Lq = 1, and the paths whose programs
 #     number tiles differently (split KV, GQA decode, paged, varlen,
 #     block-sparse, longest-first, many tiles per CTA) against float64;
 #   - memcheck, racecheck and synccheck on a persistent run;
 #   - the SASS of the persistent kernels (HGMMA, local memory);
-#   - bench/bench_forward.py with the `_persist` specs beside the defaults.
+#   - bench/bench_forward.py with the `_nopersist` specs beside the defaults.
 #   bash bench/device-run-persistent.sh [check|bench|all]
 set -u
 MODE=${1:-all}
@@ -80,6 +81,6 @@ if [ "$MODE" != bench ]; then
 fi
 if [ "$MODE" != check ]; then
   timeout 400 python3 bench/bench_forward.py --lib "$LIB" --specs .device/specs --hdims 64,128,256 \
-    --seqlens 1024,4096,16384 --rounds 3 --variants _persist > "$OUT/persistent-bench.txt" 2>&1
+    --seqlens 1024,4096,16384 --rounds 3 --variants _nopersist > "$OUT/persistent-bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 22 "$OUT/persistent-bench.txt"
 fi

@@ -17,8 +17,9 @@
 #           the quick forward suite, memcheck/racecheck/synccheck on it, the
 #           SASS of the kernels (HGMMA count, local memory), and plain /
 #           causal next to SDPA with the mma.sync, cp.async (no producer
-#           warpgroup) and single-buffer ablations and the opt-in pipelined
-#           products (`_mma`, `_nows`, `_nodb`, `_pp` specs);
+#           warpgroup), single-buffer and one-CTA-per-tile ablations and the
+#           opt-in pipelined products (`_mma`, `_nows`, `_nodb`,
+#           `_nopersist`, `_pp` specs);
 #   hopper-bwd - the sm_90a backward: every example's forward+backward
 #           (both schedules) and plain / causal at head dims
 #           64/96/128/192/256 in bf16 and fp16 against float64, the quick
@@ -187,7 +188,7 @@ bwd)
 hopper)
   forward_checks
   timeout 320 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 --rounds 2 \
-    --variants _mma,_nows,_nodb,_lf,_pingpong,_pp > "$OUT/bench.txt" 2>&1
+    --variants _mma,_nows,_nodb,_nopersist,_lf,_pingpong,_pp > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 16 "$OUT/bench.txt"
   ;;
 hopper-bwd)

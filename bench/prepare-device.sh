@@ -31,7 +31,8 @@ compile() { # name example args...
 # into twin buffers instead of TMA from a producer warpgroup; cp.async into one
 # K and one V buffer), 128-row tiles (`_m128`), the query blocks
 # with the most keys first (`_lf`, --longest-first), consumer warpgroups
-# taking turns (`_pingpong`, --ping-pong), and the opt-in overlap of the
+# taking turns (`_pingpong`, --ping-pong), one CTA per query block instead of
+# persistent CTAs (`_nopersist`, --no-persistent), and the opt-in overlap of the
 # softmax with P*V (`_pp`, `_ppm128` at 128 rows), at every benchmarked head
 # dim.
 for hd in 64 128 256; do
@@ -44,6 +45,7 @@ for hd in 64 128 256; do
     compile "${v}_hd$hd"_m128 $v --head-dim $hd --block-m 128 &
     compile "${v}_hd$hd"_lf $v --head-dim $hd --longest-first &
     compile "${v}_hd$hd"_pingpong $v --head-dim $hd --ping-pong &
+    compile "${v}_hd$hd"_nopersist $v --head-dim $hd --no-persistent &
     compile "${v}_hd$hd"_ppm128 $v --head-dim $hd --block-m 128 --pipeline-products &
     wait
   done

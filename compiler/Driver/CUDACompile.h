@@ -31,7 +31,7 @@ struct ScheduleChoices {
   bool visibleBelow = true;       ///< forward: unmasked blocks below X
   bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
-  bool persistent = false;        ///< CTAs loop over tiles (sm_90a forward)
+  bool persistent = true;         ///< CTAs loop over tiles (sm_90a forward)
   bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

@@ -107,9 +107,11 @@ const char *runUsage() {
                             of TMA from a producer warpgroup (ablation)
   --ping-pong               cuda sm_90a: consumer warpgroups take turns issuing
                             their products
-  --persistent              cuda sm_90a forward: one CTA per slot of the GPU,
-  --no-persistent           each looping over query blocks (the producer loads
-                            the next block during the epilogue; opt-in)
+  --no-persistent           cuda sm_90a forward: one CTA per query block
+  --persistent              instead of one per slot of the GPU, each drawing
+                            query blocks from a counter while the producer
+                            loads the next one during the epilogue (ablation;
+                            default persistent)
   --longest-first           cuda: launch the query blocks with the most keys
                             first (causal; measured no effect, opt-in)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the

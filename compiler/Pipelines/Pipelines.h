@@ -217,7 +217,7 @@ struct CUDAPipelineOptions
                      "many as the GPU holds, the producer loading the next "
                      "tile during the epilogue (tgpu-warp-specialize "
                      "persistent=true)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<bool> pingPong{
       *this, "ping-pong",
       llvm::cl::desc("sm_90a forward: consumer warpgroups take turns issuing "

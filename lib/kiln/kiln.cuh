@@ -11,6 +11,7 @@
 #include "kiln/ragged.cuh"
 #include "kiln/random.cuh"
 #include "kiln/reduce.cuh"
+#include "kiln/schedule.cuh"
 #include "kiln/store.cuh"
 #include "kiln/tma.cuh"
 #include "kiln/types.cuh"

@@ -184,6 +184,7 @@ private:
                             Value predicate = Value());
   LogicalResult emitElementwise(Operation *op);
   LogicalResult emitFor(scf::ForOp loop);
+  LogicalResult emitWhile(scf::WhileOp loop);
   /// Every op of `block` but its terminator, one level deeper.
   LogicalResult emitBlock(Block &block);
   LogicalResult emitWarpSpecialize(tgpu::WarpSpecializeOp ws);
@@ -451,6 +452,50 @@ LogicalResult CUDAPrinter::emitFor(scf::ForOp loop) {
   return success();
 }
 
+LogicalResult CUDAPrinter::emitWhile(scf::WhileOp loop) {
+  // The carried values live in variables named after the "before" region's
+  // arguments; the results are assigned when the condition fails, and the
+  // "after" region reads the condition's values under their own names.
+  Block &before = loop.getBefore().front(), &after = loop.getAfter().front();
+  for (auto [arg, init] : llvm::zip(before.getArguments(), loop.getInits())) {
+    auto type = cppType(arg.getType(), loop.getLoc());
+    if (failed(type))
+      return failure();
+    line() << *type << " " << name(arg) << " = " << name(init) << ";\n";
+  }
+  for (Value result : loop.getResults()) {
+    auto type = cppType(result.getType(), loop.getLoc());
+    if (failed(type))
+      return failure();
+    line() << *type << " " << name(result) << ";\n";
+  }
+  line() << "while (true) {\n";
+  if (failed(emitBlock(before)))
+    return failure();
+  auto condition = cast<scf::ConditionOp>(before.getTerminator());
+  indent += 2;
+  line() << "if (!" << name(condition.getCondition()) << ") {\n";
+  for (auto [result, v] : llvm::zip(loop.getResults(), condition.getArgs()))
+    line() << "  " << name(result) << " = " << name(v) << ";\n";
+  line() << "  break;\n";
+  line() << "}\n";
+  indent -= 2;
+  for (auto [arg, v] : llvm::zip(after.getArguments(), condition.getArgs()))
+    names[arg] = name(v);
+  if (failed(emitBlock(after)))
+    return failure();
+  indent += 2;
+  // Through temporaries: a yielded value may be another carried variable.
+  auto yield = cast<scf::YieldOp>(after.getTerminator());
+  for (auto [i, v] : llvm::enumerate(yield.getOperands()))
+    line() << "auto carried" << i << " = " << name(v) << ";\n";
+  for (auto [i, arg] : llvm::enumerate(before.getArguments()))
+    line() << name(arg) << " = carried" << i << ";\n";
+  indent -= 2;
+  line() << "}\n";
+  return success();
+}
+
 /// Whether `v` is a tile.splat of the constant 0.
 static bool isZeroSplat(Value v) {
   auto splat = v.getDefiningOp<tile::SplatOp>();
@@ -488,6 +533,7 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
   Location loc = op->getLoc();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](scf::ForOp loop) { return emitFor(loop); })
+      .Case([&](scf::WhileOp loop) { return emitWhile(loop); })
       .Case([&](scf::IfOp branch) -> LogicalResult {
         if (branch.getNumResults() != 0)
           return branch.emitError()
@@ -878,6 +924,27 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
       .Case([&](tgpu::MbarrierArriveOp a) {
         line() << "kiln::mbarrier_arrive("
                << barrier(a.getBarriers(), a.getIndex()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::NextTileOp n) {
+        line() << "const int " << name(n) << " = kiln::next_tile("
+               << name(n.getCounter()) << ".ptr, " << name(n.getCtas()) << ", "
+               << name(n.getTotal()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::PublishTileOp p) {
+        line() << "kiln::publish_tile(" << barrier(p.getSlots(), p.getSlot())
+               << ", " << name(p.getX()) << ", " << name(p.getY()) << ", "
+               << name(p.getZ());
+        if (Value arrive = p.getArrive())
+          os << ", " << barrier(p.getSlots(), arrive);
+        os << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::ReadTileOp r) {
+        line() << "const int " << name(r) << " = kiln::read_tile("
+               << barrier(r.getSlots(), r.getSlot()) << " + " << r.getAxis()
+               << ");\n";
         return success();
       })
       .Case([&](tgpu::MbarrierWaitOp w) {

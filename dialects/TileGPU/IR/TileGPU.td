@@ -312,6 +312,57 @@ def TileGPU_MbarrierWaitOp : TileGPU_Op<"mbarrier_wait"> {
   let hasVerifier = 1;
 }
 
+def TileGPU_NextTileOp : TileGPU_Op<"next_tile"> {
+  let summary = "a persistent kernel's next tile, drawn from a counter";
+  let description = [{
+    Run by the producer warp of a kernel whose CTAs loop over tiles
+    (`tgpu.persistent`): the first `ctas` tiles are the CTAs' own, and lane
+    0 draws each later one from `counter` (an i32 workspace the runtime
+    zeroes before the launch), every lane getting the count drawn plus
+    `ctas`. Tiles go out in order as CTAs ask, as the hardware hands out
+    the CTAs of a grid. With `total` <= `ctas` the result is `total` and
+    the counter is not read (the runtime may pass none).
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I32], [1]>, "", [MemRead, MemWrite]>:$counter,
+                       Index:$ctas, Index:$total);
+  let results = (outs Index:$tile);
+  let assemblyFormat = [{
+    $counter `,` $ctas `,` $total attr-dict `:` type($counter)
+  }];
+}
+
+def TileGPU_PublishTileOp : TileGPU_Op<"publish_tile"> {
+  let summary = "the producer tells the consumers their next tile's program ids";
+  let description = [{
+    Lane 0 of the warp that runs it stores the tile's program ids `x`, `y`,
+    `z` in the 8-byte words `slots[slot]` .. `slots[slot + 2]` (beside the
+    mbarriers, never initialised as ones). Its next arrival at a barrier
+    releases them: the consumers read them (`tgpu.read_tile`) after their
+    wait on that barrier's phase. With `arrive`, lane 0 arrives at
+    `slots[arrive]` right after (a phase with no copy: `x` = -1 says there is
+    no tile left).
+  }];
+  let arguments = (ins Index:$x, Index:$y, Index:$z,
+                       Arg<TileGPU_MbarrierMemRef, "", [MemWrite]>:$slots,
+                       Index:$slot, Optional<Index>:$arrive);
+  let assemblyFormat = [{
+    $x `,` $y `,` $z `to` $slots `[` $slot `]` (`arrive` $arrive^)? attr-dict `:` type($slots)
+  }];
+}
+
+def TileGPU_ReadTileOp : TileGPU_Op<"read_tile"> {
+  let summary = "a program id of the tile the producer published";
+  let description = [{
+    Reads the word `slots[slot + axis]` that `tgpu.publish_tile` stored,
+    after a wait on the barrier whose phase the producer's arrival
+    completed.
+  }];
+  let arguments = (ins Arg<TileGPU_MbarrierMemRef, "", [MemRead]>:$slots,
+                       Index:$slot, I64Attr:$axis);
+  let results = (outs Index:$id);
+  let assemblyFormat = "$slots `[` $slot `]` `axis` $axis attr-dict `:` type($slots)";
+}
+
 def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load"> {
   let summary = "copies a tile through a TMA tensor map, completing on an mbarrier";
   let description = [{

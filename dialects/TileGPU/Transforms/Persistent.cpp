@@ -83,8 +83,16 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
   Block &entry = kernel.front();
   Location loc = ws.getLoc();
   OpBuilder b(ctx);
+  auto clamp01 = [&](Attribute x) {
+    return tile::sizeOp(b, "min",
+                        {tile::sizeOp(b, "max", {x, tile::sizeConstant(b, 0)}),
+                         tile::sizeConstant(b, 1)});
+  };
 
-  // The grid's tile counts and the CTAs, as scalar arguments.
+  // The grid's tile counts and the CTAs, as scalar arguments, and the
+  // counter the producers draw tiles from: one i32 the runtime zeroes, or
+  // none when the CTAs take every tile at once or the kernel does not run
+  // (its tile.when).
   auto grid = kernel->getAttrOfType<ArrayAttr>(tile::attrs::kGrid);
   Attribute tiles = tile::sizeOp(b, "mul", {grid[0], grid[1], grid[2]});
   Attribute slots = tile::sizeOp(
@@ -102,45 +110,38 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
       return failure();
     scalars.push_back(kernel.getArgument(position));
   }
+  Attribute counters = clamp01(tile::sizeOp(b, "sub", {tiles, ctas}));
+  if (Attribute when = kernel->getAttr(tile::attrs::kWhen))
+    counters = tile::sizeOp(b, "mul", {clamp01(when), counters});
+  unsigned position = kernel.getNumArguments();
+  auto counterType =
+      MemRefType::get({ShapedType::kDynamic}, b.getI32Type(),
+                      StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
+                                             {ShapedType::kDynamic}));
+  if (failed(kernel.insertArgument(
+          position, counterType,
+          b.getDictionaryAttr(
+              {b.getNamedAttr(tile::attrs::kWorkspace,
+                              b.getStringAttr(kernel.getName() + "_tiles")),
+               b.getNamedAttr(tile::attrs::kShape, b.getArrayAttr({counters})),
+               b.getNamedAttr(tile::attrs::kZeroFill, b.getUnitAttr())}),
+          loc)))
+    return failure();
+  Value counter = kernel.getArgument(position);
   kernel->setAttr(tile::attrs::kGrid,
                   b.getArrayAttr({ctas, tile::sizeConstant(b, 1),
                                   tile::sizeConstant(b, 1)}));
   kernel->setAttr(attrs::kPersistent, b.getUnitAttr());
 
   b.setInsertionPoint(ws);
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
   SmallVector<Value> extent;
   for (Value s : scalars)
     extent.push_back(arith::IndexCastOp::create(b, loc, b.getIndexType(), s));
-  // Tiles are dealt in rounds of one per CTA, the order reversed in every
-  // other round (boustrophedon): a CTA that drew one of the first (short,
-  // causal) query blocks of a head in one round draws one of the last in
-  // the next, where strided dealing could give a CTA the same block of
-  // every head (the CTAs a multiple of the blocks per head).
   Value first = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 0);
   Value total = arith::MulIOp::create(
       b, loc, arith::MulIOp::create(b, loc, extent[0], extent[1]), extent[2]);
-  Value zero = index(0), one = index(1);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value ctaCount = extent[3];
-  Value mirrored = arith::SubIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, ctaCount, one), first);
-  auto isOdd = [&](OpBuilder &ob, Location l, Value v) -> Value {
-    Value bit = arith::AndIOp::create(ob, l, v,
-                                      arith::ConstantIndexOp::create(ob, l, 1));
-    return arith::CmpIOp::create(ob, l, arith::CmpIPredicate::eq, bit,
-                                 arith::ConstantIndexOp::create(ob, l, 1));
-  };
-  // Whole rounds, and this CTA's place in the last, partial one.
-  Value rounds = arith::DivUIOp::create(b, loc, total, ctaCount);
-  Value rest = arith::RemUIOp::create(b, loc, total, ctaCount);
-  Value lastPlace =
-      arith::SelectOp::create(b, loc, isOdd(b, loc, rounds), mirrored, first);
-  Value inLast =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lastPlace, rest);
-  Value myRounds = arith::AddIOp::create(
-      b, loc, rounds, arith::SelectOp::create(b, loc, inLast, one, zero));
 
   SmallVector<tile::ProgramIdOp> ids;
   for (tile::ProgramIdOp id : programIds(kernel))
@@ -148,6 +149,7 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
       ids.push_back(id);
   llvm::SmallPtrSet<Value, 8> roots{carried.ringBase, carried.onceParity,
                                     carried.onceFreeParity};
+  roots.insert(std::begin(carried.tileIds), std::end(carried.tileIds));
   for (tile::ProgramIdOp id : ids)
     roots.insert(id.getResult());
   SmallVector<Operation *> setup = perTile(entry, ws, roots);
@@ -156,52 +158,121 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
       return op->emitError("per-tile setup before the warp-specialized "
                            "region that its sides cannot compute again");
 
-  for (Region *side : {&ws.getProducer(), &ws.getConsumer()}) {
-    Block &body = side->front();
-    SmallVector<Operation *> old;
-    for (Operation &op : body)
-      old.push_back(&op);
-    b.setInsertionPointToStart(&body);
-    auto loop = scf::ForOp::create(
-        b, loc, zero, myRounds, one, ValueRange{zero},
-        [&](OpBuilder &nb, Location l, Value round, ValueRange ring) {
-          Value place = arith::SelectOp::create(nb, l, isOdd(nb, l, round),
-                                                mirrored, first);
-          Value t = arith::AddIOp::create(
-              nb, l, arith::MulIOp::create(nb, l, round, ctaCount), place);
+  Type idx = b.getIndexType();
+  auto constant = [](OpBuilder &nb, Location l, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(nb, l, v);
+  };
+  auto parityOf = [&](OpBuilder &nb, Location l, Value round) -> Value {
+    return arith::AndIOp::create(nb, l, round, constant(nb, l, 1));
+  };
+  // One tile's work on one side: its setup from its program ids, then the
+  // side's ops (less `skip`); returns the ring's position after it.
+  auto runTile = [&](OpBuilder &nb, Location l, ValueRange axes, Value base,
+                     Value round, ArrayRef<Operation *> old,
+                     Operation *skip) -> Value {
+    Value parity = parityOf(nb, l, round);
+    IRMapping map;
+    for (tile::ProgramIdOp id : ids)
+      map.map(id.getResult(), axes[id.getAxis()]);
+    for (auto [placeholder, axis] : llvm::zip(carried.tileIds, axes))
+      map.map(placeholder, axis);
+    map.map(carried.ringBase, base);
+    map.map(carried.onceParity, parity);
+    map.map(carried.onceFreeParity,
+            arith::XOrIOp::create(nb, l, parity, constant(nb, l, 1)));
+    for (Operation *op : setup)
+      nb.clone(*op, map);
+    for (Operation *op : old)
+      if (op != skip)
+        nb.clone(*op, map);
+    return map.lookupOrDefault(carried.ringEnd);
+  };
+  auto oldOps = [](Region &side) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : side.front())
+      ops.push_back(&op);
+    return ops;
+  };
+  auto eraseUnused = [](Block *block) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : *block)
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (op->use_empty() && !op->hasTrait<OpTrait::IsTerminator>() &&
+          recomputable(op))
+        op->erase();
+  };
+
+  // The producer: its own tile first, then each one it draws, until one is
+  // past the last; that one is published with an arrival of its own, which
+  // ends the consumers' loop.
+  {
+    Region &side = ws.getProducer();
+    SmallVector<Operation *> old = oldOps(side);
+    b.setInsertionPointToStart(&side.front());
+    auto loop = scf::WhileOp::create(
+        b, loc, TypeRange{idx, idx, idx}, ValueRange{first, zero, zero},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value more = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
+                                             args[0], total);
+          scf::ConditionOp::create(nb, l, more, args);
+        },
+        [&](OpBuilder &nb, Location l, ValueRange args) {
           // The tile's program ids, axis 0 fastest.
+          Value t = args[0];
           Value x = arith::RemUIOp::create(nb, l, t, extent[0]);
           Value rest = arith::DivUIOp::create(nb, l, t, extent[0]);
           Value y = arith::RemUIOp::create(nb, l, rest, extent[1]);
           Value z = arith::DivUIOp::create(nb, l, rest, extent[1]);
-          Value axes[] = {x, y, z};
-          // Q's barriers complete once per tile: the round's parity.
-          Value parity = arith::AndIOp::create(
-              nb, l, round, arith::ConstantIndexOp::create(nb, l, 1));
-          IRMapping map;
-          for (tile::ProgramIdOp id : ids)
-            map.map(id.getResult(), axes[id.getAxis()]);
-          map.map(carried.ringBase, ring[0]);
-          map.map(carried.onceParity, parity);
-          map.map(carried.onceFreeParity,
-                  arith::XOrIOp::create(
-                      nb, l, parity, arith::ConstantIndexOp::create(nb, l, 1)));
-          for (Operation *op : setup)
-            nb.clone(*op, map);
-          for (Operation *op : old)
-            nb.clone(*op, map);
-          scf::YieldOp::create(nb, l, map.lookupOrDefault(carried.ringEnd));
+          Value end = runTile(nb, l, ValueRange{x, y, z}, args[1], args[2], old,
+                              nullptr);
+          Value next = NextTileOp::create(nb, l, idx, counter, ctaCount, total);
+          Value round =
+              arith::AddIOp::create(nb, l, args[2], constant(nb, l, 1));
+          scf::YieldOp::create(nb, l, ValueRange{next, end, round});
         });
     for (Operation *op : llvm::reverse(old))
       op->erase();
-    // The setup this side does not use.
-    SmallVector<Operation *> cloned;
-    for (Operation &op : *loop.getBody())
-      cloned.push_back(&op);
-    for (Operation *op : llvm::reverse(cloned))
-      if (op->use_empty() && !op->hasTrait<OpTrait::IsTerminator>() &&
-          recomputable(op))
-        op->erase();
+    eraseUnused(&loop.getAfter().front());
+    b.setInsertionPointAfter(loop);
+    Value freeParity = arith::XOrIOp::create(
+        b, loc, parityOf(b, loc, loop.getResult(2)), constant(b, loc, 1));
+    MbarrierWaitOp::create(b, loc, carried.barriers, carried.onceFree,
+                           freeParity);
+    Value none = arith::ConstantIndexOp::create(b, loc, -1);
+    PublishTileOp::create(b, loc, none, zero, zero, carried.barriers,
+                          carried.tileSlot, carried.onceFull);
+  }
+  // The consumers: wait for Q's barrier, read the program ids the producer
+  // published with it, stop at x = -1.
+  {
+    Region &side = ws.getConsumer();
+    SmallVector<Operation *> old = oldOps(side);
+    b.setInsertionPointToStart(&side.front());
+    scf::WhileOp::create(
+        b, loc, TypeRange{idx, idx, idx, idx, idx}, ValueRange{zero, zero},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          MbarrierWaitOp::create(nb, l, carried.barriers, carried.onceFull,
+                                 parityOf(nb, l, args[1]));
+          SmallVector<Value> values;
+          for (int64_t axis = 0; axis < 3; ++axis)
+            values.push_back(ReadTileOp::create(nb, l, idx, carried.barriers,
+                                                carried.tileSlot,
+                                                nb.getI64IntegerAttr(axis)));
+          Value more = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
+                                             values[0], constant(nb, l, 0));
+          values.append({args[0], args[1]});
+          scf::ConditionOp::create(nb, l, more, values);
+        },
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value end = runTile(nb, l, args.take_front(3), args[3], args[4], old,
+                              carried.consumerOnceWait);
+          Value round =
+              arith::AddIOp::create(nb, l, args[4], constant(nb, l, 1));
+          scf::YieldOp::create(nb, l, ValueRange{end, round});
+        });
+    for (Operation *op : llvm::reverse(old))
+      op->erase();
   }
   for (Operation *op : llvm::reverse(setup)) {
     if (!op->use_empty())
@@ -212,8 +283,10 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
   for (tile::ProgramIdOp id : ids)
     if (id->use_empty())
       id->erase();
-  for (Value placeholder :
-       {carried.ringBase, carried.onceParity, carried.onceFreeParity})
+  SmallVector<Value> placeholders{carried.ringBase, carried.onceParity,
+                                  carried.onceFreeParity};
+  placeholders.append(std::begin(carried.tileIds), std::end(carried.tileIds));
+  for (Value placeholder : placeholders)
     if (placeholder.use_empty())
       placeholder.getDefiningOp()->erase();
   return success();

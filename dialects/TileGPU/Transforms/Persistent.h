@@ -16,33 +16,45 @@
 
 namespace kiln::tgpu {
 
-/// Values of a warp-specialized kernel's entry block (before `ws`) that
-/// change from one tile to the next beside the program ids: each is a
-/// placeholder op of its own that no other op shares.
+/// What tgpu-warp-specialize tells runTilesInLoop of the kernel it built.
+/// The first four are placeholder constants of their own in the entry block
+/// (before `ws`), replaced per tile.
 struct TileCarried {
   /// The ring position of the tile's first step (0 for one tile).
   mlir::Value ringBase;
-  /// The ring positions one tile takes (computed from ringBase).
-  mlir::Value ringEnd;
+  /// The tile's program ids (the producer publishes them before Q's copy).
+  mlir::Value tileIds[3];
   /// The phase parity the consumers wait for on a buffer loaded once per
-  /// tile (Q): the tile's count mod 2.
+  /// tile: the tile's round mod 2.
   mlir::Value onceParity;
   /// The parity the producer waits for before reloading it: flipped, so the
   /// first tile finds it free.
   mlir::Value onceFreeParity;
+  /// The ring positions one tile takes (computed from ringBase).
+  mlir::Value ringEnd;
+  /// The mbarrier array, and indices in it (entry-block constants): the
+  /// first loaded-once buffer's "full" and "free" barriers, and the first
+  /// of the three words that hold the published program ids.
+  mlir::Value barriers, onceFull, onceFree, tileSlot;
+  /// The consumers' wait on onceFull, which moves to the top of their loop.
+  mlir::Operation *consumerOnceWait = nullptr;
 };
 
 /// Whether `kernel` (its program ids in the entry block's scalar setup,
 /// with tile.grid) can run its tiles in a loop.
 bool canRunTilesInLoop(mlir::func::FuncOp kernel);
 
-/// Wraps each side of `ws` in a loop over the tiles `blockIdx.x + i *
-/// ctas` of the kernel's grid (axis 0 fastest, as the hardware numbers
-/// CTAs, so concurrent tiles share K and V in L2): the per-tile setup of the
-/// entry block is computed again on each side from the tile's program ids,
-/// the ring's positions continue from tile to tile. The grid becomes
-/// min(tiles, num_sms * ctas_per_sm.<kernel>) CTAs on x; the tile counts
-/// per axis and the CTA count become scalar arguments.
+/// Wraps each side of `ws` in a loop over tiles (its former CTAs): the grid
+/// becomes min(tiles, num_sms * ctas_per_sm.<kernel>) CTAs on x, each
+/// starting on tile blockIdx.x; the producer warp then draws the next tile
+/// from a zeroed i32 workspace (`<kernel>_tiles`, tgpu.next_tile) and
+/// publishes its program ids (axis 0 fastest) to the consumers with the
+/// tile's Q (tgpu.publish_tile, read after the wait on Q's barrier, so the
+/// consumers keep no grid sizes live), so tiles go out in the grid's order
+/// as CTAs free up. Each side computes the entry block's per-tile setup
+/// again from the program ids; the ring's positions and
+/// Q's barrier phases continue from tile to tile. The tile counts per grid
+/// axis and the CTA count become scalar arguments.
 mlir::LogicalResult runTilesInLoop(mlir::func::FuncOp kernel,
                                    WarpSpecializeOp ws,
                                    const TileCarried &carried);

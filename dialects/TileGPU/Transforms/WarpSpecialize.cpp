@@ -390,8 +390,11 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   int64_t limit = sharedMemoryBytes;
   // Persistent: a buffer loaded once per tile also gets a "free" barrier
   // (every consumer past its last read) before the next tile's copy.
-  bool loopTiles = persistent && canRunTilesInLoop(kernel);
-  int64_t onceBarriers = int64_t(once.size()) * (loopTiles ? 2 : 1);
+  // (And three words for the program ids of the tile the producer
+  // publishes with the first one's copy.)
+  bool loopTiles = persistent && !once.empty() && canRunTilesInLoop(kernel);
+  int64_t onceBarriers =
+      loopTiles ? 2 * int64_t(once.size()) + 3 : int64_t(once.size());
   int64_t barrierBytes =
       8 * (2 * int64_t(rings.size()) * stages + onceBarriers) + 128;
   for (int64_t s = 1; s <= std::max<int64_t>(stages, 1); ++s) {
@@ -511,8 +514,16 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // What changes from tile to tile when the CTA loops over tiles: each a
   // constant of its own here, replaced by runTilesInLoop.
   TileCarried carried;
+  for (Value &id : carried.tileIds)
+    id = index(0);
   carried.onceParity = index(0);
   carried.onceFreeParity = index(1);
+  if (loopTiles) {
+    carried.barriers = barriers;
+    carried.onceFull = index(numRingBarriers);
+    carried.onceFree = index(onceFreeIndex(0));
+    carried.tileSlot = index(numRingBarriers + 2 * int64_t(once.size()));
+  }
 
   // Each loop's first ring position: the steps of the loops before it.
   SmallVector<Value> bases;
@@ -611,6 +622,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     auto wait = MbarrierWaitOp::create(b, loc, barriers,
                                        index(numRingBarriers + int64_t(i)),
                                        carried.onceParity);
+    if (loopTiles && i == 0)
+      carried.consumerOnceWait = wait;
     if (loopTiles) {
       // Free for the next tile's copy after the last top-level op that
       // reads it (products complete inside it).
@@ -675,9 +688,15 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // ring slot reused once its empty barrier's phase completes.
   b.setInsertionPointToStart(producer);
   for (auto [i, load] : llvm::enumerate(once)) {
-    if (loopTiles)
+    if (loopTiles) {
       MbarrierWaitOp::create(b, loc, barriers, index(onceFreeIndex(i)),
                              carried.onceFreeParity);
+      // The consumers read the tile's program ids after this copy's barrier.
+      if (i == 0)
+        PublishTileOp::create(b, loc, carried.tileIds[0], carried.tileIds[1],
+                              carried.tileIds[2], barriers, carried.tileSlot,
+                              Value());
+    }
     IRMapping same;
     TmaLoadOp::create(b, loc, mapFor(*load), coordinates(b, loc, *load, same),
                       load->copy.getDest(), barriers,

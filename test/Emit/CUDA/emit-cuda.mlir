@@ -3,7 +3,8 @@
 // RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WS
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="persistent=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WS
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSPIPE
 
@@ -43,6 +44,33 @@
 // (Q once, then K and V per step after waiting for the slot to be empty),
 // the consumers waiting for Q and then for each step's K before Q K^T and
 // releasing it after.
+// Persistent CTAs (the default): the producer loops over its own tile and
+// those it draws from the counter, publishing each tile's program ids with
+// Q's copy; the consumers read them after Q's barrier and stop at x = -1,
+// which the producer publishes with an arrival of its own.
+// WSP: extern "C" __global__ void __launch_bounds__(512, 1)
+// WSP: kiln::Tensor<int, 1> [[TILES:v[0-9]+]]) {
+// WSP: unsigned long long *const [[BARS:v[0-9]+]] = reinterpret_cast<unsigned long long *>(kiln_smem + {{[0-9]+}});
+// WSP: const int {{v[0-9]+}} = blockIdx.x;
+// WSP: kiln::setmaxnreg_dec<24>();
+// WSP: while (true) {
+// WSP: break;
+// WSP: kiln::publish_tile([[BARS]] + [[SLOT:v[0-9]+]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
+// WSP-NEXT: // tgpu.tma_load
+// WSP-NEXT: if (kiln::lane_id() == 0) kiln::tma_load_tile({{v[0-9]+}}, {{v[0-9]+}}, [[BARS]] + [[QFULL:v[0-9]+]],
+// WSP: const int {{v[0-9]+}} = kiln::next_tile([[TILES]].ptr, {{v[0-9]+}}, {{v[0-9]+}});
+// WSP: kiln::publish_tile([[BARS]] + [[SLOT]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, [[BARS]] + [[QFULL]]);
+// WSP: kiln::setmaxnreg_inc<160>();
+// WSP: while (true) {
+// WSP: kiln::mbarrier_wait([[BARS]] + [[QFULL]], {{v[0-9]+}});
+// WSP-NEXT: // tgpu.read_tile
+// WSP-NEXT: const int [[X:v[0-9]+]] = kiln::read_tile([[BARS]] + [[SLOT]] + 0);
+// WSP: const int {{v[0-9]+}} = kiln::read_tile([[BARS]] + [[SLOT]] + 2);
+// WSP: const bool [[MORE:v[0-9]+]] = ([[X]] >= {{v[0-9]+}});
+// WSP-NEXT: if (![[MORE]]) {
+// WSP: break;
+// WSP: kiln::wgmma_async<true, true>(
+
 // WS: // Warp-specialized: 4 producer warps after them.
 // WS-NEXT: extern "C" __global__ void __launch_bounds__(512, 1)
 // WS: const __grid_constant__ kiln::TensorMap [[QMAP:v[0-9]+]],

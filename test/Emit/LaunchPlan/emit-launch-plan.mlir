@@ -72,8 +72,8 @@
 // map is a 3-D box (64 columns, the group's 4 heads, 16 queries) that TMA
 // lays out as 64 packed rows; the prefill kernel keeps the 2-D box.
 // RUN: kiln-opt %S/../../Numerics/Inputs/gqa-head-mods.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=PACK
-// PACK: {"name":"gqa_head_mods_fwd","grid":{{\[\["ceildiv","seq_q",[0-9]+\],"heads",\["mul","batch","kv_splits"\]\]}},{{.*}}{"tensor_map":"q","dims":[3,1,2,0],
-// PACK: {"name":"gqa_head_mods_fwd_decode","grid":{{\[\["ceildiv",\["mul","seq_q",4\],64\],"kv_heads",\["mul","batch","kv_splits"\]\]}},{{.*}}{"tensor_map":"q","dims":[3,2,1,0],"box":[64,4,16],"swizzle":128}
+// PACK: {"name":"gqa_head_mods_fwd","grid":{{\[\["min",\["mul",\["ceildiv","seq_q",[0-9]+\],"heads",\["mul","batch","kv_splits"\]\],.*\],1,1\]}},{{.*}}{"tensor_map":"q","dims":[3,1,2,0],
+// PACK: {"name":"gqa_head_mods_fwd_decode","grid":{{\[\["min",\["mul",\["ceildiv",\["mul","seq_q",4\],64\],"kv_heads",\["mul","batch","kv_splits"\]\],.*\],1,1\]}},{{.*}}{"tensor_map":"q","dims":[3,2,1,0],"box":[64,4,16],"swizzle":128}
 
 // A rank-0 (scalar) capture is passed as a rank-1 tensor, as the emitter
 // declares it; the variant runs on both backends' plans (CPU checked here,

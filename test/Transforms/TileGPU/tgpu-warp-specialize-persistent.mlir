@@ -2,20 +2,23 @@
 // RUN: kiln-opt %s -tgpu-warp-specialize -cse | FileCheck %s --check-prefix=ONE
 
 // tgpu-warp-specialize persistent=true: the grid becomes min(tiles, SMs x
-// CTAs per SM) CTAs, each side of the split loops over the tiles dealt to
-// its CTA (one per round, every other round mirrored) and computes the
-// tile's program ids and setup again; the ring's positions continue across
-// tiles, and Q gets a "free" barrier the consumers arrive on after the KV
-// loop and the producer waits on before the next tile's Q.
+// CTAs per SM) CTAs, each starting on its own tile; the producer then draws
+// tiles from a zeroed counter (a workspace sized 0 when the CTAs take every
+// tile) and publishes each tile's program ids with its Q copy; the consumers
+// wait for Q's barrier, read the ids, and stop at x = -1. Each side computes
+// the tile's setup again, the ring's positions continue across tiles, and Q
+// gets a "free" barrier the consumers arrive on after the KV loop and the
+// producer waits on before the next tile's Q.
 
 // CHECK-LABEL: func.func @kv_loop
 // CHECK-SAME: [[X:%arg[0-9]+]]: i64 {tile.scalar = ["ceildiv", "seq_q", 64]}, [[Y:%arg[0-9]+]]: i64 {tile.scalar = "heads"}, [[Z:%arg[0-9]+]]: i64 {tile.scalar = "batch"}
 // CHECK-SAME: [[CTAS:%arg[0-9]+]]: i64 {tile.scalar = ["min", ["mul", ["ceildiv", "seq_q", 64], "heads", "batch"], ["mul", "num_sms", "ctas_per_sm.kv_loop"]]}
+// CHECK-SAME: [[COUNTER:%arg[0-9]+]]: memref<?xi32, strided<[?], offset: ?>> {tile.shape = {{\[}}["min", ["max", ["sub", ["mul", ["ceildiv", "seq_q", 64], "heads", "batch"], ["min", {{.*}}]], 0], 1]], tile.workspace = "kv_loop_tiles", tile.zero_fill}
 // CHECK-SAME: tgpu.persistent
 // CHECK-SAME: tile.grid = {{\[}}["min", ["mul", ["ceildiv", "seq_q", 64], "heads", "batch"], ["mul", "num_sms", "ctas_per_sm.kv_loop"]], 1, 1]
-// CHECK: [[BARS:%.+]] = tgpu.shared_alloc offset 40960 : memref<10xi64, 3>
 // Q's full barrier (8, one arrival: the copy) and its free one (9, every
-// consumer thread).
+// consumer thread); words 10-12 hold the published program ids.
+// CHECK: [[BARS:%.+]] = tgpu.shared_alloc offset 40960 : memref<13xi64, 3>
 // CHECK: tgpu.mbarrier_init [[BARS]][%c8] count 1
 // CHECK-NEXT: %c9 = arith.constant 9
 // CHECK-NEXT: tgpu.mbarrier_init [[BARS]][%c9] count 128
@@ -25,50 +28,54 @@
 // CHECK-DAG: [[NZ:%.+]] = arith.index_cast [[Z]]
 // CHECK-DAG: [[W:%.+]] = arith.index_cast [[CTAS]]
 // CHECK-DAG: [[FIRST:%.+]] = tile.program_id 0
-// This CTA's rounds: the whole ones, plus the last if its place (mirrored
-// in odd rounds) is among the rest.
 // CHECK: [[XY:%.+]] = arith.muli [[NX]], [[NY]]
 // CHECK: [[TOTAL:%.+]] = arith.muli [[XY]], [[NZ]]
-// CHECK: [[WM1:%.+]] = arith.subi [[W]], %c1
-// CHECK: [[MIRROR:%.+]] = arith.subi [[WM1]], [[FIRST]]
-// CHECK: [[ROUNDS:%.+]] = arith.divui [[TOTAL]], [[W]]
-// CHECK: [[REST:%.+]] = arith.remui [[TOTAL]], [[W]]
-// CHECK: [[LASTODD:%.+]] = arith.andi [[ROUNDS]], %c1
-// CHECK: [[ISODD:%.+]] = arith.cmpi eq, [[LASTODD]], %c1
-// CHECK: [[PLACE:%.+]] = arith.select [[ISODD]], [[MIRROR]], [[FIRST]]
-// CHECK: [[IN:%.+]] = arith.cmpi ult, [[PLACE]], [[REST]]
-// CHECK: [[EXTRA:%.+]] = arith.select [[IN]], %c1, %c0
-// CHECK: [[MINE:%.+]] = arith.addi [[ROUNDS]], [[EXTRA]]
 // CHECK: tgpu.warp_specialize
 // CHECK-SAME: producer {
-// CHECK: scf.for [[R:%.+]] = %c0 to [[MINE]] step %c1 iter_args([[BASE:%.+]] = %c0) -> (index) {
-// CHECK: [[RODD:%.+]] = arith.andi [[R]], %c1
-// CHECK: [[RISODD:%.+]] = arith.cmpi eq, [[RODD]], %c1
-// CHECK: [[P:%.+]] = arith.select [[RISODD]], [[MIRROR]], [[FIRST]]
-// CHECK: [[RW:%.+]] = arith.muli [[R]], [[W]]
-// CHECK: [[T:%.+]] = arith.addi [[RW]], [[P]]
-// CHECK: [[PID0:%.+]] = arith.remui [[T]], [[NX]]
-// CHECK: [[T1:%.+]] = arith.divui [[T]], [[NX]]
+// The producer: its own tile first, then the drawn ones, while any is left.
+// CHECK: [[PEND:%.+]]:3 = scf.while ([[T:%.+]] = [[FIRST]], [[B:%.+]] = %c0, [[K:%.+]] = %c0)
+// CHECK: [[MORE:%.+]] = arith.cmpi ult, [[T]], [[TOTAL]]
+// CHECK-NEXT: scf.condition([[MORE]]) [[T]], [[B]], [[K]]
+// CHECK: ^bb0([[PT:%.+]]: index, [[BASE:%.+]]: index, [[ROUND:%.+]]: index):
+// CHECK: [[PID0:%.+]] = arith.remui [[PT]], [[NX]]
+// CHECK: [[T1:%.+]] = arith.divui [[PT]], [[NX]]
 // CHECK: [[PID1:%.+]] = arith.remui [[T1]], [[NY]]
 // CHECK: [[PID2:%.+]] = arith.divui [[T1]], [[NY]]
 // The producer waits for Q's release with the round's parity flipped (the
-// first round finds it free).
-// CHECK: [[FREEPAR:%.+]] = arith.xori [[RODD]], %c1
+// first round finds it free), publishes the ids, then copies Q.
+// CHECK: [[ODD:%.+]] = arith.andi [[ROUND]], %c1
+// CHECK: [[FREEPAR:%.+]] = arith.xori [[ODD]], %c1
 // CHECK: [[KVIEW:%.+]] = tile.view %arg1[[[PID2]], [[PID1]]]
 // CHECK: [[ROW:%.+]] = arith.muli [[PID0]], %c64
 // CHECK: [[N:%.+]] = tile.dim [[KVIEW]], 0
 // CHECK: [[END:%.+]] = arith.addi [[BASE]], {{%.+}}
 // CHECK: tgpu.mbarrier_wait [[BARS]][%c9], [[FREEPAR]]
+// CHECK-NEXT: tgpu.publish_tile [[PID0]], [[PID1]], [[PID2]] to [[BARS]][%c10]
 // CHECK-NEXT: tgpu.tma_load {{%.+}}[%c0, [[ROW]], [[PID1]], [[PID2]]], {{%.+}}, [[BARS]][%c8]
 // The ring positions start at the tile's base.
 // CHECK: scf.for [[J:%.+]] = %c0 to [[N]] step %c64 {
 // CHECK: [[STEP:%.+]] = arith.divui
 // CHECK-NEXT: arith.addi [[BASE]], [[STEP]]
-// CHECK: scf.yield [[END]] : index
+// CHECK: [[NEXT:%.+]] = tgpu.next_tile [[COUNTER]], [[W]], [[TOTAL]]
+// CHECK-NEXT: [[ROUND1:%.+]] = arith.addi [[ROUND]], %c1
+// CHECK-NEXT: scf.yield [[NEXT]], [[END]], [[ROUND1]]
+// After the last tile: x = -1, with an arrival of its own.
+// CHECK: [[LAST:%.+]] = arith.andi [[PEND]]#2, %c1
+// CHECK-NEXT: [[LASTFREE:%.+]] = arith.xori [[LAST]], %c1
+// CHECK-NEXT: tgpu.mbarrier_wait [[BARS]][%c9], [[LASTFREE]]
+// CHECK: tgpu.publish_tile %c-1, %c0, %c0 to [[BARS]][%c10] arrive %c8
 // CHECK: } consumer {
-// CHECK: scf.for [[CR:%.+]] = %c0 to [[MINE]] step %c1 iter_args([[CBASE:%.+]] = %c0) -> (index) {
-// CHECK: [[CODD:%.+]] = arith.andi [[CR]], %c1
-// CHECK: tgpu.mbarrier_wait [[BARS]][%c8], [[CODD]]
+// CHECK: scf.while ([[CB:%.+]] = %c0, [[CK:%.+]] = %c0)
+// CHECK: [[CODD:%.+]] = arith.andi [[CK]], %c1
+// CHECK-NEXT: tgpu.mbarrier_wait [[BARS]][%c8], [[CODD]]
+// CHECK-NEXT: [[CX:%.+]] = tgpu.read_tile [[BARS]][%c10] axis 0
+// CHECK-NEXT: [[CY:%.+]] = tgpu.read_tile [[BARS]][%c10] axis 1
+// CHECK-NEXT: [[CZ:%.+]] = tgpu.read_tile [[BARS]][%c10] axis 2
+// CHECK-NEXT: [[CMORE:%.+]] = arith.cmpi sge, [[CX]], %c0
+// CHECK-NEXT: scf.condition([[CMORE]]) [[CX]], [[CY]], [[CZ]], [[CB]], [[CK]]
+// CHECK: ^bb0([[X0:%.+]]: index, [[Y0:%.+]]: index, [[Z0:%.+]]: index, [[CBASE:%.+]]: index, [[CROUND:%.+]]: index):
+// CHECK: tile.view %arg3[[[Z0]], [[Y0]]]
+// CHECK-NOT: tgpu.mbarrier_wait [[BARS]][%c8]
 // CHECK: scf.for
 // CHECK: } {tile.kv_loop = "full"}
 // Q is free once the KV loop has read it, before the epilogue.
@@ -82,7 +89,8 @@
 // ONE-NOT: tgpu.persistent
 // ONE-SAME: tile.grid = {{\[}}["ceildiv", "seq_q", 64], "heads", "batch"]
 // ONE: memref<9xi64, 3>
-// ONE-NOT: scf.for {{.*}} -> (index)
+// ONE-NOT: scf.while
+
 !buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 !acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
 !p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
