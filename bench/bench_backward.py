@@ -40,10 +40,13 @@ runtime = Runtime(args.lib)
 # of a TMA producer (`_nows`), the dK/dV kernel on S = Q K^T (`_qk`),
 # 128-row query blocks (`_m128`), each product waited for in turn (`_noov`),
 # dK and dV in one kernel (`_nosplit`) or in two (`_split`), 64 keys per
-# dK/dV CTA (`_kb64`, --key-block 0).
+# dK/dV CTA (`_kb64`, --key-block 0); persistent dQ and dK/dV kernels
+# (`_persist`, --persistent-backward), also with 128 keys per dK/dV CTA
+# (`_kb128p`, --key-block 128).
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
              "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov",
-             "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64"}
+             "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64",
+             "_persist": "kiln_persist", "_kb128p": "kiln_kb128p"}
 
 
 def spec(variant, hd, suffix):

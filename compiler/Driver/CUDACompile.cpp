@@ -60,6 +60,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.pingPong = choices.pingPong;
   options.persistent = choices.persistent;
+  options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.keysByQueries = choices.keysByQueries;
   options.splitDkdv = choices.splitDkdv;
@@ -125,6 +126,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.pingPong = o.pingPong;
   choices.persistent = o.persistent;
+  choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
   return choices;
 }

@@ -112,6 +112,8 @@ const char *runUsage() {
                             query blocks from a counter while the producer
                             loads the next one during the epilogue (ablation;
                             default persistent)
+  --persistent-backward     cuda sm_90a: the backward's kernels persistent too
+                            (opt-in)
   --longest-first           cuda: launch the query blocks with the most keys
                             first (causal; measured no effect, opt-in)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
@@ -223,10 +225,11 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "no-double-buffer" || name == "pipeline-products" ||
                     name == "no-warp-specialize" || name == "longest-first" ||
                     name == "persistent" || name == "no-persistent" ||
-                    name == "ping-pong" || name == "no-overlap-products" ||
-                    name == "backward" || name == "keys-by-queries" ||
-                    name == "no-keys-by-queries" || name == "split-dkdv" ||
-                    name == "no-split-dkdv" || name == "capture-gradients" ||
+                    name == "persistent-backward" || name == "ping-pong" ||
+                    name == "no-overlap-products" || name == "backward" ||
+                    name == "keys-by-queries" || name == "no-keys-by-queries" ||
+                    name == "split-dkdv" || name == "no-split-dkdv" ||
+                    name == "capture-gradients" ||
                     name == "deterministic-capture-gradients" ||
                     name == "varlen" || name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -288,6 +291,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.persistent = true;
     } else if (name == "no-persistent") {
       o.persistent = false;
+    } else if (name == "persistent-backward") {
+      o.persistentBackward = true;
     } else if (name == "no-overlap-products") {
       o.overlapProducts = false;
     } else if (auto it = ints.find(name); it != ints.end()) {

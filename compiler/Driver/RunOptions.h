@@ -99,6 +99,7 @@ struct RunOptions {
   bool longestFirst = false;  ///< cuda: tgpu-longest-first (opt-in)
   bool pingPong = false;      ///< cuda sm_90a: tgpu-ping-pong
   bool persistent = true;     ///< cuda sm_90a: CTAs loop over tiles
+  bool persistentBackward = false; ///< ...the backward's too (opt-in)
   bool overlapProducts = true;  ///< cuda sm_90a: tgpu-overlap-products
   int64_t repeats = 0;          ///< cuda: timed launches after the check
   std::string arch;             ///< cuda -emit: sm_80 or sm_90a (default)

@@ -276,6 +276,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
     if (options.warpSpecialize) {
       tgpu::TileGPUWarpSpecializeOptions specialize;
       specialize.sharedMemoryBytes = sharedLimit(options);
+      specialize.persistent = options.persistentBackward;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
     }
     // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under

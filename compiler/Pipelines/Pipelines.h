@@ -218,6 +218,13 @@ struct CUDAPipelineOptions
                      "tile during the epilogue (tgpu-warp-specialize "
                      "persistent=true)"),
       llvm::cl::init(true)};
+  Option<bool> persistentBackward{
+      *this, "persistent-backward",
+      llvm::cl::desc("sm_90a backward: the dQ and dK/dV kernels' CTAs loop "
+                     "over their tiles, drawn from a counter, as the "
+                     "forward's (tgpu-warp-specialize persistent=true; "
+                     "opt-in)"),
+      llvm::cl::init(false)};
   Option<bool> pingPong{
       *this, "ping-pong",
       llvm::cl::desc("sm_90a forward: consumer warpgroups take turns issuing "

@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s -tgpu-warp-specialize="persistent=true" -cse | FileCheck %s --enable-var-scope
 // RUN: kiln-opt %s -tgpu-warp-specialize -cse | FileCheck %s --check-prefix=ONE
+// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward | FileCheck %s --check-prefix=BWD
+// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu | FileCheck %s --check-prefix=BWD-OFF
 
 // tgpu-warp-specialize persistent=true: the grid becomes min(tiles, SMs x
 // CTAs per SM) CTAs, each starting on its own tile; the producer then draws
@@ -139,3 +141,18 @@ func.func @kv_loop(%q: !t {tile.tensor = "q"}, %k: !t {tile.tensor = "k"}, %v: !
   return
 }
 
+// The backward's kernels take the option too (opt-in): the dQ kernel and
+// the dK/dV kernel each draw their tiles; the forward stays persistent
+// either way.
+// BWD-LABEL: func.func @causal_bwd_dq(
+// BWD-SAME: tgpu.persistent
+// BWD: tgpu.next_tile
+// BWD-LABEL: func.func @causal_bwd_dkdv(
+// BWD-SAME: tgpu.persistent
+// BWD: tgpu.next_tile
+// BWD-OFF-LABEL: func.func @causal_bwd_dq(
+// BWD-OFF-NOT: tgpu.persistent
+// BWD-OFF-SAME: tile.grid
+// BWD-OFF-NOT: tgpu.next_tile
+// BWD-OFF-LABEL: func.func @causal_bwd_dkdv(
+// BWD-OFF-NOT: tgpu.next_tile
