@@ -10,7 +10,9 @@
 #   - memcheck, racecheck and synccheck on a persistent run;
 #   - the SASS of the persistent kernels (HGMMA, local memory);
 #   - bench/bench_forward.py with the `_nopersist` specs beside the defaults.
-#   bash bench/device-run-persistent.sh [check|bench|all]
+#   - (many) those paths with tiles well above the CTAs, and the sanitizers
+#     on a paged decode step of 512 tiles.
+#   bash bench/device-run-persistent.sh [check|bench|all|many]
 set -u
 MODE=${1:-all}
 OUT=${OUT:-/tmp/kiln-out}
@@ -54,6 +56,31 @@ checks() {
     $KILN run $args --backend cuda --persistent --check 2>&1 | grep -E "$pick"
   done
 }
+# The paths that number tiles otherwise, with tiles well above the 132
+# CTAs an H100 holds, so that every CTA runs several (the counter, the
+# parities, the ring positions carried, the per-tile reads of block tables,
+# sequence offsets and block lists).
+many() {
+  local G=examples/gqa_decode.mlir
+  for args in "examples/varlen_causal.mlir --seqlens 1500,100,2000,0,900 --heads 16" \
+      "$G --variant gqa4_decode --heads 32 --batch 64 --seqlen 1 --seqlen-kv 2000 --page-size 64" \
+      "$G --variant gqa4_decode --heads 32 --batch 64 --seqlen 1 --seqlen-kv 2000" \
+      "examples/tree_verify.mlir --heads 32 --batch 48 --seqlen 8 --seqlen-kv 2000 --page-size 64" \
+      "examples/plain.mlir --heads 64 --batch 4 --seqlen 100 --seqlen-kv 6000 --kv-splits 3" \
+      "examples/plain.mlir --heads 16 --batch 4 --seqlen 1500 --block-sparse 128 --block-density 0.3" \
+      "examples/document_mask.mlir --heads 16 --batch 2 --seqlen 2000 --block-sparse 128"; do
+    echo "== $args"
+    $KILN run $args --backend cuda --check 2>&1 | grep -E "$pick"
+  done
+}
+sanitize_many() {
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool (paged decode, 512 tiles): "
+    timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/gqa_decode.mlir \
+      --variant gqa4_decode --heads 32 --batch 64 --seqlen 1 --seqlen-kv 1000 --page-size 64 --backend cuda \
+      --check 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+}
 sanitize() {
   for tool in memcheck racecheck synccheck; do
     echo -n "$tool: "
@@ -69,6 +96,14 @@ sass() {
       "LDL/STL $(echo "$s" | grep -cE 'LDL|STL')"
   done
 }
+if [ "$MODE" = many ]; then
+  many > "$OUT/persistent-many.txt" 2>&1
+  echo "many tiles: $(grep -c '^PASS' "$OUT/persistent-many.txt") PASS," \
+    "$(grep -cE 'FAIL|error' "$OUT/persistent-many.txt") FAIL/error of $(grep -c '^==' "$OUT/persistent-many.txt")"
+  grep -B3 -E "FAIL|error" "$OUT/persistent-many.txt" | head -20
+  sanitize_many 2>&1 | tee "$OUT/persistent-many-sanitize.txt"
+  exit 0
+fi
 if [ "$MODE" != bench ]; then
   checks > "$OUT/persistent-checks.txt" 2>&1
   echo "checks: $(grep -c '^PASS' "$OUT/persistent-checks.txt") PASS," \

@@ -646,7 +646,8 @@ Status evaluateGrid(const ProgramSpec &spec, const KernelLaunch &kernel,
                            shapeString({grid[0], grid[1], grid[2]}) +
                            " for this problem; CUDA allows 1 to " +
                            shapeString({limits[0], limits[1], limits[2]}) +
-                           " (batch and heads must be at most 65535)");
+                           " (one CTA per tile: batch and heads must be at "
+                           "most 65535)");
   return Status();
 }
 

@@ -276,7 +276,7 @@ TEST(RuntimeChecks, GridsAndWorkspacesFollowTheExpressions) {
   EXPECT_EQ(evaluateGrid(p, p.kernels[0], symbols, grid).message(),
             "kernel 'gqa_fwd' of variant 'gqa' needs a grid of [3, 70000, 2] "
             "for this problem; CUDA allows 1 to [2147483647, 65535, 65535] "
-            "(batch and heads must be at most 65535)");
+            "(one CTA per tile: batch and heads must be at most 65535)");
   p.workspaces = {{"delta",
                    DType::F32,
                    {SizeExpr::named("batch"), SizeExpr::named("heads"),

@@ -1106,10 +1106,14 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
       blockN;
   // The runtime compiles each kernel's section on its own (CompileUnits.h).
   os << kKernelSectionMarker << func.getName() << "\n";
+  bool persistent = func->hasAttr(tgpu::attrs::kPersistent);
   os << "// Kernel " << func.getName() << ": " << warps.getInt() << " warps, "
-     << shared.getInt() << " bytes of shared memory, one "
+     << shared.getInt() << " bytes of shared memory, "
+     << (persistent ? "" : "one ")
      << (perKeyBlock ? blockN.getInt() : blockM.getInt())
-     << (perKeyBlock ? "-key block" : "-row query block") << " per CTA.\n";
+     << (perKeyBlock ? "-key block" : "-row query block")
+     << (persistent ? "s drawn in turn by as many CTAs as the device holds.\n"
+                    : " per CTA.\n");
   if (producers)
     os << "// Warp-specialized: " << producers.getInt()
        << " producer warps after them.\n";

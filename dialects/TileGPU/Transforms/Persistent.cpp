@@ -133,6 +133,13 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
                                   tile::sizeConstant(b, 1)}));
   kernel->setAttr(attrs::kPersistent, b.getUnitAttr());
 
+  // Program ids the split moved into a side (setup the producer did not
+  // need) go back above it, where each side maps them to the tile's.
+  SmallVector<tile::ProgramIdOp> inSides;
+  ws->walk([&](tile::ProgramIdOp id) { inSides.push_back(id); });
+  for (tile::ProgramIdOp id : inSides)
+    id->moveBefore(ws);
+
   b.setInsertionPoint(ws);
   SmallVector<Value> extent;
   for (Value s : scalars)

@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s -tgpu-warp-specialize="persistent=true" -cse | FileCheck %s --enable-var-scope
-// RUN: kiln-opt %s -tgpu-warp-specialize -cse | FileCheck %s --check-prefix=ONE
+// RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize="persistent=true" -cse | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize -cse | FileCheck %s --check-prefix=ONE
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward | FileCheck %s --check-prefix=BWD
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu | FileCheck %s --check-prefix=BWD-OFF
 
@@ -38,7 +38,7 @@
 // CHECK: [[PEND:%.+]]:3 = scf.while ([[T:%.+]] = [[FIRST]], [[B:%.+]] = %c0, [[K:%.+]] = %c0)
 // CHECK: [[MORE:%.+]] = arith.cmpi ult, [[T]], [[TOTAL]]
 // CHECK-NEXT: scf.condition([[MORE]]) [[T]], [[B]], [[K]]
-// CHECK: ^bb0([[PT:%.+]]: index, [[BASE:%.+]]: index, [[ROUND:%.+]]: index):
+// CHECK: ^bb0([[PT:%[a-z0-9]+]]: index, [[BASE:%[a-z0-9]+]]: index, [[ROUND:%[a-z0-9]+]]: index):
 // CHECK: [[PID0:%.+]] = arith.remui [[PT]], [[NX]]
 // CHECK: [[T1:%.+]] = arith.divui [[PT]], [[NX]]
 // CHECK: [[PID1:%.+]] = arith.remui [[T1]], [[NY]]
@@ -75,16 +75,21 @@
 // CHECK-NEXT: [[CZ:%.+]] = tgpu.read_tile [[BARS]][%c10] axis 2
 // CHECK-NEXT: [[CMORE:%.+]] = arith.cmpi sge, [[CX]], %c0
 // CHECK-NEXT: scf.condition([[CMORE]]) [[CX]], [[CY]], [[CZ]], [[CB]], [[CK]]
-// CHECK: ^bb0([[X0:%.+]]: index, [[Y0:%.+]]: index, [[Z0:%.+]]: index, [[CBASE:%.+]]: index, [[CROUND:%.+]]: index):
-// CHECK: tile.view %arg3[[[Z0]], [[Y0]]]
+// CHECK: ^bb0([[X0:%[a-z0-9]+]]: index, [[Y0:%[a-z0-9]+]]: index, [[Z0:%[a-z0-9]+]]: index, [[CBASE:%[a-z0-9]+]]: index, [[CROUND:%[a-z0-9]+]]: index):
+// CHECK: [[OVIEW:%.+]] = tile.view %arg3[[[Z0]], [[Y0]]]
+// CHECK: [[CROW:%.+]] = arith.muli [[X0]], %c64
+// CHECK: [[CEND:%.+]] = arith.addi [[CBASE]], {{%.+}}
 // CHECK-NOT: tgpu.mbarrier_wait [[BARS]][%c8]
 // CHECK: scf.for
+// CHECK: [[CSTEP:%.+]] = arith.divui
+// CHECK-NEXT: arith.addi [[CBASE]], [[CSTEP]]
 // CHECK: } {tile.kv_loop = "full"}
 // Q is free once the KV loop has read it, before the epilogue.
 // CHECK-NEXT: tgpu.mbarrier_arrive [[BARS]][%c9]
 // CHECK-NEXT: arith.truncf
-// CHECK-NEXT: tile.store
-// CHECK: scf.yield
+// CHECK-NEXT: tile.store {{%.+}}, [[OVIEW]][[[CROW]], %c0]
+// CHECK-NEXT: [[CROUND1:%.+]] = arith.addi [[CROUND]], %c1
+// CHECK-NEXT: scf.yield [[CEND]], [[CROUND1]] : index, index
 
 // Without the option, the kernel keeps one tile per CTA and its grid.
 // ONE-LABEL: func.func @kv_loop
@@ -156,3 +161,64 @@ func.func @kv_loop(%q: !t {tile.tensor = "q"}, %k: !t {tile.tensor = "k"}, %v: !
 // BWD-OFF-NOT: tgpu.next_tile
 // BWD-OFF-LABEL: func.func @causal_bwd_dkdv(
 // BWD-OFF-NOT: tgpu.next_tile
+
+// -----
+
+// A program id the kernel reads only after the split (here the output's
+// batch) moves into the consumers with their part of the kernel; it is
+// mapped to the published id like the others, not left as blockIdx.
+// CHECK-LABEL: func.func @late_id
+// CHECK: } consumer {
+// CHECK: ^bb0([[X0:%[a-z0-9]+]]: index, [[Y0:%[a-z0-9]+]]: index, [[Z0:%[a-z0-9]+]]: index,
+// CHECK-NOT: tile.program_id
+// CHECK: tile.view %arg3[[[Z0]], [[Y0]]]
+// ONE-LABEL: func.func @late_id
+
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
+!d = !tile.desc<?x64xbf16>
+func.func @late_id(%q: !t {tile.tensor = "q"}, %k: !t {tile.tensor = "k"}, %v: !t {tile.tensor = "v"}, %out: !t {tile.tensor = "out"})
+    attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 24576 : i64, tile.grid = [["ceildiv", "seq_q", 64], "heads", "batch"]} {
+  %vb = tgpu.shared_alloc offset 0 : !buf
+  %kb = tgpu.shared_alloc offset 8192 : !buf
+  %qb = tgpu.shared_alloc offset 16384 : !buf
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m = tile.program_id 0
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  %qv = tile.view %q[%b, %h] keep [1, 3] : !t -> !d
+  %kv = tile.view %k[%b, %h] keep [1, 3] : !t -> !d
+  %vv = tile.view %v[%b, %h] keep [1, 3] : !t -> !d
+  %row = arith.muli %m, %c64 : index
+  tgpu.barrier
+  tgpu.copy_async %qv[%row, %c0], %qb : !d, !buf
+  tgpu.async_wait
+  tgpu.fence_async_shared
+  tgpu.barrier
+  %zero = arith.constant 0.0 : f32
+  %o0 = tile.splat %zero : f32 -> !acc
+  %n = tile.dim %kv, 0 : !d
+  %r = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %o0) -> (!acc) {
+    tgpu.barrier
+    tgpu.copy_async %kv[%j, %c0], %kb : !d, !buf
+    tgpu.copy_async %vv[%j, %c0], %vb : !d, !buf
+    tgpu.async_wait {pending = 1 : i64}
+    tgpu.fence_async_shared
+    tgpu.barrier
+    %s = tgpu.warpgroup_mma %qb, %kb, %o0 {transpose_rhs} : !buf, !buf, !acc -> !acc
+    %pt = arith.truncf %s : !acc to !p
+    tgpu.async_wait
+    tgpu.fence_async_shared
+    tgpu.barrier
+    %o = tgpu.warpgroup_mma %pt, %vb, %acc : !p, !buf, !acc -> !acc
+    scf.yield %o : !acc
+  } {tile.kv_loop = "full"}
+  %b2 = tile.program_id 2
+  %ov = tile.view %out[%b2, %h] keep [1, 3] : !t -> !d
+  %rt = arith.truncf %r : !acc to !p
+  tile.store %rt, %ov[%row, %c0] : !p, !d
+  return
+}
