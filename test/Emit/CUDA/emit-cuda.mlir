@@ -51,14 +51,25 @@
 // WSP: extern "C" __global__ void __launch_bounds__(512, 1)
 // WSP: kiln::Tensor<int, 1> [[TILES:v[0-9]+]]) {
 // WSP: unsigned long long *const [[BARS:v[0-9]+]] = reinterpret_cast<unsigned long long *>(kiln_smem + {{[0-9]+}});
-// WSP: const int {{v[0-9]+}} = blockIdx.x;
+// WSP: const int [[FIRST:v[0-9]+]] = blockIdx.x;
 // WSP: kiln::setmaxnreg_dec<24>();
+// WSP: int [[T:v[0-9]+]] = [[FIRST]];
+// WSP-NEXT: int [[PBASE:v[0-9]+]] = [[ZERO:v[0-9]+]];
+// WSP-NEXT: int [[PROUND:v[0-9]+]] = [[ZERO]];
 // WSP: while (true) {
 // WSP: break;
 // WSP: kiln::publish_tile([[BARS]] + [[SLOT:v[0-9]+]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
 // WSP-NEXT: // tgpu.tma_load
 // WSP-NEXT: if (kiln::lane_id() == 0) kiln::tma_load_tile({{v[0-9]+}}, {{v[0-9]+}}, [[BARS]] + [[QFULL:v[0-9]+]],
-// WSP: const int {{v[0-9]+}} = kiln::next_tile([[TILES]].ptr, {{v[0-9]+}}, {{v[0-9]+}});
+// The producer's loop carries (tile, ring position, round) through
+// temporaries.
+// WSP: const int [[NEXT:v[0-9]+]] = kiln::next_tile([[TILES]].ptr, {{v[0-9]+}}, {{v[0-9]+}});
+// WSP: auto carried0 = [[NEXT]];
+// WSP-NEXT: auto carried1 = {{v[0-9]+}};
+// WSP-NEXT: auto carried2 = {{v[0-9]+}};
+// WSP-NEXT: [[T]] = carried0;
+// WSP-NEXT: [[PBASE]] = carried1;
+// WSP-NEXT: [[PROUND]] = carried2;
 // WSP: kiln::publish_tile([[BARS]] + [[SLOT]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, [[BARS]] + [[QFULL]]);
 // WSP: kiln::setmaxnreg_inc<160>();
 // WSP: while (true) {
@@ -68,6 +79,7 @@
 // WSP: const int {{v[0-9]+}} = kiln::read_tile([[BARS]] + [[SLOT]] + 2);
 // WSP: const bool [[MORE:v[0-9]+]] = ([[X]] >= {{v[0-9]+}});
 // WSP-NEXT: if (![[MORE]]) {
+// WSP-NEXT: [[RX:v[0-9]+]] = [[X]];
 // WSP: break;
 // WSP: kiln::wgmma_async<true, true>(
 
