@@ -275,6 +275,14 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     warpgroup (the backward's kernels) two CTAs share a multiprocessor
     where their shared memory fits (`tgpu.ctas_per_sm = 2`), each with half
     the register file.
+
+    With `persistent` (kernels with a loaded-once buffer whose program ids
+    are read in the entry block), the grid becomes min(tiles, SMs x CTAs
+    per SM) CTAs and both sides loop over tiles (Persistent.h): each CTA
+    starts on its own, the producer draws the next from a zeroed counter
+    workspace (`tgpu.next_tile`) and publishes its program ids with the
+    tile's Q copy (`tgpu.publish_tile` / `tgpu.read_tile`); Q gets a "free"
+    barrier so the next tile's Q loads during the epilogue.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
