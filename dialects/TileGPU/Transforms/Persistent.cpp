@@ -198,6 +198,7 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
       ops.push_back(&op);
     return ops;
   };
+  // Each side gets all of the per-tile setup; what it does not read goes.
   auto eraseUnused = [](Block *block) {
     SmallVector<Operation *> ops;
     for (Operation &op : *block)
@@ -254,7 +255,7 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
     Region &side = ws.getConsumer();
     SmallVector<Operation *> old = oldOps(side);
     b.setInsertionPointToStart(&side.front());
-    scf::WhileOp::create(
+    auto loop = scf::WhileOp::create(
         b, loc, TypeRange{idx, idx, idx, idx, idx}, ValueRange{zero, zero},
         [&](OpBuilder &nb, Location l, ValueRange args) {
           MbarrierWaitOp::create(nb, l, carried.barriers, carried.onceFull,
@@ -278,6 +279,7 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
         });
     for (Operation *op : llvm::reverse(old))
       op->erase();
+    eraseUnused(&loop.getAfter().front());
   }
   for (Operation *op : llvm::reverse(setup)) {
     if (!op->use_empty())

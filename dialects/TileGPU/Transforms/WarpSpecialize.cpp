@@ -512,13 +512,14 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   BarrierOp::create(b, loc);
 
   // What changes from tile to tile when the CTA loops over tiles: each a
-  // constant of its own here, replaced by runTilesInLoop.
+  // constant of its own here, replaced by runTilesInLoop (only the ring's
+  // first position and Q's parity exist without the loop).
   TileCarried carried;
-  for (Value &id : carried.tileIds)
-    id = index(0);
   carried.onceParity = index(0);
-  carried.onceFreeParity = index(1);
   if (loopTiles) {
+    for (Value &id : carried.tileIds)
+      id = index(0);
+    carried.onceFreeParity = index(1);
     carried.barriers = barriers;
     carried.onceFull = index(numRingBarriers);
     carried.onceFree = index(onceFreeIndex(0));
