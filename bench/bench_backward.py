@@ -46,7 +46,9 @@ runtime = Runtime(args.lib)
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
              "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov",
              "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64",
-             "_persist": "kiln_persist", "_kb128p": "kiln_kb128p"}
+             "_persist": "kiln_persist", "_kb128p": "kiln_kb128p",
+             "_latepack": "kiln_latepack",
+             "_unordered": "kiln_unordered"}
 
 
 def spec(variant, hd, suffix):

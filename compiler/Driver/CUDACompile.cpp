@@ -62,6 +62,8 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.persistent = choices.persistent;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
+  options.packLhsFirst = choices.packLhsFirst;
+  options.orderBeforeWaits = choices.orderBeforeWaits;
   options.keysByQueries = choices.keysByQueries;
   options.splitDkdv = choices.splitDkdv;
   options.keyBlock = choices.keyBlock;
@@ -128,6 +130,8 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.persistent = o.persistent;
   choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
+  choices.packLhsFirst = o.packLhsFirst;
+  choices.orderBeforeWaits = o.orderBeforeWaits;
   return choices;
 }
 

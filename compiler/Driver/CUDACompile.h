@@ -34,6 +34,8 @@ struct ScheduleChoices {
   bool persistent = true;         ///< CTAs loop over tiles (sm_90a forward)
   bool persistentBackward = false; ///< likewise the backward's (opt-in)
   bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
+  bool packLhsFirst = true;       ///< tgpu-warpgroup-mma pack-lhs-first
+  bool orderBeforeWaits = false;  ///< ...order-before-waits (opt-in)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;
   /// Backward dK and dV in two kernels: chosen from the head dims, or forced.

@@ -121,6 +121,12 @@ const char *runUsage() {
   --no-overlap-products     cuda sm_90a: each product waited for in turn (the
                             backward's dP issued only after P's exponentials,
                             dropout's bits drawn after S completed; ablation)
+  --no-pack-lhs-first       cuda sm_90a: pack P into wgmma's fragments at each
+                            k16 step instead of before the products' fence
+                            (ptxas then inserts warpgroup.arrive; ablation)
+  --order-before-waits      cuda sm_90a: keep the work overlapping asynchronous
+                            products before their wait for ptxas too, not only
+                            the CUDA front end (opt-in: measured slower)
   --repeats R               cuda: time R launches after the run (TFLOP/s)
   --arch sm_80|sm_90a       target of -emit=tgpu|cuda (default sm_90a)
   --nonce TEXT              kiln compile: define one unused device variable
@@ -227,9 +233,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "persistent" || name == "no-persistent" ||
                     name == "persistent-backward" || name == "ping-pong" ||
                     name == "no-overlap-products" || name == "backward" ||
-                    name == "keys-by-queries" || name == "no-keys-by-queries" ||
-                    name == "split-dkdv" || name == "no-split-dkdv" ||
-                    name == "capture-gradients" ||
+                    name == "no-pack-lhs-first" ||
+                    name == "order-before-waits" || name == "keys-by-queries" ||
+                    name == "no-keys-by-queries" || name == "split-dkdv" ||
+                    name == "no-split-dkdv" || name == "capture-gradients" ||
                     name == "deterministic-capture-gradients" ||
                     name == "varlen" || name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -295,6 +302,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.persistentBackward = true;
     } else if (name == "no-overlap-products") {
       o.overlapProducts = false;
+    } else if (name == "no-pack-lhs-first") {
+      o.packLhsFirst = false;
+    } else if (name == "order-before-waits") {
+      o.orderBeforeWaits = true;
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;

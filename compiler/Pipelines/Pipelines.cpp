@@ -194,6 +194,8 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   if (options.arch == "sm_90a" && options.warpgroupMma) {
     tgpu::TileGPUWarpgroupMmaOptions wgmma;
     wgmma.sharedMemoryBytes = limit;
+    wgmma.packLhsFirst = options.packLhsFirst;
+    wgmma.orderBeforeWaits = options.orderBeforeWaits;
     pm.addPass(tgpu::createTileGPUWarpgroupMma(wgmma));
     // A producer warpgroup feeds the consumers through TMA; kernels it
     // leaves alone keep the cp.async schedules below.
@@ -268,6 +270,8 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   if (wgmma) {
     tgpu::TileGPUWarpgroupMmaOptions products;
     products.sharedMemoryBytes = sharedLimit(options);
+    products.packLhsFirst = options.packLhsFirst;
+    products.orderBeforeWaits = options.orderBeforeWaits;
     pm.addPass(tgpu::createTileGPUWarpgroupMma(products));
     // A producer warpgroup feeds the dQ kernel (the forward's shape: K and
     // V streamed under a resident Q block) and the dK/dV kernel by TMA;

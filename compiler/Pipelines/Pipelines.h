@@ -231,6 +231,20 @@ struct CUDAPipelineOptions
                      "their products (tgpu-ping-pong, after "
                      "tgpu-warp-specialize)"),
       llvm::cl::init(false)};
+  Option<bool> packLhsFirst{
+      *this, "pack-lhs-first",
+      llvm::cl::desc("sm_90a: pack a register A operand (P) into wgmma's "
+                     "fragments before the products' fence (false: at each "
+                     "k16 step, where ptxas inserts warpgroup.arrive; "
+                     "ablation)"),
+      llvm::cl::init(true)};
+  Option<bool> orderBeforeWaits{
+      *this, "order-before-waits",
+      llvm::cl::desc("sm_90a: keep the work computed under asynchronous "
+                     "products before their wait in ptxas's schedule too, "
+                     "not only the CUDA front end's (opt-in: measured "
+                     "slower)"),
+      llvm::cl::init(false)};
   Option<bool> overlapProducts{
       *this, "overlap-products",
       llvm::cl::desc("sm_90a: issue a product that needs nothing "

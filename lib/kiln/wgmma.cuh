@@ -66,6 +66,11 @@ __device__ __forceinline__ void wgmma_fence() {
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
+/// wgmma_commit on a path that issued no product (an empty group).
+__device__ __forceinline__ void wgmma_commit_empty() {
+  asm volatile("wgmma.commit_group.sync.aligned; // empty group\n" ::
+                   : "memory");
+}
 template <int N> __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
@@ -90,6 +95,43 @@ template <typename F> __device__ __forceinline__ void pin_tile(const F &f) {
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e)
     pin(f.x[e]);
+}
+
+/// False in every thread (no CTA has 2 GiB of shared memory), though
+/// neither compiler can tell: ptxas folds comparisons of %laneid.
+__device__ __forceinline__ bool never() {
+  unsigned bytes;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return bytes > 0x7fffffffu;
+}
+/// A shared-memory store of x that never runs (see settle_tile).
+__device__ __forceinline__ void sink(float x) {
+  asm volatile("st.shared.f32 [%0], %1;" ::"r"(0), "f"(x) : "memory");
+}
+__device__ __forceinline__ void sink(int x) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(0), "r"(x) : "memory");
+}
+__device__ __forceinline__ void sink(bf16 x) {
+  asm volatile("st.shared.b16 [%0], %1;" ::"r"(0), "h"(x.bits) : "memory");
+}
+__device__ __forceinline__ void sink(f16 x) {
+  asm volatile("st.shared.b16 [%0], %1;" ::"r"(0), "h"(x.bits) : "memory");
+}
+template <typename T> __device__ __forceinline__ void sink(const T &) {}
+/// pin_tile() that ptxas keeps too: every element is read by a store in a
+/// branch no thread takes, which ptxas orders before the next wgmma wait.
+/// pin() is an empty asm statement, gone by the time ptxas schedules, and
+/// ptxas moves a wgmma wait above independent work when it wants a
+/// register (or a uniform register) the products in flight hold; work
+/// meant to overlap the products then runs after them. The branch costs
+/// ptxas its freedom to interleave across it: measured slower than pin_tile
+/// (docs/performance.md), so used only under order-before-waits.
+template <typename F> __device__ __forceinline__ void settle_tile(const F &f) {
+  if (never()) {
+#pragma unroll
+    for (int e = 0; e < F::kSize; ++e)
+      sink(f.x[e]);
+  }
 }
 
 /// Publishes this thread's generic-proxy shared-memory writes (cp.async,
@@ -222,15 +264,53 @@ wgmma_step(float *d, Transposed<SwizzledTile<T, K, M, S>> a,
   Wgmma<N>::template ss<1, TB>(
       d, desc_mn_major(a.tile, k0, (warp_id() / 4) * 64), b, scale_d, T{});
 }
-/// One k16 step with A from registers (P in P V): each warp's 16 rows are
-/// mma.m16n8k16's A fragment.
+/// A register A operand packed into each k16 step's fragments at the step
+/// itself, after wgmma.fence (the ablation of tgpu-warpgroup-mma's
+/// pack-lhs-first=false): ptxas then sees registers written while products
+/// are in flight and injects a warpgroup.arrive before the step.
+template <typename F> struct PackedPerStep { const F &frag; };
+template <typename F>
+__device__ __forceinline__ PackedPerStep<F> packed_per_step(const F &f) {
+  return {f};
+}
+/// One k16 step with A from registers (P in P V), packed here: each warp's
+/// 16 rows are mma.m16n8k16's A fragment.
 template <int TB, int N, typename T, int M, int K, int W>
-__device__ __forceinline__ void wgmma_step(float *d, const Frag<T, M, K, W> &a,
+__device__ __forceinline__ void
+wgmma_step(float *d, PackedPerStep<Frag<T, M, K, W>> a, unsigned long long b,
+           int k0, int scale_d) {
+  unsigned af[4];
+  load_a(af, a.frag, 0, k0, 0);
+  Wgmma<N>::template rs<TB>(d, af, b, scale_d, T{});
+}
+/// Every k16 step's A fragments of a register tile, packed (two 16-bit
+/// values per register) before wgmma.fence.
+template <typename T, int K> struct PackedA { unsigned x[K / 16][4]; };
+template <typename T, int M, int K, int W>
+__device__ __forceinline__ PackedA<T, K> pack_a(const Frag<T, M, K, W> &f) {
+  PackedA<T, K> p;
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16)
+    load_a(p.x[k0 / 16], f, 0, k0, 0);
+  return p;
+}
+template <int TB, int N, typename T, int K>
+__device__ __forceinline__ void wgmma_step(float *d, const PackedA<T, K> &a,
                                            unsigned long long b, int k0,
                                            int scale_d) {
-  unsigned af[4];
-  load_a(af, a, 0, k0, 0);
-  Wgmma<N>::template rs<TB>(d, af, b, scale_d, T{});
+  Wgmma<N>::template rs<TB>(d, a.x[k0 / 16], b, scale_d, T{});
+}
+
+/// wgmma_issue's A operand: a register tile packed into its fragments, any
+/// other (a shared tile, a tile packed per step) as it is.
+template <typename A>
+__device__ __forceinline__ const A &pack_a_operand(const A &a) {
+  return a;
+}
+template <typename T, int M, int K, int W>
+__device__ __forceinline__ PackedA<T, K>
+pack_a_operand(const Frag<T, M, K, W> &f) {
+  return pack_a(f);
 }
 
 /// Issues acc += A * op(B) on wgmma, uncommitted (acc = A * op(B) with
@@ -246,13 +326,19 @@ __device__ __forceinline__ void wgmma_issue(Frag<float, M, N, W> &acc,
                 "whole warpgroups, one m16 tile per warp");
   constexpr int K = TRANS_B ? C : R;
   static_assert(K % 16 == 0, "wgmma steps over 16 of K");
+  // A register A operand is packed whole before the fence: wgmma.fence
+  // must follow every write of registers a product reads, so packing a
+  // step's fragment between products makes ptxas insert a warpgroup.arrive
+  // before that product.
+  const auto &operand = pack_a_operand(a);
   wgmma_fence_regs(acc.x);
   wgmma_fence();
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
     unsigned long long db = TRANS_B ? desc_k_major(b, 0, k0)
                                     : desc_mn_major(b, k0);
-    wgmma_step<TRANS_B ? 0 : 1, N>(acc.x, a, db, k0, ZERO && k0 == 0 ? 0 : 1);
+    wgmma_step<TRANS_B ? 0 : 1, N>(acc.x, operand, db, k0,
+                                   ZERO && k0 == 0 ? 0 : 1);
   }
 }
 
@@ -265,9 +351,17 @@ __device__ __forceinline__ void wgmma_async(Frag<float, M, N, W> &acc,
                                             const A &a,
                                             SwizzledTile<T, R, C, S> b,
                                             bool issue = true) {
-  if (issue)
+  // Each path commits on its own: with one commit after the branch, ptxas
+  // closes the group with a dummy HGMMA after the issued products, so the
+  // issuing path commits two groups and a later wait for "all but the last
+  // group" also waits for these products (the overlap it was meant for is
+  // lost). The empty commit's text differs so the two are not merged.
+  if (issue) {
     wgmma_issue<TRANS_B, ZERO>(acc, a, b);
-  wgmma_commit();
+    wgmma_commit();
+  } else {
+    wgmma_commit_empty();
+  }
 }
 
 /// Waits until at most N groups are in flight; `acc` is then readable.

@@ -202,6 +202,12 @@ private:
   bool inConsumers = false;
   /// The kernel is tgpu.fast_math: tanh and exp on the approximations.
   bool fastMath = false;
+  /// The kernel is tgpu.lhs_packed_per_step: wgmma packs a register A
+  /// operand at each k16 step (the ablation).
+  bool lhsPackedPerStep = false;
+  /// The kernel is tgpu.ordered_waits: the work pinned before a wgmma wait
+  /// is kept there in ptxas's schedule too, not only the front end's.
+  bool orderedWaits = false;
   llvm::DenseMap<Value, std::string> names;
 };
 
@@ -996,10 +1002,15 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         std::string fn = m.getAsync() ? "kiln::wgmma_async<" : "kiln::wgmma<";
         fn += m.getTransposeRhs() ? "true" : "false";
         fn += zero ? ", true>" : ">";
-        // A transposed lhs is read MN-major, through its own descriptor.
-        std::string lhs = m.getTransposeLhs()
-                              ? "kiln::transposed(" + name(m.getLhs()) + ")"
-                              : name(m.getLhs());
+        // A transposed lhs is read MN-major, through its own descriptor; a
+        // register lhs is packed before the products unless the kernel
+        // packs it per step.
+        std::string lhs = name(m.getLhs());
+        if (m.getTransposeLhs())
+          lhs = "kiln::transposed(" + lhs + ")";
+        else if (lhsPackedPerStep &&
+                 isa<RankedTensorType>(m.getLhs().getType()))
+          lhs = "kiln::packed_per_step(" + lhs + ")";
         return emitProduct(m, fn, zero ? Value() : m.getAcc(), lhs, m.getRhs(),
                            m.getPredicate());
       })
@@ -1022,7 +1033,9 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                         w->getBlock()->findAncestorOpInBlock(*user);
                     return top && w->isBeforeInBlock(top);
                   }))
-                line() << "kiln::pin_tile(" << name(r) << ");\n";
+                line() << (orderedWaits ? "kiln::settle_tile("
+                                        : "kiln::pin_tile(")
+                       << name(r) << ");\n";
         line() << "kiln::wgmma_wait<" << w.getPending() << ">("
                << name(w.getValue()) << ");\n";
         // A register A operand is read until the product completes: a use
@@ -1096,6 +1109,8 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
   int64_t launchThreads =
       numThreads + (producers ? producers.getInt() * 32 : 0);
   fastMath = func->hasAttr(tgpu::attrs::kFastMath);
+  lhsPackedPerStep = func->hasAttr(tgpu::attrs::kLhsPackedPerStep);
+  orderedWaits = func->hasAttr(tgpu::attrs::kOrderedWaits);
 
   // The dK/dV kernel's CTA (or the dK and dV kernels' CTAs) owns a block
   // of keys; every other one a block of query rows.

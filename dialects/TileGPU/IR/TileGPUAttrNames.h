@@ -21,6 +21,16 @@ inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";
 /// The kernel's math.tanh and math.exp run on the hardware approximations
 /// (tanh.approx, ex2.approx) rather than libdevice's precise functions.
 inline constexpr llvm::StringLiteral kFastMath = "tgpu.fast_math";
+/// The kernel's wgmma products pack a register A operand into each k16
+/// step's fragments at the step (tgpu-warpgroup-mma pack-lhs-first=false,
+/// an ablation) instead of all of it before the products' fence.
+inline constexpr llvm::StringLiteral kLhsPackedPerStep =
+    "tgpu.lhs_packed_per_step";
+/// The register tiles computed under a kernel's asynchronous wgmma products
+/// and read after their wait are kept before the wait in ptxas's schedule
+/// too (tgpu-warpgroup-mma order-before-waits, opt-in), not only for the
+/// CUDA front end.
+inline constexpr llvm::StringLiteral kOrderedWaits = "tgpu.ordered_waits";
 /// Warps after the tgpu.num_warps consumers that tgpu.warp_specialize runs
 /// as producers: the CTA launches with both.
 inline constexpr llvm::StringLiteral kProducerWarps = "tgpu.producer_warps";

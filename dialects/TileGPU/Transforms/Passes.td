@@ -105,10 +105,33 @@ def TileGPUWarpgroupMma : Pass<"tgpu-warpgroup-mma"> {
     A `tgpu.fence_async_shared` follows every `tgpu.async_wait`, so the
     cp.async writes that the barrier after it publishes are visible to
     wgmma's async-proxy reads.
+
+    A register A operand (P) is packed into wgmma's fragments, two 16-bit
+    values per register, before the products' `wgmma.fence`: packing a
+    step's fragment between the products writes registers while earlier
+    products are in flight, and ptxas then inserts a `warpgroup.arrive`
+    before each such product (ptxas info C7519). `pack-lhs-first=false`
+    (the ablation) packs at each step; the kernel then carries
+    `tgpu.lhs_packed_per_step`, which the CUDA emitter reads.
+
+    Register tiles computed while asynchronous products run and read after
+    their `tgpu.warpgroup_wait` (the softmax under P*V, index tiles under
+    Q K^T) are kept before the wait by the CUDA emitter for the CUDA front
+    end; ptxas may still move the wait above that work (it does in the
+    pipelined loop, when it wants registers the products hold).
+    `order-before-waits` (opt-in, measured slower) marks the kernel
+    `tgpu.ordered_waits`, and the emitter keeps the work before the wait in
+    a form ptxas sees too (a store in a branch no thread takes).
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
            "Shared memory per CTA on the device (0: unchecked)">,
+    Option<"packLhsFirst", "pack-lhs-first", "bool", "true",
+           "Pack a register A operand before the products' fence (false: "
+           "at each k16 step, the ablation)">,
+    Option<"orderBeforeWaits", "order-before-waits", "bool", "false",
+           "Keep the work computed under asynchronous products before their "
+           "wait in ptxas's schedule too (opt-in: measured slower)">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }

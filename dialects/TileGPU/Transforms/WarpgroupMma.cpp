@@ -125,6 +125,11 @@ struct TileGPUWarpgroupMma
     }
     if (products.empty())
       return success();
+    if (!packLhsFirst)
+      kernel->setAttr(attrs::kLhsPackedPerStep,
+                      UnitAttr::get(kernel.getContext()));
+    if (orderBeforeWaits)
+      kernel->setAttr(attrs::kOrderedWaits, UnitAttr::get(kernel.getContext()));
 
     // Swizzle the buffers, then rewrite the products.
     MLIRContext *ctx = kernel.getContext();

@@ -7,6 +7,8 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSPIPE
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pack-lhs-first=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PERSTEP
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true order-before-waits=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ORDERED
 
 // sm_90a (tgpu-warpgroup-mma, tgpu-double-buffer): two warpgroups,
 // swizzled tiles at 1024-byte aligned offsets (K and V twice, Q last),
@@ -164,6 +166,21 @@
 // WSPIPE-NEXT: // tgpu.mbarrier_arrive
 // WSPIPE-NEXT: kiln::mbarrier_arrive(
 // WSPIPE: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
+
+// P is packed into wgmma's fragments by the primitive, before the products'
+// fence (kiln::pack_a); the ablation (pack-lhs-first=false) marks the
+// kernel and the emitter hands P over to be packed at each k16 step.
+// WSP-NOT: packed_per_step
+// PERSTEP: kiln::wgmma<false>({{v[0-9]+}}, kiln::packed_per_step({{v[0-9]+}}), {{v[0-9]+}});
+
+// order-before-waits (opt-in): the softmax results computed under P V are
+// kept before its wait in a form ptxas sees (kiln::settle_tile); the carried
+// P after the wait stays an ordinary pin.
+// ORDERED: kiln::wgmma_wait<1>([[S:v[0-9]+]]);
+// ORDERED-NOT: kiln::pin_tile(
+// ORDERED: kiln::settle_tile(
+// ORDERED: kiln::wgmma_wait<0>([[O:v[0-9]+]]);
+// ORDERED-NEXT: kiln::pin_tile(
 
 // The kernel is named after the variant, includes only the device library,
 // and every statement is preceded by the op it comes from.

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -tgpu-warpgroup-mma | FileCheck %s --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -tgpu-warpgroup-mma="shared-memory-bytes=30000" -verify-diagnostics -o /dev/null
+// RUN: kiln-opt %s -split-input-file -tgpu-warpgroup-mma="pack-lhs-first=false" | FileCheck %s --check-prefix=PERSTEP
 
 // tgpu-warpgroup-mma moves the products of sm_90a kernels that wgmma can
 // take onto it, swizzles the shared buffers they read, lays the buffers out
@@ -10,7 +11,12 @@
 // buffers become 128-byte swizzled ones at 1024-byte aligned offsets, with
 // no padding (8 KiB for K and V, 16 KiB for Q).
 // CHECK-LABEL: func.func @kv_step
+// CHECK-NOT: tgpu.lhs_packed_per_step
 // CHECK-SAME: tgpu.shared_bytes = 32768 : i64
+// The ablation of packing P before the products marks the kernels it
+// rewrites; the emitter then packs P at each k16 step.
+// PERSTEP-LABEL: func.func @kv_step
+// PERSTEP-SAME: tgpu.lhs_packed_per_step
 // CHECK-DAG: [[VB:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // CHECK-DAG: [[KB:%.+]] = tgpu.shared_alloc offset 8192 : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // CHECK-DAG: [[QB:%.+]] = tgpu.shared_alloc offset 16384 : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
