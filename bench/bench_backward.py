@@ -48,7 +48,8 @@ SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": 
              "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64",
              "_persist": "kiln_persist", "_kb128p": "kiln_kb128p",
              "_latepack": "kiln_latepack",
-             "_unordered": "kiln_unordered"}
+             "_unordered": "kiln_unordered",
+             "_masked": "kiln_masked"}
 
 
 def spec(variant, hd, suffix):

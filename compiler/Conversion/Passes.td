@@ -141,6 +141,11 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "bit for bit in every run: the kernel adds fixed-point integers "
            "into a zeroed i64 workspace grad_<name>_fixed, and a last kernel "
            "per capture writes grad_<name> from it">,
+    Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",
+           "Where the band is exact, split each kernel's loop into the "
+           "blocks inside every row's band and inside both lengths (no "
+           "mask) and the partial ones before and after them (masked), as "
+           "the forward does; false: one masked loop">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

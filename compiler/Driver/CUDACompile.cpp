@@ -63,6 +63,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.packLhsFirst = choices.packLhsFirst;
+  options.splitMaskedBlocks = choices.splitMaskedBlocks;
   options.orderBeforeWaits = choices.orderBeforeWaits;
   options.keysByQueries = choices.keysByQueries;
   options.splitDkdv = choices.splitDkdv;
@@ -131,6 +132,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
   choices.packLhsFirst = o.packLhsFirst;
+  choices.splitMaskedBlocks = o.splitMaskedBlocks;
   choices.orderBeforeWaits = o.orderBeforeWaits;
   return choices;
 }

@@ -79,7 +79,9 @@ const char *runUsage() {
   --seed S                  random inputs' seed (default 0)
   --block-m BM --block-n BN tile sizes (cpu default 64, 64; cuda: chosen for the
                             head dim and shared memory, 16 query rows per warp)
-  --no-split                keep one masked KV loop (ablation of the block split)
+  --no-split                one masked loop per kernel instead of unmasked full
+                            blocks and masked partial ones, forward and backward
+                            (ablation of the block split)
   --no-split-kv             forward: no KV split across programs for small grids
                             (ablation of tile-split-kv)
   --kv-splits S             forward: run with S KV splits instead of the plan's

@@ -43,6 +43,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     backward.captureGradients = options.captureGradients;
     backward.deterministicCaptureGradients =
         options.deterministicCaptureGradients;
+    backward.splitMaskedBlocks = options.splitMaskedBlocks;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
@@ -175,6 +176,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.splitPositionDifferences = options.splitPositionDifferences;
   forward.decodeRows = options.decodeRows;
   forward.gqaPack = options.gqaPack;
+  forward.splitMaskedBlocks = options.splitMaskedBlocks;
   buildForwardTilePipeline(pm, forward);
   addSM80Schedule(pm, options);
   if (options.longestFirst)
@@ -254,6 +256,12 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // of every register tile are keys. Opt-in: measured 0.96-1.13x the
   // backward on the H100 (slower at N = 4096 causal: half the CTAs).
   program.keyBlock = options.keyBlock;
+  // The cp.async schedules (sm_80, or without the TMA producer) stage each
+  // loop in buffers of its own: split, hd 256 exceeds sm_80's shared
+  // memory. The producer's ring serves every loop.
+  program.splitMaskedBlocks = options.splitMaskedBlocks &&
+                              options.arch == "sm_90a" &&
+                              options.warpgroupMma && options.warpSpecialize;
   program.captureGradients = options.captureGradients;
   program.splitPositionDifferences = options.splitPositionDifferences;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;

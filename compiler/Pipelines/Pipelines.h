@@ -231,6 +231,12 @@ struct CUDAPipelineOptions
                      "their products (tgpu-ping-pong, after "
                      "tgpu-warp-specialize)"),
       llvm::cl::init(false)};
+  Option<bool> splitMaskedBlocks{
+      *this, "split-masked-blocks",
+      llvm::cl::desc("Split each KV (and the backward's query) loop into "
+                     "unmasked full blocks and masked partial ones where the "
+                     "band is exact (false: one masked loop; ablation)"),
+      llvm::cl::init(true)};
   Option<bool> packLhsFirst{
       *this, "pack-lhs-first",
       llvm::cl::desc("sm_90a: pack a register A operand (P) into wgmma's "

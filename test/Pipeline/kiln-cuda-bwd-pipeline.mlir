@@ -73,6 +73,14 @@
 // WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // WGMMA-ATOMIC-NEXT: [[SCALED:%[0-9]+]] = arith.mulf [[DQ]]
 // WGMMA-ATOMIC-NEXT: tile.atomic_add [[SCALED]], %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
+// The query loop split as the forward's KV loop: the Q blocks whose rows
+// all see the key block run unmasked between the partial ones; each adds
+// its share of dQ.
+// WGMMA-ATOMIC: } {tile.q_loop = "leading_partial"}
+// WGMMA-ATOMIC: tile.atomic_add
+// WGMMA-ATOMIC: } {tile.q_loop = "full"}
+// WGMMA-ATOMIC: tile.atomic_add
+// WGMMA-ATOMIC: } {tile.q_loop = "trailing_partial"}
 // WGMMA-ATOMIC-NOT: tile.atomic_add
 // WGMMA-ATOMIC: return
 // The overlap's ablation: every product waited for in turn.

@@ -472,12 +472,19 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
       fullHi = pb.minIndex(
           fullHi, buildVisibleBelow(b, *below, spec.getMaskMod(), ctx.batch,
                                     headId, ctx.captures));
-    Value fullStart = pb.minIndex(
-        pb.maxIndex(pb.ceilTo(fullLo, blockN), kvStart), kvEndBlock);
+    // Without a lower bound every key from kvStart on is above it: the full
+    // blocks start at kvStart and no leading partial loop is emitted (it
+    // would never run: one copy of the step less to compile).
+    Value fullStart =
+        lowerBounds.empty()
+            ? kvStart
+            : pb.minIndex(pb.maxIndex(pb.ceilTo(fullLo, blockN), kvStart),
+                          kvEndBlock);
     Value fullEnd = pb.minIndex(
         pb.maxIndex(pb.floorTo(fullHi, blockN), fullStart), kvEndBlock);
-    state = emitKVLoop(pb, ctx, kvStart, fullStart, state, /*masked=*/true,
-                       "leading_partial");
+    if (!lowerBounds.empty())
+      state = emitKVLoop(pb, ctx, kvStart, fullStart, state, /*masked=*/true,
+                         "leading_partial");
     state = emitKVLoop(pb, ctx, fullStart, fullEnd, state, /*masked=*/false,
                        "full");
     state = emitKVLoop(pb, ctx, fullEnd, kvEnd, state, /*masked=*/true,

@@ -126,6 +126,10 @@ struct BlockInputs {
   /// A block-sparse full block: only keys past Lk are masked (the
   /// mask_mod is not evaluated).
   bool boundsOnly = false;
+  /// A block inside the band and inside both lengths (a full step of the
+  /// split loops): no mask at all. Rows past Lq (the last query block's)
+  /// add nothing: their LSE is read as +inf, so P and dS are 0 there.
+  bool unmasked = false;
 };
 
 /// P and dS (already multiplied by the score_mod's derivative) of a block,
@@ -177,14 +181,17 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
     captureTangents = std::move(modded->captures);
   }
   s = pb.mul(s, pb.splatF32(M_LOG2E, shape));
-  Value keep =
-      in.boundsOnly
-          ? Value(arith::CmpIOp::create(pb.b, pb.loc, arith::CmpIPredicate::slt,
-                                        in.kvIdx, pb.splat(in.lenK, shape)))
-          : buildKeepMask(pb, spec, in.qIdx, in.kvIdx, in.lenK,
-                          pb.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
-                          modKv, in.captures);
-  s = arith::SelectOp::create(pb.b, pb.loc, keep, s, pb.splatF32(-kInf, shape));
+  Value keep;
+  if (in.boundsOnly)
+    keep = arith::CmpIOp::create(pb.b, pb.loc, arith::CmpIPredicate::slt,
+                                 in.kvIdx, pb.splat(in.lenK, shape));
+  else if (!in.unmasked)
+    keep = buildKeepMask(pb, spec, in.qIdx, in.kvIdx, in.lenK,
+                         pb.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
+                         modKv, in.captures);
+  if (keep)
+    s = arith::SelectOp::create(pb.b, pb.loc, keep, s,
+                                pb.splatF32(-kInf, shape));
   Value lse = perQuery(in.lseRef);
   Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lse));
   // dP = dO V^T (dPᵀ = V dOᵀ) on the input-type tiles, accumulated in f32.
@@ -211,8 +218,9 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
         in.captureGrads, [&](const auto &g) { return g.first == c.capture; });
     if (grad == in.captureGrads.end())
       continue;
-    Value share = arith::SelectOp::create(pb.b, pb.loc, keep,
-                                          pb.mul(ds, c.tangent), zeros);
+    Value share = pb.mul(ds, c.tangent);
+    if (keep)
+      share = arith::SelectOp::create(pb.b, pb.loc, keep, share, zeros);
     SmallVector<Value> indices;
     for (Value index : c.indices)
       indices.push_back(isa<RankedTensorType>(index.getType())
@@ -228,7 +236,9 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   if (modDerivative)
     ds = pb.mul(ds, modDerivative);
   // A masked entry contributes nothing, whatever the mod's derivative there.
-  ds = arith::SelectOp::create(pb.b, pb.loc, keep, ds, pb.splatF32(0.0, shape));
+  if (keep)
+    ds = arith::SelectOp::create(pb.b, pb.loc, keep, ds,
+                                 pb.splatF32(0.0, shape));
   return std::make_pair(pOut, ds);
 }
 
@@ -444,7 +454,8 @@ void buildFixedPointGradient(OpBuilder &b, attn::AttentionOp spec,
 LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             int64_t bk, bool atomic, bool keysByQueries,
                             bool splitDkdv, bool captureGradients,
-                            bool deterministicCaptureGradients) {
+                            bool deterministicCaptureGradients,
+                            bool splitMaskedBlocks) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -628,9 +639,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           kvEnd, kvStart);
     bool failedMod = false;
     // One KV block's share of dQ.
-    auto dqStep = [&](ProgramBuilder &ib, Value j, Value acc,
-                      bool boundsOnly) -> Value {
+    auto dqStep = [&](ProgramBuilder &ib, Value j, Value acc, bool boundsOnly,
+                      bool unmasked = false) -> Value {
       BlockInputs step = in;
+      step.unmasked = unmasked;
       step.k = ib.load(kd, {bn, dqk}, elt, {j, ib.index(0)}, 0.0);
       step.v = ib.load(vd, {bn, dv}, elt, {j, ib.index(0)}, 0.0);
       Value colIota = ib.iota(1, sShape);
@@ -661,14 +673,41 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
             return SmallVector<Value>{dqStep(ib, j, carried[0], full)};
           })[0];
     } else {
-      auto loop = scf::ForOp::create(
-          kb, loc, kvStart, kvEnd, pb.index(bn), ValueRange{init},
-          [&](OpBuilder &lb, Location l, Value j, ValueRange iter) {
-            ProgramBuilder ib{lb, l};
-            scf::YieldOp::create(lb, l, dqStep(ib, j, iter[0], false));
-          });
-      loop->setAttr(tile::attrs::kKvLoop, kb.getStringAttr("masked"));
-      dqSum = loop.getResult(0);
+      auto kvLoop = [&](Value from, Value to, Value acc, bool unmasked,
+                        StringRef role) -> Value {
+        auto loop = scf::ForOp::create(
+            kb, loc, from, to, pb.index(bn), ValueRange{acc},
+            [&](OpBuilder &lb, Location l, Value j, ValueRange iter) {
+              ProgramBuilder ib{lb, l};
+              scf::YieldOp::create(lb, l,
+                                   dqStep(ib, j, iter[0], false, unmasked));
+            });
+        loop->setAttr(tile::attrs::kKvLoop, kb.getStringAttr(role));
+        return loop.getResult(0);
+      };
+      if (band && band.getExact() && splitMaskedBlocks) {
+        // As the forward: the KV blocks inside every row's band and inside
+        // Lk need no mask (the first row has the lowest upper bound, the
+        // last row the highest lower bound); only the blocks before and
+        // after them are masked.
+        Value kvEndBlock = pb.maxIndex(kvStart, pb.ceilTo(kvEnd, bn));
+        Value fullLo = evalLower(pb, band.getLower(), qLast, diag, pb.index(0));
+        Value fullHi = evalUpperExclusive(pb, band.getUpper(), q0, diag, lenK);
+        bool lower = !band.getLower().empty();
+        Value fullStart =
+            lower ? pb.minIndex(pb.maxIndex(pb.ceilTo(fullLo, bn), kvStart),
+                                kvEndBlock)
+                  : kvStart;
+        Value fullEnd = pb.minIndex(
+            pb.maxIndex(pb.floorTo(fullHi, bn), fullStart), kvEndBlock);
+        Value acc = init;
+        if (lower)
+          acc = kvLoop(kvStart, fullStart, acc, false, "leading_partial");
+        acc = kvLoop(fullStart, fullEnd, acc, true, "full");
+        dqSum = kvLoop(fullEnd, kvEnd, acc, false, "trailing_partial");
+      } else {
+        dqSum = kvLoop(kvStart, kvEnd, init, false, "masked");
+      }
     }
     if (failedMod)
       return failure();
@@ -756,7 +795,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           Value lenQ = tile::DimOp::create(hb, l, hb.getIndexType(), qd, 0);
           // One Q block's share of dK and dV (and of dQ, atomic).
           auto qStep = [&](ProgramBuilder &ip, Value i, ValueRange inner,
-                           bool boundsOnly) -> SmallVector<Value> {
+                           bool boundsOnly,
+                           bool unmasked = false) -> SmallVector<Value> {
             OpBuilder &qb = ip.b;
             Location l2 = ip.loc;
             BlockInputs in;
@@ -777,6 +817,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               in.captureGrads.push_back({capture, e->getArgument(arg)});
             in.keysByQueries = keysByQueries;
             in.boundsOnly = boundsOnly;
+            in.unmasked = unmasked;
             in.batch = bt;
             in.head = h;
             in.lenQ = lenQ;
@@ -845,14 +886,52 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge, kv0,
                                       lenK));
           qEnd = arith::SelectOp::create(hb, l, none, qStart, qEnd);
-          auto qs = scf::ForOp::create(
-              hb, l, qStart, qEnd, hp.index(bm), outer,
-              [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
-                ProgramBuilder ip{qb, l2};
-                scf::YieldOp::create(qb, l2, qStep(ip, i, inner, false));
-              });
-          qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr("masked"));
-          scf::YieldOp::create(hb, l, qs.getResults());
+          auto qLoop = [&](Value from, Value to, ValueRange acc, bool unmasked,
+                           StringRef role) -> SmallVector<Value> {
+            auto qs = scf::ForOp::create(
+                hb, l, from, to, hp.index(bm), acc,
+                [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
+                  ProgramBuilder ip{qb, l2};
+                  scf::YieldOp::create(qb, l2,
+                                       qStep(ip, i, inner, false, unmasked));
+                });
+            qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr(role));
+            return SmallVector<Value>(qs.getResults());
+          };
+          // (GQA sums the group's heads in a loop around these; split there,
+          // the cp.async schedule staged each query loop in buffers of its
+          // own, twice the shared memory: left whole.)
+          auto band = spec.getKvBandAttr();
+          if (!band || !band.getExact() || !splitMaskedBlocks || group > 1) {
+            scf::YieldOp::create(hb, l,
+                                 qLoop(qStart, qEnd, outer, false, "masked"));
+            return;
+          }
+          // The Q blocks whose rows all see every key of this block (and
+          // lie inside Lq) need no mask; a block reaching past Lk has none.
+          Value qEndBlock = hp.maxIndex(qStart, hp.ceilTo(qEnd, bm));
+          std::pair<Value, Value> all = queriesSeeingAllKeys(
+              hp, band, kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
+          Value inside = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sle,
+                                               hp.add(kv0, hp.index(bk)), lenK);
+          Value allEnd =
+              arith::SelectOp::create(hb, l, inside, all.second, hp.index(0));
+          // Without an upper bound every query from qStart on sees the
+          // block's last key: no leading partial loop.
+          bool upper = !band.getUpper().empty();
+          Value fullStart =
+              upper ? hp.minIndex(hp.maxIndex(hp.ceilTo(all.first, bm), qStart),
+                                  qEndBlock)
+                    : qStart;
+          Value fullEnd = hp.minIndex(
+              hp.maxIndex(hp.floorTo(hp.minIndex(allEnd, lenQ), bm), fullStart),
+              qEndBlock);
+          SmallVector<Value> acc(outer);
+          if (upper)
+            acc = qLoop(qStart, fullStart, acc, false, "leading_partial");
+          acc = qLoop(fullStart, fullEnd, acc, true, "full");
+          acc = qLoop(fullEnd, qEnd, acc, false, "trailing_partial");
+          scf::YieldOp::create(hb, l, acc);
         });
     if (failedMod)
       return failure();
@@ -953,7 +1032,7 @@ struct ConvertAttnToTileBackward
               lowerBackward(spec, tiles.first, tiles.second, keys,
                             schedule == "atomic", keysByQueries, split,
                             captureGradients || deterministicCaptureGradients,
-                            deterministicCaptureGradients)))
+                            deterministicCaptureGradients, splitMaskedBlocks)))
         return signalPassFailure();
     }
   }

@@ -34,10 +34,12 @@ Value evalUpperExclusive(ProgramBuilder &pb, ArrayAttr bounds, Value q,
   return result;
 }
 
-std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
-                                            attn::BandAttr band, Value kvFirst,
-                                            Value kvLast, Value diag,
-                                            Value lenQ) {
+namespace {
+/// The queries in [0, lenQ) with upperKey <= upper(q) and lower(q) <=
+/// lowerKey.
+std::pair<Value, Value> queriesBetween(ProgramBuilder &pb, attn::BandAttr band,
+                                       Value upperKey, Value lowerKey,
+                                       Value diag, Value lenQ) {
   Value zero = pb.index(0);
   Value first = zero, end = lenQ;
   if (!band)
@@ -53,12 +55,12 @@ std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
     auto bound = cast<attn::KVBoundAttr>(attr);
     Value c = constantPart(bound);
     if (bound.getQCoeff() == 1) {
-      // kvFirst <= q + c  <=>  q >= kvFirst - c.
-      first = pb.maxIndex(first, pb.sub(kvFirst, c));
+      // upperKey <= q + c  <=>  q >= upperKey - c.
+      first = pb.maxIndex(first, pb.sub(upperKey, c));
     } else {
-      // kvFirst <= c for every query, or the block is above the band.
+      // upperKey <= c for every query, or for none.
       Value above = arith::CmpIOp::create(
-          pb.b, pb.loc, arith::CmpIPredicate::sgt, kvFirst, c);
+          pb.b, pb.loc, arith::CmpIPredicate::sgt, upperKey, c);
       first = arith::SelectOp::create(pb.b, pb.loc, above, lenQ, first);
     }
   }
@@ -66,17 +68,32 @@ std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
     auto bound = cast<attn::KVBoundAttr>(attr);
     Value c = constantPart(bound);
     if (bound.getQCoeff() == 1) {
-      // q + c <= kvLast  <=>  q < kvLast - c + 1.
-      end = pb.minIndex(end, pb.add(pb.sub(kvLast, c), pb.index(1)));
+      // q + c <= lowerKey  <=>  q < lowerKey - c + 1.
+      end = pb.minIndex(end, pb.add(pb.sub(lowerKey, c), pb.index(1)));
     } else {
-      Value below = arith::CmpIOp::create(pb.b, pb.loc,
-                                          arith::CmpIPredicate::slt, kvLast, c);
+      Value below = arith::CmpIOp::create(
+          pb.b, pb.loc, arith::CmpIPredicate::slt, lowerKey, c);
       end = arith::SelectOp::create(pb.b, pb.loc, below, zero, end);
     }
   }
   first = pb.minIndex(first, lenQ);
   end = pb.maxIndex(end, zero);
   return {first, end};
+}
+} // namespace
+
+std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
+                                            attn::BandAttr band, Value kvFirst,
+                                            Value kvLast, Value diag,
+                                            Value lenQ) {
+  return queriesBetween(pb, band, kvFirst, kvLast, diag, lenQ);
+}
+
+std::pair<Value, Value> queriesSeeingAllKeys(ProgramBuilder &pb,
+                                             attn::BandAttr band, Value kvFirst,
+                                             Value kvLast, Value diag,
+                                             Value lenQ) {
+  return queriesBetween(pb, band, kvLast, kvFirst, diag, lenQ);
 }
 
 } // namespace kiln

@@ -39,6 +39,14 @@ std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
                                             Value kvLast, Value diag,
                                             Value lenQ);
 
+/// [first, end) of the queries in [0, lenQ) whose band contains every key
+/// of [kvFirst, kvLast]: kvLast <= upper(q) and lower(q) <= kvFirst.
+/// Without a band: [0, lenQ).
+std::pair<Value, Value> queriesSeeingAllKeys(ProgramBuilder &pb,
+                                             attn::BandAttr band, Value kvFirst,
+                                             Value kvLast, Value diag,
+                                             Value lenQ);
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_CONVERSION_ATTNTOTILE_BANDBOUNDS_H

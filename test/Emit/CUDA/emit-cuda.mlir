@@ -29,14 +29,16 @@
 // WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[K:v[0-9]+]] = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
 // WGMMA: kiln::cp_async_wait<2>();
 // Q K^T starts from zeros: the first wgmma step ignores the accumulator
-// (scale-d 0), so no zero tile is copied in.
+// (scale-d 0), so no zero tile is copied in. The full steps come first.
 // WGMMA: // tgpu.warpgroup_mma
 // WGMMA-NEXT: kiln::Frag<float, 192, 128, 12> [[S:v[0-9]+]];
-// WGMMA-NEXT: kiln::wgmma_async<true, true>([[S]], [[Q]], [[K]]);
-// The masked step's key positions are computed while the product runs
-// (tgpu-overlap-products), S waited for at its first use.
-// WGMMA: kiln::wgmma_wait<0>([[S]]);
+// WGMMA-NEXT: kiln::wgmma<true, true>([[S]], [[Q]], [[K]]);
 // WGMMA: kiln::wgmma<false>({{v[0-9]+}}, {{v[0-9]+}}, [[V]]);
+// The masked steps' key positions are computed while the product runs
+// (tgpu-overlap-products), S waited for at its first use.
+// WGMMA: // KV loop: trailing_partial
+// WGMMA: kiln::wgmma_async<true, true>([[S2:v[0-9]+]], [[Q]], {{v[0-9]+}});
+// WGMMA: kiln::wgmma_wait<0>([[S2]]);
 // WGMMA-NOT: kiln::mma<
 
 // tgpu-warp-specialize: 12 consumer warps and a producer warpgroup, one CTA
@@ -97,7 +99,7 @@
 // WS-NEXT: kiln::setmaxnreg_dec<24>();
 // WS-NEXT: if (threadIdx.x < 416) {
 // WS: if (kiln::lane_id() == 0) kiln::tma_load_tile({{v[0-9]+}}, [[QMAP]], [[BARS]] + [[QBAR:v[0-9]+]],
-// WS: // KV loop: leading_partial
+// WS: // KV loop: full
 // WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, {{v[0-9]+}});
 // WS: if (kiln::lane_id() == 0) kiln::tma_load_tile({{v[0-9]+}}, [[KMAP]], [[BARS]] +
 // WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, {{v[0-9]+}});
@@ -106,12 +108,18 @@
 // WS: kiln::setmaxnreg_inc<160>();
 // WS-NEXT: // tgpu.mbarrier_wait
 // WS-NEXT: kiln::mbarrier_wait([[BARS]] + [[QBAR]], {{v[0-9]+}});
-// WS: kiln::mbarrier_wait([[BARS]] + [[KFULL:v[0-9]+]], [[PARITY:v[0-9]+]]);
+// WS: // KV loop: full
+// WS: kiln::mbarrier_wait([[BARS]] + [[KFULL:v[0-9]+]], {{v[0-9]+}});
+// WS-NEXT: // tgpu.warpgroup_mma
+// WS-NEXT: kiln::Frag<float, 192, 128, 12> [[S0:v[0-9]+]];
+// WS-NEXT: kiln::wgmma<true, true>([[S0]],
+// The masked steps' key positions are computed while Q K^T runs
+// (tgpu-overlap-products); K's slot is released once it completed.
+// WS: // KV loop: trailing_partial
+// WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, [[PARITY:v[0-9]+]]);
 // WS-NEXT: // tgpu.warpgroup_mma
 // WS-NEXT: kiln::Frag<float, 192, 128, 12> [[S:v[0-9]+]];
 // WS-NEXT: kiln::wgmma_async<true, true>([[S]],
-// The masked step's key positions are computed while Q K^T runs
-// (tgpu-overlap-products); K's slot is released once it completed.
 // WS: kiln::wgmma_wait<0>([[S]]);
 // WS-NEXT: kiln::Frag<float, 192, 128, 12> {{v[0-9]+}} = [[S]];
 // WS-NEXT: // tgpu.mbarrier_arrive
@@ -205,11 +213,13 @@
 // CHECK: kiln::copy_async<128>([[QS]], [[QD]],
 // CHECK: kiln::cp_async_wait<0>();
 // CHECK: __syncthreads();
-// The three KV loops of the causal split. K for the first step is issued
+// The two KV loops of the causal split (no lower bound: the full blocks
+// start at the first key, no leading partial loop). K for the first step is issued
 // before the loop; each step issues V, waits for K only, and prefetches the
 // next step's K once every warp is done with this one's.
 // CHECK: kiln::copy_async<128>([[KS:v[0-9]+]], [[KD:v[0-9]+]], {{v[0-9]+}}, {{v[0-9]+}});
-// CHECK: // KV loop: leading_partial
+// CHECK-NOT: // KV loop: leading_partial
+// CHECK: // KV loop: full
 // CHECK-NEXT: for (int [[J:v[0-9]+]] = {{v[0-9]+}}; [[J]] < {{v[0-9]+}}; [[J]] += [[STEP:v[0-9]+]]) {
 // CHECK: kiln::copy_async<128>([[VS:v[0-9]+]], {{v[0-9]+}}, [[J]],
 // CHECK: kiln::cp_async_wait<1>();
@@ -239,7 +249,6 @@
 // CHECK: kiln::mma<false, false>({{v[0-9]+}}, {{v[0-9]+}}, [[VS]]);
 // The last prefetch is drained before the next loop reuses the buffer.
 // CHECK: kiln::cp_async_wait<0>();
-// CHECK: // KV loop: full
 // CHECK: // KV loop: trailing_partial
 // Epilogue: stores check the descriptor's bounds. Unsplit, O and LSE;
 // split, the f32 output before rounding and the LSE, at row z of the
