@@ -898,11 +898,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
             qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr(role));
             return SmallVector<Value>(qs.getResults());
           };
-          // (GQA sums the group's heads in a loop around these; split there,
-          // the cp.async schedule staged each query loop in buffers of its
-          // own, twice the shared memory: left whole.)
           auto band = spec.getKvBandAttr();
-          if (!band || !band.getExact() || !splitMaskedBlocks || group > 1) {
+          if (!band || !band.getExact() || !splitMaskedBlocks) {
             scf::YieldOp::create(hb, l,
                                  qLoop(qStart, qEnd, outer, false, "masked"));
             return;

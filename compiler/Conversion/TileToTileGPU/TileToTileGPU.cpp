@@ -107,15 +107,31 @@ private:
   }
 
   /// Whether everything that reads `buffer`, or the loads staged into it,
-  /// lies in top-level ops before the one holding `load`: then `load` may
-  /// overwrite it (K of the forward's consecutive KV loops), but not while
-  /// an earlier tile in it is still live (K's column chunks, all read in the
-  /// loop that follows their loads).
+  /// lies in top-level ops before the one holding `load`, or in loops
+  /// before the loop holding `load` inside one top-level op (sibling loops
+  /// in a loop's body, as the GQA dK/dV kernel's query loops inside its
+  /// heads loop): then `load` may overwrite it (K of the forward's
+  /// consecutive KV loops), but not while an earlier tile in it is still
+  /// live (K's column chunks, all read in the loop that follows their
+  /// loads).
   bool doneWith(Value buffer, tile::LoadOp load) {
     Operation *next = topLevel(load);
     auto before = [&](Operation *user) {
       Operation *top = topLevel(user);
-      return top && top != next && top->isBeforeInBlock(next);
+      if (!top)
+        return false;
+      if (top != next)
+        return top->isBeforeInBlock(next);
+      for (Block *block = load->getBlock(); block != &func.front();
+           block = block->getParentOp()->getBlock()) {
+        Operation *loop = block->findAncestorOpInBlock(*user);
+        if (!loop)
+          continue;
+        Operation *loadLoop = block->findAncestorOpInBlock(*load);
+        return loop != loadLoop && isa<scf::ForOp>(loop) &&
+               isa<scf::ForOp>(loadLoop) && loop->isBeforeInBlock(loadLoop);
+      }
+      return false;
     };
     for (Operation *user : buffer.getUsers())
       if (!isa<tgpu::SharedAllocOp>(user) && !before(user))
