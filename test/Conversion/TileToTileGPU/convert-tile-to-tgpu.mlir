@@ -207,6 +207,47 @@ func.func @shared_buffers(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>
 
 // -----
 
+// The same for sibling loops inside a loop's body (the GQA dK/dV kernel's
+// query loops inside its heads loop): K of both inner loops shares a buffer.
+// CHECK-LABEL: func.func @nested_shared_buffers
+// CHECK-SAME: tgpu.shared_bytes = 18432 : i64
+// CHECK-DAG: [[KB:%.+]] = tgpu.shared_alloc offset 9216 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-DAG: [[QB:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xbf16, strided<[72, 1]>, 3>
+// CHECK-NOT: tgpu.shared_alloc
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: tgpu.copy_async {{.*}}, [[KB]] :
+// CHECK: scf.for
+// CHECK: tgpu.copy_async {{.*}}, [[KB]] :
+func.func @nested_shared_buffers(%qd: !tile.desc<?x64xbf16>, %kd: !tile.desc<?x64xbf16>,
+                                 %od: !tile.desc<?x64xf32>, %n: index)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 64 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %q = tile.load %qd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+  %z = tile.splat %zero : f32 -> tensor<64x64xf32>
+  %r = scf.for %h = %c0 to %c4 step %c1 iter_args(%outer = %z) -> (tensor<64x64xf32>) {
+    %a = scf.for %j = %c0 to %n step %c64 iter_args(%acc = %outer) -> (tensor<64x64xf32>) {
+      %k = tile.load %kd[%j, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+      %s = tile.dot %q, %k, %acc {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+      scf.yield %s : tensor<64x64xf32>
+    }
+    %b = scf.for %j = %n to %n step %c64 iter_args(%acc = %a) -> (tensor<64x64xf32>) {
+      %k = tile.load %kd[%j, %c0] fill 0.0 : bf16 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16>
+      %s = tile.dot %q, %k, %acc {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+      scf.yield %s : tensor<64x64xf32>
+    }
+    scf.yield %b : tensor<64x64xf32>
+  }
+  tile.store %r, %od[%c0, %c0] : tensor<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
 // Two loads of one descriptor with one shape that feed the same dot (lhs and
 // rhs) are live together, so they get two buffers at different offsets.
 // CHECK-LABEL: func.func @same_desc_both_operands
