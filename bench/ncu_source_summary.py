@@ -3,7 +3,7 @@ stall samples by opcode and by reason, and the instructions with the most.
 
   python3 bench/ncu_source_summary.py FILE.csv [--top N]
 """
-import argparse, collections, csv
+import argparse, collections, csv, re
 
 p = argparse.ArgumentParser()
 p.add_argument("csv")
@@ -21,7 +21,9 @@ num = lambda s: float(s.replace(",", "") or 0)
 total = sum(num(r[sample_key]) for r in rows)
 by_op, by_reason = collections.Counter(), collections.Counter()
 for r in rows:
-    by_op[r["Source"].split()[0].lstrip("@!P0123456789T ").split(".")[0] if r["Source"].split() else "?"] += num(r[sample_key])
+    # The opcode without its predicate (@P0, @!UPT) and modifiers.
+    src = re.sub(r"^@!?U?P[T0-9]\s+", "", r["Source"].strip())
+    by_op[src.split()[0].split(".")[0] if src else "?"] += num(r[sample_key])
     for k in reasons:
         by_reason[k] += num(r[k])
 pct = lambda c: [(k, round(100 * v / total, 1)) for k, v in c.most_common(8)]

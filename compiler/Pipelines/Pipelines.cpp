@@ -256,13 +256,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // of every register tile are keys. Opt-in: measured 0.96-1.13x the
   // backward on the H100 (slower at N = 4096 causal: half the CTAs).
   program.keyBlock = options.keyBlock;
-  // The cp.async schedules (sm_80, or without the TMA producer) stage the
-  // dK/dV kernel's split query loops in buffers of their own (P and dS
-  // too): causal D = 64 on sm_80 went from 90 to 162 KB, D = 256 past the
-  // limit. The producer's ring serves every loop.
-  program.splitMaskedBlocks = options.splitMaskedBlocks &&
-                              options.arch == "sm_90a" &&
-                              options.warpgroupMma && options.warpSpecialize;
+  program.splitMaskedBlocks = options.splitMaskedBlocks;
   program.captureGradients = options.captureGradients;
   program.splitPositionDifferences = options.splitPositionDifferences;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;

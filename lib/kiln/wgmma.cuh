@@ -290,8 +290,13 @@ template <typename T, int M, int K, int W>
 __device__ __forceinline__ PackedA<T, K> pack_a(const Frag<T, M, K, W> &f) {
   PackedA<T, K> p;
 #pragma unroll
-  for (int k0 = 0; k0 < K; k0 += 16)
+  for (int k0 = 0; k0 < K; k0 += 16) {
     load_a(p.x[k0 / 16], f, 0, k0, 0);
+    // Packed here, not sunk past the fence that follows.
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      asm volatile("" : "+r"(p.x[k0 / 16][i]));
+  }
   return p;
 }
 template <int TB, int N, typename T, int K>

@@ -167,7 +167,14 @@
 // CHECK-NEXT: tgpu.barrier{{$}}
 // CHECK-NEXT: [[DK2:%.+]] = tgpu.mma [[DSB]], [[QB]], [[DK]] {transpose_lhs} : memref<64x64xbf16, strided<[72, 1]>, 3>, memref<64x64xbf16, strided<[72, 1]>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // CHECK-NEXT: scf.yield [[DK2]], [[DV2]]
-// CHECK-NEXT: } {tile.q_loop =
+// CHECK-NEXT: } {tile.q_loop = "leading_partial"}
+// The full and trailing loops repeat the step (through the same buffers).
+// CHECK: tgpu.store_shared %{{.+}}, [[PB]]
+// CHECK: tgpu.store_shared %{{.+}}, [[DSB]]
+// CHECK: } {tile.q_loop = "full"}
+// CHECK: tgpu.store_shared %{{.+}}, [[PB]]
+// CHECK: tgpu.store_shared %{{.+}}, [[DSB]]
+// CHECK: } {tile.q_loop = "trailing_partial"}
 // CHECK-NOT: tgpu.store_shared
 // CHECK-NOT: tile.atomic_add
 // CHECK: tile.store
@@ -274,6 +281,12 @@
 // ATOMIC-NEXT: tile.atomic_add [[DQS]], [[DQD]]{{\[}}[[J]], %{{.+}}{{\]}} : tensor<64x{{[0-9]+}}xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
 // ATOMIC-NOT: tgpu.store_shared
 // ATOMIC: scf.yield
+// ATOMIC-NEXT: } {tile.q_loop = "leading_partial"}
+// The full and trailing query loops add their shares the same way.
+// ATOMIC: tile.atomic_add
+// ATOMIC: } {tile.q_loop = "full"}
+// ATOMIC: tile.atomic_add
+// ATOMIC: } {tile.q_loop = "trailing_partial"}
 // ATOMIC-NOT: tile.atomic_add
 // ATOMIC: return
 // ... and the convert kernel rounds the accumulator to the input type.

@@ -114,7 +114,7 @@ private:
   /// consecutive KV loops), but not while an earlier tile in it is still
   /// live (K's column chunks, all read in the loop that follows their
   /// loads).
-  bool doneWith(Value buffer, tile::LoadOp load) {
+  bool doneWith(Value buffer, Operation *load) {
     Operation *next = topLevel(load);
     auto before = [&](Operation *user) {
       Operation *top = topLevel(user);
@@ -228,7 +228,18 @@ private:
              << "a transposed register lhs goes through shared memory in "
                 "bf16 or f16 (ldmatrix.trans); round it first, got "
              << elt;
-    Value buffer = allocate(type);
+    // A buffer an earlier loop stored the same kind of tile in, and is done
+    // with (the split loops of one kernel), or a new one.
+    Value buffer;
+    for (Value candidate : storedBuffers[type])
+      if (doneWith(candidate, dot)) {
+        buffer = candidate;
+        break;
+      }
+    if (!buffer) {
+      buffer = allocate(type);
+      storedBuffers[type].push_back(buffer);
+    }
     storedTiles[tile] = buffer;
     builder.setInsertionPoint(dot);
     Location loc = dot.getLoc();
@@ -441,6 +452,9 @@ private:
   DenseMap<Operation *, Value> stagedBuffers;
   /// Register tiles written to shared memory for a transposed product.
   DenseMap<Value, Value> storedTiles;
+  /// The buffers of transposed lhs tiles, by tile type, for reuse by later
+  /// loops.
+  DenseMap<Type, SmallVector<Value>> storedBuffers;
   SmallVector<tile::LoadOp> staged;
   /// Loads read as windows of another's buffer (windowOfStaged).
   SmallVector<tile::LoadOp> windowed;

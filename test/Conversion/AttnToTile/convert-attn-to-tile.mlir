@@ -45,9 +45,9 @@
 // CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // The full blocks need no per-element mask; with no lower bound in the band
 // they start at the first key, so no leading partial loop comes before them.
-// CHECK-NOT: leading_partial
 // CHECK: scf.for
 // CHECK-NOT: tensor<64x64xi1>
+// CHECK-NOT: tile.kv_loop = "leading_partial"
 // CHECK: } {tile.kv_loop = "full"}
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
 // CHECK:   %[[K:.*]] = tile.load %[[KD]][%[[J]], %{{.*}}]

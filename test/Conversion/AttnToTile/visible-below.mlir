@@ -14,9 +14,9 @@
 // CHECK-NEXT: %[[X:.*]] = arith.index_cast %[[X32]] : i32 to index
 // CHECK-NEXT: %[[HI:.*]] = arith.minsi %{{.*}}, %[[X]] : index
 // CHECK: arith.floordivsi %[[HI]]
-// CHECK-NOT: leading_partial
 // CHECK: scf.for
 // CHECK-NOT: arith.shrui
+// CHECK-NOT: tile.kv_loop = "leading_partial"
 // CHECK: } {tile.kv_loop = "full"}
 // CHECK: scf.for
 // CHECK: arith.shrui

@@ -127,7 +127,7 @@ func.func @int_load(%id: !tile.desc<?xi32>, %row: index)
 // TWO: // tile.load loc(
 // TWO-NEXT: kiln::RowFrag<float, 64, 4> [[D:v[0-9]+]];
 // TWO-NEXT: kiln::load([[D]], {{v[0-9]+}}, {{v[0-9]+}}, 0.000000000e+00f);
-// TWO: // KV loop: masked
+// TWO: // KV loop: full
 // TWO-NEXT: for (
 // TWO-NOT: kiln::store_shared
 // TWO: kiln::mma<false, true>(
@@ -172,6 +172,11 @@ func.func @int_load(%id: !tile.desc<?xi32>, %row: index)
 // TWO-NEXT: // tgpu.mma loc(
 // TWO-NEXT: kiln::Frag<float, 64, 64, 4> [[DK:v[0-9]+]] = {{v[0-9]+}};
 // TWO-NEXT: kiln::mma<true, false>([[DK]], [[DSB]], {{v[0-9]+}});
+// The split query loops after it repeat the step through the same buffers.
+// TWO: kiln::store_shared([[PB]], {{v[0-9]+}});
+// TWO: kiln::store_shared([[DSB]], {{v[0-9]+}});
+// TWO: kiln::store_shared([[PB]], {{v[0-9]+}});
+// TWO: kiln::store_shared([[DSB]], {{v[0-9]+}});
 // TWO-NOT: kiln::store_shared
 // TWO-NOT: kiln::atomic_add
 // TWO: kiln::store(
