@@ -462,7 +462,6 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
                              sparse->second, state, StepMask::Bounds,
                              "listed_full_bounded", ragged);
   } else if ((band && band.getExact() && split) || below) {
-    Value kvEndBlock = pb.maxIndex(kvStart, pb.ceilTo(kvEnd, blockN));
     Value fullLo = evalLower(pb, lowerBounds, qLast, ctx.diagOffset, zero);
     Value fullHi =
         evalUpperExclusive(pb, upperBounds, qFirst, ctx.diagOffset, ctx.lenK);
@@ -475,13 +474,9 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     // Without a lower bound every key from kvStart on is above it: the full
     // blocks start at kvStart and no leading partial loop is emitted (it
     // would never run: one copy of the step less to compile).
-    Value fullStart =
-        lowerBounds.empty()
-            ? kvStart
-            : pb.minIndex(pb.maxIndex(pb.ceilTo(fullLo, blockN), kvStart),
-                          kvEndBlock);
-    Value fullEnd = pb.minIndex(
-        pb.maxIndex(pb.floorTo(fullHi, blockN), fullStart), kvEndBlock);
+    auto [fullStart, fullEnd] =
+        fullBlocks(pb, kvStart, kvEnd, lowerBounds.empty() ? Value() : fullLo,
+                   fullHi, blockN);
     if (!lowerBounds.empty())
       state = emitKVLoop(pb, ctx, kvStart, fullStart, state, /*masked=*/true,
                          "leading_partial");

@@ -690,16 +690,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
         // Lk need no mask (the first row has the lowest upper bound, the
         // last row the highest lower bound); only the blocks before and
         // after them are masked.
-        Value kvEndBlock = pb.maxIndex(kvStart, pb.ceilTo(kvEnd, bn));
         Value fullLo = evalLower(pb, band.getLower(), qLast, diag, pb.index(0));
         Value fullHi = evalUpperExclusive(pb, band.getUpper(), q0, diag, lenK);
         bool lower = !band.getLower().empty();
-        Value fullStart =
-            lower ? pb.minIndex(pb.maxIndex(pb.ceilTo(fullLo, bn), kvStart),
-                                kvEndBlock)
-                  : kvStart;
-        Value fullEnd = pb.minIndex(
-            pb.maxIndex(pb.floorTo(fullHi, bn), fullStart), kvEndBlock);
+        auto [fullStart, fullEnd] = fullBlocks(
+            pb, kvStart, kvEnd, lower ? fullLo : Value(), fullHi, bn);
         Value acc = init;
         if (lower)
           acc = kvLoop(kvStart, fullStart, acc, false, "leading_partial");
@@ -906,7 +901,6 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           }
           // The Q blocks whose rows all see every key of this block (and
           // lie inside Lq) need no mask; a block reaching past Lk has none.
-          Value qEndBlock = hp.maxIndex(qStart, hp.ceilTo(qEnd, bm));
           std::pair<Value, Value> all = queriesSeeingAllKeys(
               hp, band, kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
           Value inside = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sle,
@@ -916,13 +910,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           // Without an upper bound every query from qStart on sees the
           // block's last key: no leading partial loop.
           bool upper = !band.getUpper().empty();
-          Value fullStart =
-              upper ? hp.minIndex(hp.maxIndex(hp.ceilTo(all.first, bm), qStart),
-                                  qEndBlock)
-                    : qStart;
-          Value fullEnd = hp.minIndex(
-              hp.maxIndex(hp.floorTo(hp.minIndex(allEnd, lenQ), bm), fullStart),
-              qEndBlock);
+          auto [fullStart, fullEnd] =
+              fullBlocks(hp, qStart, qEnd, upper ? all.first : Value(),
+                         hp.minIndex(allEnd, lenQ), bm);
           SmallVector<Value> acc(outer);
           if (upper)
             acc = qLoop(qStart, fullStart, acc, false, "leading_partial");

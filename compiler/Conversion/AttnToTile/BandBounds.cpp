@@ -82,6 +82,17 @@ std::pair<Value, Value> queriesBetween(ProgramBuilder &pb, attn::BandAttr band,
 }
 } // namespace
 
+std::pair<Value, Value> fullBlocks(ProgramBuilder &pb, Value start, Value end,
+                                   Value lo, Value hi, int64_t block) {
+  Value endBlock = pb.maxIndex(start, pb.ceilTo(end, block));
+  Value fullStart =
+      lo ? pb.minIndex(pb.maxIndex(pb.ceilTo(lo, block), start), endBlock)
+         : start;
+  Value fullEnd =
+      pb.minIndex(pb.maxIndex(pb.floorTo(hi, block), fullStart), endBlock);
+  return {fullStart, fullEnd};
+}
+
 std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
                                             attn::BandAttr band, Value kvFirst,
                                             Value kvLast, Value diag,

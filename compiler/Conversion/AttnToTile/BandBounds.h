@@ -39,6 +39,15 @@ std::pair<Value, Value> queriesReachingKeys(ProgramBuilder &pb,
                                             Value kvLast, Value diag,
                                             Value lenQ);
 
+/// [fullStart, fullEnd): the whole `block`-sized steps inside [lo, hi) of a
+/// loop over [start, end) whose steps start at `start`, clamped so that
+/// start <= fullStart <= fullEnd <= the end of the loop's last step; the
+/// loop splits into [start, fullStart), [fullStart, fullEnd) and
+/// [fullEnd, end). A null `lo` (no bound below) starts the full steps at
+/// `start`: no leading partial steps.
+std::pair<Value, Value> fullBlocks(ProgramBuilder &pb, Value start, Value end,
+                                   Value lo, Value hi, int64_t block);
+
 /// [first, end) of the queries in [0, lenQ) whose band contains every key
 /// of [kvFirst, kvLast]: kvLast <= upper(q) and lower(q) <= kvFirst.
 /// Without a band: [0, lenQ).
