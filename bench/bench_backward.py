@@ -42,14 +42,17 @@ runtime = Runtime(args.lib)
 # dK and dV in one kernel (`_nosplit`) or in two (`_split`), 64 keys per
 # dK/dV CTA (`_kb64`, --key-block 0); persistent dQ and dK/dV kernels
 # (`_persist`, --persistent-backward), also with 128 keys per dK/dV CTA
-# (`_kb128p`, --key-block 128).
+# (`_kb128p`, --key-block 128); the atomic schedule's dQ adds by red.global
+# from registers instead of bulk reductions (`_atomicred`,
+# --no-bulk-reductions).
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
              "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov",
              "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64",
              "_persist": "kiln_persist", "_kb128p": "kiln_kb128p",
              "_latepack": "kiln_latepack",
              "_unordered": "kiln_unordered",
-             "_masked": "kiln_masked"}
+             "_masked": "kiln_masked",
+             "_atomicred": "kiln_atomic_red"}
 
 
 def spec(variant, hd, suffix):

@@ -10,12 +10,7 @@
 #   - timing: bench/bench_block_sparse.py.
 # Details go to $OUT; a short summary prints last.
 set -u
-OUT=${OUT:-/tmp/kiln-out}
-mkdir -p "$OUT" /tmp/kiln-bin
-gunzip -c .device/kiln.gz > /tmp/kiln-bin/kiln && chmod +x /tmp/kiln-bin/kiln
-KILN=/tmp/kiln-bin/kiln
-export KILN_CACHE_DIR=/tmp/kiln-cache
-nvidia-smi -L
+. bench/device-env.sh
 pick='rel L2|PASS|FAIL|error|differ|block-sparse'
 {
   for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do

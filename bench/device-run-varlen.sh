@@ -11,12 +11,7 @@
 #     forward and backward, plain and causal, D = 128, 16 heads.
 # Details go to $OUT; a short summary prints last.
 set -u
-OUT=${OUT:-/tmp/kiln-out}
-mkdir -p "$OUT" /tmp/kiln-bin
-gunzip -c .device/kiln.gz > /tmp/kiln-bin/kiln && chmod +x /tmp/kiln-bin/kiln
-KILN=/tmp/kiln-bin/kiln
-export KILN_CACHE_DIR=/tmp/kiln-cache
-nvidia-smi -L
+. bench/device-env.sh
 LENS=100,37,0,256,1,513,64,129
 LENS_KV=70,40,3,256,9,513,200,129
 pick='rel L2|PASS|FAIL|error|differ'

@@ -4,12 +4,8 @@
 # TFLOP/s with and without the producer warpgroup at both tile heights.
 #   bash bench/device-ws-probe.sh
 set -u
-OUT=${OUT:-/tmp/kiln-out}
-mkdir -p "$OUT" /tmp/kiln-bin
-gunzip -c .device/kiln.gz > /tmp/kiln-bin/kiln && chmod +x /tmp/kiln-bin/kiln
-K=/tmp/kiln-bin/kiln
-export KILN_CACHE_DIR=/tmp/kiln-cache
-nvidia-smi -L
+. bench/device-env.sh
+K=$KILN
 {
   for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
     heads=3; [ $ex = gqa_causal ] && heads=8

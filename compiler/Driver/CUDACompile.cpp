@@ -62,6 +62,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.persistent = choices.persistent;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
+  options.bulkReductions = choices.bulkReductions;
   options.packLhsFirst = choices.packLhsFirst;
   options.splitMaskedBlocks = choices.splitMaskedBlocks;
   options.orderBeforeWaits = choices.orderBeforeWaits;
@@ -131,6 +132,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.persistent = o.persistent;
   choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
+  choices.bulkReductions = o.bulkReductions;
   choices.packLhsFirst = o.packLhsFirst;
   choices.splitMaskedBlocks = o.splitMaskedBlocks;
   choices.orderBeforeWaits = o.orderBeforeWaits;

@@ -123,6 +123,9 @@ const char *runUsage() {
   --no-overlap-products     cuda sm_90a: each product waited for in turn (the
                             backward's dP issued only after P's exponentials,
                             dropout's bits drawn after S completed; ablation)
+  --no-bulk-reductions      cuda sm_90a: the atomic backward adds dQ with
+                            red.global from registers instead of bulk
+                            reductions from shared memory (ablation)
   --no-pack-lhs-first       cuda sm_90a: pack P into wgmma's fragments at each
                             k16 step instead of before the products' fence
                             (ptxas then inserts warpgroup.arrive; ablation)
@@ -236,6 +239,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                     name == "persistent-backward" || name == "ping-pong" ||
                     name == "no-overlap-products" || name == "backward" ||
                     name == "no-pack-lhs-first" ||
+                    name == "no-bulk-reductions" ||
                     name == "order-before-waits" || name == "keys-by-queries" ||
                     name == "no-keys-by-queries" || name == "split-dkdv" ||
                     name == "no-split-dkdv" || name == "capture-gradients" ||
@@ -304,6 +308,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.persistentBackward = true;
     } else if (name == "no-overlap-products") {
       o.overlapProducts = false;
+    } else if (name == "no-bulk-reductions") {
+      o.bulkReductions = false;
     } else if (name == "no-pack-lhs-first") {
       o.packLhsFirst = false;
     } else if (name == "order-before-waits") {

@@ -101,6 +101,7 @@ struct RunOptions {
   bool persistent = true;     ///< cuda sm_90a: CTAs loop over tiles
   bool persistentBackward = false; ///< ...the backward's too (opt-in)
   bool overlapProducts = true;  ///< cuda sm_90a: tgpu-overlap-products
+  bool bulkReductions = true;   ///< cuda sm_90a: tgpu-bulk-reductions
   bool packLhsFirst = true;     ///< cuda sm_90a: P packed before wgmma's fence
   bool orderBeforeWaits = false; ///< cuda sm_90a: ptxas keeps pinned work
   int64_t repeats = 0;          ///< cuda: timed launches after the check

@@ -290,6 +290,15 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
     // the exponentials of P. (The forward's products depend on each other.)
     if (options.overlapProducts)
       pm.addPass(tgpu::createTileGPUOverlapProducts());
+    // The atomic schedule's dQ shares: whole rows into L2 by the copy
+    // engine instead of 8-byte red.global per lane (1.6x the reduction
+    // throughput in bench/probe_dq_reduce.cu), where the staging buffer
+    // keeps the kernel's CTAs per multiprocessor.
+    if (options.bulkReductions) {
+      tgpu::TileGPUBulkReductionsOptions bulk;
+      bulk.sharedMemoryBytes = sharedLimit(options);
+      pm.addPass(tgpu::createTileGPUBulkReductions(bulk));
+    }
   }
   pm.addPass(createCSEPass());
 }

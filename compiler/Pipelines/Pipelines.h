@@ -259,6 +259,13 @@ struct CUDAPipelineOptions
                      "(tgpu-overlap-products: the backward's dP under the "
                      "exponentials of P, dropout's bits under S)"),
       llvm::cl::init(true)};
+  Option<bool> bulkReductions{
+      *this, "bulk-reductions",
+      llvm::cl::desc("sm_90a: the atomic backward's dQ adds staged in "
+                     "shared memory and sent by bulk reductions "
+                     "(tgpu-bulk-reductions) where the staging costs no CTA "
+                     "per multiprocessor"),
+      llvm::cl::init(true)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",
       llvm::cl::desc("sm_90a: TMA loads from a producer warpgroup "

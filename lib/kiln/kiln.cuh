@@ -4,6 +4,7 @@
 // stores, TMA copies and mbarriers, wgmma); the structure of every kernel is
 // printed from IR by compiler/Emit/CUDA.
 #pragma once
+#include "kiln/bulk.cuh"
 #include "kiln/copy.cuh"
 #include "kiln/layout.cuh"
 #include "kiln/load.cuh"

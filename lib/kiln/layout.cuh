@@ -67,7 +67,7 @@ template <typename T, int ROWS, int COLS, int PITCH> struct SmemTile {
   static constexpr int kRows = ROWS, kCols = COLS;
   T *ptr;
   /// Byte offset of element (r, c) from `ptr`.
-  __device__ __forceinline__ static int offset(int r, int c) {
+  __device__ __forceinline__ static constexpr int offset(int r, int c) {
     return (r * PITCH + c) * static_cast<int>(sizeof(T));
   }
 };

@@ -205,25 +205,34 @@ __device__ __forceinline__ void atomic_add(const Desc<float> &d, int row0,
   }
 }
 
-/// Writes this thread's elements of a 16-bit tile into a shared tile of the
-/// same shape (a SmemTile or a SwizzledTile), two adjacent columns per
-/// 32-bit store. The eight rows a warp writes at once start four banks apart
-/// with rows padded by 16 bytes, and in distinct 16-byte chunks of a
-/// swizzle atom.
+/// Writes this thread's elements of a tile into a shared tile of the same
+/// shape (a SmemTile or a SwizzledTile), two adjacent columns per store:
+/// 32-bit stores of 16-bit pairs (the transposed products' P and dS), 64-bit
+/// stores of f32 pairs (the bulk reductions' staging). The eight rows a warp
+/// writes at once start four banks apart with 16-bit rows padded by 16 bytes
+/// (f32 rows padded by 32: a half-warp's four rows eight banks apart), and
+/// in distinct 16-byte chunks of a swizzle atom.
 template <typename Tile, typename T, int M, int N, int W>
 __device__ __forceinline__ void store_shared(Tile s,
                                              const Frag<T, M, N, W> &f) {
-  static_assert(sizeof(T) == 2, "shared round trips carry bf16 or f16");
   static_assert(Tile::kRows == M && Tile::kCols == N,
                 "the shared tile has the register tile's shape");
   using F = Frag<T, M, N, W>;
   char *base = reinterpret_cast<char *>(s.ptr);
+  if constexpr (sizeof(T) == 4) {
 #pragma unroll
-  for (int e = 0; e < F::kSize; e += 2) {
-    unsigned pair = static_cast<unsigned>(f.x[e].bits) |
-                    (static_cast<unsigned>(f.x[e + 1].bits) << 16);
-    *reinterpret_cast<unsigned *>(base + Tile::offset(F::row(e), F::col(e))) =
-        pair;
+    for (int e = 0; e < F::kSize; e += 2)
+      *reinterpret_cast<float2 *>(base + Tile::offset(F::row(e), F::col(e))) =
+          make_float2(f.x[e], f.x[e + 1]);
+  } else {
+    static_assert(sizeof(T) == 2, "shared round trips carry bf16 or f16");
+#pragma unroll
+    for (int e = 0; e < F::kSize; e += 2) {
+      unsigned pair = static_cast<unsigned>(f.x[e].bits) |
+                      (static_cast<unsigned>(f.x[e + 1].bits) << 16);
+      *reinterpret_cast<unsigned *>(base +
+                                    Tile::offset(F::row(e), F::col(e))) = pair;
+    }
   }
 }
 

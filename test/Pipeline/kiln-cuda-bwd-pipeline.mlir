@@ -62,7 +62,9 @@
 // The atomic schedule on sm_90a: keys by queries with a producer, every
 // product on wgmma. dQ's share dS K is one product, not column chunks (its
 // rhs is K's whole swizzled tile), its lhs the consumers' own copy of dSᵀ
-// read MN-major, and it is added to the f32 accumulator.
+// read MN-major, and it is added to the f32 accumulator through a staging
+// buffer by a bulk reduction per warp (tgpu-bulk-reductions: the
+// head-major accumulator's query block is one contiguous run).
 // WGMMA-ATOMIC-LABEL: func.func @causal_softcap_bwd_dkdv(
 // WGMMA-ATOMIC-SAME: tgpu.producer_warps = 4 : i64
 // WGMMA-ATOMIC-NOT: {{= tgpu\.mma }}
@@ -72,16 +74,19 @@
 // WGMMA-ATOMIC-NEXT: tgpu.barrier
 // WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // WGMMA-ATOMIC-NEXT: [[SCALED:%[0-9]+]] = arith.mulf [[DQ]]
-// WGMMA-ATOMIC-NEXT: tile.atomic_add [[SCALED]], %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
+// WGMMA-ATOMIC-NEXT: tgpu.bulk_reduce_add [[SCALED]], %{{.+}}, %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, <?x64xf32>
 // The query loop split as the forward's KV loop: the Q blocks whose rows
 // all see the key block run unmasked between the partial ones; each adds
 // its share of dQ.
 // WGMMA-ATOMIC: } {tile.q_loop = "leading_partial"}
-// WGMMA-ATOMIC: tile.atomic_add
+// WGMMA-ATOMIC: tgpu.bulk_reduce_add
 // WGMMA-ATOMIC: } {tile.q_loop = "full"}
-// WGMMA-ATOMIC: tile.atomic_add
+// WGMMA-ATOMIC: tgpu.bulk_reduce_add
 // WGMMA-ATOMIC: } {tile.q_loop = "trailing_partial"}
 // WGMMA-ATOMIC-NOT: tile.atomic_add
+// The sums complete before the consumers end.
+// WGMMA-ATOMIC: tgpu.bulk_wait{{$}}
+// WGMMA-ATOMIC-NEXT: }
 // WGMMA-ATOMIC: return
 // The overlap's ablation: every product waited for in turn.
 // NO-OVERLAP-NOT: {async
@@ -251,7 +256,7 @@
 
 // The preprocess also zeroes the f32 dQ accumulator (its fourth argument).
 // ATOMIC-LABEL: func.func @causal_softcap_bwd_preprocess(
-// ATOMIC-SAME: %arg3: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.workspace = "dq_accum"})
+// ATOMIC-SAME: %arg3: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "heads", "seq_q", 64], tile.workspace = "dq_accum"})
 // ATOMIC-SAME: tile.bwd_stage = "preprocess"
 // ATOMIC: tile.reduce sum
 // ATOMIC: [[ACCD:%.+]] = tile.view %arg3[
@@ -263,7 +268,7 @@
 // then computes dQ = dS K (in one or more column chunks) and adds it, in
 // f32 and the mma layout, into the accumulator at this Q step's rows.
 // ATOMIC-LABEL: func.func @causal_softcap_bwd_dkdv(
-// ATOMIC-SAME: %arg8: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.workspace = "dq_accum"})
+// ATOMIC-SAME: %arg8: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "heads", "seq_q", 64], tile.workspace = "dq_accum"})
 // ATOMIC-SAME: tile.bwd_stage = "dkdv"
 // ATOMIC: [[DQD:%.+]] = tile.view %arg8[
 // ATOMIC: scf.for [[J:%[^ ]+]] =

@@ -287,6 +287,13 @@ struct Layout {
     return varlen ? packedShape(b, "total_q", "heads", cols)
                   : kiln::queryShape(b, cols);
   }
+  /// The atomic schedule's f32 dQ accumulator: dense, head-major so that
+  /// a query block's rows are one contiguous run (a bulk reduction each);
+  /// packed (varlen), as the queries.
+  SmallVector<Attribute> accumShape(Builder &b, int64_t cols) const {
+    return varlen ? packedShape(b, "total_q", "heads", cols)
+                  : kiln::headMajorQueryShape(b, cols);
+  }
   SmallVector<Attribute> keyShape(Builder &b, int64_t cols) const {
     return varlen ? packedShape(b, "total_kv", "kv_heads", cols)
                   : kiln::keyShape(b, cols);
@@ -352,6 +359,12 @@ struct Program {
             Type elt) const {
     return layout.varlen ? pb.raggedView(arg, cuKV, batch, h, cols, elt)
                          : pb.view(arg, batch, h, cols, elt);
+  }
+  /// Head `h`'s [L, cols] matrix of the dQ accumulator (accumShape).
+  Value accum(ProgramBuilder &pb, Value arg, Value h, int64_t cols) const {
+    Type f32 = pb.b.getF32Type();
+    return layout.varlen ? pb.raggedView(arg, cuQ, batch, h, cols, f32)
+                         : pb.headMajorView(arg, batch, h, cols, f32);
   }
   /// Head `h`'s per-query values (LSE, D).
   Value rows(ProgramBuilder &pb, Value arg, Value h) const {
@@ -539,7 +552,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
         {Role::Workspace, rows, "delta", layout.rowShape(b)}};
     if (atomic) // dQ, zeroed here for the atomic accumulation
       args.push_back(
-          {Role::Workspace, gQK, "dq_accum", layout.queryShape(b, dqk)});
+          {Role::Workspace, gQK, "dq_accum", layout.accumShape(b, dqk)});
     unsigned offsetsArg = layout.addOffsets(args);
     Kernel k = makeKernel(b, spec, "_bwd_preprocess", args, "preprocess",
                           layout.queryGrid(b, bm), bm, bn, false);
@@ -562,7 +575,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     if (atomic)
       tile::StoreOp::create(
           kb, loc, pb.splatF32(0.0, {bm, dqk}),
-          prog.query(pb, k.entry->getArgument(3), h, dqk, f32),
+          prog.accum(pb, k.entry->getArgument(3), h, dqk),
           ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
@@ -730,7 +743,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     if (atomic && withDk) {
       dqAccArg = int64_t(args.size());
       args.push_back(
-          {Role::Workspace, gQK, "dq_accum", layout.queryShape(b, dqk)});
+          {Role::Workspace, gQK, "dq_accum", layout.accumShape(b, dqk)});
     }
     int64_t rngArg = -1;
     if (dropout) {
@@ -838,8 +851,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               // This KV block's share of dQ for these query rows. (A GPU
               // schedule may split it into column chunks to keep registers
               // free: convert-tile-to-tgpu's atomic-product-columns.)
-              Value dqDesc = prog.query(ip, e->getArgument(dqAccArg), h, dqk,
-                                        ip.b.getF32Type());
+              Value dqDesc =
+                  prog.accum(ip, e->getArgument(dqAccArg), h, dqk);
               Value part =
                   dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
               Value scale = ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
@@ -953,7 +966,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   // --- atomic schedule: the f32 dQ accumulator -> dq in the input type ----
   if (atomic) {
     SmallVector<KernelArgDecl> args{
-        {Role::Workspace, gQK, "dq_accum", layout.queryShape(b, dqk)},
+        {Role::Workspace, gQK, "dq_accum", layout.accumShape(b, dqk)},
         {Role::Tensor, tQK, "dq", layout.queryShape(b, dqk)}};
     unsigned offsetsArg = layout.addOffsets(args);
     Kernel k = makeKernel(b, spec, "_bwd_dq_convert", args, "convert",
@@ -963,7 +976,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Program prog = Program::at(layout, kb, loc, k.entry, offsetsArg, false, bm);
     Value qb = prog.block, h = prog.head;
     Value q0 = pb.mul(qb, pb.index(bm));
-    Value acc = pb.load(prog.query(pb, k.entry->getArgument(0), h, dqk, f32),
+    Value acc = pb.load(prog.accum(pb, k.entry->getArgument(0), h, dqk),
                         {bm, dqk}, f32, {q0, pb.index(0)}, 0.0);
     tile::StoreOp::create(kb, loc, toOperand(pb, acc, elt),
                           prog.query(pb, k.entry->getArgument(1), h, dqk, elt),

@@ -67,6 +67,11 @@ SmallVector<Attribute> queryShape(Builder &b, int64_t cols) {
           tile::sizeSymbol(b, "heads"), tile::sizeConstant(b, cols)};
 }
 
+SmallVector<Attribute> headMajorQueryShape(Builder &b, int64_t cols) {
+  return {tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "heads"),
+          tile::sizeSymbol(b, "seq_q"), tile::sizeConstant(b, cols)};
+}
+
 SmallVector<Attribute> keyShape(Builder &b, int64_t cols) {
   return {tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "seq_kv"),
           tile::sizeSymbol(b, "kv_heads"), tile::sizeConstant(b, cols)};

@@ -51,8 +51,12 @@ mlir::func::FuncOp createKernel(mlir::OpBuilder &b, attn::AttentionOp spec,
 std::pair<int64_t, int64_t> chosenTiles(attn::AttentionOp spec, int64_t blockM,
                                         int64_t blockN);
 
-/// [batch, seq_q, heads, cols]: q, out, dout, dq and the dQ accumulator.
+/// [batch, seq_q, heads, cols]: q, out, dout, dq.
 llvm::SmallVector<mlir::Attribute> queryShape(mlir::Builder &b, int64_t cols);
+/// [batch, heads, seq_q, cols]: the atomic backward's f32 dQ accumulator,
+/// whose query blocks are then contiguous (one bulk reduction each).
+llvm::SmallVector<mlir::Attribute> headMajorQueryShape(mlir::Builder &b,
+                                                       int64_t cols);
 /// [batch, seq_kv, kv_heads, cols]: k, v, dk, dv.
 llvm::SmallVector<mlir::Attribute> keyShape(mlir::Builder &b, int64_t cols);
 /// [pages, pageSize, kv_heads, cols]: k and v as pools of a paged KV cache.

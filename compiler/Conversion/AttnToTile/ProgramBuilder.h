@@ -39,6 +39,16 @@ struct ProgramBuilder {
         base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({1, 3}),
         group > 1 ? b.getI64IntegerAttr(2) : IntegerAttr());
   }
+  /// The [seq, cols] matrix of (batch, head) in a [B, H, L, D] array (the
+  /// atomic backward's dQ accumulator: a block of rows is contiguous).
+  Value headMajorView(Value base, Value batch, Value head, int64_t cols,
+                      Type elt) {
+    return tile::ViewOp::create(
+        b, loc,
+        tile::DescType::get(b.getContext(), {ShapedType::kDynamic, cols}, elt),
+        base, ValueRange{batch, head}, b.getDenseI64ArrayAttr({2, 3}),
+        IntegerAttr());
+  }
   /// The [lens[batch], cols] matrix of sequence `batch`, head `head` in a
   /// paged KV cache: a pool [pages, pageSize, heads, cols] whose row r lives
   /// in page table[batch, r / pageSize].

@@ -818,6 +818,18 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         os << ", " << name(a.getValue()) << ");\n";
         return success();
       })
+      .Case([&](tgpu::BulkReduceAddOp a) {
+        line() << "kiln::bulk_reduce_add(" << name(a.getDesc());
+        for (Value o : a.getOffsets())
+          os << ", " << name(o);
+        os << ", " << name(a.getStaging()) << ", " << name(a.getValue())
+           << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::BulkWaitOp) {
+        line() << "kiln::bulk_wait();\n";
+        return success();
+      })
       .Case([&](tile::ScatterAddOp a) -> LogicalResult {
         auto type = cppType(a.getValues().getType(), loc);
         if (failed(type))

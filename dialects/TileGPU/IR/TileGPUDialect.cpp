@@ -368,6 +368,37 @@ LogicalResult TmaLoadPagesOp::verify() {
   return verifyBarrier(*this, getBarriers(), getIndex());
 }
 
+LogicalResult BulkReduceAddOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  MemRefType staging = getStaging().getType();
+  tile::DescType desc = getDesc().getType();
+  if (value.getRank() != 2 || !value.getElementType().isF32() ||
+      !isa_and_nonnull<MmaLayoutAttr>(value.getEncoding()) ||
+      (value.getDimSize(1) * 4) % 16 != 0)
+    return emitOpError() << "adds 2-D f32 #tgpu.mma tiles whose rows are "
+                            "whole 16-byte chunks, got "
+                         << value;
+  if (!isSharedMemRef(staging) || swizzleBytes(staging) ||
+      staging.getShape() != value.getShape() ||
+      staging.getElementType() != value.getElementType() ||
+      !staging.getLayout().isIdentity())
+    return emitOpError() << "stages through an unpadded, unswizzled shared "
+                            "buffer of the tile's shape (rows read as one "
+                            "contiguous run), got "
+                         << staging << " for " << value;
+  if (!desc.getElementType().isF32() || desc.getShape().size() != 2 ||
+      getOffsets().size() != 2 || desc.isPaged() || desc.getGroup() != 1)
+    return emitOpError() << "adds into a plain 2-D f32 descriptor at a row "
+                            "and a column, got "
+                         << desc << " with " << getOffsets().size()
+                         << " offsets";
+  int64_t cols = desc.getShape()[1];
+  if (!ShapedType::isDynamic(cols) && value.getDimSize(1) > cols)
+    return emitOpError() << "the tile's " << value.getDimSize(1)
+                         << " columns are wider than the descriptor's " << cols;
+  return success();
+}
+
 LogicalResult WarpSpecializeOp::verify() {
   int64_t producers = static_cast<int64_t>(getProducerWarps());
   if (producers < 4 || producers % 4 != 0)

@@ -112,7 +112,7 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 // kernel adds scale * dS K into it.
 
 // ATOMIC-LABEL: func.func @softcap_atomic_bwd_preprocess(
-// ATOMIC-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.workspace = "dq_accum"})
+// ATOMIC-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "heads", "seq_q", 64], tile.workspace = "dq_accum"})
 // ATOMIC: tile.store %{{.*}} : tensor<64x64xf32>, <?x64xf32>
 // ATOMIC-NOT: func.func @softcap_atomic_bwd_dq(
 // The dK/dV kernel adds its whole share scale * dS K for each Q block; a

@@ -810,3 +810,61 @@ func.func @init_after_split(%bars: memref<4xi64, 3>, %i: index) attributes {tgpu
   }
   return
 }
+
+//===----------------------------------------------------------------------===//
+// tgpu.bulk_reduce_add
+//===----------------------------------------------------------------------===//
+
+func.func @bulk_bf16(%t: tensor<64x64xbf16, #tgpu.mma<warps = 4>>, %b: memref<64x64xbf16, 3>, %d: !tile.desc<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op adds 2-D f32 #tgpu.mma tiles whose rows are whole 16-byte chunks}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, 3>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_narrow(%t: tensor<64x2xf32, #tgpu.mma<warps = 4>>, %b: memref<64x2xf32, 3>, %d: !tile.desc<?x2xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op adds 2-D f32 #tgpu.mma tiles whose rows are whole 16-byte chunks}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x2xf32, #tgpu.mma<warps = 4>>, memref<64x2xf32, 3>, !tile.desc<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_padded(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32, strided<[72, 1]>, 3>, %d: !tile.desc<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op stages through an unpadded, unswizzled shared buffer of the tile's shape}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, strided<[72, 1]>, 3>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_global(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32>, %d: !tile.desc<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op stages through an unpadded, unswizzled shared buffer of the tile's shape}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_into_bf16(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32, 3>, %d: !tile.desc<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op adds into a plain 2-D f32 descriptor at a row and a column}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, !tile.desc<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @bulk_one_offset(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32, 3>, %d: !tile.desc<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op adds into a plain 2-D f32 descriptor at a row and a column}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_wider(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32, 3>, %d: !tile.desc<?x32xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op the tile's 64 columns are wider than the descriptor's 32}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, !tile.desc<?x32xf32>
+  return
+}

@@ -294,3 +294,23 @@ func.func @warp_specialized(%map: !tgpu.tensor_map {tgpu.tensor_map = {tensor = 
   }
   return
 }
+
+// -----
+
+// tgpu.bulk_reduce_add and tgpu.bulk_wait (the atomic backward's dQ shares
+// by bulk reductions): an f32 tile staged through a buffer of its shape,
+// added into a descriptor, waited for.
+// CHECK-LABEL: func.func @bulk_reduce_add
+// CHECK-SAME: ([[T:%[^:]+]]: tensor<64x64xf32, #tgpu.mma<warps = 4>>, [[D:%[^:]+]]: !tile.desc<?x64xf32>, [[R:%[^:]+]]: index)
+// CHECK-NEXT: [[C0:%.+]] = arith.constant 0 : index
+// CHECK-NEXT: [[B:%.+]] = tgpu.shared_alloc offset 0 : memref<64x64xf32, 3>
+// CHECK-NEXT: tgpu.bulk_reduce_add [[T]], [[B]], [[D]]{{\[}}[[R]], [[C0]]] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, <?x64xf32>
+// CHECK-NEXT: tgpu.bulk_wait{{$}}
+func.func @bulk_reduce_add(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>,
+                           %d: !tile.desc<?x64xf32>, %r: index) {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<64x64xf32, 3>
+  tgpu.bulk_reduce_add %t, %b, %d[%r, %c0] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, !tile.desc<?x64xf32>
+  tgpu.bulk_wait
+  return
+}

@@ -59,7 +59,7 @@
 // SCHED-NEXT: {"name":"k","dtype":"bf16","shape":["batch","seq_kv","kv_heads",128],"align":16},
 // SCHED: "workspaces": [
 // SCHED-NEXT: {"name":"delta","dtype":"f32","shape":["batch","heads","seq_q"],"zero_fill":false},
-// SCHED-NEXT: {"name":"dq_accum","dtype":"f32","shape":["batch","seq_q","heads",128],"zero_fill":false}
+// SCHED-NEXT: {"name":"dq_accum","dtype":"f32","shape":["batch","heads","seq_q",128],"zero_fill":false}
 // SCHED-NEXT: {{^ \]}},
 // SCHED-NEXT: "constraints": {{\[\["heads",\["mul","kv_heads",4\]\]\]}},
 // SCHED-NEXT: "kernels": [
