@@ -35,7 +35,7 @@ check)
     echo -n "$tool: "
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir --backend cuda \
       --backward --bwd-schedule atomic --head-dim 64 --seqlen 300 --seqlen-kv 517 --heads 2 --check 2>&1 |
-      grep -E "ERROR SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
-  done
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done | tee "$OUT/sanitize.txt"
   ;;
 esac

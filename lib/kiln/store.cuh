@@ -208,10 +208,11 @@ __device__ __forceinline__ void atomic_add(const Desc<float> &d, int row0,
 /// Writes this thread's elements of a tile into a shared tile of the same
 /// shape (a SmemTile or a SwizzledTile), two adjacent columns per store:
 /// 32-bit stores of 16-bit pairs (the transposed products' P and dS), 64-bit
-/// stores of f32 pairs (the bulk reductions' staging). The eight rows a warp
-/// writes at once start four banks apart with 16-bit rows padded by 16 bytes
-/// (f32 rows padded by 32: a half-warp's four rows eight banks apart), and
-/// in distinct 16-byte chunks of a swizzle atom.
+/// stores of f32 pairs (the bulk reductions' staging, unpadded so that its
+/// rows are one run for the copy engine: a half-warp's four rows then share
+/// banks, a 4-way conflict). The eight rows a warp writes at once start four
+/// banks apart with 16-bit rows padded by 16 bytes, and in distinct 16-byte
+/// chunks of a swizzle atom.
 template <typename Tile, typename T, int M, int N, int W>
 __device__ __forceinline__ void store_shared(Tile s,
                                              const Frag<T, M, N, W> &f) {

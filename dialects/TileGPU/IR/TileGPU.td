@@ -446,7 +446,7 @@ def TileGPU_BulkReduceAddOp
     `cp.reduce.async.bulk .add.f32`: one bulk reduction per warp where the
     descriptor's rows are one contiguous run as wide as the tile, else one
     per row. L2 takes whole lines instead of one 8-byte `red.global` per
-    lane and element pair (1.5-1.7x the reduction throughput into L2 on an
+    lane and element pair (1.3-1.8x the reduction throughput into L2 on an
     H100, `bench/probe_dq_reduce.cu`). No barrier: a warp's rows of
     `staging` are its own, and its lanes wait until their previous
     reductions have read them before writing (so successive adds may share

@@ -392,6 +392,17 @@ LogicalResult BulkReduceAddOp::verify() {
                             "and a column, got "
                          << desc << " with " << getOffsets().size()
                          << " offsets";
+  // Each warp of the kernel stages the rows the layout gives it: a layout of
+  // fewer warps than run would leave the others writing past the buffer.
+  IntegerAttr warps;
+  for (Operation *op = (*this)->getParentOp(); op && !warps;
+       op = op->getParentOp())
+    warps = op->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
+  int64_t layoutWarps = cast<MmaLayoutAttr>(value.getEncoding()).getWarps();
+  if (warps && warps.getInt() != layoutWarps)
+    return emitOpError() << "the tile's layout spreads it over "
+                         << layoutWarps << " warps, the kernel runs "
+                         << warps.getInt();
   int64_t cols = desc.getShape()[1];
   if (!ShapedType::isDynamic(cols) && value.getDimSize(1) > cols)
     return emitOpError() << "the tile's " << value.getDimSize(1)

@@ -25,8 +25,6 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::tgpu;
 
-namespace {
-
 /// Whether `add` can go through a staging buffer: a 2-D f32 register tile
 /// in the accumulator layout whose rows are whole 16-byte chunks, as wide
 /// as its descriptor, a view of an array's last two dimensions (rows one
@@ -35,7 +33,7 @@ namespace {
 /// the copy engine takes them from uniform registers: the lanes' addresses
 /// one at a time, 64 issues per tile, which measured slower than
 /// red.global.
-bool stageable(tile::AtomicAddOp add) {
+static bool stageable(tile::AtomicAddOp add) {
   auto tile = dyn_cast<RankedTensorType>(add.getValue().getType());
   tile::DescType desc = add.getDesc().getType();
   if (!tile || tile.getRank() != 2 || !tile.getElementType().isF32() ||
@@ -55,17 +53,35 @@ bool stageable(tile::AtomicAddOp add) {
 }
 
 /// The block whose end the sums must be complete by: the consumer region
-/// of a warp-specialized kernel, else the kernel's body.
-Block *regionEnd(Operation *op, func::FuncOp kernel) {
+/// of a warp-specialized kernel, else the kernel's body. Null for an add in
+/// a producer region (which runs on one thread: not staged).
+static Block *regionEnd(Operation *op, func::FuncOp kernel) {
   for (Operation *parent = op->getParentOp(); parent;
        parent = parent->getParentOp()) {
     if (auto ws = dyn_cast<WarpSpecializeOp>(parent))
-      return &ws.getConsumer().front();
+      return ws.getConsumer().isAncestor(op->getParentRegion())
+                 ? &ws.getConsumer().front()
+                 : nullptr;
     if (parent == kernel.getOperation())
       return &kernel.front();
   }
   return nullptr;
 }
+
+/// A multiprocessor's registers, and the fewest a thread of a kernel with an
+/// f32 accumulator tile to add holds (the atomic dK/dV kernel's dK and dV
+/// accumulators alone take 64 per thread at D = 64).
+constexpr int64_t kRegistersPerSM = 65536;
+constexpr int64_t kMinRegisters = 128;
+
+/// CTAs of `bytes` shared memory that fit a multiprocessor whose one CTA may
+/// use `limit` (each CTA reserves 1 KiB: the limit is 1 KiB under the
+/// multiprocessor's).
+static int64_t ctasFitting(int64_t bytes, int64_t limit) {
+  return (limit + 1024) / (bytes + 1024);
+}
+
+namespace {
 
 struct TileGPUBulkReductions
     : public kiln::tgpu::impl::TileGPUBulkReductionsBase<
@@ -86,9 +102,11 @@ struct TileGPUBulkReductions
     // The adds by tile type: one staging buffer for each.
     llvm::MapVector<Type, SmallVector<tile::AtomicAddOp>> adds;
     kernel.walk([&](tile::AtomicAddOp add) {
-      if (stageable(add))
+      if (stageable(add) && regionEnd(add, kernel))
         adds[add.getValue().getType()].push_back(add);
     });
+    int64_t before =
+        kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes).getInt();
     if (adds.empty())
       return success();
 
@@ -114,16 +132,28 @@ struct TileGPUBulkReductions
       return failure();
 
     // The staging must not cost the kernel a CTA per multiprocessor (nor
-    // exceed the limit): otherwise the adds stay red.global.
-    auto ctasAttr = kernel->getAttrOfType<IntegerAttr>(attrs::kCtasPerSM);
-    int64_t ctas = ctasAttr ? ctasAttr.getInt() : 1;
-    int64_t bytes =
+    // exceed the limit): otherwise the adds stay red.global. A
+    // warp-specialized kernel runs tgpu.ctas_per_sm CTAs (1 when absent);
+    // any other as many as its shared memory allows, and its registers:
+    // a kernel that accumulates f32 tiles holds at least
+    // kMinRegisters per thread.
+    int64_t after =
         kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes).getInt();
-    if (sharedMemoryBytes > 0 &&
-        ctas * (bytes + 1024) > sharedMemoryBytes + 1024) {
-      for (auto &entry : staged)
-        entry.first.erase();
-      return layoutSharedBuffers(kernel, 0, "the kernel's buffers");
+    if (sharedMemoryBytes > 0) {
+      int64_t wanted = ctasFitting(before, sharedMemoryBytes);
+      if (kernel->hasAttr(attrs::kProducerWarps)) {
+        auto ctas = kernel->getAttrOfType<IntegerAttr>(attrs::kCtasPerSM);
+        wanted = std::min<int64_t>(wanted, ctas ? ctas.getInt() : 1);
+      } else if (auto warps =
+                     kernel->getAttrOfType<IntegerAttr>(attrs::kNumWarps)) {
+        wanted = std::min<int64_t>(
+            wanted, kRegistersPerSM / (32 * warps.getInt() * kMinRegisters));
+      }
+      if (ctasFitting(after, sharedMemoryBytes) < std::max<int64_t>(wanted, 1)) {
+        for (auto &buffer : staged)
+          buffer.first.erase();
+        return layoutSharedBuffers(kernel, 0, "the kernel's buffers");
+      }
     }
 
     llvm::SetVector<Block *> ends;

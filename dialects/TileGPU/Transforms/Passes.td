@@ -182,7 +182,7 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     The atomic backward adds each KV block's f32 share of dQ into the
     workspace with `tile.atomic_add`, printed as one 8-byte `red.global`
     per lane and element pair; its dK/dV kernel is bound by those
-    reductions (Nsight Compute: the crossbar into L2 busy 81% of cycles).
+    reductions (Nsight Compute: the crossbar into L2 busy 76-81% of cycles).
     On sm_90a this pass rewrites each `tile.atomic_add` of a 2-D f32
     `#tgpu.mma` tile (rows of whole 16-byte chunks), as wide as its
     descriptor, a view of an array's last two dimensions (the dense
@@ -198,9 +198,11 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
 
     Runs after `tgpu-warp-specialize` (whose shared-memory layout and CTAs
     per multiprocessor it keeps): a kernel whose staging would not fit
-    `shared-memory-bytes` beside its buffers at its `tgpu.ctas_per_sm` is
-    left with `red.global` (the atomic schedule's dK/dV kernel at
-    D = 128 keeps two CTAs per multiprocessor that way).
+    `shared-memory-bytes` beside its buffers without losing a CTA per
+    multiprocessor (warp-specialized: its `tgpu.ctas_per_sm`; otherwise as
+    many as its shared memory allows) is left with `red.global` (the atomic
+    schedule's dK/dV kernel at D = 128 keeps two CTAs per multiprocessor
+    that way).
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",

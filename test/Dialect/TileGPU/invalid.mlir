@@ -868,3 +868,35 @@ func.func @bulk_wider(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64
   tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, !tile.desc<?x32xf32>
   return
 }
+
+// -----
+
+func.func @bulk_not_mma(%t: tensor<64x64xf32>, %b: memref<64x64xf32, 3>, %d: !tile.desc<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op adds 2-D f32 #tgpu.mma tiles whose rows are whole 16-byte chunks}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32>, memref<64x64xf32, 3>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_swizzled(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32, #tgpu.swizzle<bytes = 128>, 3>, %d: !tile.desc<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op stages through an unpadded, unswizzled shared buffer of the tile's shape}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, #tgpu.swizzle<bytes = 128>, 3>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_grouped(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32, 3>, %d: !tile.desc<?x64xf32, group 4>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op adds into a plain 2-D f32 descriptor at a row and a column}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, !tile.desc<?x64xf32, group 4>
+  return
+}
+
+// -----
+
+func.func @bulk_warps(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32, 3>, %d: !tile.desc<?x64xf32>, %i: index) attributes {tgpu.num_warps = 8 : i64} {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op the tile's layout spreads it over 4 warps, the kernel runs 8}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, !tile.desc<?x64xf32>
+  return
+}

@@ -78,6 +78,41 @@ func.func @no_room(%a: !m, %t: !acc, %i: index) attributes {tgpu.arch = "sm_90a"
 
 // -----
 
+// Without a producer warpgroup the kernel runs as many CTAs as its shared
+// memory and its registers (at least 128 per thread: four CTAs of four
+// warps) allow: 70,016 bytes fit three on a multiprocessor, with the
+// staging's 16 KiB only two, so the add stays; 120,064 bytes fit one either
+// way: staged. (@loop above: 8,320 bytes fit 24, with the staging 9, both
+// above the registers' four.)
+!m = memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @no_producer_keeps
+// CHECK-SAME: tgpu.shared_bytes = 70016
+// CHECK-NOT: xf32, 3>
+// CHECK: tile.atomic_add
+// CHECK-NOT: tgpu.bulk
+// CHECK: return
+func.func @no_producer_keeps(%a: !m, %t: !acc, %i: index) attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 70016 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<8750xi64, 3>
+  %d = tile.view %a[%c0, %c0] keep [2, 3] : !m -> !tile.desc<?x64xf32>
+  tile.atomic_add %t, %d[%i, %c0] : !acc, !tile.desc<?x64xf32>
+  return
+}
+// CHECK-LABEL: func.func @no_producer_stages
+// CHECK-SAME: tgpu.shared_bytes = 136448
+// CHECK: tgpu.bulk_reduce_add
+// CHECK-NEXT: tgpu.bulk_wait
+func.func @no_producer_stages(%a: !m, %t: !acc, %i: index) attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 120064 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<15000xi64, 3>
+  %d = tile.view %a[%c0, %c0] keep [2, 3] : !m -> !tile.desc<?x64xf32>
+  tile.atomic_add %t, %d[%i, %c0] : !acc, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
 // Left alone: sm_80 (no bulk reductions); rows strided in the array (Q's
 // [B, N, H, D] layout: a bulk reduction per row); tiles narrower than
 // their descriptor; rows that are not whole 16-byte chunks.
