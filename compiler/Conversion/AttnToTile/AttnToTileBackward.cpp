@@ -1020,7 +1020,8 @@ struct ConvertAttnToTileBackward
       std::pair<int64_t, int64_t> tiles = chosenTiles(spec, blockM, blockN);
       // dK and dV in two kernels where the head dims call for it.
       bool split = splitDkdvAbove >= 0 &&
-                   spec.getQkHeadDim() + spec.getVHeadDim() > splitDkdvAbove;
+                   int64_t(spec.getQkHeadDim() + spec.getVHeadDim()) >
+                       splitDkdvAbove;
       // Keys per dK/dV program: block-n, or key-block for one dK/dV
       // kernel (the split dK and dV kernels keep block-n).
       int64_t keys = keyBlock > 0 && !split ? int64_t(keyBlock) : tiles.second;

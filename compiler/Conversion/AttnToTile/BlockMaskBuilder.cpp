@@ -76,7 +76,7 @@ LogicalResult buildLists(attn::AttentionOp spec, bool byQueries) {
   Value kDesc = pb.view(entry->getArgument(1), batch, kvHead, dqk, elt);
   Value lenQ = tile::DimOp::create(b, loc, b.getIndexType(), qDesc, 0);
   Value lenK = tile::DimOp::create(b, loc, b.getIndexType(), kDesc, 0);
-  Value lenRows = byQueries ? lenQ : lenK, lenCols = byQueries ? lenK : lenQ;
+  Value lenCols = byQueries ? lenK : lenQ;
   Value numCols =
       arith::CeilDivSIOp::create(b, loc, lenCols, pb.index(colBlock));
   Value row0 = pb.mul(rowProgram, pb.index(rowBlock));

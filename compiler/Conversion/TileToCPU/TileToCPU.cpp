@@ -640,8 +640,7 @@ struct ReduceLowering : OpConversionPattern<tile::ReduceOp> {
                                          rewriter.getFloatAttr(elt, identity)));
     auto reduce = linalg::ReduceOp::create(
         rewriter, loc, ValueRange{adaptor.getSource()}, ValueRange{init},
-        SmallVector<int64_t>{op.getDim()},
-        combineBody(isMax));
+        SmallVector<int64_t>{int64_t(op.getDim())}, combineBody(isMax));
     rewriter.replaceOp(op, reduce.getResult(0));
     return success();
   }
@@ -681,7 +680,8 @@ struct BroadcastLowering : OpConversionPattern<tile::BroadcastOp> {
     Value init = emptyLike(rewriter, op.getLoc(), type);
     auto bcast =
         linalg::BroadcastOp::create(rewriter, op.getLoc(), adaptor.getSource(),
-                                    init, SmallVector<int64_t>{op.getDim()});
+                                    init,
+                                    SmallVector<int64_t>{int64_t(op.getDim())});
     rewriter.replaceOp(op, bcast.getResult()[0]);
     return success();
   }

@@ -105,10 +105,11 @@ struct TileGPUBulkReductions
       if (stageable(add) && regionEnd(add, kernel))
         adds[add.getValue().getType()].push_back(add);
     });
-    int64_t before =
-        kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes).getInt();
     if (adds.empty())
       return success();
+    // (A kernel not laid out yet has no buffers to count.)
+    auto laidOut = kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes);
+    int64_t before = laidOut ? laidOut.getInt() : 0;
 
     // The staging buffers (unpadded: one contiguous run for the copy
     // engine) go after the kernel's top-level buffers.

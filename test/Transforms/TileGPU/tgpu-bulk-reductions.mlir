@@ -113,6 +113,21 @@ func.func @no_producer_stages(%a: !m, %t: !acc, %i: index) attributes {tgpu.arch
 
 // -----
 
+// A kernel without tgpu.shared_bytes (not laid out yet) is laid out.
+!m = memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @not_laid_out
+// CHECK-SAME: tgpu.shared_bytes = 16384
+// CHECK: tgpu.bulk_reduce_add
+func.func @not_laid_out(%a: !m, %t: !acc, %i: index) attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %d = tile.view %a[%c0, %c0] keep [2, 3] : !m -> !tile.desc<?x64xf32>
+  tile.atomic_add %t, %d[%i, %c0] : !acc, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
 // Left alone: sm_80 (no bulk reductions); rows strided in the array (Q's
 // [B, N, H, D] layout: a bulk reduction per row); tiles narrower than
 // their descriptor; rows that are not whole 16-byte chunks.
