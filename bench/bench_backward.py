@@ -44,7 +44,7 @@ runtime = Runtime(args.lib)
 # (`_persist`, --persistent-backward), also with 128 keys per dK/dV CTA
 # (`_kb128p`, --key-block 128); the atomic schedule's dQ adds by red.global
 # from registers instead of bulk reductions (`_atomicred`,
-# --no-bulk-reductions).
+# --no-bulk-reductions); 128 keys per dK/dV CTA (`_kb128`, --key-block 128).
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
              "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov",
              "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64",
@@ -52,7 +52,7 @@ SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": 
              "_latepack": "kiln_latepack",
              "_unordered": "kiln_unordered",
              "_masked": "kiln_masked",
-             "_atomicred": "kiln_atomic_red"}
+             "_atomicred": "kiln_atomic_red", "_kb128": "kiln_kb128"}
 
 
 def spec(variant, hd, suffix):
