@@ -12,13 +12,8 @@
 #   [VARIANTS=_a,_b] bash bench/device-run-pack-lhs.sh [check|bench|all]
 set -u
 MODE=${1:-all}
-OUT=${OUT:-/tmp/kiln-out}
-mkdir -p "$OUT" /tmp/kiln-bin
-gunzip -c .device/kiln.gz > /tmp/kiln-bin/kiln && chmod +x /tmp/kiln-bin/kiln
-KILN=/tmp/kiln-bin/kiln
-LIB=$PWD/.device/libkiln_runtime.so
-export KILN_CACHE_DIR=/tmp/kiln-cache-pack-lhs
-nvidia-smi -L
+KILN_CACHE_DIR=/tmp/kiln-cache-pack-lhs
+. bench/device-env.sh
 pick='rel L2|PASS|FAIL|error|differ'
 checks() {
   for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do

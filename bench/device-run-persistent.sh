@@ -15,13 +15,8 @@
 #   bash bench/device-run-persistent.sh [check|bench|all|many]
 set -u
 MODE=${1:-all}
-OUT=${OUT:-/tmp/kiln-out}
-mkdir -p "$OUT" /tmp/kiln-bin
-gunzip -c .device/kiln.gz > /tmp/kiln-bin/kiln && chmod +x /tmp/kiln-bin/kiln
-KILN=/tmp/kiln-bin/kiln
-LIB=$PWD/.device/libkiln_runtime.so
-export KILN_CACHE_DIR=/tmp/kiln-cache-persistent
-nvidia-smi -L
+KILN_CACHE_DIR=/tmp/kiln-cache-persistent
+. bench/device-env.sh
 pick='rel L2|PASS|FAIL|error|differ'
 checks() {
   for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do

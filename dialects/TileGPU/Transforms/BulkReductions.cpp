@@ -74,13 +74,6 @@ static Block *regionEnd(Operation *op, func::FuncOp kernel) {
 constexpr int64_t kRegistersPerSM = 65536;
 constexpr int64_t kMinRegisters = 128;
 
-/// CTAs of `bytes` shared memory that fit a multiprocessor whose one CTA may
-/// use `limit` (each CTA reserves 1 KiB: the limit is 1 KiB under the
-/// multiprocessor's).
-static int64_t ctasFitting(int64_t bytes, int64_t limit) {
-  return (limit + 1024) / (bytes + 1024);
-}
-
 namespace {
 
 struct TileGPUBulkReductions

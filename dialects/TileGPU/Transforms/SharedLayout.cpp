@@ -23,6 +23,10 @@ int64_t sharedBufferBytes(MemRefType type) {
   return rows * pitch * eltBytes;
 }
 
+int64_t ctasFitting(int64_t bytes, int64_t limit) {
+  return (limit + 1024) / (bytes + 1024);
+}
+
 LogicalResult layoutSharedBuffers(func::FuncOp kernel, int64_t limit,
                                   StringRef what) {
   int64_t next = 0;

@@ -12,6 +12,11 @@ namespace kiln::tgpu {
 /// times its row for a swizzled buffer.
 int64_t sharedBufferBytes(mlir::MemRefType type);
 
+/// CTAs of `bytes` shared memory each that fit a multiprocessor whose one CTA
+/// may use `limit` (each CTA reserves 1 KiB: the limit is 1 KiB under the
+/// multiprocessor's).
+int64_t ctasFitting(int64_t bytes, int64_t limit);
+
 /// Places every tgpu.shared_alloc of `kernel` one after the other in walk
 /// order (swizzled buffers 1024-byte aligned, the swizzle's period; others
 /// 128) and sets tgpu.shared_bytes. Fails with a diagnostic naming `what`

@@ -582,12 +582,11 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
 
   // One consumer warpgroup (the backward's kernels) would leave a
   // multiprocessor with four warps to hide latency: two CTAs share it where
-  // their shared memory fits (the limit is one CTA's, 1 KiB under the
-  // multiprocessor's, and each CTA reserves 1 KiB), halving the registers.
-  int64_t ctas = consumerThreads == 128 && limit > 0 &&
-                         2 * (sharedBytes + 1024) <= limit + 1024
-                     ? 2
-                     : 1;
+  // their shared memory fits, halving the registers.
+  int64_t ctas =
+      consumerThreads == 128 && limit > 0 && ctasFitting(sharedBytes, limit) >= 2
+          ? 2
+          : 1;
   auto ws = WarpSpecializeOp::create(
       b, loc, kProducerWarps, kProducerRegisters,
       std::min<int64_t>(
