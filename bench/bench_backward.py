@@ -44,7 +44,9 @@ runtime = Runtime(args.lib)
 # (`_persist`, --persistent-backward), also with 128 keys per dK/dV CTA
 # (`_kb128p`, --key-block 128); the atomic schedule's dQ adds by red.global
 # from registers instead of bulk reductions (`_atomicred`,
-# --no-bulk-reductions); 128 keys per dK/dV CTA (`_kb128`, --key-block 128).
+# --no-bulk-reductions); 128 keys per dK/dV CTA (`_kb128`, --key-block 128),
+# also in the atomic schedule (`_atomic128`: dQ split by columns between the
+# two consumer warpgroups).
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
              "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov",
              "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64",
@@ -52,7 +54,8 @@ SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": 
              "_latepack": "kiln_latepack",
              "_unordered": "kiln_unordered",
              "_masked": "kiln_masked",
-             "_atomicred": "kiln_atomic_red", "_kb128": "kiln_kb128"}
+             "_atomicred": "kiln_atomic_red", "_kb128": "kiln_kb128",
+             "_atomic128": "kiln_atomic128"}
 
 
 def spec(variant, hd, suffix):

@@ -61,6 +61,7 @@ for hd in 64 128 256; do
   for v in plain causal; do
     compile "${v}_hd$hd"_bwd $v --head-dim $hd --backward &
     compile "${v}_hd$hd"_bwd_atomic $v --head-dim $hd --backward --bwd-schedule atomic &
+    [ $hd != 256 ] && compile "${v}_hd$hd"_bwd_atomic128 $v --head-dim $hd --backward --bwd-schedule atomic --key-block 128 &
     compile "${v}_hd$hd"_bwd_mma $v --head-dim $hd --backward --no-warpgroup-mma &
     compile "${v}_hd$hd"_bwd_qk $v --head-dim $hd --backward --no-keys-by-queries &
     compile "${v}_hd$hd"_bwd_nows $v --head-dim $hd --backward --no-warp-specialize &

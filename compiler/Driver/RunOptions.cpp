@@ -63,8 +63,9 @@ const char *runUsage() {
                             through shared memory (default: keys by queries
                             where a TMA producer takes the kernel, sm_90a)
   --key-block K             backward: keys per dK/dV program (default 0: BN);
-                            128 on sm_90a (keys by queries, not atomic): two
-                            consumer warpgroups share each Q and dO tile
+                            128 on sm_90a (keys by queries): two consumer
+                            warpgroups share each Q and dO tile (atomic: and
+                            split each dQ share by columns)
   --capture-gradients       backward: also the gradients of the float captures
                             the score_mod reads (checked against float64
                             central differences)

@@ -7,22 +7,37 @@ namespace kiln {
 /// An M x N tile spread over W warps: warp w owns rows [w*M/W, (w+1)*M/W) as
 /// kMT m16 tiles, each split in kNT n8 fragments of 4 values per lane:
 /// (r, c), (r, c+1), (r+8, c), (r+8, c+1) with r = lane/4, c = 2*(lane%4).
-template <typename T, int M, int N, int W> struct Frag {
-  static_assert(M % (16 * W) == 0, "rows must split into m16 tiles per warp");
-  static_assert(N % 8 == 0, "columns must split into n8 fragments");
-  static constexpr int kMT = M / (16 * W);
-  static constexpr int kNT = N / 8;
+/// With G column groups (#tgpu.mma col_groups) the warps split into G groups
+/// of W / G consecutive warps; group g holds columns [g*N/G, (g+1)*N/G) of
+/// every row, its warps splitting the rows as above.
+template <typename T, int M, int N, int W, int G = 1> struct Frag {
+  static_assert(W % G == 0, "column groups of whole warps");
+  static constexpr int kGroupWarps = W / G;
+  static_assert(M % (16 * kGroupWarps) == 0,
+                "rows must split into m16 tiles per warp");
+  static_assert(N % (8 * G) == 0, "columns must split into n8 fragments");
+  static constexpr int kGroupCols = N / G;
+  static constexpr int kMT = M / (16 * kGroupWarps);
+  static constexpr int kNT = kGroupCols / 8;
   static constexpr int kSize = kMT * kNT * 4;
   T x[kSize];
 
+  /// This warp's column group, and its place among the group's warps.
+  __device__ __forceinline__ static int group() {
+    return G == 1 ? 0 : warp_id() / kGroupWarps;
+  }
+  __device__ __forceinline__ static int group_warp() {
+    return G == 1 ? warp_id() : warp_id() % kGroupWarps;
+  }
   /// Row and column of element e of this thread.
   __device__ __forceinline__ static int row(int e) {
     int mt = e / (kNT * 4);
-    return warp_id() * 16 * kMT + mt * 16 + lane_id() / 4 + ((e & 3) >> 1) * 8;
+    return group_warp() * 16 * kMT + mt * 16 + lane_id() / 4 +
+           ((e & 3) >> 1) * 8;
   }
   __device__ __forceinline__ static int col(int e) {
     int nt = (e / 4) % kNT;
-    return nt * 8 + 2 * (lane_id() & 3) + (e & 1);
+    return group() * kGroupCols + nt * 8 + 2 * (lane_id() & 3) + (e & 1);
   }
   /// The slot of row(e) in the matching RowFrag.
   __device__ __forceinline__ static int row_slot(int e) {

@@ -8,10 +8,11 @@
 
 namespace kiln {
 
-template <typename T, int M, int N, int W, int G>
-__device__ __forceinline__ void load(Frag<T, M, N, W> &f, const Desc<T, G> &d,
-                                     int row0, int col0, float fill) {
-  using F = Frag<T, M, N, W>;
+template <typename T, int M, int N, int W, int CG, int G>
+__device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
+                                     const Desc<T, G> &d, int row0, int col0,
+                                     float fill) {
+  using F = Frag<T, M, N, W, CG>;
   const T outside = from_float<T>(fill);
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e) {
@@ -23,11 +24,11 @@ __device__ __forceinline__ void load(Frag<T, M, N, W> &f, const Desc<T, G> &d,
 
 /// The same, reading only the elements whose mask is set (the others read
 /// `fill` and touch no memory).
-template <typename T, int M, int N, int W, int G>
-__device__ __forceinline__ void load(Frag<T, M, N, W> &f, const Desc<T, G> &d,
-                                     int row0, int col0, float fill,
-                                     const Frag<bool, M, N, W> &mask) {
-  using F = Frag<T, M, N, W>;
+template <typename T, int M, int N, int W, int CG, int G>
+__device__ __forceinline__ void
+load(Frag<T, M, N, W, CG> &f, const Desc<T, G> &d, int row0, int col0,
+     float fill, const Frag<bool, M, N, W, CG> &mask) {
+  using F = Frag<T, M, N, W, CG>;
   const T outside = from_float<T>(fill);
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e) {

@@ -5,10 +5,10 @@
 
 namespace kiln {
 
-template <typename T, int M, int N, int W, int G>
+template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
-                                      const Frag<T, M, N, W> &f) {
-  using F = Frag<T, M, N, W>;
+                                      const Frag<T, M, N, W, CG> &f) {
+  using F = Frag<T, M, N, W, CG>;
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e) {
     int r = row0 + F::row(e), c = col0 + F::col(e);
@@ -18,11 +18,11 @@ __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
 }
 
 /// The same, writing only the elements whose mask is set.
-template <typename T, int M, int N, int W, int G>
+template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
-                                      const Frag<T, M, N, W> &f,
-                                      const Frag<bool, M, N, W> &mask) {
-  using F = Frag<T, M, N, W>;
+                                      const Frag<T, M, N, W, CG> &f,
+                                      const Frag<bool, M, N, W, CG> &mask) {
+  using F = Frag<T, M, N, W, CG>;
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e) {
     int r = row0 + F::row(e), c = col0 + F::col(e);
@@ -155,11 +155,11 @@ __device__ __forceinline__ void scatter_add(const Sink &sink, const F &f,
 /// d += f with fp32 reductions in L2 (red.global.add; no return value, so
 /// no round trip): the atomic backward schedule's dQ accumulation. The
 /// order in which CTAs add is not fixed, so the sum's rounding varies.
-template <int M, int N, int W>
+template <int M, int N, int W, int CG>
 __device__ __forceinline__ void atomic_add(const Desc<float> &d, int row0,
                                            int col0,
-                                           const Frag<float, M, N, W> &f) {
-  using F = Frag<float, M, N, W>;
+                                           const Frag<float, M, N, W, CG> &f) {
+  using F = Frag<float, M, N, W, CG>;
   // Row by row: one row pointer per thread row and column offsets that are
   // constants plus the lane's, so few addresses stay live across the loop
   // this runs in (per-element 64-bit addresses spill next to the backward's
@@ -213,12 +213,12 @@ __device__ __forceinline__ void atomic_add(const Desc<float> &d, int row0,
 /// banks, a 4-way conflict). The eight rows a warp writes at once start four
 /// banks apart with 16-bit rows padded by 16 bytes, and in distinct 16-byte
 /// chunks of a swizzle atom.
-template <typename Tile, typename T, int M, int N, int W>
+template <typename Tile, typename T, int M, int N, int W, int CG>
 __device__ __forceinline__ void store_shared(Tile s,
-                                             const Frag<T, M, N, W> &f) {
+                                             const Frag<T, M, N, W, CG> &f) {
   static_assert(Tile::kRows == M && Tile::kCols == N,
                 "the shared tile has the register tile's shape");
-  using F = Frag<T, M, N, W>;
+  using F = Frag<T, M, N, W, CG>;
   char *base = reinterpret_cast<char *>(s.ptr);
   if constexpr (sizeof(T) == 4) {
 #pragma unroll

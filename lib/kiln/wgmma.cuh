@@ -245,24 +245,22 @@ KILN_WGMMA_SHAPE(224, 112, 112, 113, 114, 115, 116, 117, 118)
 KILN_WGMMA_SHAPE(240, 120, 120, 121, 122, 123, 124, 125, 126)
 KILN_WGMMA_SHAPE(256, 128, 128, 129, 130, 131, 132, 133, 134)
 
-/// One k16 step with A from a swizzled shared tile (K-major): this
-/// warpgroup's 64 rows.
+/// One k16 step with A from a swizzled shared tile (K-major): the 64 rows
+/// from m0 (this warpgroup's).
 template <int TB, int N, typename T, int M, int K, int S>
-__device__ __forceinline__ void wgmma_step(float *d,
-                                           SwizzledTile<T, M, K, S> a,
-                                           unsigned long long b, int k0,
+__device__ __forceinline__ void wgmma_step(float *d, SwizzledTile<T, M, K, S> a,
+                                           unsigned long long b, int m0, int k0,
                                            int scale_d) {
-  Wgmma<N>::template ss<0, TB>(d, desc_k_major(a, (warp_id() / 4) * 64, k0),
-                               b, scale_d, T{});
+  Wgmma<N>::template ss<0, TB>(d, desc_k_major(a, m0, k0), b, scale_d, T{});
 }
-/// One k16 step with A from a shared tile holding Aᵀ (MN-major): this
-/// warpgroup's 64 columns of it.
+/// One k16 step with A from a shared tile holding Aᵀ (MN-major): its 64
+/// columns from m0 (this warpgroup's rows of A).
 template <int TB, int N, typename T, int K, int M, int S>
 __device__ __forceinline__ void
 wgmma_step(float *d, Transposed<SwizzledTile<T, K, M, S>> a,
-           unsigned long long b, int k0, int scale_d) {
-  Wgmma<N>::template ss<1, TB>(
-      d, desc_mn_major(a.tile, k0, (warp_id() / 4) * 64), b, scale_d, T{});
+           unsigned long long b, int m0, int k0, int scale_d) {
+  Wgmma<N>::template ss<1, TB>(d, desc_mn_major(a.tile, k0, m0), b, scale_d,
+                               T{});
 }
 /// A register A operand packed into each k16 step's fragments at the step
 /// itself, after wgmma.fence (the ablation of tgpu-warpgroup-mma's
@@ -278,7 +276,7 @@ __device__ __forceinline__ PackedPerStep<F> packed_per_step(const F &f) {
 template <int TB, int N, typename T, int M, int K, int W>
 __device__ __forceinline__ void
 wgmma_step(float *d, PackedPerStep<Frag<T, M, K, W>> a, unsigned long long b,
-           int k0, int scale_d) {
+           int /*m0*/, int k0, int scale_d) {
   unsigned af[4];
   load_a(af, a.frag, 0, k0, 0);
   Wgmma<N>::template rs<TB>(d, af, b, scale_d, T{});
@@ -301,8 +299,8 @@ __device__ __forceinline__ PackedA<T, K> pack_a(const Frag<T, M, K, W> &f) {
 }
 template <int TB, int N, typename T, int K>
 __device__ __forceinline__ void wgmma_step(float *d, const PackedA<T, K> &a,
-                                           unsigned long long b, int k0,
-                                           int scale_d) {
+                                           unsigned long long b, int /*m0*/,
+                                           int k0, int scale_d) {
   Wgmma<N>::template rs<TB>(d, a.x[k0 / 16], b, scale_d, T{});
 }
 
@@ -321,16 +319,22 @@ pack_a_operand(const Frag<T, M, K, W> &f) {
 /// Issues acc += A * op(B) on wgmma, uncommitted (acc = A * op(B) with
 /// ZERO: the first step ignores acc's registers, so no zero tile need be
 /// live). TRANS_B: `b` holds B^T (N x K, K-major: K for Q K^T); otherwise
-/// B (K x N, MN-major: V for P V), transposed by the descriptor.
-template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R,
-          int C, int S, int M, int N, int W>
-__device__ __forceinline__ void wgmma_issue(Frag<float, M, N, W> &acc,
+/// B (K x N, MN-major: V for P V), transposed by the descriptor. Each
+/// warpgroup computes its 64 rows; with column groups (G > 1), of its
+/// group's N / G columns of B.
+template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R, int C,
+          int S, int M, int N, int W, int G>
+__device__ __forceinline__ void wgmma_issue(Frag<float, M, N, W, G> &acc,
                                             const A &a,
                                             SwizzledTile<T, R, C, S> b) {
-  static_assert(M == 16 * W && W % 4 == 0,
-                "whole warpgroups, one m16 tile per warp");
+  using F = Frag<float, M, N, W, G>;
+  static_assert(M == 16 * F::kGroupWarps && F::kGroupWarps % 4 == 0,
+                "whole warpgroups per column group, one m16 tile per warp");
+  static_assert(G == 1 || TRANS_B || (F::kGroupCols * sizeof(T)) % S == 0,
+                "an MN-major B's column groups are whole swizzle columns");
   constexpr int K = TRANS_B ? C : R;
   static_assert(K % 16 == 0, "wgmma steps over 16 of K");
+  const int m0 = (F::group_warp() / 4) * 64, n0 = F::group() * F::kGroupCols;
   // A register A operand is packed whole before the fence: wgmma.fence
   // must follow every write of registers a product reads, so packing a
   // step's fragment between products makes ptxas insert a warpgroup.arrive
@@ -340,22 +344,21 @@ __device__ __forceinline__ void wgmma_issue(Frag<float, M, N, W> &acc,
   wgmma_fence();
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
-    unsigned long long db = TRANS_B ? desc_k_major(b, 0, k0)
-                                    : desc_mn_major(b, k0);
-    wgmma_step<TRANS_B ? 0 : 1, N>(acc.x, operand, db, k0,
-                                   ZERO && k0 == 0 ? 0 : 1);
+    unsigned long long db =
+        TRANS_B ? desc_k_major(b, n0, k0) : desc_mn_major(b, k0, n0);
+    wgmma_step<TRANS_B ? 0 : 1, F::kGroupCols>(acc.x, operand, db, m0, k0,
+                                               ZERO && k0 == 0 ? 0 : 1);
   }
 }
 
 /// acc += A * op(B) as one committed group, not waited for (where `issue`
 /// is false, warpgroup-uniformly, an empty group: wait counts stay the
 /// same). Read acc only after wgmma_wait(acc).
-template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R,
-          int C, int S, int M, int N, int W>
-__device__ __forceinline__ void wgmma_async(Frag<float, M, N, W> &acc,
-                                            const A &a,
-                                            SwizzledTile<T, R, C, S> b,
-                                            bool issue = true) {
+template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R, int C,
+          int S, int M, int N, int W, int G>
+__device__ __forceinline__ void
+wgmma_async(Frag<float, M, N, W, G> &acc, const A &a,
+            SwizzledTile<T, R, C, S> b, bool issue = true) {
   // Each path commits on its own: with one commit after the branch, ptxas
   // closes the group with a dummy HGMMA after the issued products, so the
   // issuing path commits two groups and a later wait for "all but the last
@@ -370,17 +373,17 @@ __device__ __forceinline__ void wgmma_async(Frag<float, M, N, W> &acc,
 }
 
 /// Waits until at most N groups are in flight; `acc` is then readable.
-template <int N, int M, int Cols, int W>
-__device__ __forceinline__ void wgmma_wait(Frag<float, M, Cols, W> &acc) {
+template <int N, int M, int Cols, int W, int G>
+__device__ __forceinline__ void wgmma_wait(Frag<float, M, Cols, W, G> &acc) {
   wgmma_wait<N>();
   wgmma_fence_regs(acc.x);
 }
 
 /// acc += A * op(B) (acc = A * op(B) with ZERO) where `issue` holds,
 /// waiting for the result.
-template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R,
-          int C, int S, int M, int N, int W>
-__device__ __forceinline__ void wgmma(Frag<float, M, N, W> &acc, const A &a,
+template <bool TRANS_B, bool ZERO = false, typename A, typename T, int R, int C,
+          int S, int M, int N, int W, int G>
+__device__ __forceinline__ void wgmma(Frag<float, M, N, W, G> &acc, const A &a,
                                       SwizzledTile<T, R, C, S> b,
                                       bool issue = true) {
   wgmma_async<TRANS_B, ZERO>(acc, a, b, issue);

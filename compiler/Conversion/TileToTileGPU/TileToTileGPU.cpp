@@ -420,6 +420,21 @@ private:
                                         mmaLayout));
         return success();
       }
+      // Fewer rows than 16 per warp (the 64-query dQ share of a 128-key
+      // dK/dV CTA): the warps split into column groups, each with all rows.
+      if (type.getRank() == 2 && type.getDimSize(0) > 0 &&
+          type.getDimSize(0) % 16 == 0 &&
+          rowQuantum % type.getDimSize(0) == 0) {
+        int64_t groups = rowQuantum / type.getDimSize(0);
+        if (type.getDimSize(1) % (16 * groups) == 0) {
+          if (failed(verifyColumnGroupUses(v)))
+            return failure();
+          v.setType(RankedTensorType::get(
+              type.getShape(), type.getElementType(),
+              tgpu::MmaLayoutAttr::get(ctx, numWarps, groups)));
+          return success();
+        }
+      }
       if (type.getRank() == 1 && rowsSplit) {
         v.setType(RankedTensorType::get(type.getShape(), type.getElementType(),
                                         rowsLayout));
@@ -442,6 +457,36 @@ private:
       return WalkResult::advance();
     });
     return failure(result.wasInterrupted());
+  }
+
+  /// A tile in column groups holds part of each row per warp: products
+  /// (as the accumulator), elementwise ops, splats, loops, loads, stores
+  /// and atomic adds handle it element by element, but row statistics,
+  /// broadcasts and a register lhs of a product would need other warps'
+  /// values.
+  LogicalResult verifyColumnGroupUses(Value v) {
+    auto unsupported = [](Operation *op, Value v) {
+      if (isa<tile::ReduceOp, tile::ReduceAllOp, tile::BroadcastOp>(op))
+        return true;
+      if (auto dot = dyn_cast<tile::DotOp>(op))
+        return dot.getLhs() == v || dot.getRhs() == v;
+      if (auto mma = dyn_cast<tgpu::MmaOp>(op))
+        return mma.getLhs() == v;
+      return false;
+    };
+    if (auto broadcast = v.getDefiningOp<tile::BroadcastOp>())
+      return broadcast.emitError()
+             << "no GPU register layout for " << v.getType()
+             << " broadcast from a 1-D tile: with " << numWarps
+             << " warps its rows split into column groups";
+    for (Operation *user : v.getUsers())
+      if (unsupported(user, v))
+        return user->emitError()
+               << "no GPU register layout for " << v.getType() << " read by "
+               << user->getName() << ": with " << numWarps
+               << " warps its rows split into column groups, whose rows "
+                  "span several warps";
+    return success();
   }
 
   func::FuncOp func;

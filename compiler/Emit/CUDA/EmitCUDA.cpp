@@ -82,11 +82,17 @@ private:
       if (failed(elt))
         return failure();
       if (auto mma =
-              dyn_cast_or_null<tgpu::MmaLayoutAttr>(tensor.getEncoding()))
+              dyn_cast_or_null<tgpu::MmaLayoutAttr>(tensor.getEncoding())) {
+        if (mma.getColGroups() != 1)
+          return llvm::formatv("kiln::Frag<{0}, {1}, {2}, {3}, {4}>", *elt,
+                               tensor.getDimSize(0), tensor.getDimSize(1),
+                               mma.getWarps(), mma.getColGroups())
+              .str();
         return llvm::formatv("kiln::Frag<{0}, {1}, {2}, {3}>", *elt,
                              tensor.getDimSize(0), tensor.getDimSize(1),
                              mma.getWarps())
             .str();
+      }
       if (auto rows =
               dyn_cast_or_null<tgpu::RowsLayoutAttr>(tensor.getEncoding()))
         return llvm::formatv("kiln::RowFrag<{0}, {1}, {2}>", *elt,
@@ -1001,7 +1007,14 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << ">();\n";
         return success();
       })
-      .Case([&](tgpu::MmaOp m) {
+      .Case([&](tgpu::MmaOp m) -> LogicalResult {
+        // mma.sync's m16 tiles are whole rows of a warp.
+        auto acc = cast<RankedTensorType>(m.getAcc().getType());
+        if (cast<tgpu::MmaLayoutAttr>(acc.getEncoding()).getColGroups() != 1)
+          return m.emitError()
+                 << "mma.sync cannot compute " << acc
+                 << ": its rows split over the warps in column groups, "
+                    "which only wgmma (sm_90a, tgpu-warpgroup-mma) computes";
         std::string flags = std::string(m.getTransposeLhs() ? "true" : "false") +
                             ", " + (m.getTransposeRhs() ? "true" : "false");
         return emitProduct(m, "kiln::mma<" + flags + ">", m.getAcc(),

@@ -42,9 +42,24 @@ def TileGPU_MmaLayoutAttr : AttrDef<TileGPU_Dialect, "MmaLayout"> {
     [w*M/W, (w+1)*M/W), in m16 x n8 fragments; lane l of a fragment holds
     rows l/4 and l/4 + 8, columns 2*(l%4) and 2*(l%4) + 1. The same layout,
     in bf16/f16, is the A operand of the next mma (P in P*V) with no shuffle.
+
+    `tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>`: a tile with
+    fewer rows than 16 per warp. The warps split into `col_groups` groups of
+    W / G consecutive warps; group g owns columns [g*N/G, (g+1)*N/G) and its
+    warps split all M rows as above (FlashAttention-3's dQ = dS K in a
+    128-key backward CTA: each consumer warpgroup computes half the
+    columns). Only products, elementwise ops, splats, shared stores and
+    atomic adds take such tiles (no row statistics: a row lies in G warps).
   }];
-  let parameters = (ins "int64_t":$warps);
+  let parameters = (ins "int64_t":$warps,
+                        DefaultValuedParameter<"int64_t", "1">:$col_groups);
+  let builders = [
+    AttrBuilder<(ins "int64_t":$warps), [{
+      return $_get($_ctxt, warps, 1);
+    }]>
+  ];
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 def TileGPU_RowsLayoutAttr : AttrDef<TileGPU_Dialect, "RowsLayout"> {

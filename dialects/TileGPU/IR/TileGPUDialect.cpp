@@ -62,6 +62,16 @@ int64_t kiln::tgpu::widestSwizzle(int64_t rowBytes) {
 }
 
 LogicalResult
+MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t warps, int64_t colGroups) {
+  if (warps < 1 || colGroups < 1 || warps % colGroups != 0)
+    return emitError() << "#tgpu.mma splits " << warps
+                       << " warps into column groups of whole warps, got "
+                       << colGroups << " groups";
+  return success();
+}
+
+LogicalResult
 SwizzleLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           int64_t bytes) {
   if (bytes != 32 && bytes != 64 && bytes != 128)
@@ -190,28 +200,42 @@ LogicalResult WarpgroupMmaOp::verify() {
   auto layout = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
   if (!layout || !acc.getElementType().isF32() || acc.getRank() != 2)
     return emitOpError() << "accumulates in 2-D f32 #tgpu.mma register tiles";
-  int64_t warps = layout.getWarps();
-  if (warps % 4 != 0 || acc.getDimSize(0) != 16 * warps)
+  int64_t warps = layout.getWarps(), groups = layout.getColGroups();
+  // Each column group is whole warpgroups, each with one m16 tile per warp.
+  if ((warps / groups) % 4 != 0 || acc.getDimSize(0) * groups != 16 * warps)
     return emitOpError() << "needs whole warpgroups with one m16 tile per "
-                            "warp (64 rows per 4 warps); the accumulator has "
+                            "warp (64 rows per 4 warps of a column group); "
+                            "the accumulator has "
                          << acc.getDimSize(0) << " rows over " << warps
-                         << " warps";
+                         << " warps in " << groups << " column groups";
   int64_t n = acc.getDimSize(1);
-  if (n % 16 != 0 || n < 16 || n > 256)
-    return emitOpError() << "wgmma's N is a multiple of 16 up to 256, got "
-                         << n;
+  if (n % groups != 0 || (n / groups) % 16 != 0 || n / groups > 256)
+    return emitOpError() << "wgmma's N (a column group's columns) is a "
+                            "multiple of 16 up to 256, got "
+                         << n << " columns in " << groups << " groups";
   MemRefType rhs = getRhs().getType();
   if (!swizzleBytes(rhs))
     return emitOpError() << "reads rhs from a #tgpu.swizzle shared buffer";
   Type elt = rhs.getElementType();
   if (!elt.isBF16() && !elt.isF16())
     return emitOpError() << "multiplies bf16 or f16, got " << elt;
+  // A column group's product starts inside rhs at column g * N / G: read
+  // MN-major, that must be the start of a swizzle column.
+  if (groups > 1 && !getTransposeRhs() &&
+      (n / groups * rhs.getElementTypeBitWidth() / 8) % swizzleBytes(rhs) != 0)
+    return emitOpError() << "a column group's " << n / groups
+                         << " columns of an MN-major rhs must be whole "
+                         << swizzleBytes(rhs) << "-byte swizzle columns";
   ArrayRef<int64_t> lhsShape;
   if (auto regs = dyn_cast<RankedTensorType>(getLhs().getType())) {
     auto lhsLayout = dyn_cast_or_null<MmaLayoutAttr>(regs.getEncoding());
     if (!lhsLayout || lhsLayout.getWarps() != warps)
       return emitOpError() << "a register lhs must be in the accumulator's "
                               "#tgpu.mma layout";
+    if (groups != 1 || lhsLayout.getColGroups() != 1)
+      return emitOpError() << "a register lhs holds whole rows per warp; "
+                              "an accumulator in column groups reads its "
+                              "lhs from shared memory";
     if (regs.getElementType() != elt)
       return emitOpError() << "lhs and rhs must have one element type";
     if (getTransposeLhs())
@@ -398,6 +422,9 @@ LogicalResult BulkReduceAddOp::verify() {
   for (Operation *op = (*this)->getParentOp(); op && !warps;
        op = op->getParentOp())
     warps = op->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
+  if (cast<MmaLayoutAttr>(value.getEncoding()).getColGroups() != 1)
+    return emitOpError() << "stages whole rows per warp; a tile in column "
+                            "groups is added with tile.atomic_add";
   int64_t layoutWarps = cast<MmaLayoutAttr>(value.getEncoding()).getWarps();
   if (warps && warps.getInt() != layoutWarps)
     return emitOpError() << "the tile's layout spreads it over "

@@ -40,6 +40,9 @@ static bool stageable(tile::AtomicAddOp add) {
       !isa_and_nonnull<MmaLayoutAttr>(tile.getEncoding()) ||
       (tile.getDimSize(1) * 4) % 16 != 0)
     return false;
+  // In column groups a warp holds part of each of its rows: not one run.
+  if (cast<MmaLayoutAttr>(tile.getEncoding()).getColGroups() != 1)
+    return false;
   if (desc.getShape().size() != 2 || desc.isPaged() || desc.getGroup() != 1 ||
       add.getOffsets().size() != 2)
     return false;

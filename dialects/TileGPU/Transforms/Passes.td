@@ -91,7 +91,11 @@ def TileGPUWarpgroupMma : Pass<"tgpu-warpgroup-mma"> {
 
     * the accumulator has one m16 tile per warp and the kernel whole
       warpgroups (the `#tgpu.mma` layout is then wgmma's accumulator
-      layout), N is a multiple of 16 up to 256, K of 16, bf16 or f16;
+      layout), N is a multiple of 16 up to 256, K of 16, bf16 or f16; in
+      column groups (`col_groups = G`) each group is whole warpgroups with
+      one m16 tile per warp and N / G is such an N, A is then a shared
+      buffer, and an MN-major B is swizzled no wider than a group's columns
+      (each group's product starts at its first column);
     * A is a shared buffer read K-major (Q in Q K^T) or a register tile
       (P in P V); B a shared buffer, K-major (K) or MN-major (V);
     * every other use of such a buffer must be a `tgpu.copy_async` into it
@@ -202,7 +206,8 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     multiprocessor (warp-specialized: its `tgpu.ctas_per_sm`; otherwise as
     many as its shared memory allows) is left with `red.global` (the atomic
     schedule's dK/dV kernel at D = 128 keeps two CTAs per multiprocessor
-    that way).
+    that way). A tile in column groups (`col_groups`: each warp holds part
+    of its rows, not one run) keeps `red.global` too.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",

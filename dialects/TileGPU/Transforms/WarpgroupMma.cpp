@@ -14,10 +14,11 @@
 
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 
-
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <numeric>
 
 namespace kiln::tgpu {
 #define GEN_PASS_DEF_TILEGPUWARPGROUPMMA
@@ -49,9 +50,10 @@ bool eligible(MmaOp mma) {
   auto layout = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
   if (!layout)
     return false;
-  int64_t warps = layout.getWarps(), n = acc.getDimSize(1);
-  if (warps % 4 != 0 || acc.getDimSize(0) != 16 * warps || n % 16 != 0 ||
-      n > 256)
+  int64_t warps = layout.getWarps(), groups = layout.getColGroups();
+  int64_t n = acc.getDimSize(1);
+  if ((warps / groups) % 4 != 0 || acc.getDimSize(0) * groups != 16 * warps ||
+      n % groups != 0 || (n / groups) % 16 != 0 || n / groups > 256)
     return false;
   auto rhsAlloc = mma.getRhs().getDefiningOp<SharedAllocOp>();
   if (!rhsAlloc || !swizzleable(rhsAlloc.getType()))
@@ -62,7 +64,8 @@ bool eligible(MmaOp mma) {
     return false;
   Value lhs = mma.getLhs();
   if (auto regs = dyn_cast<RankedTensorType>(lhs.getType()))
-    return regs.getElementType() == elt && regs.getEncoding() == layout;
+    return groups == 1 && regs.getElementType() == elt &&
+           regs.getEncoding() == layout;
   auto lhsAlloc = lhs.getDefiningOp<SharedAllocOp>();
   return lhsAlloc && swizzleable(lhsAlloc.getType()) &&
          lhsAlloc.getType().getElementType() == elt;
@@ -137,10 +140,27 @@ struct TileGPUWarpgroupMma
     for (MmaOp mma : products)
       for (SharedAllocOp alloc : buffersOf(mma))
         swizzled.insert(alloc);
+    // A product in column groups reads its MN-major rhs from column
+    // g * N / G on: the swizzle columns must not be wider than a group's.
+    llvm::DenseMap<Operation *, int64_t> groupBytes;
+    for (MmaOp mma : products) {
+      auto acc = cast<RankedTensorType>(mma.getAcc().getType());
+      int64_t groups = cast<MmaLayoutAttr>(acc.getEncoding()).getColGroups();
+      if (groups == 1 || mma.getTransposeRhs())
+        continue;
+      auto rhs = mma.getRhs().getDefiningOp<SharedAllocOp>();
+      int64_t bytes = acc.getDimSize(1) / groups *
+                      rhs.getType().getElementTypeBitWidth() / 8;
+      auto [it, inserted] = groupBytes.try_emplace(rhs, bytes);
+      if (!inserted)
+        it->second = std::gcd(it->second, bytes);
+    }
     for (SharedAllocOp alloc : swizzled) {
       MemRefType type = alloc.getType();
-      int64_t bytes = widestSwizzle(type.getDimSize(1) *
-                                    type.getElementTypeBitWidth() / 8);
+      int64_t rowBytes = type.getDimSize(1) * type.getElementTypeBitWidth() / 8;
+      if (auto it = groupBytes.find(alloc); it != groupBytes.end())
+        rowBytes = std::gcd(rowBytes, it->second);
+      int64_t bytes = widestSwizzle(rowBytes);
       alloc.getBuffer().setType(
           MemRefType::get(type.getShape(), type.getElementType(),
                           SwizzleLayoutAttr::get(ctx, bytes),

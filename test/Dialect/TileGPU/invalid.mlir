@@ -477,8 +477,49 @@ func.func @swizzle_offset() {
 func.func @wgmma_rows_per_warp(%a: memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
                                %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
                                %c: tensor<128x64xf32, #tgpu.mma<warps = 4>>) {
-  // expected-error @+1 {{'tgpu.warpgroup_mma' op needs whole warpgroups with one m16 tile per warp (64 rows per 4 warps); the accumulator has 128 rows over 4 warps}}
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op needs whole warpgroups with one m16 tile per warp (64 rows per 4 warps of a column group); the accumulator has 128 rows over 4 warps in 1 column groups}}
   %r = tgpu.warpgroup_mma %a, %b, %c {transpose_rhs} : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<128x64xf32, #tgpu.mma<warps = 4>> -> tensor<128x64xf32, #tgpu.mma<warps = 4>>
+  return
+}
+
+// -----
+
+// Column groups: 8 warps in two groups of one warpgroup, each group all 64
+// rows of its half of the columns; 2 groups of 2 warps are not warpgroups.
+func.func @wgmma_column_group_warps(%a: memref<128x32xbf16, #tgpu.swizzle<bytes = 64>, 3>,
+                                    %b: memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                    %c: tensor<32x128xf32, #tgpu.mma<warps = 4, col_groups = 2>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op needs whole warpgroups with one m16 tile per warp (64 rows per 4 warps of a column group); the accumulator has 32 rows over 4 warps in 2 column groups}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_lhs} : memref<128x32xbf16, #tgpu.swizzle<bytes = 64>, 3>, memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<32x128xf32, #tgpu.mma<warps = 4, col_groups = 2>> -> tensor<32x128xf32, #tgpu.mma<warps = 4, col_groups = 2>>
+  return
+}
+
+// -----
+
+// A group's 32 columns start halfway into a 128-byte swizzle column of an
+// MN-major rhs (D = 64's K tile must be swizzled by 64 bytes for dS K).
+func.func @wgmma_column_group_swizzle(%a: memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                      %b: memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                      %c: tensor<64x64xf32, #tgpu.mma<warps = 8, col_groups = 2>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op a column group's 32 columns of an MN-major rhs must be whole 128-byte swizzle columns}}
+  %r = tgpu.warpgroup_mma %a, %b, %c {transpose_lhs} : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x64xf32, #tgpu.mma<warps = 8, col_groups = 2>> -> tensor<64x64xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+  return
+}
+
+// -----
+
+func.func @wgmma_column_group_register_lhs(%a: tensor<64x128xbf16, #tgpu.mma<warps = 8, col_groups = 2>>,
+                                           %b: memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>,
+                                           %c: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>) {
+  // expected-error @+1 {{'tgpu.warpgroup_mma' op a register lhs holds whole rows per warp; an accumulator in column groups reads its lhs from shared memory}}
+  %r = tgpu.warpgroup_mma %a, %b, %c : tensor<64x128xbf16, #tgpu.mma<warps = 8, col_groups = 2>>, memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>> -> tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#tgpu.mma splits 8 warps into column groups of whole warps, got 3 groups}}
+func.func @mma_layout_groups(%t: tensor<64x96xf32, #tgpu.mma<warps = 8, col_groups = 3>>) {
   return
 }
 
@@ -818,6 +859,14 @@ func.func @init_after_split(%bars: memref<4xi64, 3>, %i: index) attributes {tgpu
 func.func @bulk_bf16(%t: tensor<64x64xbf16, #tgpu.mma<warps = 4>>, %b: memref<64x64xbf16, 3>, %d: !tile.desc<?x64xf32>, %i: index) {
   // expected-error @+1 {{'tgpu.bulk_reduce_add' op adds 2-D f32 #tgpu.mma tiles whose rows are whole 16-byte chunks}}
   tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, 3>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_column_groups(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, %b: memref<64x128xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op stages whole rows per warp; a tile in column groups is added with tile.atomic_add}}
+  tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, !tile.desc<?x128xf32>
   return
 }
 

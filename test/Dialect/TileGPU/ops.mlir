@@ -225,6 +225,23 @@ func.func @warpgroup_transposed_lhs(%p: tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 
 // -----
 
+// A 64-row product over eight warps in two column groups (dQ = dS K of a
+// 128-key dK/dV CTA): each warpgroup computes all rows of half the columns;
+// col_groups = 1 is the default and is not printed.
+// CHECK-LABEL: func.func @warpgroup_column_groups
+// CHECK: tgpu.warpgroup_mma %{{.+}}, %{{.+}}, %{{.+}} {transpose_lhs} : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>> -> tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+// CHECK: tensor<64x64xf32, #tgpu.mma<warps = 4>>
+func.func @warpgroup_column_groups(%acc: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>,
+                                   %one: tensor<64x64xf32, #tgpu.mma<warps = 4, col_groups = 1>>)
+    -> (tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, tensor<64x64xf32, #tgpu.mma<warps = 4>>) {
+  %ds = tgpu.shared_alloc offset 0 : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  %k = tgpu.shared_alloc offset 16384 : memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  %r = tgpu.warpgroup_mma %ds, %k, %acc {transpose_lhs} : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>> -> tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+  return %r, %one : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, tensor<64x64xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
 // tgpu.mma with transpose_lhs: the shared lhs holds A^T. P^T dO of a dK/dV
 // kernel with 128 keys and 64 query rows: P is 64 x 128 (K x M), dO 64 x 64,
 // the dV accumulator 128 x 64 (M x N).
