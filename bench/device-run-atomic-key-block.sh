@@ -3,9 +3,12 @@
 # column groups, `#tgpu.mma<warps = 8, col_groups = 2>`):
 #   check - every example's atomic backward with --key-block 128 against
 #           float64 at D = 64, 96, 128 (Lq = 333, Lk = 517), fp16, GQA,
-#           persistent, Lq > Lk; racecheck and synccheck on it;
+#           persistent, Lq > Lk; the default backward of every example at
+#           D = 64 and 128 (async-accumulate changes it too); racecheck and
+#           synccheck on both schedules;
 #   bench - bench_backward.py with the default, the 64-key atomic schedule
-#           and the 128-key one (specs <v>_hd<D>_bwd{,_atomic,_atomic128}).
+#           and the 128-key one (specs <v>_hd<D>_bwd{,_atomic,_atomic128},
+#           and the ablations _syncacc, _atomic128sync if present).
 #   bash bench/device-run-atomic-key-block.sh check|bench|all [hdims] [seqlens]
 set -u
 MODE=${1:-all}
@@ -22,6 +25,14 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
           --head-dim $hd --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
       done
     done
+    for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+      heads=3; [ $ex = gqa_causal ] && heads=8
+      for hd in 64 128; do
+        echo "== $ex hd$hd two-kernel"
+        timeout 90 $KILN run examples/$ex.mlir --backend cuda --backward --head-dim $hd \
+          --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
+      done
+    done
     for extra in "--persistent-backward" "--dtype fp16" "--seqlen-kv 200" "--seqlen 1 --seqlen-kv 700"; do
       echo "== causal hd128 atomic key-block 128 $extra"
       timeout 90 $KILN run examples/causal.mlir --backend cuda --backward --bwd-schedule atomic --key-block 128 \
@@ -30,11 +41,13 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
   } > "$OUT/checks.txt" 2>&1
   echo "checks: $(grep -c PASS "$OUT/checks.txt") PASS, $(grep -cE 'FAIL|rror' "$OUT/checks.txt") FAIL/error, $(grep -c '^==' "$OUT/checks.txt") cases"
   grep -B3 -E "FAIL|rror" "$OUT/checks.txt" | head -30
-  for tool in racecheck synccheck; do
-    echo -n "$tool: "
-    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir --backend cuda \
-      --backward --bwd-schedule atomic --key-block 128 --head-dim 128 --seqlen 300 --seqlen-kv 517 --heads 2 --check 2>&1 |
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  for sched in "--bwd-schedule atomic --key-block 128" ""; do
+    for tool in racecheck synccheck; do
+      echo -n "$tool ${sched:-two-kernel}: "
+      timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir --backend cuda \
+        --backward $sched --head-dim 128 --seqlen 300 --seqlen-kv 517 --heads 2 --check 2>&1 |
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+    done
   done | tee "$OUT/sanitize.txt"
 fi
 if [ "$MODE" = bench ] || [ "$MODE" = all ]; then

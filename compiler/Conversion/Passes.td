@@ -99,9 +99,10 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     `schedule=atomic` selects the other schedule: no dQ kernel; the
     preprocess also zeroes an f32 dQ accumulator (head-major `[B, H, Lq, D]`,
     a query block one contiguous run; varlen: as the queries), the dK/dV
-    kernel adds each block's `scale · dS K` into it with `tile.atomic_add`,
+    kernel adds each block's `dS K` into it with `tile.atomic_add`,
     and
-    `@v_bwd_dq_convert(dQacc, dQ)` rounds it to the input type — 10·N²d
+    `@v_bwd_dq_convert(dQacc, dQ)` scales the sum once and rounds it to the
+    input type — 10·N²d
     FLOPs instead of 12 (S and dP are computed once, not twice), at the
     price of atomics and a summation order that varies between runs on a
     GPU.

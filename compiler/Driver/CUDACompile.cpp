@@ -63,6 +63,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.bulkReductions = choices.bulkReductions;
+  options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
   options.splitMaskedBlocks = choices.splitMaskedBlocks;
   options.orderBeforeWaits = choices.orderBeforeWaits;
@@ -133,6 +134,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
   choices.bulkReductions = o.bulkReductions;
+  choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;
   choices.splitMaskedBlocks = o.splitMaskedBlocks;
   choices.orderBeforeWaits = o.orderBeforeWaits;

@@ -35,6 +35,7 @@ struct ScheduleChoices {
   bool persistentBackward = false; ///< likewise the backward's (opt-in)
   bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
   bool bulkReductions = true;     ///< tgpu-bulk-reductions (sm_90a bwd)
+  bool asyncAccumulate = true;    ///< dV, dK waited at the yield (sm_90a)
   bool packLhsFirst = true;       ///< tgpu-warpgroup-mma pack-lhs-first
   bool splitMaskedBlocks = true;  ///< full blocks unmasked (ablation)
   bool orderBeforeWaits = false;  ///< ...order-before-waits (opt-in)

@@ -124,6 +124,9 @@ const char *runUsage() {
   --no-overlap-products     cuda sm_90a: each product waited for in turn (the
                             backward's dP issued only after P's exponentials,
                             dropout's bits drawn after S completed; ablation)
+  --no-async-accumulate     cuda sm_90a: the backward waits for dV and dK
+                            right after issuing each, instead of at the end
+                            of the step (ablation)
   --no-bulk-reductions      cuda sm_90a: the atomic backward adds dQ with
                             red.global from registers instead of bulk
                             reductions from shared memory (ablation)
@@ -227,25 +230,25 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       return true;
     };
 
-    bool isSwitch = name == "help" || name == "h" || name == "check" ||
-                    name == "no-split" || name == "no-split-kv" ||
-                    name == "no-gqa-pack" || name == "combine-by-rows" ||
-                    name == "no-visible-below" ||
-                    name == "no-split-position-differences" ||
-                    name == "no-overlap-copies" || name == "no-prefetch" ||
-                    name == "no-fast-math" || name == "no-warpgroup-mma" ||
-                    name == "no-double-buffer" || name == "pipeline-products" ||
-                    name == "no-warp-specialize" || name == "longest-first" ||
-                    name == "persistent" || name == "no-persistent" ||
-                    name == "persistent-backward" || name == "ping-pong" ||
-                    name == "no-overlap-products" || name == "backward" ||
-                    name == "no-pack-lhs-first" ||
-                    name == "no-bulk-reductions" ||
-                    name == "order-before-waits" || name == "keys-by-queries" ||
-                    name == "no-keys-by-queries" || name == "split-dkdv" ||
-                    name == "no-split-dkdv" || name == "capture-gradients" ||
-                    name == "deterministic-capture-gradients" ||
-                    name == "varlen" || name == "build-block-mask";
+    bool isSwitch =
+        name == "help" || name == "h" || name == "check" ||
+        name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
+        name == "combine-by-rows" || name == "no-visible-below" ||
+        name == "no-split-position-differences" ||
+        name == "no-overlap-copies" || name == "no-prefetch" ||
+        name == "no-fast-math" || name == "no-warpgroup-mma" ||
+        name == "no-double-buffer" || name == "pipeline-products" ||
+        name == "no-warp-specialize" || name == "longest-first" ||
+        name == "persistent" || name == "no-persistent" ||
+        name == "persistent-backward" || name == "ping-pong" ||
+        name == "no-overlap-products" || name == "backward" ||
+        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
+        name == "no-async-accumulate" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
+        name == "deterministic-capture-gradients" || name == "varlen" ||
+        name == "build-block-mask";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -311,6 +314,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.overlapProducts = false;
     } else if (name == "no-bulk-reductions") {
       o.bulkReductions = false;
+    } else if (name == "no-async-accumulate") {
+      o.asyncAccumulate = false;
     } else if (name == "no-pack-lhs-first") {
       o.packLhsFirst = false;
     } else if (name == "order-before-waits") {

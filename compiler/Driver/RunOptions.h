@@ -102,6 +102,7 @@ struct RunOptions {
   bool persistentBackward = false; ///< ...the backward's too (opt-in)
   bool overlapProducts = true;  ///< cuda sm_90a: tgpu-overlap-products
   bool bulkReductions = true;   ///< cuda sm_90a: tgpu-bulk-reductions
+  bool asyncAccumulate = true;  ///< cuda sm_90a: dV, dK waited at the yield
   bool packLhsFirst = true;     ///< cuda sm_90a: P packed before wgmma's fence
   bool orderBeforeWaits = false; ///< cuda sm_90a: ptxas keeps pinned work
   int64_t repeats = 0;          ///< cuda: timed launches after the check

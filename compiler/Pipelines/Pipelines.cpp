@@ -289,8 +289,14 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
     }
     // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under
     // the exponentials of P. (The forward's products depend on each other.)
-    if (options.overlapProducts)
-      pm.addPass(tgpu::createTileGPUOverlapProducts());
+    // dV and dK accumulate across the loop: issued asynchronously, the
+    // step's next products (dQ = dS K in the atomic schedule) issue behind
+    // them instead of after their completion.
+    if (options.overlapProducts) {
+      tgpu::TileGPUOverlapProductsOptions overlap;
+      overlap.asyncAccumulate = options.asyncAccumulate;
+      pm.addPass(tgpu::createTileGPUOverlapProducts(overlap));
+    }
     // The atomic schedule's dQ shares: whole rows into L2 by the copy
     // engine instead of 8-byte red.global per lane (1.6x the reduction
     // throughput in bench/probe_dq_reduce.cu), where the staging buffer

@@ -259,6 +259,13 @@ struct CUDAPipelineOptions
                      "(tgpu-overlap-products: the backward's dP under the "
                      "exponentials of P, dropout's bits under S)"),
       llvm::cl::init(true)};
+  Option<bool> asyncAccumulate{
+      *this, "async-accumulate",
+      llvm::cl::desc("sm_90a: issue a loop's accumulating products (the "
+                     "backward's dV, dK) asynchronously and wait for them at "
+                     "the loop's yield, when other work follows them "
+                     "(tgpu-overlap-products async-accumulate)"),
+      llvm::cl::init(true)};
   Option<bool> bulkReductions{
       *this, "bulk-reductions",
       llvm::cl::desc("sm_90a: the atomic backward's dQ adds staged in "

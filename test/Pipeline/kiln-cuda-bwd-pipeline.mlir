@@ -73,8 +73,7 @@
 // WGMMA-ATOMIC-NEXT: tgpu.fence_async_shared
 // WGMMA-ATOMIC-NEXT: tgpu.barrier
 // WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
-// WGMMA-ATOMIC-NEXT: [[SCALED:%[0-9]+]] = arith.mulf [[DQ]]
-// WGMMA-ATOMIC-NEXT: tgpu.bulk_reduce_add [[SCALED]], %{{.+}}, %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, <?x64xf32>
+// WGMMA-ATOMIC-NEXT: tgpu.bulk_reduce_add [[DQ]], %{{.+}}, %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, <?x64xf32>
 // The query loop split as the forward's KV loop: the Q blocks whose rows
 // all see the key block run unmasked between the partial ones; each adds
 // its share of dQ.
@@ -282,8 +281,7 @@
 // ATOMIC-NEXT: tgpu.mma [[DSB]], {{.*}} {transpose_lhs}
 // ATOMIC-NOT: transpose_lhs
 // ATOMIC: [[DQ:%.+]] = tgpu.mma {{.*}} -> tensor<64x{{[0-9]+}}xf32, #tgpu.mma<warps = 4>>
-// ATOMIC-NEXT: [[DQS:%.+]] = arith.mulf [[DQ]], %{{.+}} : tensor<64x{{[0-9]+}}xf32, #tgpu.mma<warps = 4>>
-// ATOMIC-NEXT: tile.atomic_add [[DQS]], [[DQD]]{{\[}}[[J]], %{{.+}}{{\]}} : tensor<64x{{[0-9]+}}xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
+// ATOMIC-NEXT: tile.atomic_add [[DQ]], [[DQD]]{{\[}}[[J]], %{{.+}}{{\]}} : tensor<64x{{[0-9]+}}xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
 // ATOMIC-NOT: tgpu.store_shared
 // ATOMIC: scf.yield
 // ATOMIC-NEXT: } {tile.q_loop = "leading_partial"}
@@ -294,12 +292,14 @@
 // ATOMIC: } {tile.q_loop = "trailing_partial"}
 // ATOMIC-NOT: tile.atomic_add
 // ATOMIC: return
-// ... and the convert kernel rounds the accumulator to the input type.
+// ... and the convert kernel scales the accumulator once and rounds it to
+// the input type.
 // ATOMIC-LABEL: func.func @causal_softcap_bwd_dq_convert(
 // ATOMIC-SAME: tgpu.shared_bytes = 0 : i64
 // ATOMIC-SAME: tile.bwd_stage = "convert"
 // ATOMIC: [[ACC:%.+]] = tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
-// ATOMIC: [[DQB:%.+]] = arith.truncf [[ACC]] : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// ATOMIC: [[DQS:%.+]] = arith.mulf [[ACC]], %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// ATOMIC: [[DQB:%.+]] = arith.truncf [[DQS]] : tensor<64x64xf32, #tgpu.mma<warps = 4>> to tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // ATOMIC-NEXT: tile.store [[DQB]], {{.*}} : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, <?x64xbf16>
 // ATOMIC-NEXT: return
 // ATOMIC-NOT: func.func

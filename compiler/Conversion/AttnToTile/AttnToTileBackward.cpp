@@ -848,15 +848,16 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
             if (withDk)
               dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
             if (dqAccArg >= 0) {
-              // This KV block's share of dQ for these query rows. (A GPU
-              // schedule may split it into column chunks to keep registers
-              // free: convert-tile-to-tgpu's atomic-product-columns.)
+              // This KV block's share of dQ for these query rows, unscaled:
+              // the convert kernel scales the sum once instead of every
+              // share. (A GPU schedule may split it into column chunks to
+              // keep registers free: convert-tile-to-tgpu's
+              // atomic-product-columns.)
               Value dqDesc =
                   prog.accum(ip, e->getArgument(dqAccArg), h, dqk);
               Value part =
                   dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
-              Value scale = ip.splatF32(spec.getEffectiveScale(), {bm, dqk});
-              tile::AtomicAddOp::create(qb, l2, ip.mul(part, scale), dqDesc,
+              tile::AtomicAddOp::create(qb, l2, part, dqDesc,
                                         ValueRange{i, ip.index(0)});
             }
             return {dk, dvAcc};
@@ -978,6 +979,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value q0 = pb.mul(qb, pb.index(bm));
     Value acc = pb.load(prog.accum(pb, k.entry->getArgument(0), h, dqk),
                         {bm, dqk}, f32, {q0, pb.index(0)}, 0.0);
+    // The shares were added unscaled (dS K per KV block).
+    acc = pb.mul(acc, pb.splatF32(spec.getEffectiveScale(), {bm, dqk}));
     tile::StoreOp::create(kb, loc, toOperand(pb, acc, elt),
                           prog.query(pb, k.entry->getArgument(1), h, dqk, elt),
                           ValueRange{q0, pb.index(0)});

@@ -7,6 +7,7 @@
 #include "dialects/TileGPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -65,9 +66,11 @@ void waitBefore(OpBuilder &b, WarpgroupMmaOp product, Operation *before,
 /// synchronous products (tgpu-warp-specialize's barriers assume the read
 /// completed): products reading one stay synchronous.
 bool readsThreadWritten(WarpgroupMmaOp product) {
+  // (A register operand that is also stored, dS for dS K, is not one.)
   auto threadWritten = [](Value operand) {
-    return llvm::any_of(operand.getUsers(), [](Operation *user) {
-      return isa<StoreSharedOp>(user);
+    return llvm::any_of(operand.getUsers(), [&](Operation *user) {
+      auto store = dyn_cast<StoreSharedOp>(user);
+      return store && store.getDest() == operand;
     });
   };
   return threadWritten(product.getLhs()) || threadWritten(product.getRhs());
@@ -182,9 +185,57 @@ bool waitAtFirstUse(WarpgroupMmaOp product) {
   return true;
 }
 
+/// Issues a synchronous `product` whose result first feeds its block's
+/// terminator (an accumulator carried by a loop: dV, dK) asynchronously and
+/// waits for it right before the terminator, when other work lies in
+/// between: the products after it issue without waiting for it. Ring
+/// releases in between move after the wait; a ring wait in between, an op
+/// with regions, or a write into a buffer the product reads, keeps it
+/// synchronous.
+bool waitAtTerminator(WarpgroupMmaOp product) {
+  if (product.getAsync() || readsThreadWritten(product))
+    return false;
+  // An accumulator carried by an scf.for: acc is an iteration argument and
+  // the product's result is yielded in its place, and used nowhere before.
+  Block *block = product->getBlock();
+  auto yield = dyn_cast<scf::YieldOp>(block->getTerminator());
+  auto acc = dyn_cast<BlockArgument>(product.getAcc());
+  if (!yield || !isa<scf::ForOp>(block->getParentOp()) || !acc ||
+      acc.getOwner() != block || acc.getArgNumber() == 0 ||
+      yield.getOperand(acc.getArgNumber() - 1) != product.getResult() ||
+      firstUse(product.getResult(), block, product) != yield)
+    return false;
+  Operation *terminator = yield;
+  auto writesOperand = [&](Operation *op) {
+    Value dest;
+    if (auto store = dyn_cast<StoreSharedOp>(op))
+      dest = store.getDest();
+    else if (auto copy = dyn_cast<CopyAsyncOp>(op))
+      dest = copy.getDest();
+    return dest && (dest == product.getLhs() || dest == product.getRhs());
+  };
+  bool work = false;
+  for (Operation *op = product->getNextNode(); op != terminator;
+       op = op->getNextNode()) {
+    if (isa<MbarrierWaitOp>(op) || op->getNumRegions() != 0 ||
+        writesOperand(op))
+      return false;
+    work |= !isa<MbarrierArriveOp, WarpgroupWaitOp>(op) &&
+            !op->hasTrait<OpTrait::ConstantLike>();
+  }
+  if (!work)
+    return false;
+  product.setAsync(true);
+  OpBuilder b(product->getContext());
+  waitBefore(b, product, terminator, 0);
+  releasesAfter(product->getNextNode(), terminator->getPrevNode());
+  return true;
+}
+
 struct TileGPUOverlapProducts
     : public kiln::tgpu::impl::TileGPUOverlapProductsBase<
           TileGPUOverlapProducts> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<std::pair<WarpgroupMmaOp, WarpgroupMmaOp>> pairs;
     getOperation()->walk([&](Block *block) {
@@ -202,6 +253,9 @@ struct TileGPUOverlapProducts
     getOperation()->walk([&](WarpgroupMmaOp op) { products.push_back(op); });
     for (WarpgroupMmaOp product : products)
       waitAtFirstUse(product);
+    if (asyncAccumulate)
+      for (WarpgroupMmaOp product : products)
+        waitAtTerminator(product);
   }
 };
 

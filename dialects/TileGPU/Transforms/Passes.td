@@ -285,7 +285,24 @@ def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
     backward) run while the tensor cores compute S. The forward's products
     depend on each other (P·V reads S's softmax), so only this second rule
     changes them.
+
+    With `async-accumulate` (the default), last, a synchronous product
+    whose result is first used by its block's terminator (a loop-carried
+    accumulator: the backward's dV and dK) and that has other work before
+    it (another product, shared stores, barriers, adds into global
+    memory) is issued `async` and read through a wait right before the
+    terminator: the step's next products issue behind it instead of after
+    its completion (a later synchronous product's wait completes it at the
+    latest). It is left alone when a ring wait lies in between (the ring
+    releases moved after its wait could then hold back the slot awaited),
+    when an op in between has regions or writes a shared buffer the product
+    reads, or when it reads a buffer the threads write.
   }];
+  let options = [
+    Option<"asyncAccumulate", "async-accumulate", "bool", /*default=*/"true",
+           "Issue loop-carried accumulations asynchronously and wait for "
+           "them at the loop's yield">,
+  ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }
 

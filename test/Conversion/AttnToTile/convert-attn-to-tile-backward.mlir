@@ -115,7 +115,7 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 // ATOMIC-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "heads", "seq_q", 64], tile.workspace = "dq_accum"})
 // ATOMIC: tile.store %{{.*}} : tensor<64x64xf32>, <?x64xf32>
 // ATOMIC-NOT: func.func @softcap_atomic_bwd_dq(
-// The dK/dV kernel adds its whole share scale * dS K for each Q block; a
+// The dK/dV kernel adds its whole share dS K for each Q block, unscaled; a
 // GPU schedule splits it into column chunks (convert-tile-to-tgpu's
 // atomic-product-columns), a register-budget choice that is not the tile
 // program's.
@@ -125,13 +125,14 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 // ATOMIC: scf.for
 // ATOMIC:   scf.for %[[I:[a-z0-9]+]] =
 // ATOMIC:     %[[PART:[0-9]+]] = tile.dot %{{[0-9]+}}, %[[K]] : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
-// ATOMIC:     %[[SCALED:.*]] = arith.mulf %[[PART]], %{{.*}} : tensor<64x64xf32>
-// ATOMIC:     tile.atomic_add %[[SCALED]], %{{.*}}[%[[I]], %c0{{(_[0-9]+)?}}] : tensor<64x64xf32>, <?x64xf32>
-// The f32 accumulator rounded to the input type by a convert kernel.
+// ATOMIC:     tile.atomic_add %[[PART]], %{{.*}}[%[[I]], %c0{{(_[0-9]+)?}}] : tensor<64x64xf32>, <?x64xf32>
+// The f32 accumulator scaled once and rounded to the input type by a convert
+// kernel.
 // ATOMIC-LABEL: func.func @softcap_atomic_bwd_dq_convert(
 // ATOMIC-SAME: tile.bwd_stage = "convert"
 // ATOMIC: %[[ACC:.*]] = tile.load
-// ATOMIC: %[[R:.*]] = arith.truncf %[[ACC]] : tensor<64x64xf32> to tensor<64x64xbf16>
+// ATOMIC: %[[SCALED:.*]] = arith.mulf %[[ACC]], %{{.*}} : tensor<64x64xf32>
+// ATOMIC: %[[R:.*]] = arith.truncf %[[SCALED]] : tensor<64x64xf32> to tensor<64x64xbf16>
 // ATOMIC: tile.store %[[R]]
 attn.attention @softcap_atomic {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -tgpu-overlap-products | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -tgpu-overlap-products=async-accumulate=false | FileCheck %s --check-prefix=SYNC-ACC
 
 // tgpu-overlap-products: dP needs only the step's tiles, so it is issued
 // right after S (with the ring wait for its buffer), both asynchronously;
@@ -150,4 +151,92 @@ func.func @nothing_between(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %out: !b
   %e2 = math.exp2 %s2 : !acc
   %r = arith.addf %e, %e2 : !acc
   return %r : !acc
+}
+
+// -----
+
+// async-accumulate: dV and dK accumulate across the loop (iteration
+// arguments yielded in their place), and a dS store, barriers, the dQ
+// product and its add follow them: both are issued async and waited for
+// before the yield, after which the releases of their ring slots move; dQ
+// (reading the thread-written dS) stays synchronous. Without the option
+// each is waited for where it is issued.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @accumulate
+// CHECK: scf.for {{.*}} iter_args([[DKA:%.+]] = {{%.+}}, [[DVA:%.+]] = {{%.+}})
+// CHECK: [[DV:%.+]] = tgpu.warpgroup_mma {{%.+}}, {{%.+}}, [[DVA]] {async}
+// CHECK-NEXT: [[DK:%.+]] = tgpu.warpgroup_mma {{%.+}}, {{%.+}}, [[DKA]] {async}
+// CHECK-NEXT: tgpu.barrier
+// CHECK-NEXT: tgpu.store_shared
+// CHECK: [[DQ:%.+]] = tgpu.warpgroup_mma {{%.+}} {transpose_lhs} :
+// CHECK-NEXT: tile.atomic_add [[DQ]]
+// CHECK-NEXT: [[DVW:%.+]] = tgpu.warpgroup_wait [[DV]] :
+// CHECK-NEXT: [[DKW:%.+]] = tgpu.warpgroup_wait [[DK]] :
+// CHECK-NEXT: tgpu.mbarrier_arrive
+// CHECK-NEXT: tgpu.mbarrier_arrive
+// CHECK-NEXT: scf.yield [[DKW]], [[DVW]]
+// SYNC-ACC-LABEL: func.func @accumulate
+// SYNC-ACC: tgpu.warpgroup_mma {{%.+}}, {{%.+}}, {{%.+}} :
+// SYNC-ACC-NEXT: tgpu.mbarrier_arrive
+// SYNC-ACC-NEXT: tgpu.warpgroup_mma {{%.+}}, {{%.+}}, {{%.+}} :
+// SYNC-ACC-NOT: tgpu.warpgroup_wait
+// SYNC-ACC: scf.yield
+func.func @accumulate(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %do: !buf, %ds: !buf,
+                      %pt: !p, %dst: !p, %dqd: !tile.desc<?x64xf32>, %n: index)
+    -> (!acc, !acc) attributes {tgpu.arch = "sm_90a"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%dk = %z, %dv = %z) -> (!acc, !acc) {
+    %dv2 = tgpu.warpgroup_mma %pt, %do, %dv : !p, !buf, !acc -> !acc
+    tgpu.mbarrier_arrive %bars[%c1] : memref<4xi64, 3>
+    %dk2 = tgpu.warpgroup_mma %dst, %q, %dk : !p, !buf, !acc -> !acc
+    tgpu.mbarrier_arrive %bars[%c2] : memref<4xi64, 3>
+    tgpu.barrier
+    tgpu.store_shared %dst, %ds : !p, !buf
+    tgpu.fence_async_shared
+    tgpu.barrier
+    %dq = tgpu.warpgroup_mma %ds, %k, %z {transpose_lhs} : !buf, !buf, !acc -> !acc
+    tile.atomic_add %dq, %dqd[%j, %c0] : !acc, !tile.desc<?x64xf32>
+    scf.yield %dk2, %dv2 : !acc, !acc
+  }
+  return %r#0, %r#1 : !acc, !acc
+}
+
+// -----
+
+// Left synchronous: a ring wait lies between the accumulation and the
+// yield (its release, moved after the wait, could hold back the slot
+// awaited), or nothing but releases does.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @accumulate_kept
+// CHECK-NOT: {async
+// CHECK-NOT: tgpu.warpgroup_wait
+// CHECK: return
+func.func @accumulate_kept(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %do: !buf,
+                           %pt: !p, %sd: !tile.desc<?x64xf32>, %n: index) -> (!acc, !acc) attributes {tgpu.arch = "sm_90a"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%dv = %z) -> (!acc) {
+    %dv2 = tgpu.warpgroup_mma %pt, %do, %dv : !p, !buf, !acc -> !acc
+    tgpu.mbarrier_arrive %bars[%c1] : memref<4xi64, 3>
+    tgpu.mbarrier_wait %bars[%c0], %c0 : memref<4xi64, 3>
+    %s = tgpu.warpgroup_mma %q, %k, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+    tile.atomic_add %s, %sd[%j, %c0] : !acc, !tile.desc<?x64xf32>
+    scf.yield %dv2 : !acc
+  }
+  %t = scf.for %j = %c0 to %n step %c1 iter_args(%dv = %z) -> (!acc) {
+    %dv2 = tgpu.warpgroup_mma %pt, %do, %dv : !p, !buf, !acc -> !acc
+    tgpu.mbarrier_arrive %bars[%c1] : memref<4xi64, 3>
+    scf.yield %dv2 : !acc
+  }
+  return %r, %t : !acc, !acc
 }
