@@ -47,7 +47,8 @@ runtime = Runtime(args.lib)
 # --no-bulk-reductions); 128 keys per dK/dV CTA (`_kb128`, --key-block 128),
 # also in the atomic schedule (`_atomic128`: dQ split by columns between the
 # two consumer warpgroups); dV and dK waited for where they are issued
-# (`_syncacc`, `_atomic128sync`: --no-async-accumulate).
+# (`_syncacc`, `_atomic128sync`: --no-async-accumulate); the 128-key atomic
+# schedule's dQ by red.global from registers (`_atomic128red`).
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
              "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov",
              "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64",
@@ -57,7 +58,7 @@ SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": 
              "_masked": "kiln_masked",
              "_atomicred": "kiln_atomic_red", "_kb128": "kiln_kb128",
              "_atomic128": "kiln_atomic128", "_syncacc": "kiln_syncacc",
-             "_atomic128sync": "kiln_atomic128_sync"}
+             "_atomic128sync": "kiln_atomic128_sync", "_atomic128red": "kiln_atomic128_red"}
 
 
 def spec(variant, hd, suffix):

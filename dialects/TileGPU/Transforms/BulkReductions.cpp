@@ -41,6 +41,8 @@ static bool stageable(tile::AtomicAddOp add) {
       (tile.getDimSize(1) * 4) % 16 != 0)
     return false;
   // In column groups a warp holds part of each of its rows: not one run.
+  // (One bulk reduction per row from each warp, tried on the 128-key
+  // atomic kernel, measured 0.85-0.99x its red.global form on the H100.)
   if (cast<MmaLayoutAttr>(tile.getEncoding()).getColGroups() != 1)
     return false;
   if (desc.getShape().size() != 2 || desc.isPaged() || desc.getGroup() != 1 ||
