@@ -169,22 +169,21 @@ __device__ __forceinline__ void atomic_add(const Desc<float> &d, int row0,
   if (d.col_stride == 1 && col0 >= 0 && col0 + N <= d.cols &&
       ((col0 | d.row_stride) & 1) == 0 &&
       (reinterpret_cast<unsigned long long>(d.ptr) & 7) == 0) {
+    // Slot e0 + half * 2 of each m16 tile starts a thread row.
 #pragma unroll
-    for (int e0 = 0; e0 < F::kSize; e0 += F::kNT * 4) {
+    for (int s = 0; s < F::kSize / (F::kNT * 2); ++s) {
+      int e0 = (s / 2) * F::kNT * 4 + (s % 2) * 2;
+      int r = row0 + F::row(e0);
+      if (r < 0 || r >= d.rows)
+        continue;
+      float *rowPtr = d.ptr + r * d.row_stride + col0;
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        int r = row0 + F::row(e0 + half * 2);
-        if (r < 0 || r >= d.rows)
-          continue;
-        float *rowPtr = d.ptr + r * d.row_stride + col0;
-#pragma unroll
-        for (int nt = 0; nt < F::kNT; ++nt) {
-          int e = e0 + nt * 4 + half * 2;
-          asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(
-                           rowPtr + F::col(e)),
-                       "f"(f.x[e]), "f"(f.x[e + 1])
-                       : "memory");
-        }
+      for (int nt = 0; nt < F::kNT; ++nt) {
+        int e = e0 + nt * 4;
+        asm volatile(
+            "red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(rowPtr + F::col(e)),
+            "f"(f.x[e]), "f"(f.x[e + 1])
+            : "memory");
       }
     }
     return;

@@ -90,6 +90,15 @@ void releasesAfter(Operation *from, Operation *wait) {
   }
 }
 
+/// Issues `product` asynchronously and reads it through a wait right before
+/// `user`; the ring releases in between move after that wait.
+void issueAsyncUntil(WarpgroupMmaOp product, Operation *user) {
+  product.setAsync(true);
+  OpBuilder b(product->getContext());
+  waitBefore(b, product, user, 0);
+  releasesAfter(product->getNextNode(), user->getPrevNode());
+}
+
 /// Overlaps `second` with `first` (the product before it in its block) if
 /// the ops between allow it.
 bool overlap(WarpgroupMmaOp first, WarpgroupMmaOp second) {
@@ -178,10 +187,7 @@ bool waitAtFirstUse(WarpgroupMmaOp product) {
   }
   if (!work)
     return false;
-  product.setAsync(true);
-  OpBuilder b(product->getContext());
-  waitBefore(b, product, user, 0);
-  releasesAfter(product->getNextNode(), user->getPrevNode());
+  issueAsyncUntil(product, user);
   return true;
 }
 
@@ -225,10 +231,7 @@ bool waitAtTerminator(WarpgroupMmaOp product) {
   }
   if (!work)
     return false;
-  product.setAsync(true);
-  OpBuilder b(product->getContext());
-  waitBefore(b, product, terminator, 0);
-  releasesAfter(product->getNextNode(), terminator->getPrevNode());
+  issueAsyncUntil(product, terminator);
   return true;
 }
 
