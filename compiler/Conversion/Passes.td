@@ -186,8 +186,11 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tgpu", "::mlir::ModuleOp"> {
       the old contents, one after `tgpu.async_wait` to publish the new;
     * each `tile.dot` becomes `tgpu.mma` (A from shared memory or, for P,
       from registers; B from shared memory);
-    * every register tile gets a layout: 2-D tiles `#tgpu.mma<warps>`,
-      1-D row vectors `#tgpu.rows<warps>`.
+    * every register tile gets a layout: 2-D tiles `#tgpu.mma<warps>`
+      (with fewer than 16 rows per warp, `#tgpu.mma<warps, col_groups>`:
+      the warps in groups, each with all rows of its share of the columns;
+      row reductions, broadcasts, Philox bits and a register product lhs on
+      such a tile are errors), 1-D row vectors `#tgpu.rows<warps>`.
 
     The function records `tgpu.num_warps`, `tgpu.arch` and
     `tgpu.shared_bytes` for the emitter and the launcher.

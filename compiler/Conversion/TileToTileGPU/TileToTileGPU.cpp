@@ -443,7 +443,9 @@ private:
       return where->emitError()
              << "no GPU register layout for " << type
              << ": tiles must be RxN or R with R a multiple of " << rowQuantum
-             << " (16 rows per warp) and N a multiple of 16";
+             << " (16 rows per warp) and N a multiple of 16, or RxN with R a "
+                "multiple of 16 dividing "
+             << rowQuantum << " and N of 16 per column group";
     };
     WalkResult result = func.walk([&](Operation *op) {
       for (Region &region : op->getRegions())
@@ -460,10 +462,11 @@ private:
   }
 
   /// A tile in column groups holds part of each row per warp: products
-  /// (as the accumulator), elementwise ops, splats, loops, loads, stores
-  /// and atomic adds handle it element by element, but row statistics,
-  /// broadcasts and a register lhs of a product would need other warps'
-  /// values.
+  /// (as the accumulator), elementwise ops, splats, index tiles, loops,
+  /// loads, stores and atomic adds handle it element by element, but row
+  /// statistics, broadcasts and a register lhs of a product would need
+  /// other warps' values (and dropout's bits are drawn per whole-row
+  /// fragment).
   LogicalResult verifyColumnGroupUses(Value v) {
     auto unsupported = [](Operation *op, Value v) {
       if (isa<tile::ReduceOp, tile::ReduceAllOp, tile::BroadcastOp>(op))
@@ -479,6 +482,10 @@ private:
              << "no GPU register layout for " << v.getType()
              << " broadcast from a 1-D tile: with " << numWarps
              << " warps its rows split into column groups";
+    if (auto philox = v.getDefiningOp<tile::PhiloxOp>())
+      return philox.emitError() << "no GPU register layout for " << v.getType()
+                                << " drawn by tile.philox: with " << numWarps
+                                << " warps its rows split into column groups";
     for (Operation *user : v.getUsers())
       if (unsupported(user, v))
         return user->emitError()

@@ -48,8 +48,9 @@ def TileGPU_MmaLayoutAttr : AttrDef<TileGPU_Dialect, "MmaLayout"> {
     W / G consecutive warps; group g owns columns [g*N/G, (g+1)*N/G) and its
     warps split all M rows as above (FlashAttention-3's dQ = dS K in a
     128-key backward CTA: each consumer warpgroup computes half the
-    columns). Only products, elementwise ops, splats, shared stores and
-    atomic adds take such tiles (no row statistics: a row lies in G warps).
+    columns). Products (as the accumulator), elementwise ops, splats, index
+    tiles, loads, stores, shared stores and atomic adds take such tiles; no
+    row statistics or broadcasts (a row lies in G warps), no Philox bits.
   }];
   let parameters = (ins "int64_t":$warps,
                         DefaultValuedParameter<"int64_t", "1">:$col_groups);

@@ -209,7 +209,8 @@ LogicalResult WarpgroupMmaOp::verify() {
                          << acc.getDimSize(0) << " rows over " << warps
                          << " warps in " << groups << " column groups";
   int64_t n = acc.getDimSize(1);
-  if (n % groups != 0 || (n / groups) % 16 != 0 || n / groups > 256)
+  if (n % groups != 0 || (n / groups) % 16 != 0 || n / groups < 16 ||
+      n / groups > 256)
     return emitOpError() << "wgmma's N (a column group's columns) is a "
                             "multiple of 16 up to 256, got "
                          << n << " columns in " << groups << " groups";

@@ -6,7 +6,9 @@
 
 #include "dialects/TileGPU/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -66,11 +68,9 @@ void waitBefore(OpBuilder &b, WarpgroupMmaOp product, Operation *before,
 /// synchronous products (tgpu-warp-specialize's barriers assume the read
 /// completed): products reading one stay synchronous.
 bool readsThreadWritten(WarpgroupMmaOp product) {
-  // (A register operand that is also stored, dS for dS K, is not one.)
   auto threadWritten = [](Value operand) {
-    return llvm::any_of(operand.getUsers(), [&](Operation *user) {
-      auto store = dyn_cast<StoreSharedOp>(user);
-      return store && store.getDest() == operand;
+    return llvm::any_of(operand.getUsers(), [](Operation *user) {
+      return isa<StoreSharedOp>(user);
     });
   };
   return threadWritten(product.getLhs()) || threadWritten(product.getRhs());
@@ -191,6 +191,21 @@ bool waitAtFirstUse(WarpgroupMmaOp product) {
   return true;
 }
 
+/// The shared allocations `buffer` may be (through arith.select and
+/// memref.subview), appended to `allocs`; false when it may be another.
+bool allocsOf(Value buffer, SmallVectorImpl<SharedAllocOp> &allocs) {
+  if (auto alloc = buffer.getDefiningOp<SharedAllocOp>()) {
+    allocs.push_back(alloc);
+    return true;
+  }
+  if (auto select = buffer.getDefiningOp<arith::SelectOp>())
+    return allocsOf(select.getTrueValue(), allocs) &&
+           allocsOf(select.getFalseValue(), allocs);
+  if (auto view = buffer.getDefiningOp<memref::SubViewOp>())
+    return allocsOf(view.getSource(), allocs);
+  return false;
+}
+
 /// Issues a synchronous `product` whose result first feeds its block's
 /// terminator (an accumulator carried by a loop: dV, dK) asynchronously and
 /// waits for it right before the terminator, when other work lies in
@@ -199,7 +214,29 @@ bool waitAtFirstUse(WarpgroupMmaOp product) {
 /// with regions, or a write into a buffer the product reads, keeps it
 /// synchronous.
 bool waitAtTerminator(WarpgroupMmaOp product) {
-  if (product.getAsync() || readsThreadWritten(product))
+  if (product.getAsync())
+    return false;
+  // A shared operand the threads write keeps it synchronous (its barriers
+  // assume completed readers), and so does a register operand read by
+  // anything after it before the wait: the PTX ISA leaves reading a
+  // product's A registers while it is in flight undefined (dS for dK, also
+  // stored for dS K, keeps dK synchronous in the atomic schedule).
+  Value lhs = product.getLhs();
+  if (isa<RankedTensorType>(lhs.getType())) {
+    for (Operation *user : lhs.getUsers())
+      if (user != product && user->getBlock() == product->getBlock() &&
+          product->isBeforeInBlock(user))
+        return false;
+  } else if (llvm::any_of(lhs.getUsers(), [&](Operation *user) {
+               auto store = dyn_cast<StoreSharedOp>(user);
+               return store && store.getDest() == lhs;
+             })) {
+    return false;
+  }
+  if (llvm::any_of(product.getRhs().getUsers(), [&](Operation *user) {
+        auto store = dyn_cast<StoreSharedOp>(user);
+        return store && store.getDest() == product.getRhs();
+      }))
     return false;
   // An accumulator carried by an scf.for: acc is an iteration argument and
   // the product's result is yielded in its place, and used nowhere before.
@@ -212,18 +249,31 @@ bool waitAtTerminator(WarpgroupMmaOp product) {
       firstUse(product.getResult(), block, product) != yield)
     return false;
   Operation *terminator = yield;
+  // Shared-memory writes in between go to buffers provably not the
+  // product's (distinct allocations through selects and subviews), and no
+  // copy lands in shared memory there at all.
+  SmallVector<SharedAllocOp> read;
+  if (!allocsOf(product.getRhs(), read) ||
+      (!isa<RankedTensorType>(lhs.getType()) && !allocsOf(lhs, read)))
+    return false;
   auto writesOperand = [&](Operation *op) {
-    Value dest;
-    if (auto store = dyn_cast<StoreSharedOp>(op))
-      dest = store.getDest();
-    else if (auto copy = dyn_cast<CopyAsyncOp>(op))
-      dest = copy.getDest();
-    return dest && (dest == product.getLhs() || dest == product.getRhs());
+    if (isa<CopyAsyncOp, TmaLoadOp, TmaLoadPagesOp>(op))
+      return true;
+    auto store = dyn_cast<StoreSharedOp>(op);
+    if (!store)
+      return false;
+    SmallVector<SharedAllocOp> written;
+    return !allocsOf(store.getDest(), written) ||
+           llvm::any_of(written, [&](SharedAllocOp alloc) {
+             return llvm::is_contained(read, alloc);
+           });
   };
   bool work = false;
   for (Operation *op = product->getNextNode(); op != terminator;
        op = op->getNextNode()) {
-    if (isa<MbarrierWaitOp>(op) || op->getNumRegions() != 0 ||
+    // No ring wait (its slot's release, moved after the wait, could be the
+    // one awaited) and no warpgroup turn (another warpgroup's progress).
+    if (isa<MbarrierWaitOp, WarpgroupTurnOp>(op) || op->getNumRegions() != 0 ||
         writesOperand(op))
       return false;
     work |= !isa<MbarrierArriveOp, WarpgroupWaitOp>(op) &&

@@ -288,15 +288,20 @@ def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
 
     With `async-accumulate` (the default), last, a synchronous product
     whose result is first used by its block's terminator (a loop-carried
-    accumulator: the backward's dV and dK) and that has other work before
-    it (another product, shared stores, barriers, adds into global
-    memory) is issued `async` and read through a wait right before the
+    accumulator: the backward's dV and dK) and that has other work after
+    it, before the terminator (another product, shared stores, barriers,
+    adds into global memory) is issued `async` and read through a wait right before the
     terminator: the step's next products issue behind it instead of after
     its completion (a later synchronous product's wait completes it at the
     latest). It is left alone when a ring wait lies in between (the ring
-    releases moved after its wait could then hold back the slot awaited),
-    when an op in between has regions or writes a shared buffer the product
-    reads, or when it reads a buffer the threads write.
+    releases moved after its wait could then hold back the slot awaited) or
+    a warpgroup turn, when an op in between has regions, copies into shared
+    memory, or stores into a buffer not provably distinct from the
+    product's, when it reads a buffer the threads write, or when anything
+    after it reads its register lhs (the PTX ISA leaves reading the A
+    registers of a product in flight undefined: dS, stored for dS K after
+    dK, keeps dK synchronous). Every release in between moves after the
+    wait, not only the product's own (later, never earlier).
   }];
   let options = [
     Option<"asyncAccumulate", "async-accumulate", "bool", /*default=*/"true",

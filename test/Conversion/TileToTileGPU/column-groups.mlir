@@ -13,7 +13,7 @@
 func.func @dq_share(%qd: !tile.desc<?x128xbf16>, %kd: !tile.desc<?x128xbf16>,
                     %od: !tile.desc<?x128xf32>)
     attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 128 : i64,
-                tile.tile_rows = 128 : i64, tile.backward_stage = "dkdv"} {
+                tile.tile_rows = 128 : i64, tile.bwd_stage = "dkdv"} {
   %c0 = arith.constant 0 : index
   %scale = arith.constant 0.125 : f32
   %k = tile.load %kd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x128xbf16> -> tensor<128x128xbf16>
@@ -34,7 +34,7 @@ func.func @dq_share(%qd: !tile.desc<?x128xbf16>, %kd: !tile.desc<?x128xbf16>,
 func.func @reduced(%qd: !tile.desc<?x128xbf16>, %kd: !tile.desc<?x128xbf16>,
                    %ld: !tile.desc<?xf32>)
     attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 128 : i64,
-                tile.tile_rows = 128 : i64, tile.backward_stage = "dkdv"} {
+                tile.tile_rows = 128 : i64, tile.bwd_stage = "dkdv"} {
   %c0 = arith.constant 0 : index
   %k = tile.load %kd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x128xbf16> -> tensor<128x128xbf16>
   %q = tile.load %qd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x128xbf16> -> tensor<64x128xbf16>
@@ -50,11 +50,30 @@ func.func @reduced(%qd: !tile.desc<?x128xbf16>, %kd: !tile.desc<?x128xbf16>,
 // So would a broadcast of per-row values across one.
 func.func @broadcast(%ld: !tile.desc<?xf32>, %od: !tile.desc<?x128xf32>)
     attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 128 : i64,
-                tile.tile_rows = 128 : i64, tile.backward_stage = "dkdv"} {
+                tile.tile_rows = 128 : i64, tile.bwd_stage = "dkdv"} {
   %c0 = arith.constant 0 : index
   %l = tile.load %ld[%c0] fill 0.0 : f32 : !tile.desc<?xf32> -> tensor<128xf32>
   // expected-error @+1 {{no GPU register layout for 'tensor<64x128xf32>' broadcast from a 1-D tile: with 8 warps its rows split into column groups}}
   %b = tile.broadcast %l dim 0 : tensor<128xf32> -> tensor<64x128xf32>
   tile.atomic_add %b, %od[%c0, %c0] : tensor<64x128xf32>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
+// ... and so would a register lhs of a product (its rows lie in one warp
+// each in the product's A fragments).
+func.func @register_lhs(%qd: !tile.desc<?x128xbf16>, %kd: !tile.desc<?x128xbf16>,
+                        %od: !tile.desc<?x128xf32>)
+    attributes {tile.kernel, tile.block_m = 64 : i64, tile.block_n = 128 : i64,
+                tile.tile_rows = 128 : i64, tile.bwd_stage = "dkdv"} {
+  %c0 = arith.constant 0 : index
+  %k = tile.load %kd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x128xbf16> -> tensor<128x128xbf16>
+  %q = tile.load %qd[%c0, %c0] fill 0.0 : bf16 : !tile.desc<?x128xbf16> -> tensor<64x128xbf16>
+  %s = tile.dot %q, %k {transpose_rhs} : tensor<64x128xbf16>, tensor<128x128xbf16> -> tensor<64x128xf32>
+  %p = arith.truncf %s : tensor<64x128xf32> to tensor<64x128xbf16>
+  // expected-error @+1 {{no GPU register layout for 'tensor<64x128xbf16>' read by tgpu.mma: with 8 warps its rows split into column groups, whose rows span several warps}}
+  %o = tile.dot %p, %k : tensor<64x128xbf16>, tensor<128x128xbf16> -> tensor<64x128xf32>
+  tile.atomic_add %o, %od[%c0, %c0] : tensor<64x128xf32>, !tile.desc<?x128xf32>
   return
 }

@@ -157,35 +157,39 @@ func.func @nothing_between(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %out: !b
 
 // async-accumulate: dV and dK accumulate across the loop (iteration
 // arguments yielded in their place), and a dS store, barriers, the dQ
-// product and its add follow them: both are issued async and waited for
-// before the yield, after which the releases of their ring slots move; dQ
-// (reading the thread-written dS) stays synchronous. Without the option
-// each is waited for where it is issued.
+// product and its add follow them. dV is issued async and waited for
+// before the yield, after which the releases in between move; dK's
+// register lhs (dS) is stored after it, a read of its A registers in
+// flight, so it stays synchronous; dQ reads the thread-written dS buffer.
+// Without the option dV is waited for where it is issued.
 !buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 !acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
 !p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
 // CHECK-LABEL: func.func @accumulate
 // CHECK: scf.for {{.*}} iter_args([[DKA:%.+]] = {{%.+}}, [[DVA:%.+]] = {{%.+}})
 // CHECK: [[DV:%.+]] = tgpu.warpgroup_mma {{%.+}}, {{%.+}}, [[DVA]] {async}
-// CHECK-NEXT: [[DK:%.+]] = tgpu.warpgroup_mma {{%.+}}, {{%.+}}, [[DKA]] {async}
+// CHECK-NEXT: [[DK:%.+]] = tgpu.warpgroup_mma {{%.+}}, {{%.+}}, [[DKA]] :
 // CHECK-NEXT: tgpu.barrier
 // CHECK-NEXT: tgpu.store_shared
 // CHECK: [[DQ:%.+]] = tgpu.warpgroup_mma {{%.+}} {transpose_lhs} :
 // CHECK-NEXT: tile.atomic_add [[DQ]]
 // CHECK-NEXT: [[DVW:%.+]] = tgpu.warpgroup_wait [[DV]] :
-// CHECK-NEXT: [[DKW:%.+]] = tgpu.warpgroup_wait [[DK]] :
 // CHECK-NEXT: tgpu.mbarrier_arrive
 // CHECK-NEXT: tgpu.mbarrier_arrive
-// CHECK-NEXT: scf.yield [[DKW]], [[DVW]]
+// CHECK-NEXT: scf.yield [[DK]], [[DVW]]
 // SYNC-ACC-LABEL: func.func @accumulate
 // SYNC-ACC: tgpu.warpgroup_mma {{%.+}}, {{%.+}}, {{%.+}} :
 // SYNC-ACC-NEXT: tgpu.mbarrier_arrive
 // SYNC-ACC-NEXT: tgpu.warpgroup_mma {{%.+}}, {{%.+}}, {{%.+}} :
 // SYNC-ACC-NOT: tgpu.warpgroup_wait
 // SYNC-ACC: scf.yield
-func.func @accumulate(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %do: !buf, %ds: !buf,
-                      %pt: !p, %dst: !p, %dqd: !tile.desc<?x64xf32>, %n: index)
+func.func @accumulate(%bars: memref<4xi64, 3>, %pt: !p, %dst: !p,
+                      %dqd: !tile.desc<?x64xf32>, %n: index)
     -> (!acc, !acc) attributes {tgpu.arch = "sm_90a"} {
+  %q = tgpu.shared_alloc offset 0 : !buf
+  %k = tgpu.shared_alloc offset 8192 : !buf
+  %do = tgpu.shared_alloc offset 16384 : !buf
+  %ds = tgpu.shared_alloc offset 24576 : !buf
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -236,6 +240,17 @@ func.func @accumulate_kept(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %do: !bu
   %t = scf.for %j = %c0 to %n step %c1 iter_args(%dv = %z) -> (!acc) {
     %dv2 = tgpu.warpgroup_mma %pt, %do, %dv : !p, !buf, !acc -> !acc
     tgpu.mbarrier_arrive %bars[%c1] : memref<4xi64, 3>
+    scf.yield %dv2 : !acc
+  }
+  // A store into a buffer that may be the one the product reads (a select
+  // of its double buffers).
+  %a = tgpu.shared_alloc offset 0 : !buf
+  %b = tgpu.shared_alloc offset 8192 : !buf
+  %u = scf.for %j = %c0 to %n step %c1 iter_args(%dv = %z) -> (!acc) {
+    %odd = arith.cmpi eq, %j, %c1 : index
+    %cur = arith.select %odd, %a, %b : !buf
+    %dv2 = tgpu.warpgroup_mma %pt, %cur, %dv : !p, !buf, !acc -> !acc
+    tgpu.store_shared %pt, %a : !p, !buf
     scf.yield %dv2 : !acc
   }
   return %r, %t : !acc, !acc
