@@ -9,3 +9,18 @@ KILN=/tmp/kiln-bin/kiln
 LIB=$PWD/.device/libkiln_runtime.so
 export KILN_CACHE_DIR=${KILN_CACHE_DIR:-/tmp/kiln-cache}
 nvidia-smi -L
+# check_examples LABEL "HDIMS" ARGS...: every example's forward + backward
+# against float64 at each head dim (Lq = 333, Lk = 517; GQA with 8 heads),
+# one "== example hdD LABEL" line and the verdicts per case.
+check_examples() {
+  local label=$1 hdims=$2 ex hd heads
+  shift 2
+  for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+    heads=3; [ $ex = gqa_causal ] && heads=8
+    for hd in $hdims; do
+      echo "== $ex hd$hd $label"
+      timeout 90 $KILN run examples/$ex.mlir --backend cuda --backward "$@" --head-dim $hd \
+        --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
+    done
+  done
+}

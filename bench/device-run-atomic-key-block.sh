@@ -17,22 +17,8 @@ SEQS=${3:-4096,16384}
 . bench/device-env.sh
 if [ "$MODE" = check ] || [ "$MODE" = all ]; then
   {
-    for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
-      heads=3; [ $ex = gqa_causal ] && heads=8
-      for hd in 64 96 128; do
-        echo "== $ex hd$hd atomic key-block 128"
-        timeout 90 $KILN run examples/$ex.mlir --backend cuda --backward --bwd-schedule atomic --key-block 128 \
-          --head-dim $hd --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
-      done
-    done
-    for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
-      heads=3; [ $ex = gqa_causal ] && heads=8
-      for hd in 64 128; do
-        echo "== $ex hd$hd two-kernel"
-        timeout 90 $KILN run examples/$ex.mlir --backend cuda --backward --head-dim $hd \
-          --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
-      done
-    done
+    check_examples "atomic key-block 128" "64 96 128" --bwd-schedule atomic --key-block 128
+    check_examples two-kernel "64 128"
     for extra in "--persistent-backward" "--dtype fp16" "--seqlen-kv 200" "--seqlen 1 --seqlen-kv 700"; do
       echo "== causal hd128 atomic key-block 128 $extra"
       timeout 90 $KILN run examples/causal.mlir --backend cuda --backward --bwd-schedule atomic --key-block 128 \

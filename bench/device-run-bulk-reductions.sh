@@ -15,14 +15,7 @@ MODE=${1:-check}
 case "$MODE" in
 check)
   {
-    for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
-      heads=3; [ $ex = gqa_causal ] && heads=8
-      for hd in 64 96 128; do
-        echo "== $ex hd$hd atomic"
-        timeout 90 $KILN run examples/$ex.mlir --backend cuda --backward --bwd-schedule atomic --head-dim $hd \
-          --seqlen 333 --seqlen-kv 517 --heads $heads --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
-      done
-    done
+    check_examples atomic "64 96 128" --bwd-schedule atomic
     for extra in "--persistent-backward" "--no-warp-specialize" "--no-bulk-reductions" "--seqlen-kv 200"; do
       echo "== causal hd64 atomic $extra"
       timeout 90 $KILN run examples/causal.mlir --backend cuda --backward --bwd-schedule atomic --head-dim 64 \

@@ -67,12 +67,11 @@ void waitBefore(OpBuilder &b, WarpgroupMmaOp product, Operation *before,
 /// A buffer the threads write (P, dS) is published and reused around
 /// synchronous products (tgpu-warp-specialize's barriers assume the read
 /// completed): products reading one stay synchronous.
+bool threadWritten(Value operand) {
+  return llvm::any_of(operand.getUsers(),
+                      [](Operation *user) { return isa<StoreSharedOp>(user); });
+}
 bool readsThreadWritten(WarpgroupMmaOp product) {
-  auto threadWritten = [](Value operand) {
-    return llvm::any_of(operand.getUsers(), [](Operation *user) {
-      return isa<StoreSharedOp>(user);
-    });
-  };
   return threadWritten(product.getLhs()) || threadWritten(product.getRhs());
 }
 
@@ -222,22 +221,14 @@ bool waitAtTerminator(WarpgroupMmaOp product) {
   // product's A registers while it is in flight undefined (dS for dK, also
   // stored for dS K, keeps dK synchronous in the atomic schedule).
   Value lhs = product.getLhs();
-  if (isa<RankedTensorType>(lhs.getType())) {
+  bool registerLhs = isa<RankedTensorType>(lhs.getType());
+  if (threadWritten(product.getRhs()) || (!registerLhs && threadWritten(lhs)))
+    return false;
+  if (registerLhs)
     for (Operation *user : lhs.getUsers())
       if (user != product && user->getBlock() == product->getBlock() &&
           product->isBeforeInBlock(user))
         return false;
-  } else if (llvm::any_of(lhs.getUsers(), [&](Operation *user) {
-               auto store = dyn_cast<StoreSharedOp>(user);
-               return store && store.getDest() == lhs;
-             })) {
-    return false;
-  }
-  if (llvm::any_of(product.getRhs().getUsers(), [&](Operation *user) {
-        auto store = dyn_cast<StoreSharedOp>(user);
-        return store && store.getDest() == product.getRhs();
-      }))
-    return false;
   // An accumulator carried by an scf.for: acc is an iteration argument and
   // the product's result is yielded in its place, and used nowhere before.
   Block *block = product->getBlock();
@@ -254,7 +245,7 @@ bool waitAtTerminator(WarpgroupMmaOp product) {
   // copy lands in shared memory there at all.
   SmallVector<SharedAllocOp> read;
   if (!allocsOf(product.getRhs(), read) ||
-      (!isa<RankedTensorType>(lhs.getType()) && !allocsOf(lhs, read)))
+      (!registerLhs && !allocsOf(lhs, read)))
     return false;
   auto writesOperand = [&](Operation *op) {
     if (isa<CopyAsyncOp, TmaLoadOp, TmaLoadPagesOp>(op))
