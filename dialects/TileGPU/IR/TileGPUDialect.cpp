@@ -61,6 +61,16 @@ int64_t kiln::tgpu::widestSwizzle(int64_t rowBytes) {
   return 0;
 }
 
+bool kiln::tgpu::hasWarpgroupRows(int64_t rows, MmaLayoutAttr layout) {
+  int64_t warps = layout.getWarps(), groups = layout.getColGroups();
+  return (warps / groups) % 4 == 0 && rows * groups == 16 * warps;
+}
+
+bool kiln::tgpu::hasWarpgroupColumns(int64_t cols, MmaLayoutAttr layout) {
+  int64_t groups = layout.getColGroups(), n = cols / groups;
+  return cols % groups == 0 && n % 16 == 0 && n >= 16 && n <= 256;
+}
+
 LogicalResult
 MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       int64_t warps, int64_t colGroups) {
@@ -201,16 +211,14 @@ LogicalResult WarpgroupMmaOp::verify() {
   if (!layout || !acc.getElementType().isF32() || acc.getRank() != 2)
     return emitOpError() << "accumulates in 2-D f32 #tgpu.mma register tiles";
   int64_t warps = layout.getWarps(), groups = layout.getColGroups();
-  // Each column group is whole warpgroups, each with one m16 tile per warp.
-  if ((warps / groups) % 4 != 0 || acc.getDimSize(0) * groups != 16 * warps)
+  if (!hasWarpgroupRows(acc.getDimSize(0), layout))
     return emitOpError() << "needs whole warpgroups with one m16 tile per "
                             "warp (64 rows per 4 warps of a column group); "
                             "the accumulator has "
                          << acc.getDimSize(0) << " rows over " << warps
                          << " warps in " << groups << " column groups";
   int64_t n = acc.getDimSize(1);
-  if (n % groups != 0 || (n / groups) % 16 != 0 || n / groups < 16 ||
-      n / groups > 256)
+  if (!hasWarpgroupColumns(n, layout))
     return emitOpError() << "wgmma's N (a column group's columns) is a "
                             "multiple of 16 up to 256, got "
                          << n << " columns in " << groups << " groups";

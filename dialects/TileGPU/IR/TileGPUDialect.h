@@ -32,6 +32,13 @@ int64_t swizzleBytes(mlir::Type type);
 /// The widest swizzle (128, 64 or 32 bytes) that divides a row of
 /// `rowBytes`, or 0 when none does.
 int64_t widestSwizzle(int64_t rowBytes);
+
+/// Whether a 2-D accumulator of `rows` x `cols` in `layout` is wgmma's
+/// accumulator layout: each column group whole warpgroups with one m16
+/// tile per warp, and a group's columns a wgmma N (a multiple of 16 up to
+/// 256).
+bool hasWarpgroupRows(int64_t rows, MmaLayoutAttr layout);
+bool hasWarpgroupColumns(int64_t cols, MmaLayoutAttr layout);
 } // namespace kiln::tgpu
 
 #endif // KILN_DIALECTS_TILEGPU_IR_TILEGPUDIALECT_H

@@ -50,10 +50,8 @@ bool eligible(MmaOp mma) {
   auto layout = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
   if (!layout)
     return false;
-  int64_t warps = layout.getWarps(), groups = layout.getColGroups();
-  int64_t n = acc.getDimSize(1);
-  if ((warps / groups) % 4 != 0 || acc.getDimSize(0) * groups != 16 * warps ||
-      n % groups != 0 || (n / groups) % 16 != 0 || n / groups > 256)
+  if (!hasWarpgroupRows(acc.getDimSize(0), layout) ||
+      !hasWarpgroupColumns(acc.getDimSize(1), layout))
     return false;
   auto rhsAlloc = mma.getRhs().getDefiningOp<SharedAllocOp>();
   if (!rhsAlloc || !swizzleable(rhsAlloc.getType()))
@@ -64,7 +62,7 @@ bool eligible(MmaOp mma) {
     return false;
   Value lhs = mma.getLhs();
   if (auto regs = dyn_cast<RankedTensorType>(lhs.getType()))
-    return groups == 1 && regs.getElementType() == elt &&
+    return layout.getColGroups() == 1 && regs.getElementType() == elt &&
            regs.getEncoding() == layout;
   auto lhsAlloc = lhs.getDefiningOp<SharedAllocOp>();
   return lhsAlloc && swizzleable(lhsAlloc.getType()) &&
