@@ -4,11 +4,12 @@
 #   check - every example's atomic backward with --key-block 128 against
 #           float64 at D = 64, 96, 128 (Lq = 333, Lk = 517), fp16, GQA,
 #           persistent, Lq > Lk; the default backward of every example at
-#           D = 64 and 128 (async-accumulate changes it too); racecheck and
-#           synccheck on both schedules;
+#           D = 64 and 128 (async-accumulate changes it too); memcheck,
+#           racecheck and synccheck on both schedules;
 #   bench - bench_backward.py with the default, the 64-key atomic schedule
 #           and the 128-key one (specs <v>_hd<D>_bwd{,_atomic,_atomic128},
-#           and the ablations _syncacc, _atomic128sync if present).
+#           and the ablations _syncacc, _atomic128sync, _atomic128red if
+#           present).
 #   bash bench/device-run-atomic-key-block.sh check|bench|all [hdims] [seqlens]
 set -u
 MODE=${1:-all}
@@ -28,7 +29,7 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
   echo "checks: $(grep -c PASS "$OUT/checks.txt") PASS, $(grep -cE 'FAIL|rror' "$OUT/checks.txt") FAIL/error, $(grep -c '^==' "$OUT/checks.txt") cases"
   grep -B3 -E "FAIL|rror" "$OUT/checks.txt" | head -30
   for sched in "--bwd-schedule atomic --key-block 128" ""; do
-    for tool in racecheck synccheck; do
+    for tool in memcheck racecheck synccheck; do
       echo -n "$tool ${sched:-two-kernel}: "
       timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir --backend cuda \
         --backward $sched --head-dim 128 --seqlen 300 --seqlen-kv 517 --heads 2 --check 2>&1 |

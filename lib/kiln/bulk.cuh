@@ -3,7 +3,8 @@
 // The atomic backward's dQ shares: a warp's rows staged in shared memory and
 // added into L2 by one cp.reduce.async.bulk .add.f32 (whole lines, instead
 // of an 8-byte red.global per lane and element pair: 1.3-1.8x the reduction
-// throughput into L2 on an H100, bench/probe_dq_reduce.cu).
+// throughput into L2 on an H100, bench/probe_dq_reduce.cu), or, for a warp
+// holding a strided block, by TMA tensor reductions through a tensor map.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_BULK_CUH
@@ -11,9 +12,26 @@
 
 #include "kiln/layout.cuh"
 #include "kiln/store.cuh"
+#include "kiln/tma.cuh"
 #include "kiln/wgmma.cuh"
 
 namespace kiln {
+
+/// Writes this warp's elements of `f` into `s` for the copy engine to read:
+/// first waits until the warp's earlier bulk reductions (issued by its
+/// lanes; a bulk group is per thread) have read `s`, then fences the writes
+/// for the async proxy.
+template <typename Tile, typename T, int M, int N, int W, int G>
+__device__ __forceinline__ void stage_for_bulk(Tile s,
+                                               const Frag<T, M, N, W, G> &f) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+  __syncwarp();
+  store_shared(s, f);
+  fence_async_shared();
+  __syncwarp();
+}
 
 /// d[row0 + r, col0 + c] += f[r, c] through `s`, a shared f32 tile of f's
 /// shape (unpadded): each warp writes the rows it holds (a block of
@@ -36,13 +54,7 @@ __device__ __forceinline__ void bulk_reduce_add(const Desc<float> &d, int row0,
   constexpr int kBytes = N * 4;
   static_assert(kBytes % 16 == 0, "whole 16-byte chunks per row");
   constexpr int kWarpRows = 16 * F::kMT;
-#if __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-#endif
-  __syncwarp();
-  store_shared(s, f);
-  fence_async_shared();
-  __syncwarp();
+  stage_for_bulk(s, f);
   // This warp's rows inside [0, d.rows): from `first` on, `rows` of them.
   int first = warp_id() * kWarpRows, end = first + kWarpRows;
   if (row0 + first < 0)
@@ -86,6 +98,78 @@ __device__ __forceinline__ void bulk_reduce_add(const Desc<float> &d, int row0,
     for (int c = 0; c < N; ++c)
       if (col0 + c >= 0 && col0 + c < d.cols)
         atomicAdd(dst + c * d.col_stride, src[c]);
+  }
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Adds the swizzled box at `src` (shared memory) into the tensor of `map`
+/// at element coordinates c (innermost first; R of them) with one
+/// cp.reduce.async.bulk.tensor .add. Elements outside the tensor are
+/// skipped. One thread issues it; asynchronous (its bulk group).
+template <int R>
+__device__ __forceinline__ void
+tma_reduce_add_box(const TensorMap &map, const void *src, const int (&c)[R]) {
+#if __CUDA_ARCH__ >= 900
+  unsigned long long m = reinterpret_cast<unsigned long long>(&map);
+  unsigned s = smem_addr(src);
+  if constexpr (R == 2)
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile."
+                 "bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(m),
+                 "r"(s), "r"(c[0]), "r"(c[1])
+                 : "memory");
+  else if constexpr (R == 3)
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile."
+                 "bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(m),
+                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2])
+                 : "memory");
+  else if constexpr (R == 4)
+    asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile."
+                 "bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(m),
+                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+                 : "memory");
+  else
+    asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile."
+                 "bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n" ::"l"(m),
+                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+                 : "memory");
+#endif
+}
+
+/// The tensor of `map` at (col0 + c, row0 + r, outer...) += f[r, c] through
+/// `s`, a swizzled shared f32 tile of f's shape: each warp writes the
+/// elements it holds (16 * kMT rows of its column group's columns) into `s`
+/// and its lane 0 adds each swizzle span of them with one tensor reduction
+/// (the map's box: a span of columns by a warp's rows). In column groups a
+/// warp's block is strided in the tensor (not one run for a plain bulk
+/// reduction); the swizzle also spreads the fragment stores over the banks.
+/// No CTA barrier: a warp's block of `s` is its own, and lane 0 waits until
+/// its previous reductions have read it before the warp writes.
+/// Asynchronous: the sums land after bulk_wait.
+template <typename T, int ROWS, int COLS, int SWIZZLE, int M, int N, int W,
+          int G, typename... Outer>
+__device__ __forceinline__ void
+tma_reduce_add(const TensorMap &map, SwizzledTile<T, ROWS, COLS, SWIZZLE> s,
+               const Frag<float, M, N, W, G> &f, int col0, int row0,
+               Outer... outer) {
+  using F = Frag<float, M, N, W, G>;
+  static_assert(sizeof(T) == 4 && ROWS == M && COLS == N,
+                "a shared f32 tile of the register tile's shape");
+  constexpr int kSpanCols = SWIZZLE / 4;
+  static_assert(F::kGroupCols % kSpanCols == 0,
+                "a column group's row is whole swizzle spans");
+  constexpr int kWarpRows = 16 * F::kMT;
+  stage_for_bulk(s, f);
+  if (lane_id() != 0)
+    return;
+  int r = F::group_warp() * kWarpRows;
+  const char *base = reinterpret_cast<const char *>(s.ptr);
+#pragma unroll
+  for (int b = 0; b < F::kGroupCols / kSpanCols; ++b) {
+    int c = F::group() * F::kGroupCols + b * kSpanCols;
+    const int coords[] = {col0 + c, row0 + r, static_cast<int>(outer)...};
+    tma_reduce_add_box(map, base + decltype(s)::offset(r, c), coords);
   }
 #if __CUDA_ARCH__ >= 900
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");

@@ -312,24 +312,35 @@ Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
   case KernelArg::Kind::Scalar:
     return checkExpr(arg.value, where, spec, true);
   case KernelArg::Kind::TensorMap: {
-    const TensorDecl *t = spec.findTensor(arg.name);
-    if (!t)
+    // A tensor's map, or a workspace's (the atomic backward adds its dQ
+    // shares into the accumulator through one).
+    const std::vector<SizeExpr> *shape = nullptr;
+    DType dtype = DType::F32;
+    if (const TensorDecl *t = spec.findTensor(arg.name)) {
+      shape = &t->shape;
+      dtype = t->dtype;
+    } else if (const WorkspaceDecl *w = spec.findWorkspace(arg.name)) {
+      shape = &w->shape;
+      dtype = w->dtype;
+    }
+    if (!shape)
       return Status::error(where + " maps tensor '" + arg.name +
-                           "', which the program does not declare");
-    std::vector<int64_t> seen(t->shape.size(), 0);
-    bool permutation = arg.mapDims.size() == t->shape.size();
+                           "', which the program declares neither as a "
+                           "tensor nor as a workspace");
+    size_t rank = shape->size();
+    std::vector<int64_t> seen(rank, 0);
+    bool permutation = arg.mapDims.size() == rank;
     for (int64_t d : arg.mapDims)
       permutation = permutation && d >= 0 &&
                     d < static_cast<int64_t>(seen.size()) && !seen[d]++;
     if (!permutation || arg.mapDims[0] != static_cast<int64_t>(seen.size()) - 1)
       return Status::error(where + ": the tensor map's dims must order all " +
-                           std::to_string(t->shape.size()) +
-                           " dimensions of '" + arg.name +
-                           "', its last (contiguous) one first");
-    if (arg.box.empty() || arg.box.size() > t->shape.size())
+                           std::to_string(rank) + " dimensions of '" +
+                           arg.name + "', its last (contiguous) one first");
+    if (arg.box.empty() || arg.box.size() > rank)
       return Status::error(where + ": the tensor map's box has " +
                            std::to_string(arg.box.size()) + " dims, tensor '" +
-                           arg.name + "' " + std::to_string(t->shape.size()));
+                           arg.name + "' " + std::to_string(rank));
     for (int64_t b : arg.box)
       if (b < 1 || b > 256)
         return Status::error(where + ": a box dimension is " +
@@ -340,7 +351,7 @@ Status checkArg(const ProgramSpec &spec, const KernelArg &arg,
                            " is not 0, 32, 64 or 128 bytes");
     // The copy engine moves whole 16-byte chunks of the innermost box row,
     // and a swizzled row must fit the swizzle's span.
-    int64_t rowBytes = arg.box[0] * static_cast<int64_t>(dtypeBytes(t->dtype));
+    int64_t rowBytes = arg.box[0] * static_cast<int64_t>(dtypeBytes(dtype));
     if (rowBytes % 16 != 0)
       return Status::error(where + ": the box's innermost extent is " +
                            std::to_string(rowBytes) +

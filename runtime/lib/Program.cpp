@@ -225,8 +225,11 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
         break;
       case KernelArg::Kind::TensorMap: {
         TensorMapLayout mapLayout;
+        // A tensor's map, or a workspace's (verifyPlan checked it is one).
+        const TensorDecl *decl = s.findTensor(a.name);
         const TensorRef &tensor =
-            *slots[s.findTensor(a.name) - s.tensors.data()];
+            decl ? *slots[decl - s.tensors.data()]
+                 : workspaces[s.findWorkspace(a.name) - s.workspaces.data()];
         if (Status st = tensorMapLayout(kernel.name, a, tensor, mapLayout);
             !st.ok())
           return st;

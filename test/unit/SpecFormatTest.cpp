@@ -284,6 +284,16 @@ TEST(SpecFormat, RefusesMalformedPlans) {
   EXPECT_EQ(spec.kernels[0].args[0].box, (std::vector<int64_t>{64, 64}));
   EXPECT_EQ(spec.kernels[0].args[0].mapDims,
             (std::vector<int64_t>{3, 1, 2, 0}));
+  // So does a workspace's (the atomic backward adds its dQ shares into the
+  // accumulator through one); a name that is neither is refused.
+  EXPECT_EQ(refusal(whole, R"({"tensor_map":"acc","dims":[3,2,1,0],)"
+                           R"("box":[32,16],"swizzle":128})"),
+            "");
+  EXPECT_EQ(refusal(whole, R"({"tensor_map":"dq","dims":[3,2,1,0],)"
+                           R"("box":[32,16],"swizzle":128})"),
+            "program 'alibi': kernel 'alibi_bwd_k' argument 0 maps tensor "
+            "'dq', which the program declares neither as a tensor nor as a "
+            "workspace");
 }
 
 TEST(SpecFormat, EvaluatesExpressions) {

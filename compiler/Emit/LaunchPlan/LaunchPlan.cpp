@@ -160,15 +160,22 @@ LogicalResult addTensorMap(func::FuncOp kernel, unsigned i,
            << "' needs '" << tgpu::attrs::kTensorMap
            << "' = {tensor, dims, box, swizzle}";
   int64_t t = tensorNumber.getInt();
-  auto tensor = t >= 0 && t < int64_t(i)
-                    ? kernel.getArgAttrOfType<StringAttr>(unsigned(t),
-                                                          tile::attrs::kTensor)
-                    : nullptr;
+  // A tensor, or a workspace (the atomic backward's dQ accumulator, which
+  // tgpu.tma_reduce_add adds into).
+  StringAttr tensor;
+  if (t >= 0 && t < int64_t(i)) {
+    tensor =
+        kernel.getArgAttrOfType<StringAttr>(unsigned(t), tile::attrs::kTensor);
+    if (!tensor)
+      tensor = kernel.getArgAttrOfType<StringAttr>(unsigned(t),
+                                                   tile::attrs::kWorkspace);
+  }
   if (!tensor)
     return kernel.emitError()
            << "tensor map argument " << i << " of kernel '" << kernel.getName()
            << "' describes argument " << t
-           << ", which is not an earlier tile.tensor argument";
+           << ", which is not an earlier tile.tensor or tile.workspace "
+              "argument";
   KernelArg arg;
   arg.kind = KernelArg::Kind::TensorMap;
   arg.name = tensor.str();

@@ -125,7 +125,8 @@ def TileGPU_TensorMapType : TypeDef<TileGPU_Dialect, "TensorMap"> {
     argument's `tgpu.tensor_map` dictionary says (`tensor`: the number of the
     memref argument it describes; `dims`: that tensor's dimensions innermost
     first; `box`: the box over them; `swizzle`: bytes). `tgpu.tma_load`
-    reads through it.
+    reads through it, `tgpu.tma_reduce_add` adds through it (the tensor may
+    then be a workspace, the atomic backward's dQ accumulator).
   }];
 }
 
@@ -473,6 +474,35 @@ def TileGPU_BulkReduceAddOp
                        TileGPU_TileDesc:$desc, Variadic<Index>:$offsets);
   let assemblyFormat = [{
     $value `,` $staging `,` $desc `[` $offsets `]` attr-dict `:` type($value) `,` type($staging) `,` type($desc)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_TmaReduceAddOp
+    : TileGPU_Op<"tma_reduce_add", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "adds an f32 register tile into a tensor through a TMA tensor map, a box per warp";
+  let description = [{
+    `tgpu.bulk_reduce_add` for a tile whose warps hold blocks that are not
+    one contiguous run of the tensor (`#tgpu.mma` column groups: a warp
+    holds 16 rows of its group's columns, a strided block of a row-major
+    accumulator). Each warp writes the elements it holds into its block of
+    `staging` (an f32 shared buffer of the tile's shape, swizzled: a
+    swizzle span of columns per box, as TMA lays a box out) and its lane 0
+    adds each swizzle span of its columns with one
+    `cp.reduce.async.bulk.tensor .add` through `map`, whose box is one span
+    of columns by a warp's rows (one reduction per warp and span, where one
+    per row issued lane by lane measured slower than `red.global`).
+    `coords` are the tile's origin in the map's order, innermost first:
+    column, row, then the map's outer dimensions. Elements outside the
+    tensor are skipped by TMA. No barrier: a warp's block of `staging` is
+    its own, and lane 0 waits until its previous reductions have read it
+    before the warp writes. The sums are complete in global memory after
+    `tgpu.bulk_wait`.
+  }];
+  let arguments = (ins AnyRankedTensor:$value, AnyStaticShapeMemRef:$staging,
+                       TileGPU_TensorMapType:$map, Variadic<Index>:$coords);
+  let assemblyFormat = [{
+    $value `,` $staging `,` $map `[` $coords `]` attr-dict `:` type($value) `,` type($staging)
   }];
   let hasVerifier = 1;
 }

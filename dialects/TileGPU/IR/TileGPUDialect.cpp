@@ -7,6 +7,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -433,7 +434,7 @@ LogicalResult BulkReduceAddOp::verify() {
     warps = op->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
   if (cast<MmaLayoutAttr>(value.getEncoding()).getColGroups() != 1)
     return emitOpError() << "stages whole rows per warp; a tile in column "
-                            "groups is added with tile.atomic_add";
+                            "groups is added with tgpu.tma_reduce_add";
   int64_t layoutWarps = cast<MmaLayoutAttr>(value.getEncoding()).getWarps();
   if (warps && warps.getInt() != layoutWarps)
     return emitOpError() << "the tile's layout spreads it over "
@@ -443,6 +444,73 @@ LogicalResult BulkReduceAddOp::verify() {
   if (!ShapedType::isDynamic(cols) && value.getDimSize(1) > cols)
     return emitOpError() << "the tile's " << value.getDimSize(1)
                          << " columns are wider than the descriptor's " << cols;
+  return success();
+}
+
+LogicalResult TmaReduceAddOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  MemRefType staging = getStaging().getType();
+  auto layout = dyn_cast_or_null<MmaLayoutAttr>(value.getEncoding());
+  if (value.getRank() != 2 || !value.getElementType().isF32() || !layout)
+    return emitOpError() << "adds 2-D f32 #tgpu.mma tiles, got " << value;
+  // A warp's block: its rows, its column group's columns.
+  int64_t warpRows =
+      value.getDimSize(0) * layout.getColGroups() / layout.getWarps();
+  int64_t groupBytes = value.getDimSize(1) / layout.getColGroups() * 4;
+  int64_t swizzle = swizzleBytes(staging);
+  if (!swizzle || staging.getShape() != value.getShape() ||
+      staging.getElementType() != value.getElementType() ||
+      groupBytes % swizzle != 0)
+    return emitOpError() << "stages through a swizzled shared buffer of the "
+                            "tile's shape whose swizzle spans divide a column "
+                            "group's rows (a box per span), got "
+                         << staging << " for " << value;
+  if (warpRows % 8 != 0 || warpRows > 256)
+    return emitOpError() << "a warp's " << warpRows
+                         << " rows are not whole 8-row swizzle atoms of a TMA "
+                            "box (at most 256 rows)";
+  IntegerAttr warps;
+  for (Operation *op = (*this)->getParentOp(); op && !warps;
+       op = op->getParentOp())
+    warps = op->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
+  if (warps && warps.getInt() != layout.getWarps())
+    return emitOpError() << "the tile's layout spreads it over "
+                         << layout.getWarps() << " warps, the kernel runs "
+                         << warps.getInt();
+  int64_t rank = getCoords().size();
+  if (rank < 2 || rank > 5)
+    return emitOpError() << "takes 2 to 5 coordinates (column, row, then the "
+                            "tensor's outer dimensions), got "
+                         << rank;
+  // Where the map is the kernel's argument, its box is a warp's block of a
+  // swizzle span, in the staging's swizzle.
+  auto arg = dyn_cast<BlockArgument>(getMap());
+  auto kernel =
+      arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
+          : nullptr;
+  if (!kernel || arg.getOwner() != &kernel.getFunctionBody().front())
+    return success();
+  auto info = kernel.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
+                                                      attrs::kTensorMap);
+  auto dims =
+      info ? info.getAs<DenseI64ArrayAttr>(attrs::kTensorMapDims) : nullptr;
+  auto box =
+      info ? info.getAs<DenseI64ArrayAttr>(attrs::kTensorMapBox) : nullptr;
+  auto mapSwizzle =
+      info ? info.getAs<IntegerAttr>(attrs::kTensorMapSwizzle) : nullptr;
+  if (!dims || !box || !mapSwizzle)
+    return success();
+  SmallVector<int64_t> wanted(rank, 1);
+  wanted[0] = swizzle / 4;
+  wanted[1] = warpRows;
+  if (dims.size() != rank || box.asArrayRef() != ArrayRef(wanted) ||
+      mapSwizzle.getInt() != swizzle)
+    return emitOpError() << "adds through a map of " << rank
+                         << " dimensions whose box is a warp's " << warpRows
+                         << " rows of " << swizzle / 4 << " columns, swizzled "
+                         << swizzle << " bytes; the map has dims " << dims
+                         << ", box " << box << ", swizzle "
+                         << mapSwizzle.getInt();
   return success();
 }
 

@@ -6,6 +6,7 @@
 
 #include "dialects/TileGPU/Transforms/Passes.h"
 
+#include "dialects/Tile/IR/TileAttrNames.h"
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 #include "dialects/TileGPU/IR/TileGPUDialect.h"
@@ -16,6 +17,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <map>
+
 namespace kiln::tgpu {
 #define GEN_PASS_DEF_TILEGPUBULKREDUCTIONS
 #include "dialects/TileGPU/Transforms/Passes.h.inc"
@@ -25,36 +28,90 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::tgpu;
 
-/// Whether `add` can go through a staging buffer: a 2-D f32 register tile
-/// in the accumulator layout whose rows are whole 16-byte chunks, as wide
-/// as its descriptor, a view of an array's last two dimensions (rows one
-/// after the other in a dense array: the tile is one contiguous run, one
-/// bulk reduction). Reductions of strided rows would be one per row, and
-/// the copy engine takes them from uniform registers: the lanes' addresses
-/// one at a time, 64 issues per tile, which measured slower than
-/// red.global.
-static bool stageable(tile::AtomicAddOp add) {
-  auto tile = dyn_cast<RankedTensorType>(add.getValue().getType());
+/// How an add goes through shared memory: not at all (it stays
+/// red.global), as one contiguous run per warp, or through a tensor map of
+/// the array it adds into, a box per warp and swizzle span.
+enum class Staging { None, Run, TensorMap };
+
+/// The view `add` adds into, where it is a plain view of an array's last two
+/// dimensions as wide as the tile: rows one after the other in a dense
+/// array (so a block of rows is one contiguous run), and a tensor TMA can
+/// map.
+static tile::ViewOp matrixView(tile::AtomicAddOp add) {
+  auto tile = cast<RankedTensorType>(add.getValue().getType());
   tile::DescType desc = add.getDesc().getType();
+  if (desc.getShape().size() != 2 || desc.isPaged() || desc.getGroup() != 1 ||
+      add.getOffsets().size() != 2 || desc.getShape()[1] != tile.getDimSize(1))
+    return nullptr;
+  auto view = add.getDesc().getDefiningOp<tile::ViewOp>();
+  if (!view || view.getPageTable() || view.getOffsets() || view.getPacked())
+    return nullptr;
+  int64_t rank = cast<MemRefType>(view.getBase().getType()).getRank();
+  if (view.getKeep() != ArrayRef<int64_t>{rank - 2, rank - 1})
+    return nullptr;
+  return view;
+}
+
+/// The kernel's tensor or workspace argument `view` reads, or null: what a
+/// tensor map can describe (the runtime encodes it per launch).
+static BlockArgument mappableBase(tile::ViewOp view, func::FuncOp kernel) {
+  auto arg = dyn_cast<BlockArgument>(view.getBase());
+  if (!arg || arg.getOwner() != &kernel.front())
+    return nullptr;
+  auto type = cast<MemRefType>(arg.getType());
+  if (type.getRank() < 2 || type.getRank() > 5 ||
+      !(kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kTensor) ||
+        kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kWorkspace)))
+    return nullptr;
+  return arg;
+}
+
+/// How `add` can go through a staging buffer: a 2-D f32 register tile in
+/// the accumulator layout whose rows are whole 16-byte chunks, into a
+/// matrix view. A warp holding whole rows adds them as one contiguous run;
+/// in column groups a warp holds a strided block (16 rows of its group's
+/// columns), added through a tensor map of the kernel's argument. Per-row
+/// bulk reductions (one per row, issued from uniform registers one lane at
+/// a time) measured slower than red.global on the H100 both ways (0.82x
+/// for whole rows, 0.85-0.98x in column groups), so other adds stay.
+static Staging staging(tile::AtomicAddOp add, func::FuncOp kernel) {
+  auto tile = dyn_cast<RankedTensorType>(add.getValue().getType());
   if (!tile || tile.getRank() != 2 || !tile.getElementType().isF32() ||
       !isa_and_nonnull<MmaLayoutAttr>(tile.getEncoding()) ||
       (tile.getDimSize(1) * 4) % 16 != 0)
-    return false;
-  // In column groups a warp holds part of each of its rows: not one run.
-  // (One bulk reduction per row from each warp, tried on the 128-key
-  // atomic kernel, measured 0.85-0.99x its red.global form on the H100.)
-  if (cast<MmaLayoutAttr>(tile.getEncoding()).getColGroups() != 1)
-    return false;
-  if (desc.getShape().size() != 2 || desc.isPaged() || desc.getGroup() != 1 ||
-      add.getOffsets().size() != 2)
-    return false;
-  if (desc.getShape()[1] != tile.getDimSize(1))
-    return false;
-  auto view = add.getDesc().getDefiningOp<tile::ViewOp>();
-  if (!view || view.getPageTable() || view.getOffsets())
-    return false;
-  int64_t rank = cast<MemRefType>(view.getBase().getType()).getRank();
-  return view.getKeep() == ArrayRef<int64_t>{rank - 2, rank - 1};
+    return Staging::None;
+  tile::ViewOp view = matrixView(add);
+  if (!view)
+    return Staging::None;
+  auto layout = cast<MmaLayoutAttr>(tile.getEncoding());
+  if (layout.getColGroups() == 1)
+    return Staging::Run;
+  int64_t warpRows =
+      tile.getDimSize(0) * layout.getColGroups() / layout.getWarps();
+  int64_t groupBytes = tile.getDimSize(1) / layout.getColGroups() * 4;
+  if (!mappableBase(view, kernel) || !widestSwizzle(groupBytes) ||
+      warpRows % 8 != 0 || warpRows > 256)
+    return Staging::None;
+  return Staging::TensorMap;
+}
+
+/// The staging buffer of `add`'s tile: unpadded (one contiguous run per
+/// warp), or swizzled by the widest span dividing a column group's row (a
+/// TMA box of one span: 128 bytes at D = 128 and D = 64 in two groups, 64
+/// at D = 96), which also spreads a warp's fragment stores over the banks.
+static MemRefType stagingType(tile::AtomicAddOp add, Staging how) {
+  auto tile = cast<RankedTensorType>(add.getValue().getType());
+  auto memorySpace =
+      IntegerAttr::get(IntegerType::get(tile.getContext(), 64), 3);
+  if (how == Staging::Run)
+    return MemRefType::get(tile.getShape(), tile.getElementType(),
+                           MemRefLayoutAttrInterface(), memorySpace);
+  auto layout = cast<MmaLayoutAttr>(tile.getEncoding());
+  int64_t groupBytes = tile.getDimSize(1) / layout.getColGroups() * 4;
+  return MemRefType::get(
+      tile.getShape(), tile.getElementType(),
+      SwizzleLayoutAttr::get(tile.getContext(), widestSwizzle(groupBytes)),
+      memorySpace);
 }
 
 /// The block whose end the sums must be complete by: the consumer region
@@ -94,14 +151,16 @@ struct TileGPUBulkReductions
   }
 
   LogicalResult runOnKernel(func::FuncOp kernel) {
+    maps.clear();
     auto arch = kernel->getAttrOfType<StringAttr>(attrs::kArch);
     if (!arch || arch.getValue() != "sm_90a" || kernel.getBody().empty())
       return success();
-    // The adds by tile type: one staging buffer for each.
+    // The adds by staging buffer type: one buffer for each.
     llvm::MapVector<Type, SmallVector<tile::AtomicAddOp>> adds;
     kernel.walk([&](tile::AtomicAddOp add) {
-      if (stageable(add) && regionEnd(add, kernel))
-        adds[add.getValue().getType()].push_back(add);
+      Staging how = staging(add, kernel);
+      if (how != Staging::None && regionEnd(add, kernel))
+        adds[stagingType(add, how)].push_back(add);
     });
     if (adds.empty())
       return success();
@@ -120,13 +179,9 @@ struct TileGPUBulkReductions
     Location loc = kernel.getLoc();
     SmallVector<std::pair<SharedAllocOp, SmallVector<tile::AtomicAddOp>>>
         staged;
-    for (auto &[type, group] : adds) {
-      auto tile = cast<RankedTensorType>(type);
-      auto buffer =
-          MemRefType::get(tile.getShape(), tile.getElementType(),
-                          MemRefLayoutAttrInterface(), b.getI64IntegerAttr(3));
-      staged.push_back({SharedAllocOp::create(b, loc, buffer, 0), group});
-    }
+    for (auto &[type, group] : adds)
+      staged.push_back(
+          {SharedAllocOp::create(b, loc, cast<MemRefType>(type), 0), group});
     if (failed(layoutSharedBuffers(kernel, 0, "the bulk reductions' staging")))
       return failure();
 
@@ -156,11 +211,14 @@ struct TileGPUBulkReductions
     }
 
     llvm::SetVector<Block *> ends;
-    for (auto &[staging, group] : staged) {
+    for (auto &[buffer, group] : staged) {
       for (tile::AtomicAddOp add : group) {
         b.setInsertionPoint(add);
-        BulkReduceAddOp::create(b, add.getLoc(), add.getValue(), staging,
-                                add.getDesc(), add.getOffsets());
+        if (swizzleBytes(buffer.getType()))
+          addThroughMap(add, buffer, kernel, b);
+        else
+          BulkReduceAddOp::create(b, add.getLoc(), add.getValue(), buffer,
+                                  add.getDesc(), add.getOffsets());
         if (Block *end = regionEnd(add, kernel))
           ends.insert(end);
         add.erase();
@@ -177,6 +235,53 @@ struct TileGPUBulkReductions
     }
     return success();
   }
+
+  /// `add` as a tgpu.tma_reduce_add through `buffer` and a tensor map of
+  /// the argument its view reads (one per argument and box, appended to the
+  /// kernel's arguments): dimensions innermost first, the box one swizzle
+  /// span of columns by a warp's rows; the coordinates the tile's column
+  /// and row, then the view's indices, innermost first.
+  void addThroughMap(tile::AtomicAddOp add, SharedAllocOp buffer,
+                     func::FuncOp kernel, OpBuilder &b) {
+    tile::ViewOp view = matrixView(add);
+    BlockArgument base = mappableBase(view, kernel);
+    auto tile = cast<RankedTensorType>(add.getValue().getType());
+    auto layout = cast<MmaLayoutAttr>(tile.getEncoding());
+    int64_t swizzle = swizzleBytes(buffer.getType());
+    int64_t rank = cast<MemRefType>(base.getType()).getRank();
+    SmallVector<int64_t> dims, box(rank, 1);
+    for (int64_t d = rank - 1; d >= 0; --d)
+      dims.push_back(d);
+    box[0] = swizzle / 4;
+    box[1] = tile.getDimSize(0) * layout.getColGroups() / layout.getWarps();
+    auto key = std::make_pair(base.getArgNumber(), box[1] * 1024 + box[0]);
+    Value &map = maps[key];
+    if (!map) {
+      MLIRContext *ctx = kernel.getContext();
+      NamedAttrList info;
+      info.append(attrs::kTensorMapTensor,
+                  b.getI64IntegerAttr(base.getArgNumber()));
+      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr(dims));
+      info.append(attrs::kTensorMapBox, b.getDenseI64ArrayAttr(box));
+      info.append(attrs::kTensorMapSwizzle, b.getI64IntegerAttr(swizzle));
+      unsigned position = kernel.getNumArguments();
+      (void)kernel.insertArgument(
+          position, TensorMapType::get(ctx),
+          b.getDictionaryAttr(
+              {b.getNamedAttr(attrs::kTensorMap, info.getDictionary(ctx))}),
+          kernel.getLoc());
+      map = kernel.getArgument(position);
+    }
+    SmallVector<Value> coords{add.getOffsets()[1], add.getOffsets()[0]};
+    for (Value index : llvm::reverse(view.getIndices()))
+      coords.push_back(index);
+    TmaReduceAddOp::create(b, add.getLoc(), add.getValue(), buffer, map,
+                           coords);
+  }
+
+  /// The tensor maps made for the kernel being rewritten, by argument and
+  /// box.
+  std::map<std::pair<unsigned, int64_t>, Value> maps;
 };
 
 } // namespace

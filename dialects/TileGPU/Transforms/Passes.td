@@ -206,8 +206,17 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     multiprocessor (warp-specialized: its `tgpu.ctas_per_sm`; otherwise as
     many as its shared memory allows) is left with `red.global` (the atomic
     schedule's dK/dV kernel at D = 128 keeps two CTAs per multiprocessor
-    that way). A tile in column groups (`col_groups`: each warp holds part
-    of its rows, not one run) keeps `red.global` too.
+    that way).
+
+    A tile in column groups (`col_groups`: each warp holds 16 rows of its
+    group's columns, a strided block of the accumulator) into a view of a
+    kernel argument (tensor or workspace, rank 2 to 5) becomes a
+    `tgpu.tma_reduce_add` through a staging buffer swizzled by the widest
+    span dividing a group's row (a TMA box is at most one span wide) and a
+    tensor map of that argument appended to the kernel's arguments (its box
+    a span of columns by a warp's rows): one reduction per warp and span
+    (two per warp at D = 128 in two groups). `kiln run --no-bulk-reductions`
+    is the ablation for both forms (the adds stay `red.global`).
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",

@@ -110,7 +110,8 @@ struct WorkspaceDecl {
 struct KernelArg {
   enum class Kind { Tensor, Capture, Workspace, Scalar, TensorMap };
   Kind kind = Kind::Tensor;
-  /// Tensor, Workspace: its name; TensorMap: the tensor it describes.
+  /// Tensor, Workspace: its name; TensorMap: the tensor (or workspace) it
+  /// describes.
   std::string name;
   int64_t capture = 0; ///< Capture: index into ProgramSpec::captures
   /// Tensor, Capture, Workspace: passed as Tensor<T, rank> (pointer, rank

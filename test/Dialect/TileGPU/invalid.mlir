@@ -865,7 +865,7 @@ func.func @bulk_bf16(%t: tensor<64x64xbf16, #tgpu.mma<warps = 4>>, %b: memref<64
 // -----
 
 func.func @bulk_column_groups(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, %b: memref<64x128xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
-  // expected-error @+1 {{'tgpu.bulk_reduce_add' op stages whole rows per warp; a tile in column groups is added with tile.atomic_add}}
+  // expected-error @+1 {{'tgpu.bulk_reduce_add' op stages whole rows per warp; a tile in column groups is added with tgpu.tma_reduce_add}}
   tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, !tile.desc<?x128xf32>
   return
 }
@@ -947,5 +947,60 @@ func.func @bulk_grouped(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<
 func.func @bulk_warps(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64x64xf32, 3>, %d: !tile.desc<?x64xf32>, %i: index) attributes {tgpu.num_warps = 8 : i64} {
   // expected-error @+1 {{'tgpu.bulk_reduce_add' op the tile's layout spreads it over 4 warps, the kernel runs 8}}
   tgpu.bulk_reduce_add %t, %b, %d[%i, %i] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+// tgpu.tma_reduce_add
+!cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+func.func @tma_reduce_unswizzled(%t: !cg, %b: memref<64x128xf32, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op stages through a swizzled shared buffer of the tile's shape whose swizzle spans divide a column group's rows (a box per span)}}
+  tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x128xf32, 3>
+  return
+}
+
+// -----
+
+!cg = tensor<64x96xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+func.func @tma_reduce_span(%t: !cg, %b: memref<64x96xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op stages through a swizzled shared buffer of the tile's shape whose swizzle spans divide a column group's rows}}
+  tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x96xf32, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+func.func @tma_reduce_bf16(%t: tensor<64x128xbf16, #tgpu.mma<warps = 8, col_groups = 2>>, %b: memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op adds 2-D f32 #tgpu.mma tiles}}
+  tgpu.tma_reduce_add %t, %b, %m[%i, %i] : tensor<64x128xbf16, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+!cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+func.func @tma_reduce_coords(%t: !cg, %b: memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op takes 2 to 5 coordinates (column, row, then the tensor's outer dimensions), got 1}}
+  tgpu.tma_reduce_add %t, %b, %m[%i] : !cg, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+!cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+func.func @tma_reduce_warps(%t: !cg, %b: memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) attributes {tgpu.num_warps = 4 : i64} {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op the tile's layout spreads it over 8 warps, the kernel runs 4}}
+  tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+// The kernel's map must have a warp's block of one span as its box.
+!cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+func.func @tma_reduce_box(%t: !cg, %b: memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map {tgpu.tensor_map = {box = array<i64: 32, 64, 1, 1>, dims = array<i64: 3, 2, 1, 0>, swizzle = 128 : i64, tensor = 0 : i64}}, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op adds through a map of 4 dimensions whose box is a warp's 16 rows of 32 columns, swizzled 128 bytes; the map has dims array<i64: 3, 2, 1, 0>, box array<i64: 32, 64, 1, 1>, swizzle 128}}
+  tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
   return
 }

@@ -331,3 +331,17 @@ func.func @bulk_reduce_add(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>,
   tgpu.bulk_wait
   return
 }
+
+// -----
+
+// tgpu.tma_reduce_add (a tile in column groups added through a tensor map,
+// a box per warp and swizzle span): coordinates column, row, then outer.
+// CHECK-LABEL: func.func @tma_reduce_add
+// CHECK: tgpu.tma_reduce_add %arg0, %{{.+}}, %arg1[%c0, %arg2, %c0, %c0] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+func.func @tma_reduce_add(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>,
+                          %map: !tgpu.tensor_map, %r: index) {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+  tgpu.tma_reduce_add %t, %b, %map[%c0, %r, %c0, %c0] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}

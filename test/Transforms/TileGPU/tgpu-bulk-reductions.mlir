@@ -160,3 +160,56 @@ func.func @sm80(%a: !m, %t: !acc, %i: index) attributes {tgpu.arch = "sm_80", tg
   tile.atomic_add %t, %d[%i, %c0] : !acc, !tile.desc<?x64xf32>
   return
 }
+
+// -----
+
+// A tile in column groups: each warp holds 16 rows of its group's columns,
+// a strided block of the [B, H, N, D] workspace. It goes through a tensor
+// map of that argument, appended to the kernel's (dims innermost first, the
+// box one 128-byte span by a warp's 16 rows), and a staging buffer swizzled
+// by 128 bytes (1024-byte aligned): coordinates column, row, then the
+// view's indices innermost first. Both adds share the map and the buffer.
+!w = memref<?x?x?x128xf32, strided<[?, ?, ?, ?], offset: ?>>
+!cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+// CHECK-LABEL: func.func @column_groups
+// CHECK-SAME: %arg0: memref<?x?x?x128xf32, {{.*}}> {tile.workspace = "acc"}
+// CHECK-SAME: [[MAP:%arg[0-9]+]]: !tgpu.tensor_map {tgpu.tensor_map = {box = array<i64: 32, 16, 1, 1>, dims = array<i64: 3, 2, 1, 0>, swizzle = 128 : i64, tensor = 0 : i64}})
+// CHECK-SAME: tgpu.shared_bytes = 33792
+// CHECK: [[S:%.+]] = tgpu.shared_alloc offset 1024 : memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+// CHECK: tgpu.tma_reduce_add %arg1, [[S]], [[MAP]][%c0, %arg3, %arg2, %c0] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+// CHECK-NEXT: tgpu.tma_reduce_add %arg1, [[S]], [[MAP]][%c0, %arg3, %arg2, %c0]
+// CHECK-NEXT: tgpu.bulk_wait
+func.func @column_groups(%a: !w {tile.workspace = "acc"}, %t: !cg, %h: index, %i: index) attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 8 : i64, tgpu.shared_bytes = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<16xi64, 3>
+  %d = tile.view %a[%c0, %h] keep [2, 3] : !w -> !tile.desc<?x128xf32>
+  tile.atomic_add %t, %d[%i, %c0] : !cg, !tile.desc<?x128xf32>
+  tile.atomic_add %t, %d[%i, %c0] : !cg, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
+// In column groups, left alone: a view of a value that is not the kernel's
+// argument (no tensor map describes it), and an argument that is neither a
+// tensor nor a workspace. A group's 48 columns (D = 96) are three 64-byte
+// spans: swizzled by 64 bytes.
+!w = memref<?x?x?x128xf32, strided<[?, ?, ?, ?], offset: ?>>
+!w96 = memref<?x?x?x96xf32, strided<[?, ?, ?, ?], offset: ?>>
+!cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+!cg96 = tensor<64x96xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+// CHECK-LABEL: func.func @column_groups_left_alone
+// CHECK-NOT: tgpu.tma_reduce_add
+// CHECK-COUNT-2: tile.atomic_add
+// CHECK: tgpu.tma_reduce_add %arg4, {{%.+}}, %arg7[%c0, %arg5, %c0, %c0] : tensor<64x96xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x96xf32, #tgpu.swizzle<bytes = 64>, 3>
+func.func @column_groups_left_alone(%a: !w {tile.workspace = "acc"}, %plain: !w, %t: !cg, %sel: i1, %t96: !cg96, %i: index, %a96: !w96 {tile.tensor = "dq"}) attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 8 : i64, tgpu.shared_bytes = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %pick = arith.select %sel, %a, %plain : !w
+  %d = tile.view %pick[%c0, %c0] keep [2, 3] : !w -> !tile.desc<?x128xf32>
+  %e = tile.view %plain[%c0, %c0] keep [2, 3] : !w -> !tile.desc<?x128xf32>
+  %f = tile.view %a96[%c0, %c0] keep [2, 3] : !w96 -> !tile.desc<?x96xf32>
+  tile.atomic_add %t, %d[%i, %c0] : !cg, !tile.desc<?x128xf32>
+  tile.atomic_add %t, %e[%i, %c0] : !cg, !tile.desc<?x128xf32>
+  tile.atomic_add %t96, %f[%i, %c0] : !cg96, !tile.desc<?x96xf32>
+  return
+}
