@@ -4,7 +4,9 @@
 #   check - every example's atomic backward with --key-block 128 against
 #           float64 at D = 64, 96, 128 (Lq = 333, Lk = 517), fp16, GQA,
 #           persistent, Lq > Lk; the default backward of every example at
-#           D = 64 and 128 (async-accumulate changes it too); memcheck,
+#           D = 64 and 128 (async-accumulate changes it too), the 64-key
+#           atomic one at D = 64 and 128 and --no-keys-by-queries at 128
+#           (the products' order and async-accumulate reach them); memcheck,
 #           racecheck and synccheck on both schedules;
 #   bench - bench_backward.py with the default, the 64-key atomic schedule
 #           and the 128-key one (specs <v>_hd<D>_bwd{,_atomic,_atomic128},
@@ -20,6 +22,8 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
   {
     check_examples "atomic key-block 128" "64 96 128" --bwd-schedule atomic --key-block 128
     check_examples two-kernel "64 128"
+    check_examples "atomic (64 keys)" "64 128" --bwd-schedule atomic
+    check_examples "no-keys-by-queries" "128" --no-keys-by-queries
     for extra in "--persistent-backward" "--dtype fp16" "--seqlen-kv 200" "--seqlen 1 --seqlen-kv 700"; do
       echo "== causal hd128 atomic key-block 128 $extra"
       timeout 90 $KILN run examples/causal.mlir --backend cuda --backward --bwd-schedule atomic --key-block 128 \

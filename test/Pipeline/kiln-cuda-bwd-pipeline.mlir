@@ -52,7 +52,7 @@
 // WGMMA: tgpu.store_shared %{{.+}}, [[P:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // WGMMA-NEXT: tgpu.fence_async_shared
 // WGMMA-NEXT: tgpu.barrier
-// WGMMA-NEXT: tgpu.warpgroup_mma [[P]], %{{.+}}, %{{.+}} {transpose_lhs}
+// WGMMA-NEXT: tgpu.warpgroup_mma [[P]], %{{.+}}, %{{.+}} {async, transpose_lhs}
 // WGMMA: tgpu.store_shared %{{.+}}, [[DS:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
 // WGMMA-NEXT: tgpu.fence_async_shared
 // WGMMA-NEXT: tgpu.barrier
@@ -64,7 +64,10 @@
 // rhs is K's whole swizzled tile), its lhs the consumers' own copy of dSᵀ
 // read MN-major, and it is added to the f32 accumulator through a staging
 // buffer by a bulk reduction per warp (tgpu-bulk-reductions: the
-// head-major accumulator's query block is one contiguous run).
+// head-major accumulator's query block is one contiguous run). dK's
+// product comes after dQ's, reads dS from the same buffer and stays in
+// flight while the share is added (tgpu-overlap-products' async-accumulate;
+// the step waits for it before its yield).
 // WGMMA-ATOMIC-LABEL: func.func @causal_softcap_bwd_dkdv(
 // WGMMA-ATOMIC-SAME: tgpu.producer_warps = 4 : i64
 // WGMMA-ATOMIC-NOT: {{= tgpu\.mma }}
@@ -73,7 +76,10 @@
 // WGMMA-ATOMIC-NEXT: tgpu.fence_async_shared
 // WGMMA-ATOMIC-NEXT: tgpu.barrier
 // WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// WGMMA-ATOMIC-NEXT: [[DK:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {async} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // WGMMA-ATOMIC-NEXT: tgpu.bulk_reduce_add [[DQ]], %{{.+}}, %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, <?x64xf32>
+// WGMMA-ATOMIC: tgpu.warpgroup_wait [[DK]]
+// WGMMA-ATOMIC: scf.yield
 // The query loop split as the forward's KV loop: the Q blocks whose rows
 // all see the key block run unmasked between the partial ones; each adds
 // its share of dQ.

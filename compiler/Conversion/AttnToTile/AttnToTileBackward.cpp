@@ -845,19 +845,25 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
             Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
             if (withDv)
               dvAcc = dot(ip, {bk, dv}, p, in.dO, dvAcc, transpose, false);
+            // This KV block's share of dQ for these query rows (atomic),
+            // unscaled: the convert kernel scales the sum once instead of
+            // every share. Its product comes before dK's and its add after:
+            // on wgmma, dK's product (issued async, tgpu-overlap-products)
+            // then runs while the share is added, and the dS stored for
+            // dSᵀ K is read before dK holds its registers in flight. (A GPU
+            // schedule may split it into column chunks to keep registers
+            // free, each at the add: convert-tile-to-tgpu's
+            // atomic-product-columns.)
+            Value dqPart;
+            if (dqAccArg >= 0)
+              dqPart =
+                  dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
             if (withDk)
               dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
-            if (dqAccArg >= 0) {
-              // This KV block's share of dQ for these query rows, unscaled:
-              // the convert kernel scales the sum once instead of every
-              // share. (A GPU schedule may split it into column chunks to
-              // keep registers free: convert-tile-to-tgpu's
-              // atomic-product-columns.)
+            if (dqPart) {
               Value dqDesc =
                   prog.accum(ip, e->getArgument(dqAccArg), h, dqk);
-              Value part =
-                  dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
-              tile::AtomicAddOp::create(qb, l2, part, dqDesc,
+              tile::AtomicAddOp::create(qb, l2, dqPart, dqDesc,
                                         ValueRange{i, ip.index(0)});
             }
             return {dk, dvAcc};

@@ -215,14 +215,17 @@ bool allocsOf(Value buffer, SmallVectorImpl<SharedAllocOp> &allocs) {
 bool waitAtTerminator(WarpgroupMmaOp product) {
   if (product.getAsync())
     return false;
-  // A shared operand the threads write keeps it synchronous (its barriers
+  // A shared rhs the threads write keeps it synchronous (its barriers
   // assume completed readers), and so does a register operand read by
   // anything after it before the wait: the PTX ISA leaves reading a
-  // product's A registers while it is in flight undefined (dS for dK, also
-  // stored for dS K, keeps dK synchronous in the atomic schedule).
+  // product's A registers while it is in flight undefined. A shared lhs the
+  // threads write may stay in flight (dS for dS K, stored for dSᵀ K before
+  // it in the atomic schedule): no write into it may lie between the
+  // product and its wait (below), and the barrier before the next store
+  // into it, in a later step, comes after that wait in every warpgroup.
   Value lhs = product.getLhs();
   bool registerLhs = isa<RankedTensorType>(lhs.getType());
-  if (threadWritten(product.getRhs()) || (!registerLhs && threadWritten(lhs)))
+  if (threadWritten(product.getRhs()))
     return false;
   if (registerLhs)
     for (Operation *user : lhs.getUsers())

@@ -306,11 +306,15 @@ def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
     releases moved after its wait could then hold back the slot awaited) or
     a warpgroup turn, when an op in between has regions, copies into shared
     memory, or stores into a buffer not provably distinct from the
-    product's, when it reads a buffer the threads write, or when anything
+    product's, when its rhs is a buffer the threads write, or when anything
     after it reads its register lhs (the PTX ISA leaves reading the A
-    registers of a product in flight undefined: dS, stored for dS K after
-    dK, keeps dK synchronous). Every release in between moves after the
-    wait, not only the product's own (later, never earlier).
+    registers of a product in flight undefined). A lhs the threads write
+    may stay in flight: no store into it lies before the wait, and the next
+    step's store into it follows a barrier every warpgroup reaches after its
+    wait (the atomic schedule's dK reads dS from the buffer stored for dQ's
+    dSᵀ K, issued before it, and runs while dQ's share is added). Every
+    release in between moves after the wait, not only the product's own
+    (later, never earlier).
   }];
   let options = [
     Option<"asyncAccumulate", "async-accumulate", "bool", /*default=*/"true",

@@ -213,6 +213,52 @@ func.func @accumulate(%bars: memref<4xi64, 3>, %pt: !p, %dst: !p,
 
 // -----
 
+// The atomic schedule's order since dQ's product comes before dK's: dK
+// reads dS from the buffer stored for dQ (thread-written, but no store into
+// it follows before the yield, and the next step's store comes after every
+// warpgroup's wait), so it is issued async and waited for before the yield,
+// while dQ's share is added.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @accumulate_shared_lhs
+// CHECK: [[DV:%.+]] = tgpu.warpgroup_mma {{%.+}}, {{%.+}}, {{%.+}} {async}
+// CHECK: tgpu.store_shared
+// CHECK: [[DQ:%.+]] = tgpu.warpgroup_mma {{%.+}} {transpose_lhs} :
+// CHECK-NEXT: [[DK:%.+]] = tgpu.warpgroup_mma {{%.+}}, {{%.+}}, {{%.+}} {async}
+// CHECK-NEXT: tile.atomic_add [[DQ]]
+// CHECK-NEXT: [[DVW:%.+]] = tgpu.warpgroup_wait [[DV]] :
+// CHECK-NEXT: [[DKW:%.+]] = tgpu.warpgroup_wait [[DK]] :
+// CHECK-NEXT: scf.yield [[DKW]], [[DVW]]
+// SYNC-ACC-LABEL: func.func @accumulate_shared_lhs
+// SYNC-ACC-NOT: {async
+// SYNC-ACC: scf.yield
+func.func @accumulate_shared_lhs(%pt: !p, %dst: !p, %dqd: !tile.desc<?x64xf32>,
+                                 %n: index) -> (!acc, !acc) attributes {tgpu.arch = "sm_90a"} {
+  %q = tgpu.shared_alloc offset 0 : !buf
+  %k = tgpu.shared_alloc offset 8192 : !buf
+  %do = tgpu.shared_alloc offset 16384 : !buf
+  %ds = tgpu.shared_alloc offset 24576 : !buf
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%dk = %z, %dv = %z) -> (!acc, !acc) {
+    %dv2 = tgpu.warpgroup_mma %pt, %do, %dv : !p, !buf, !acc -> !acc
+    tgpu.barrier
+    tgpu.store_shared %dst, %ds : !p, !buf
+    tgpu.fence_async_shared
+    tgpu.barrier
+    %dq = tgpu.warpgroup_mma %ds, %k, %z {transpose_lhs} : !buf, !buf, !acc -> !acc
+    %dk2 = tgpu.warpgroup_mma %ds, %q, %dk : !buf, !buf, !acc -> !acc
+    tile.atomic_add %dq, %dqd[%j, %c0] : !acc, !tile.desc<?x64xf32>
+    scf.yield %dk2, %dv2 : !acc, !acc
+  }
+  return %r#0, %r#1 : !acc, !acc
+}
+
+// -----
+
 // Left synchronous: a ring wait lies between the accumulation and the
 // yield (its release, moved after the wait, could hold back the slot
 // awaited), or nothing but releases does.
@@ -252,6 +298,15 @@ func.func @accumulate_kept(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %do: !bu
     %dv2 = tgpu.warpgroup_mma %pt, %cur, %dv : !p, !buf, !acc -> !acc
     tgpu.store_shared %pt, %a : !p, !buf
     scf.yield %dv2 : !acc
+  }
+  // A thread-written lhs stored into again before the yield.
+  %w = scf.for %j = %c0 to %n step %c1 iter_args(%dk = %z) -> (!acc) {
+    tgpu.store_shared %pt, %a : !p, !buf
+    tgpu.barrier
+    %dk2 = tgpu.warpgroup_mma %a, %q, %dk : !buf, !buf, !acc -> !acc
+    tgpu.barrier
+    tgpu.store_shared %pt, %a : !p, !buf
+    scf.yield %dk2 : !acc
   }
   return %r, %t : !acc, !acc
 }
