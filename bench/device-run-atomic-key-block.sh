@@ -5,8 +5,9 @@
 #           float64 at D = 64, 96, 128 (Lq = 333, Lk = 517), fp16, GQA,
 #           persistent, Lq > Lk; the default backward of every example at
 #           D = 64 and 128 (async-accumulate changes it too), the 64-key
-#           atomic one at D = 64 and 128 and --no-keys-by-queries at 128
-#           (the products' order and async-accumulate reach them); memcheck,
+#           atomic one at D = 64 and 128, --no-keys-by-queries at 128 (and
+#           atomic at 64), --no-warp-specialize at 64 (the products' order
+#           and async-accumulate reach them); memcheck,
 #           racecheck and synccheck on both schedules;
 #   bench - bench_backward.py with the default, the 64-key atomic schedule
 #           and the 128-key one (specs <v>_hd<D>_bwd{,_atomic,_atomic128},
@@ -24,6 +25,8 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
     check_examples two-kernel "64 128"
     check_examples "atomic (64 keys)" "64 128" --bwd-schedule atomic
     check_examples "no-keys-by-queries" "128" --no-keys-by-queries
+    check_examples "atomic no-keys-by-queries" "64" --bwd-schedule atomic --no-keys-by-queries
+    check_examples "no-warp-specialize" "64" --no-warp-specialize
     for extra in "--persistent-backward" "--dtype fp16" "--seqlen-kv 200" "--seqlen 1 --seqlen-kv 700"; do
       echo "== causal hd128 atomic key-block 128 $extra"
       timeout 90 $KILN run examples/causal.mlir --backend cuda --backward --bwd-schedule atomic --key-block 128 \

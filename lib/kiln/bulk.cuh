@@ -161,19 +161,22 @@ tma_reduce_add(const TensorMap &map, SwizzledTile<T, ROWS, COLS, SWIZZLE> s,
                 "a column group's row is whole swizzle spans");
   constexpr int kWarpRows = 16 * F::kMT;
   stage_for_bulk(s, f);
-  if (lane_id() != 0)
-    return;
-  int r = F::group_warp() * kWarpRows;
-  const char *base = reinterpret_cast<const char *>(s.ptr);
+  if (lane_id() == 0) {
+    int r = F::group_warp() * kWarpRows;
+    const char *base = reinterpret_cast<const char *>(s.ptr);
 #pragma unroll
-  for (int b = 0; b < F::kGroupCols / kSpanCols; ++b) {
-    int c = F::group() * F::kGroupCols + b * kSpanCols;
-    const int coords[] = {col0 + c, row0 + r, static_cast<int>(outer)...};
-    tma_reduce_add_box(map, base + decltype(s)::offset(r, c), coords);
-  }
+    for (int b = 0; b < F::kGroupCols / kSpanCols; ++b) {
+      int c = F::group() * F::kGroupCols + b * kSpanCols;
+      const int coords[] = {col0 + c, row0 + r, static_cast<int>(outer)...};
+      tma_reduce_add_box(map, base + decltype(s)::offset(r, c), coords);
+    }
 #if __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 #endif
+  }
+  // The warp reconverges before what follows (warpgroup-wide .aligned
+  // waits among it).
+  __syncwarp();
 }
 
 /// Waits until this thread's bulk reductions are complete in global memory.

@@ -465,10 +465,10 @@ LogicalResult TmaReduceAddOp::verify() {
                             "tile's shape whose swizzle spans divide a column "
                             "group's rows (a box per span), got "
                          << staging << " for " << value;
-  if (warpRows % 8 != 0 || warpRows > 256)
+  if (warpRows % 16 != 0 || warpRows > 256)
     return emitOpError() << "a warp's " << warpRows
-                         << " rows are not whole 8-row swizzle atoms of a TMA "
-                            "box (at most 256 rows)";
+                         << " rows are not whole m16 tiles of a TMA box (at "
+                            "most 256 rows)";
   IntegerAttr warps;
   for (Operation *op = (*this)->getParentOp(); op && !warps;
        op = op->getParentOp())
@@ -500,17 +500,32 @@ LogicalResult TmaReduceAddOp::verify() {
       info ? info.getAs<IntegerAttr>(attrs::kTensorMapSwizzle) : nullptr;
   if (!dims || !box || !mapSwizzle)
     return success();
-  SmallVector<int64_t> wanted(rank, 1);
-  wanted[0] = swizzle / 4;
-  wanted[1] = warpRows;
-  if (dims.size() != rank || box.asArrayRef() != ArrayRef(wanted) ||
-      mapSwizzle.getInt() != swizzle)
-    return emitOpError() << "adds through a map of " << rank
-                         << " dimensions whose box is a warp's " << warpRows
-                         << " rows of " << swizzle / 4 << " columns, swizzled "
-                         << swizzle << " bytes; the map has dims " << dims
-                         << ", box " << box << ", swizzle "
-                         << mapSwizzle.getInt();
+  // The coordinates are column, row, then the outer dimensions innermost
+  // first: the map walks its tensor's dimensions last to first.
+  SmallVector<int64_t> wantedBox(rank, 1), wantedDims;
+  wantedBox[0] = swizzle / 4;
+  wantedBox[1] = warpRows;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    wantedDims.push_back(d);
+  if (dims.asArrayRef() != ArrayRef(wantedDims) ||
+      box.asArrayRef() != ArrayRef(wantedBox) || mapSwizzle.getInt() != swizzle)
+    return emitOpError() << "adds through a map walking its " << rank
+                         << " dimensions last to first whose box is a warp's "
+                         << warpRows << " rows of " << swizzle / 4
+                         << " columns, swizzled " << swizzle
+                         << " bytes; the map has dims " << dims << ", box "
+                         << box << ", swizzle " << mapSwizzle.getInt();
+  auto tensor = info.getAs<IntegerAttr>(attrs::kTensorMapTensor);
+  auto described =
+      tensor && tensor.getInt() >= 0 &&
+              tensor.getInt() < int64_t(kernel.getNumArguments())
+          ? dyn_cast<MemRefType>(
+                kernel.getArgument(unsigned(tensor.getInt())).getType())
+          : MemRefType();
+  if (described &&
+      (!described.getElementType().isF32() || described.getRank() != rank))
+    return emitOpError() << "adds f32 through a map of a rank-" << rank
+                         << " f32 array, but the map describes " << described;
   return success();
 }
 

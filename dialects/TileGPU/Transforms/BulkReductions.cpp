@@ -90,7 +90,7 @@ static Staging staging(tile::AtomicAddOp add, func::FuncOp kernel) {
       tile.getDimSize(0) * layout.getColGroups() / layout.getWarps();
   int64_t groupBytes = tile.getDimSize(1) / layout.getColGroups() * 4;
   if (!mappableBase(view, kernel) || !widestSwizzle(groupBytes) ||
-      warpRows % 8 != 0 || warpRows > 256)
+      warpRows % 16 != 0 || warpRows > 256)
     return Staging::None;
   return Staging::TensorMap;
 }

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -205,6 +207,91 @@ bool allocsOf(Value buffer, SmallVectorImpl<SharedAllocOp> &allocs) {
   return false;
 }
 
+/// Whether `op` (without regions) may write one of `allocs`: a store, a
+/// copy, a staging buffer of an add into global memory, or any write effect
+/// on a shared buffer not provably distinct (mbarrier words aside: rank-1
+/// i64, never a product's operand). A product writes no shared memory (its
+/// write effect is the group it commits); ops without effects (barriers,
+/// waits) write none, nor do the tile dialect's adds and stores into
+/// global descriptors.
+bool mayWrite(Operation *op, ArrayRef<SharedAllocOp> allocs) {
+  auto hits = [&](Value buffer) {
+    SmallVector<SharedAllocOp> written;
+    return !allocsOf(buffer, written) ||
+           llvm::any_of(written, [&](SharedAllocOp alloc) {
+             return llvm::is_contained(allocs, alloc);
+           });
+  };
+  if (isa<WarpgroupMmaOp>(op))
+    return false;
+  if (auto add = dyn_cast<BulkReduceAddOp>(op))
+    return hits(add.getStaging());
+  if (auto add = dyn_cast<TmaReduceAddOp>(op))
+    return hits(add.getStaging());
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::any_of(list, [&](const MemoryEffects::EffectInstance &e) {
+    if (!isa<MemoryEffects::Write>(e.getEffect()))
+      return false;
+    Value value = e.getValue();
+    if (!value)
+      return isa<TileGPUDialect>(op->getDialect());
+    auto type = dyn_cast<MemRefType>(value.getType());
+    bool mbarrier =
+        type && type.getRank() == 1 && type.getElementType().isInteger(64);
+    return type && !mbarrier && isSharedMemRef(type) && hits(value);
+  });
+}
+
+/// What a thread meets first walking the ops [from, to) in order: a
+/// barrier, or a write into `allocs`, or neither. Nested blocks are walked
+/// too; a barrier inside one does not count for what follows it (a loop may
+/// run no step), a write inside one before its barrier does.
+enum class Reach { Barrier, Write, Neither };
+Reach firstReached(Block::iterator from, Block::iterator to,
+                   ArrayRef<SharedAllocOp> allocs) {
+  for (Operation &op : llvm::make_range(from, to)) {
+    if (isa<BarrierOp>(op))
+      return Reach::Barrier;
+    for (Region &region : op.getRegions())
+      for (Block &block : region)
+        if (firstReached(block.begin(), block.end(), allocs) == Reach::Write)
+          return Reach::Write;
+    if (op.getNumRegions() == 0 && mayWrite(&op, allocs))
+      return Reach::Write;
+  }
+  return Reach::Neither;
+}
+
+/// Whether every write into `allocs` that can follow the terminator of
+/// `block` (a loop body) comes after a barrier: in the loop's next step, and
+/// after the loop, level by level outwards (an enclosing loop's next step
+/// too). A product reading `allocs` waited for before that terminator has
+/// then completed in every warpgroup before any of them writes.
+bool barrierBeforeNextWrite(Block *block, ArrayRef<SharedAllocOp> allocs) {
+  if (firstReached(block->begin(), block->end(), allocs) == Reach::Write)
+    return false;
+  for (Operation *op = block->getParentOp();
+       op && !isa<FunctionOpInterface>(op);
+       op = op->getBlock()->getParentOp()) {
+    Block *parent = op->getBlock();
+    Reach after =
+        firstReached(std::next(op->getIterator()), parent->end(), allocs);
+    if (after == Reach::Write)
+      return false;
+    if (after == Reach::Barrier)
+      return true;
+    if (isa<LoopLikeOpInterface>(parent->getParentOp()) &&
+        firstReached(parent->begin(), op->getIterator(), allocs) ==
+            Reach::Write)
+      return false;
+  }
+  return true;
+}
+
 /// Issues a synchronous `product` whose result first feeds its block's
 /// terminator (an accumulator carried by a loop: dV, dK) asynchronously and
 /// waits for it right before the terminator, when other work lies in
@@ -220,9 +307,10 @@ bool waitAtTerminator(WarpgroupMmaOp product) {
   // anything after it before the wait: the PTX ISA leaves reading a
   // product's A registers while it is in flight undefined. A shared lhs the
   // threads write may stay in flight (dS for dS K, stored for dSᵀ K before
-  // it in the atomic schedule): no write into it may lie between the
-  // product and its wait (below), and the barrier before the next store
-  // into it, in a later step, comes after that wait in every warpgroup.
+  // it in the atomic schedule) where no write into it lies between the
+  // product and its wait (below) and every later write into it follows a
+  // barrier (barrierBeforeNextWrite), which each warpgroup reaches only
+  // after its wait.
   Value lhs = product.getLhs();
   bool registerLhs = isa<RankedTensorType>(lhs.getType());
   if (threadWritten(product.getRhs()))
@@ -250,17 +338,15 @@ bool waitAtTerminator(WarpgroupMmaOp product) {
   if (!allocsOf(product.getRhs(), read) ||
       (!registerLhs && !allocsOf(lhs, read)))
     return false;
-  auto writesOperand = [&](Operation *op) {
-    if (isa<CopyAsyncOp, TmaLoadOp, TmaLoadPagesOp>(op))
-      return true;
-    auto store = dyn_cast<StoreSharedOp>(op);
-    if (!store)
+  if (!registerLhs && threadWritten(lhs)) {
+    SmallVector<SharedAllocOp> lhsAllocs;
+    (void)allocsOf(lhs, lhsAllocs);
+    if (!barrierBeforeNextWrite(block, lhsAllocs))
       return false;
-    SmallVector<SharedAllocOp> written;
-    return !allocsOf(store.getDest(), written) ||
-           llvm::any_of(written, [&](SharedAllocOp alloc) {
-             return llvm::is_contained(read, alloc);
-           });
+  }
+  auto writesOperand = [&](Operation *op) {
+    return isa<CopyAsyncOp, TmaLoadOp, TmaLoadPagesOp>(op) ||
+           mayWrite(op, read);
   };
   bool work = false;
   for (Operation *op = product->getNextNode(); op != terminator;

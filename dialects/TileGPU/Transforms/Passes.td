@@ -309,10 +309,12 @@ def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
     product's, when its rhs is a buffer the threads write, or when anything
     after it reads its register lhs (the PTX ISA leaves reading the A
     registers of a product in flight undefined). A lhs the threads write
-    may stay in flight: no store into it lies before the wait, and the next
-    step's store into it follows a barrier every warpgroup reaches after its
-    wait (the atomic schedule's dK reads dS from the buffer stored for dQ's
-    dSᵀ K, issued before it, and runs while dQ's share is added). Every
+    may stay in flight where no write into it lies before the wait and every
+    write into it that can follow the wait — in the next step, after the
+    loop, in an enclosing loop's next step — comes after a barrier, which
+    every warpgroup reaches only after its wait (the atomic schedule's dK
+    reads dS from the buffer stored for dQ's dSᵀ K, issued before it, and
+    runs while dQ's share is added). Every
     release in between moves after the wait, not only the product's own
     (later, never earlier).
   }];

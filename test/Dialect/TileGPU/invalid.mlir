@@ -1000,7 +1000,37 @@ func.func @tma_reduce_warps(%t: !cg, %b: memref<64x128xf32, #tgpu.swizzle<bytes 
 // The kernel's map must have a warp's block of one span as its box.
 !cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
 func.func @tma_reduce_box(%t: !cg, %b: memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map {tgpu.tensor_map = {box = array<i64: 32, 64, 1, 1>, dims = array<i64: 3, 2, 1, 0>, swizzle = 128 : i64, tensor = 0 : i64}}, %i: index) {
-  // expected-error @+1 {{'tgpu.tma_reduce_add' op adds through a map of 4 dimensions whose box is a warp's 16 rows of 32 columns, swizzled 128 bytes; the map has dims array<i64: 3, 2, 1, 0>, box array<i64: 32, 64, 1, 1>, swizzle 128}}
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op adds through a map walking its 4 dimensions last to first whose box is a warp's 16 rows of 32 columns, swizzled 128 bytes; the map has dims array<i64: 3, 2, 1, 0>, box array<i64: 32, 64, 1, 1>, swizzle 128}}
   tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+// The map walks the dimensions last to first (the coordinates' order).
+!cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+func.func @tma_reduce_dims(%t: !cg, %b: memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map {tgpu.tensor_map = {box = array<i64: 32, 16, 1, 1>, dims = array<i64: 3, 1, 2, 0>, swizzle = 128 : i64, tensor = 0 : i64}}, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op adds through a map walking its 4 dimensions last to first}}
+  tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+// The map describes an f32 array of as many dimensions as coordinates.
+!cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+func.func @tma_reduce_bf16_map(%a: memref<?x?x?x128xbf16>, %t: !cg, %b: memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map {tgpu.tensor_map = {box = array<i64: 32, 16, 1, 1>, dims = array<i64: 3, 2, 1, 0>, swizzle = 128 : i64, tensor = 0 : i64}}, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op adds f32 through a map of a rank-4 f32 array, but the map describes 'memref<?x?x?x128xbf16>'}}
+  tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+// A warp's rows are whole m16 tiles (kiln::Frag's layout).
+!cg = tensor<32x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+func.func @tma_reduce_rows(%t: !cg, %b: memref<32x128xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op a warp's 8 rows are not whole m16 tiles of a TMA box (at most 256 rows)}}
+  tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<32x128xf32, #tgpu.swizzle<bytes = 128>, 3>
   return
 }

@@ -299,14 +299,79 @@ func.func @accumulate_kept(%bars: memref<4xi64, 3>, %q: !buf, %k: !buf, %do: !bu
     tgpu.store_shared %pt, %a : !p, !buf
     scf.yield %dv2 : !acc
   }
-  // A thread-written lhs stored into again before the yield.
+  return %r, %t : !acc, !acc
+}
+
+// -----
+
+// A product whose lhs the threads write stays synchronous where a write into
+// that buffer may follow its wait without a barrier in between: a store
+// before the yield; a store at the top of the next step (the barrier after
+// the product would no longer mean every warpgroup's product completed); a
+// store after the loop.
+!buf = memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+!acc = tensor<64x64xf32, #tgpu.mma<warps = 4>>
+!p = tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+// CHECK-LABEL: func.func @lhs_stored_before_yield
+// CHECK-NOT: {async
+// CHECK: return
+func.func @lhs_stored_before_yield(%pt: !p, %n: index) -> !acc attributes {tgpu.arch = "sm_90a"} {
+  %a = tgpu.shared_alloc offset 0 : !buf
+  %b = tgpu.shared_alloc offset 8192 : !buf
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
   %w = scf.for %j = %c0 to %n step %c1 iter_args(%dk = %z) -> (!acc) {
+    tgpu.barrier
     tgpu.store_shared %pt, %a : !p, !buf
+    tgpu.fence_async_shared
     tgpu.barrier
-    %dk2 = tgpu.warpgroup_mma %a, %q, %dk : !buf, !buf, !acc -> !acc
-    tgpu.barrier
+    %dk2 = tgpu.warpgroup_mma %a, %b, %dk : !buf, !buf, !acc -> !acc
     tgpu.store_shared %pt, %a : !p, !buf
     scf.yield %dk2 : !acc
   }
-  return %r, %t : !acc, !acc
+  return %w : !acc
+}
+// CHECK-LABEL: func.func @lhs_stored_next_step
+// CHECK-NOT: {async
+// CHECK: return
+func.func @lhs_stored_next_step(%pt: !p, %n: index) -> !acc attributes {tgpu.arch = "sm_90a"} {
+  %a = tgpu.shared_alloc offset 0 : !buf
+  %b = tgpu.shared_alloc offset 8192 : !buf
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %x = scf.for %j = %c0 to %n step %c1 iter_args(%dk = %z) -> (!acc) {
+    tgpu.store_shared %pt, %a : !p, !buf
+    tgpu.fence_async_shared
+    tgpu.barrier
+    %dk2 = tgpu.warpgroup_mma %a, %b, %dk : !buf, !buf, !acc -> !acc
+    tgpu.barrier
+    scf.yield %dk2 : !acc
+  }
+  return %x : !acc
+}
+// CHECK-LABEL: func.func @lhs_stored_after_loop
+// CHECK-NOT: {async
+// CHECK: return
+func.func @lhs_stored_after_loop(%pt: !p, %n: index) -> !acc attributes {tgpu.arch = "sm_90a"} {
+  %a = tgpu.shared_alloc offset 0 : !buf
+  %b = tgpu.shared_alloc offset 8192 : !buf
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %y = scf.for %j = %c0 to %n step %c1 iter_args(%dk = %z) -> (!acc) {
+    tgpu.barrier
+    tgpu.store_shared %pt, %a : !p, !buf
+    tgpu.fence_async_shared
+    tgpu.barrier
+    %dk2 = tgpu.warpgroup_mma %a, %b, %dk : !buf, !buf, !acc -> !acc
+    tgpu.barrier
+    scf.yield %dk2 : !acc
+  }
+  tgpu.store_shared %pt, %a : !p, !buf
+  return %y : !acc
 }
