@@ -66,12 +66,45 @@ void waitBefore(OpBuilder &b, WarpgroupMmaOp product, Operation *before,
   product.getResult().replaceAllUsesExcept(wait.getResult(), wait);
 }
 
+/// The shared allocations `buffer` may be (through arith.select and
+/// memref.subview), appended to `allocs`; false when it may be another.
+bool allocsOf(Value buffer, SmallVectorImpl<SharedAllocOp> &allocs) {
+  if (auto alloc = buffer.getDefiningOp<SharedAllocOp>()) {
+    allocs.push_back(alloc);
+    return true;
+  }
+  if (auto select = buffer.getDefiningOp<arith::SelectOp>())
+    return allocsOf(select.getTrueValue(), allocs) &&
+           allocsOf(select.getFalseValue(), allocs);
+  if (auto view = buffer.getDefiningOp<memref::SubViewOp>())
+    return allocsOf(view.getSource(), allocs);
+  return false;
+}
+
 /// A buffer the threads write (P, dS) is published and reused around
 /// synchronous products (tgpu-warp-specialize's barriers assume the read
-/// completed): products reading one stay synchronous.
+/// completed): products reading one stay synchronous. Written through the
+/// same value, or through any value that may be one of its allocations
+/// (selects, subviews).
 bool threadWritten(Value operand) {
-  return llvm::any_of(operand.getUsers(),
-                      [](Operation *user) { return isa<StoreSharedOp>(user); });
+  if (llvm::any_of(operand.getUsers(),
+                   [](Operation *user) { return isa<StoreSharedOp>(user); }))
+    return true;
+  SmallVector<SharedAllocOp> allocs;
+  if (!allocsOf(operand, allocs))
+    return false;
+  auto scope = allocs.front()->getParentOfType<FunctionOpInterface>();
+  if (!scope)
+    return false;
+  bool written = false;
+  scope->walk([&](StoreSharedOp store) {
+    SmallVector<SharedAllocOp> dest;
+    written |= !allocsOf(store.getDest(), dest) ||
+               llvm::any_of(dest, [&](SharedAllocOp alloc) {
+                 return llvm::is_contained(allocs, alloc);
+               });
+  });
+  return written;
 }
 bool readsThreadWritten(WarpgroupMmaOp product) {
   return threadWritten(product.getLhs()) || threadWritten(product.getRhs());
@@ -190,21 +223,6 @@ bool waitAtFirstUse(WarpgroupMmaOp product) {
     return false;
   issueAsyncUntil(product, user);
   return true;
-}
-
-/// The shared allocations `buffer` may be (through arith.select and
-/// memref.subview), appended to `allocs`; false when it may be another.
-bool allocsOf(Value buffer, SmallVectorImpl<SharedAllocOp> &allocs) {
-  if (auto alloc = buffer.getDefiningOp<SharedAllocOp>()) {
-    allocs.push_back(alloc);
-    return true;
-  }
-  if (auto select = buffer.getDefiningOp<arith::SelectOp>())
-    return allocsOf(select.getTrueValue(), allocs) &&
-           allocsOf(select.getFalseValue(), allocs);
-  if (auto view = buffer.getDefiningOp<memref::SubViewOp>())
-    return allocsOf(view.getSource(), allocs);
-  return false;
 }
 
 /// Whether `op` (without regions) may write one of `allocs`: a store, a

@@ -283,7 +283,8 @@ def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
     slot is released only once the products that read it completed (and
     ptxas completes every product in flight before an arrive). A pair is
     left alone when either product is already asynchronous or reads a
-    buffer the threads write (`tgpu.store_shared`: its barriers assume
+    buffer the threads write (`tgpu.store_shared`, under its name or
+    another that may be one of its allocations: its barriers assume
     synchronous readers).
 
     Then every product still synchronous whose first use comes after other

@@ -92,6 +92,23 @@ func.func @thread_written(%q: !buf, %k: !buf, %ds: !buf, %pb: !p) -> (!acc, !acc
   tgpu.store_shared %pb, %ds : !p, !buf
   return %s, %t : !acc, !acc
 }
+// The same with the buffer read through a select of allocations, one of
+// which the threads write under another name.
+// CHECK-LABEL: func.func @thread_written_alias
+// CHECK-NOT: {async
+// CHECK: return
+func.func @thread_written_alias(%q: !buf, %k: !buf, %pb: !p, %c: i1) -> (!acc, !acc) attributes {tgpu.arch = "sm_90a"} {
+  %a = tgpu.shared_alloc offset 0 : !buf
+  %b = tgpu.shared_alloc offset 8192 : !buf
+  %ds = arith.select %c, %a, %b : !buf
+  %zero = arith.constant 0.0 : f32
+  %z = tile.splat %zero : f32 -> !acc
+  %s = tgpu.warpgroup_mma %q, %k, %z {transpose_rhs} : !buf, !buf, !acc -> !acc
+  %t = tgpu.warpgroup_mma %ds, %k, %z {transpose_lhs} : !buf, !buf, !acc -> !acc
+  tgpu.barrier
+  tgpu.store_shared %pb, %b : !p, !buf
+  return %s, %t : !acc, !acc
+}
 
 // -----
 
