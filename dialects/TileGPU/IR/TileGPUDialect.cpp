@@ -72,6 +72,36 @@ bool kiln::tgpu::hasWarpgroupColumns(int64_t cols, MmaLayoutAttr layout) {
   return cols % groups == 0 && n % 16 == 0 && n >= 16 && n <= 256;
 }
 
+int64_t kiln::tgpu::warpBlockRows(RankedTensorType tile) {
+  auto layout = cast<MmaLayoutAttr>(tile.getEncoding());
+  return tile.getDimSize(0) * layout.getColGroups() / layout.getWarps();
+}
+
+int64_t kiln::tgpu::groupColumns(RankedTensorType tile) {
+  return tile.getDimSize(1) /
+         cast<MmaLayoutAttr>(tile.getEncoding()).getColGroups();
+}
+
+BlockArgument kiln::tgpu::appendTensorMap(FunctionOpInterface kernel,
+                                          unsigned tensor,
+                                          ArrayRef<int64_t> dims,
+                                          ArrayRef<int64_t> box,
+                                          int64_t swizzle, Location loc) {
+  MLIRContext *ctx = kernel.getContext();
+  Builder b(ctx);
+  NamedAttrList info;
+  info.append(attrs::kTensorMapTensor, b.getI64IntegerAttr(tensor));
+  info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr(dims));
+  info.append(attrs::kTensorMapBox, b.getDenseI64ArrayAttr(box));
+  info.append(attrs::kTensorMapSwizzle, b.getI64IntegerAttr(swizzle));
+  unsigned position = kernel.getNumArguments();
+  (void)kernel.insertArgument(position, TensorMapType::get(ctx),
+                              b.getDictionaryAttr({b.getNamedAttr(
+                                  attrs::kTensorMap, info.getDictionary(ctx))}),
+                              loc);
+  return kernel.getArgument(position);
+}
+
 LogicalResult
 MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       int64_t warps, int64_t colGroups) {
@@ -454,9 +484,8 @@ LogicalResult TmaReduceAddOp::verify() {
   if (value.getRank() != 2 || !value.getElementType().isF32() || !layout)
     return emitOpError() << "adds 2-D f32 #tgpu.mma tiles, got " << value;
   // A warp's block: its rows, its column group's columns.
-  int64_t warpRows =
-      value.getDimSize(0) * layout.getColGroups() / layout.getWarps();
-  int64_t groupBytes = value.getDimSize(1) / layout.getColGroups() * 4;
+  int64_t warpRows = warpBlockRows(value);
+  int64_t groupBytes = groupColumns(value) * 4;
   int64_t swizzle = swizzleBytes(staging);
   if (!swizzle || staging.getShape() != value.getShape() ||
       staging.getElementType() != value.getElementType() ||

@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialects/TileGPU/IR/TileGPUDialect.h.inc"
@@ -39,6 +40,20 @@ int64_t widestSwizzle(int64_t rowBytes);
 /// 256).
 bool hasWarpgroupRows(int64_t rows, MmaLayoutAttr layout);
 bool hasWarpgroupColumns(int64_t cols, MmaLayoutAttr layout);
+
+/// The block of a 2-D `#tgpu.mma` tile one warp holds: its rows (each column
+/// group's warps split the tile's rows) and its group's columns.
+int64_t warpBlockRows(mlir::RankedTensorType tile);
+int64_t groupColumns(mlir::RankedTensorType tile);
+
+/// Appends to `kernel` a `!tgpu.tensor_map` argument describing its argument
+/// `tensor` (dimensions innermost first, the box over them, the swizzle in
+/// bytes), which the runtime encodes per launch; returns it.
+mlir::BlockArgument appendTensorMap(mlir::FunctionOpInterface kernel,
+                                    unsigned tensor,
+                                    llvm::ArrayRef<int64_t> dims,
+                                    llvm::ArrayRef<int64_t> box,
+                                    int64_t swizzle, mlir::Location loc);
 } // namespace kiln::tgpu
 
 #endif // KILN_DIALECTS_TILEGPU_IR_TILEGPUDIALECT_H

@@ -86,9 +86,8 @@ static Staging staging(tile::AtomicAddOp add, func::FuncOp kernel) {
   auto layout = cast<MmaLayoutAttr>(tile.getEncoding());
   if (layout.getColGroups() == 1)
     return Staging::Run;
-  int64_t warpRows =
-      tile.getDimSize(0) * layout.getColGroups() / layout.getWarps();
-  int64_t groupBytes = tile.getDimSize(1) / layout.getColGroups() * 4;
+  int64_t warpRows = warpBlockRows(tile);
+  int64_t groupBytes = groupColumns(tile) * 4;
   if (!mappableBase(view, kernel) || !widestSwizzle(groupBytes) ||
       warpRows % 16 != 0 || warpRows > 256)
     return Staging::None;
@@ -106,8 +105,7 @@ static MemRefType stagingType(tile::AtomicAddOp add, Staging how) {
   if (how == Staging::Run)
     return MemRefType::get(tile.getShape(), tile.getElementType(),
                            MemRefLayoutAttrInterface(), memorySpace);
-  auto layout = cast<MmaLayoutAttr>(tile.getEncoding());
-  int64_t groupBytes = tile.getDimSize(1) / layout.getColGroups() * 4;
+  int64_t groupBytes = groupColumns(tile) * 4;
   return MemRefType::get(
       tile.getShape(), tile.getElementType(),
       SwizzleLayoutAttr::get(tile.getContext(), widestSwizzle(groupBytes)),
@@ -246,32 +244,18 @@ struct TileGPUBulkReductions
     tile::ViewOp view = matrixView(add);
     BlockArgument base = mappableBase(view, kernel);
     auto tile = cast<RankedTensorType>(add.getValue().getType());
-    auto layout = cast<MmaLayoutAttr>(tile.getEncoding());
     int64_t swizzle = swizzleBytes(buffer.getType());
     int64_t rank = cast<MemRefType>(base.getType()).getRank();
     SmallVector<int64_t> dims, box(rank, 1);
     for (int64_t d = rank - 1; d >= 0; --d)
       dims.push_back(d);
     box[0] = swizzle / 4;
-    box[1] = tile.getDimSize(0) * layout.getColGroups() / layout.getWarps();
+    box[1] = warpBlockRows(tile);
     auto key = std::make_pair(base.getArgNumber(), box[1] * 1024 + box[0]);
     Value &map = maps[key];
-    if (!map) {
-      MLIRContext *ctx = kernel.getContext();
-      NamedAttrList info;
-      info.append(attrs::kTensorMapTensor,
-                  b.getI64IntegerAttr(base.getArgNumber()));
-      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr(dims));
-      info.append(attrs::kTensorMapBox, b.getDenseI64ArrayAttr(box));
-      info.append(attrs::kTensorMapSwizzle, b.getI64IntegerAttr(swizzle));
-      unsigned position = kernel.getNumArguments();
-      (void)kernel.insertArgument(
-          position, TensorMapType::get(ctx),
-          b.getDictionaryAttr(
-              {b.getNamedAttr(attrs::kTensorMap, info.getDictionary(ctx))}),
-          kernel.getLoc());
-      map = kernel.getArgument(position);
-    }
+    if (!map)
+      map = appendTensorMap(kernel, base.getArgNumber(), dims, box, swizzle,
+                            kernel.getLoc());
     SmallVector<Value> coords{add.getOffsets()[1], add.getOffsets()[0]};
     for (Value index : llvm::reverse(view.getIndices()))
       coords.push_back(index);

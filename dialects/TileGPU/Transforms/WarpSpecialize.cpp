@@ -553,31 +553,16 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     if (Value map = maps[key])
       return map;
     int64_t swizzle = swizzleBytes(dest);
-    int64_t eltBytes = dest.getElementTypeBitWidth() / 8;
-    NamedAttrList info;
-    info.append(attrs::kTensorMapTensor, b.getI64IntegerAttr(load.argument));
+    int64_t spanCols = swizzle / (dest.getElementTypeBitWidth() / 8);
+    SmallVector<int64_t> dims{3, 1, 2, 0}, box{spanCols, rows};
     if (load.ragged()) {
-      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({2, 0, 1}));
-      info.append(attrs::kTensorMapBox,
-                  b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
+      dims = {2, 0, 1};
     } else if (group > 1) {
-      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({3, 2, 1, 0}));
-      info.append(attrs::kTensorMapBox,
-                  b.getDenseI64ArrayAttr(
-                      {swizzle / eltBytes, group, rows / group}));
-    } else {
-      info.append(attrs::kTensorMapDims, b.getDenseI64ArrayAttr({3, 1, 2, 0}));
-      info.append(attrs::kTensorMapBox,
-                  b.getDenseI64ArrayAttr({swizzle / eltBytes, rows}));
+      dims = {3, 2, 1, 0};
+      box = {spanCols, group, rows / group};
     }
-    info.append(attrs::kTensorMapSwizzle, b.getI64IntegerAttr(swizzle));
-    unsigned position = kernel.getNumArguments();
-    (void)kernel.insertArgument(
-        position, TensorMapType::get(ctx),
-        b.getDictionaryAttr({b.getNamedAttr(attrs::kTensorMap,
-                                            info.getDictionary(ctx))}),
-        loc);
-    return maps[key] = kernel.getArgument(position);
+    return maps[key] =
+               appendTensorMap(kernel, load.argument, dims, box, swizzle, loc);
   };
 
   // One consumer warpgroup (the backward's kernels) would leave a
