@@ -30,7 +30,7 @@ for flags in "$@"; do
     ncu -i /tmp/ncu-$tag.ncu-rep --page source --csv --print-source sass > "$OUT/ncu-source-$tag.csv" 2>&1
     ncu -i /tmp/ncu-$tag.ncu-rep --page details > "$OUT/ncu-details-$tag.txt" 2>&1
     grep -E "Duration|Compute \(SM\) Throughput|Warp Cycles Per Issued" "$OUT/ncu-details-$tag.txt" | sed 's/  */ /g'
-    python3 bench/ncu_source_summary.py "$OUT/ncu-source-$tag.csv" | head -12
+    python3 bench/ncu_source_summary.py "$OUT/ncu-source-$tag.csv" --by-count 6 | head -20
     continue
   fi
   ncu --clock-control none --kernel-name "regex:$KERNEL" --launch-count 1 \

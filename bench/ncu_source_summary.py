@@ -8,6 +8,9 @@ import argparse, collections, csv, re
 p = argparse.ArgumentParser()
 p.add_argument("csv")
 p.add_argument("--top", type=int, default=8)
+p.add_argument("--by-count", type=int, default=0, metavar="N",
+               help="also the N execution counts with the most samples: instructions that run "
+                    "equally often are one part of the kernel (a loop body, per-tile code)")
 args = p.parse_args()
 
 with open(args.csv, newline="") as f:
@@ -33,3 +36,12 @@ print("  by reason:", pct(by_reason))
 for r in sorted(rows, key=lambda r: -num(r[sample_key]))[:args.top]:
     top = max(reasons, key=lambda k: num(r[k]))
     print(f"  {r['Address']:>8} {num(r[sample_key]):7.0f} {top:18} {r['Source'].strip()[:70]}")
+if args.by_count:
+    groups = collections.defaultdict(lambda: [0.0, 0])
+    for r in rows:
+        g = groups[num(r["Instructions Executed"])]
+        g[0] += num(r[sample_key])
+        g[1] += 1
+    print("  by execution count (count: instructions, share of samples):")
+    for count, (s, n) in sorted(groups.items(), key=lambda kv: -kv[1][0])[:args.by_count]:
+        print(f"    {count:10.0f}: {n:5d} instructions, {100 * s / total:5.1f}%")

@@ -5,10 +5,58 @@
 
 namespace kiln {
 
+/// Whether a store of a tile with `cols` columns from column col0 may write
+/// each thread's two adjacent columns as one (32 bits for 16-bit elements,
+/// 64 for 32-bit ones): unit column stride, every column of the tile inside
+/// the view, and every pair's address aligned to the pair. The outputs'
+/// usual layout passes; any other falls back to one element per store.
+template <typename T, int G>
+__device__ __forceinline__ bool pairs_fit(const Desc<T, G> &d, int col0,
+                                          int cols) {
+  return d.col_stride == 1 && col0 >= 0 && (col0 & 1) == 0 &&
+         col0 + cols <= d.cols && (d.row_stride & 1) == 0 &&
+         (G == 1 || (d.group_stride & 1) == 0) &&
+         reinterpret_cast<unsigned long long>(d.ptr) % (2 * sizeof(T)) == 0;
+}
+
+/// p[0] = a, p[1] = b in one store; p is aligned to the pair. 16-bit
+/// elements are bf16 and f16 (their bits); 32-bit ones f32 or integers.
+template <typename T>
+__device__ __forceinline__ void store_pair(T *p, const T &a, const T &b) {
+  if constexpr (sizeof(T) == 2) {
+    *reinterpret_cast<unsigned *>(p) =
+        static_cast<unsigned>(a.bits) | (static_cast<unsigned>(b.bits) << 16);
+  } else {
+    static_assert(sizeof(T) == 4, "pairs of 16- or 32-bit elements");
+    struct alignas(8) Pair {
+      T first, second;
+    };
+    *reinterpret_cast<Pair *>(p) = Pair{a, b};
+  }
+}
+
+/// Writes this thread's elements of a tile at (row0, col0), dropping what
+/// is outside the view. Elements e and e + 1 (e even) are adjacent columns
+/// of one row, so where the columns are contiguous and aligned they go as
+/// one store with one row check: the epilogue's output tile otherwise costs
+/// a 16-bit store and four bounds checks per element, a fifth of a short
+/// forward kernel's time (docs/performance.md).
 template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
                                       const Frag<T, M, N, W, CG> &f) {
   using F = Frag<T, M, N, W, CG>;
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+    if (pairs_fit(d, col0, N)) {
+#pragma unroll
+      for (int e = 0; e < F::kSize; e += 2) {
+        int r = row0 + F::row(e);
+        if (r >= 0 && r < d.rows)
+          store_pair(d.ptr + d.row_offset(r) + col0 + F::col(e), f.x[e],
+                     f.x[e + 1]);
+      }
+      return;
+    }
+  }
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e) {
     int r = row0 + F::row(e), c = col0 + F::col(e);
