@@ -8,6 +8,7 @@
 #          (D = 64, 128) with the `_bwd*` specs present;
 #   ncu    Nsight Compute's per-instruction stall samples of the plain D = 128
 #          forward at N = 1024 (the most tiles per FLOP), per flag set given.
+# (BWD=0 skips the backward.)
 #   VARIANTS=_m128 bash bench/device-run-tile-overhead.sh [check|bench|ncu|all] ["FLAGS" ...]
 set -u
 MODE=${1:-all}
@@ -15,6 +16,16 @@ shift || true
 . bench/device-env.sh
 has() { [ "$MODE" = all ] || [ "$MODE" = "$1" ]; }
 if has check; then
+  # Persistent kernels with many tiles per CTA, so that both copies of Q
+  # serve several tiles: the paths that number tiles otherwise, and the
+  # sanitizers on a paged decode step of 512 tiles and a causal forward of
+  # 256 tiles.
+  bash bench/device-run-persistent.sh many
+  for tool in racecheck synccheck; do
+    timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal.mlir \
+      --backend cuda --seqlen 1500 --heads 16 --batch 2 --head-dim 64 --check > "$OUT/$tool-tiles.txt" 2>&1
+    echo "$tool (causal, 256 tiles) rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-tiles.txt" | head -1)"
+  done
   timeout 240 bash test/Runtime/run-gpu-suite.sh $KILN --quick > "$OUT/suite.txt" 2>&1
   echo "suite rc=$?"; grep -E "^FAIL" -A8 "$OUT/suite.txt" | head -40; tail -2 "$OUT/suite.txt"
   check_examples default "64 128 256" > "$OUT/checks.txt" 2>&1
@@ -31,9 +42,11 @@ if has bench; then
     --hdims "${HDIMS:-64,128,256}" --seqlens "${SEQS:-1024,2048,4096,16384}" \
     --variants "${VARIANTS:-_m128}" --rounds "${ROUNDS:-3}" > "$OUT/bench.txt" 2>&1
   echo "bench rc=$?"
-  timeout 200 python3 bench/bench_backward.py --lib "$LIB" --specs .device/specs \
-    --hdims 64,128 --seqlens "${BWD_SEQS:-1024,2048,4096}" > "$OUT/bench-backward.txt" 2>&1
-  echo "bench backward rc=$?"
+  if [ "${BWD:-1}" = 1 ]; then
+    timeout 200 python3 bench/bench_backward.py --lib "$LIB" --specs .device/specs \
+      --hdims 64,128 --seqlens "${BWD_SEQS:-1024,2048,4096}" > "$OUT/bench-backward.txt" 2>&1
+    echo "bench backward rc=$?"
+  fi
 fi
 if has ncu; then
   [ $# -eq 0 ] && set -- ""
@@ -41,6 +54,6 @@ if has ncu; then
     "examples/plain.mlir --head-dim 128 --seqlen 1024 --heads 16 --batch 16" "$@" 2>&1 | tail -40
 fi
 if has bench; then
-  tail -n 14 "$OUT/bench-backward.txt"
+  [ "${BWD:-1}" = 1 ] && tail -n 14 "$OUT/bench-backward.txt"
   tail -n 26 "$OUT/bench.txt"
 fi

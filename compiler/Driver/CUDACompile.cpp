@@ -60,6 +60,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.pingPong = choices.pingPong;
   options.persistent = choices.persistent;
+  options.doubleTileBuffers = choices.doubleTileBuffers;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.bulkReductions = choices.bulkReductions;
@@ -131,6 +132,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.pingPong = o.pingPong;
   choices.persistent = o.persistent;
+  choices.doubleTileBuffers = o.doubleTileBuffers;
   choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
   choices.bulkReductions = o.bulkReductions;

@@ -32,6 +32,7 @@ struct ScheduleChoices {
   bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   bool persistent = true;         ///< CTAs loop over tiles (sm_90a forward)
+  bool doubleTileBuffers = true;  ///< two copies of Q, by turns (persistent)
   bool persistentBackward = false; ///< likewise the backward's (opt-in)
   bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
   bool bulkReductions = true;     ///< tgpu-bulk-reductions (sm_90a bwd)

@@ -115,6 +115,10 @@ const char *runUsage() {
                             query blocks from a counter while the producer
                             loads the next one during the epilogue (ablation;
                             default persistent)
+  --no-double-tile-buffers  cuda sm_90a, persistent: one copy of Q, loaded for
+                            the next tile once the consumers are past their
+                            last step (ablation; default two used by turns
+                            where the shared memory holds them)
   --persistent-backward     cuda sm_90a: the backward's kernels persistent too
                             (opt-in)
   --longest-first           cuda: launch the query blocks with the most keys
@@ -240,6 +244,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-double-buffer" || name == "pipeline-products" ||
         name == "no-warp-specialize" || name == "longest-first" ||
         name == "persistent" || name == "no-persistent" ||
+        name == "no-double-tile-buffers" ||
         name == "persistent-backward" || name == "ping-pong" ||
         name == "no-overlap-products" || name == "backward" ||
         name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
@@ -308,6 +313,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.persistent = true;
     } else if (name == "no-persistent") {
       o.persistent = false;
+    } else if (name == "no-double-tile-buffers") {
+      o.doubleTileBuffers = false;
     } else if (name == "persistent-backward") {
       o.persistentBackward = true;
     } else if (name == "no-overlap-products") {

@@ -99,6 +99,7 @@ struct RunOptions {
   bool longestFirst = false;  ///< cuda: tgpu-longest-first (opt-in)
   bool pingPong = false;      ///< cuda sm_90a: tgpu-ping-pong
   bool persistent = true;     ///< cuda sm_90a: CTAs loop over tiles
+  bool doubleTileBuffers = true; ///< ...with two copies of Q by turns
   bool persistentBackward = false; ///< ...the backward's too (opt-in)
   bool overlapProducts = true;  ///< cuda sm_90a: tgpu-overlap-products
   bool bulkReductions = true;   ///< cuda sm_90a: tgpu-bulk-reductions

@@ -208,6 +208,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
       // consumers' KV loops at their region's top level.
       specialize.persistent =
           options.persistent && !options.pingPong && !options.pipelineProducts;
+      specialize.doubleTileBuffers = options.doubleTileBuffers;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
       if (options.pingPong && !options.pipelineProducts)
         pm.addPass(tgpu::createTileGPUPingPong());
@@ -285,6 +286,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       tgpu::TileGPUWarpSpecializeOptions specialize;
       specialize.sharedMemoryBytes = sharedLimit(options);
       specialize.persistent = options.persistentBackward;
+      specialize.doubleTileBuffers = options.doubleTileBuffers;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
     }
     // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under

@@ -218,6 +218,14 @@ struct CUDAPipelineOptions
                      "tile during the epilogue (tgpu-warp-specialize "
                      "persistent=true)"),
       llvm::cl::init(true)};
+  Option<bool> doubleTileBuffers{
+      *this, "double-tile-buffers",
+      llvm::cl::desc("sm_90a, persistent kernels: two copies of each buffer "
+                     "loaded once per tile (Q), used by turns where the "
+                     "shared memory holds them, so that the next tile's "
+                     "loads while this one runs (tgpu-warp-specialize "
+                     "double-tile-buffers=true)"),
+      llvm::cl::init(true)};
   Option<bool> persistentBackward{
       *this, "persistent-backward",
       llvm::cl::desc("sm_90a backward: the dQ and dK/dV kernels' CTAs loop "

@@ -383,7 +383,11 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     starts on its own, the producer draws the next from a zeroed counter
     workspace (`tgpu.next_tile`) and publishes its program ids with the
     tile's Q copy (`tgpu.publish_tile` / `tgpu.read_tile`); Q gets a "free"
-    barrier so the next tile's Q loads during the epilogue.
+    barrier so the next tile's Q loads during the epilogue. With
+    `double-tile-buffers` (the default) and room in the shared memory after
+    the ring, each loaded-once buffer has two copies that tiles use by turns
+    (round mod 2), each with its own "full" and "free" barriers and
+    program-id words: the next tile's Q loads while this tile runs.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
@@ -392,6 +396,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
            "Most stages per ring">,
     Option<"persistent", "persistent", "bool", "false",
            "CTAs loop over the grid's tiles (as many CTAs as the GPU holds)">,
+    Option<"doubleTileBuffers", "double-tile-buffers", "bool", "true",
+           "With persistent: two copies of each buffer loaded once per tile "
+           "(Q), where the shared memory holds them, so the next tile's "
+           "loads while this one runs">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
                            "::mlir::arith::ArithDialect",

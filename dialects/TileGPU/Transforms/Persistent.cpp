@@ -154,6 +154,8 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
       ids.push_back(id);
   llvm::SmallPtrSet<Value, 8> roots{carried.ringBase, carried.onceParity,
                                     carried.onceFreeParity};
+  if (carried.onceSlot)
+    roots.insert(carried.onceSlot);
   roots.insert(std::begin(carried.tileIds), std::end(carried.tileIds));
   for (tile::ProgramIdOp id : ids)
     roots.insert(id.getResult());
@@ -167,8 +169,26 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
   auto constant = [](OpBuilder &nb, Location l, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(nb, l, v);
   };
+  // With two copies of the loaded-once buffers a tile uses copy round mod
+  // 2, whose barriers complete a phase every other round.
+  bool twoSlots = carried.onceSlots == 2;
   auto parityOf = [&](OpBuilder &nb, Location l, Value round) -> Value {
+    if (twoSlots)
+      round = arith::ShRUIOp::create(nb, l, round, constant(nb, l, 1));
     return arith::AndIOp::create(nb, l, round, constant(nb, l, 1));
+  };
+  auto slotOf = [&](OpBuilder &nb, Location l, Value round) -> Value {
+    return arith::AndIOp::create(nb, l, round, constant(nb, l, 1));
+  };
+  // A barrier (`stride` 1) or the program-id words (3) of round's copy.
+  auto inSlot = [&](OpBuilder &nb, Location l, Value base, Value round,
+                    int64_t stride) -> Value {
+    if (!twoSlots)
+      return base;
+    Value slot = slotOf(nb, l, round);
+    if (stride != 1)
+      slot = arith::MulIOp::create(nb, l, slot, constant(nb, l, stride));
+    return arith::AddIOp::create(nb, l, base, slot);
   };
   // One tile's work on one side: its setup from its program ids, then the
   // side's ops (less `skip`); returns the ring's position after it.
@@ -185,6 +205,8 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
     map.map(carried.onceParity, parity);
     map.map(carried.onceFreeParity,
             arith::XOrIOp::create(nb, l, parity, constant(nb, l, 1)));
+    if (twoSlots)
+      map.map(carried.onceSlot, slotOf(nb, l, round));
     for (Operation *op : setup)
       nb.clone(*op, map);
     for (Operation *op : old)
@@ -243,11 +265,14 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
     b.setInsertionPointAfter(loop);
     Value freeParity = arith::XOrIOp::create(
         b, loc, parityOf(b, loc, loop.getResult(2)), constant(b, loc, 1));
-    MbarrierWaitOp::create(b, loc, carried.barriers, carried.onceFree,
+    Value last = loop.getResult(2);
+    MbarrierWaitOp::create(b, loc, carried.barriers,
+                           inSlot(b, loc, carried.onceFree, last, 1),
                            freeParity);
     Value none = arith::ConstantIndexOp::create(b, loc, -1);
     PublishTileOp::create(b, loc, none, zero, zero, carried.barriers,
-                          carried.tileSlot, carried.onceFull);
+                          inSlot(b, loc, carried.tileSlot, last, 3),
+                          inSlot(b, loc, carried.onceFull, last, 1));
   }
   // The consumers: wait for Q's barrier, read the program ids the producer
   // published with it, stop at x = -1.
@@ -258,12 +283,15 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
     auto loop = scf::WhileOp::create(
         b, loc, TypeRange{idx, idx, idx, idx, idx}, ValueRange{zero, zero},
         [&](OpBuilder &nb, Location l, ValueRange args) {
-          MbarrierWaitOp::create(nb, l, carried.barriers, carried.onceFull,
-                                 parityOf(nb, l, args[1]));
+          MbarrierWaitOp::create(
+              nb, l, carried.barriers,
+              inSlot(nb, l, carried.onceFull, args[1], 1),
+              parityOf(nb, l, args[1]));
+          Value words = inSlot(nb, l, carried.tileSlot, args[1], 3);
           SmallVector<Value> values;
           for (int64_t axis = 0; axis < 3; ++axis)
             values.push_back(ReadTileOp::create(nb, l, idx, carried.barriers,
-                                                carried.tileSlot,
+                                                words,
                                                 nb.getI64IntegerAttr(axis)));
           Value more = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
                                              values[0], constant(nb, l, 0));
@@ -292,6 +320,8 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
       id->erase();
   SmallVector<Value> placeholders{carried.ringBase, carried.onceParity,
                                   carried.onceFreeParity};
+  if (carried.onceSlot)
+    placeholders.push_back(carried.onceSlot);
   placeholders.append(std::begin(carried.tileIds), std::end(carried.tileIds));
   for (Value placeholder : placeholders)
     if (placeholder.use_empty())

@@ -30,6 +30,12 @@ struct TileCarried {
   /// The parity the producer waits for before reloading it: flipped, so the
   /// first tile finds it free.
   mlir::Value onceFreeParity;
+  /// With two copies of the loaded-once buffers (`onceSlots` = 2), the
+  /// copy this tile uses: its round mod 2. Barrier and word indices below
+  /// are then those of slot 0; slot s adds s (3 s for the words), and the
+  /// parities above are those of round / 2.
+  mlir::Value onceSlot;
+  int64_t onceSlots = 1;
   /// The ring positions one tile takes (computed from ringBase).
   mlir::Value ringEnd;
   /// The mbarrier array, and indices in it (entry-block constants): the

@@ -407,10 +407,29 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   }
   if (numStages == 0)
     return success(); // not even the barriers fit: keep cp.async
+  // Persistent: two copies of each loaded-once buffer where the shared
+  // memory holds them after the ring's stages, used by turns (slot = the
+  // tile's round mod 2), each with its own barriers and program-id words.
+  // The producer then loads the next tile's Q as soon as it has issued
+  // this tile's last K and V, instead of once the consumers are past their
+  // last step: a tile no longer starts on a whole TMA round trip.
+  int64_t onceSlots = 1;
+  if (loopTiles && doubleTileBuffers) {
+    int64_t extra = 8 * onceBarriers;
+    for (Load *load : once)
+      extra += sharedBufferBytes(load->copy.getDest().getType()) + 1024;
+    if (limit <= 0 || sharedBytes + extra <= limit) {
+      onceSlots = 2;
+      sharedBytes += extra;
+    }
+  }
   int64_t numRingBarriers = 2 * int64_t(rings.size()) * numStages;
-  int64_t numBarriers = numRingBarriers + onceBarriers;
+  int64_t numBarriers = numRingBarriers + onceBarriers * onceSlots;
+  auto onceFullIndex = [&](size_t i) {
+    return numRingBarriers + int64_t(i) * onceSlots;
+  };
   auto onceFreeIndex = [&](size_t i) {
-    return numRingBarriers + int64_t(once.size() + i);
+    return numRingBarriers + int64_t(once.size() + i) * onceSlots;
   };
   auto fullIndex = [&](const Ring &r) { return r.index * numStages; };
   auto emptyIndex = [&](const Ring &r) {
@@ -502,13 +521,14 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       MbarrierInitOp::create(b, loc, barriers, index(emptyIndex(ring) + s),
                              consumerThreads);
     }
-  for (size_t i = 0; i < once.size(); ++i) {
-    MbarrierInitOp::create(b, loc, barriers,
-                           index(numRingBarriers + int64_t(i)), 1);
-    if (loopTiles)
-      MbarrierInitOp::create(b, loc, barriers, index(onceFreeIndex(i)),
-                             consumerThreads);
-  }
+  for (size_t i = 0; i < once.size(); ++i)
+    for (int64_t slot = 0; slot < onceSlots; ++slot) {
+      MbarrierInitOp::create(b, loc, barriers, index(onceFullIndex(i) + slot),
+                             1);
+      if (loopTiles)
+        MbarrierInitOp::create(b, loc, barriers,
+                               index(onceFreeIndex(i) + slot), consumerThreads);
+    }
   BarrierOp::create(b, loc);
 
   // What changes from tile to tile when the CTA loops over tiles: each a
@@ -521,10 +541,39 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       id = index(0);
     carried.onceFreeParity = index(1);
     carried.barriers = barriers;
-    carried.onceFull = index(numRingBarriers);
+    carried.onceFull = index(onceFullIndex(0));
     carried.onceFree = index(onceFreeIndex(0));
-    carried.tileSlot = index(numRingBarriers + 2 * int64_t(once.size()));
+    carried.tileSlot =
+        index(numRingBarriers + 2 * int64_t(once.size()) * onceSlots);
+    carried.onceSlots = onceSlots;
   }
+  // The tile's copy of each loaded-once buffer (a select on the tile's slot,
+  // per-tile setup that runTilesInLoop computes again on each side), and
+  // the index of its barrier `base` for slot 0 in the tile's slot.
+  SmallVector<Value> onceBuffers;
+  for (Load *load : once)
+    onceBuffers.push_back(load->copy.getDest());
+  if (onceSlots == 2) {
+    carried.onceSlot = index(0);
+    Value second = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         carried.onceSlot, index(1));
+    for (Value &buffer : onceBuffers) {
+      auto alloc = buffer.getDefiningOp<SharedAllocOp>();
+      OpBuilder after(alloc->getBlock(), std::next(alloc->getIterator()));
+      Value copy = after.clone(*alloc)->getResult(0);
+      Value tiles = arith::SelectOp::create(b, loc, second, copy, buffer);
+      buffer.replaceUsesWithIf(tiles, [&](OpOperand &use) {
+        return use.getOwner() != tiles.getDefiningOp() &&
+               !isa<CopyAsyncOp>(use.getOwner());
+      });
+      buffer = tiles;
+    }
+  }
+  auto inSlot = [&](int64_t base) -> Value {
+    if (onceSlots == 1)
+      return index(base);
+    return arith::AddIOp::create(b, loc, index(base), carried.onceSlot);
+  };
 
   // Each loop's first ring position: the steps of the loops before it.
   SmallVector<Value> bases;
@@ -605,7 +654,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   for (auto [i, load] : llvm::enumerate(once)) {
     b.setInsertionPoint(load->copy);
     auto wait = MbarrierWaitOp::create(b, loc, barriers,
-                                       index(numRingBarriers + int64_t(i)),
+                                       inSlot(onceFullIndex(i)),
                                        carried.onceParity);
     if (loopTiles && i == 0)
       carried.consumerOnceWait = wait;
@@ -613,7 +662,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       // Free for the next tile's copy after the last top-level op that
       // reads it (products complete inside it).
       Operation *last = nullptr;
-      for (Operation *user : load->copy.getDest().getUsers()) {
+      for (Operation *user : onceBuffers[i].getUsers()) {
         Operation *top = consumer->findAncestorOpInBlock(*user);
         if (top && !isa<CopyAsyncOp>(user) &&
             (!last || last->isBeforeInBlock(top)))
@@ -621,11 +670,11 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       }
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointAfter(last ? last : wait.getOperation());
-      MbarrierArriveOp::create(b, loc, barriers, index(onceFreeIndex(i)));
+      MbarrierArriveOp::create(b, loc, barriers, inSlot(onceFreeIndex(i)));
     }
     if (load->ragged())
       clears.push_back(
-          {wait, load->copy.getDest(), load, load->copy.getOffsets()[0]});
+          {wait, onceBuffers[i], load, load->copy.getOffsets()[0]});
   }
   for (auto [k, loop] : llvm::enumerate(loops)) {
     Block &body = *loop.getBody();
@@ -674,18 +723,22 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   b.setInsertionPointToStart(producer);
   for (auto [i, load] : llvm::enumerate(once)) {
     if (loopTiles) {
-      MbarrierWaitOp::create(b, loc, barriers, index(onceFreeIndex(i)),
+      MbarrierWaitOp::create(b, loc, barriers, inSlot(onceFreeIndex(i)),
                              carried.onceFreeParity);
       // The consumers read the tile's program ids after this copy's barrier.
-      if (i == 0)
+      if (i == 0) {
+        Value words = carried.tileSlot;
+        if (onceSlots == 2)
+          words = arith::AddIOp::create(
+              b, loc, words,
+              arith::MulIOp::create(b, loc, carried.onceSlot, index(3)));
         PublishTileOp::create(b, loc, carried.tileIds[0], carried.tileIds[1],
-                              carried.tileIds[2], barriers, carried.tileSlot,
-                              Value());
+                              carried.tileIds[2], barriers, words, Value());
+      }
     }
     IRMapping same;
     TmaLoadOp::create(b, loc, mapFor(*load), coordinates(b, loc, *load, same),
-                      load->copy.getDest(), barriers,
-                      index(numRingBarriers + int64_t(i)));
+                      onceBuffers[i], barriers, inSlot(onceFullIndex(i)));
   }
   for (auto [k, loop] : llvm::enumerate(loops)) {
     b.setInsertionPointToEnd(producer);

@@ -4,7 +4,8 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="persistent=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WS
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="double-tile-buffers=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP2
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSPIPE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pack-lhs-first=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PERSTEP
@@ -52,6 +53,24 @@
 // those it draws from the counter, publishing each tile's program ids with
 // Q's copy; the consumers read them after Q's barrier and stop at x = -1,
 // which the producer publishes with an arrival of its own.
+// The default, two copies of Q used by turns: the producer waits for its
+// tile's copy to be free, publishes the ids in that copy's words and loads
+// Q into it, all at indices of the tile's slot (round mod 2).
+// WSP2: kiln::setmaxnreg_dec<24>();
+// WSP2: const bool [[SECOND:v[0-9]+]] = ([[SLOT:v[0-9]+]] == {{v[0-9]+}});
+// WSP2-NEXT: // arith.select
+// WSP2-NEXT: const kiln::SwizzledTile<kiln::bf16, 192, 64, 128> [[Q:v[0-9]+]] = ([[SECOND]] ? [[Q1:v[0-9]+]] : [[Q0:v[0-9]+]]);
+// WSP2: const int [[FREE:v[0-9]+]] = ({{v[0-9]+}} + [[SLOT]]);
+// WSP2-NEXT: // tgpu.mbarrier_wait
+// WSP2-NEXT: kiln::mbarrier_wait([[BARS:v[0-9]+]] + [[FREE]], {{v[0-9]+}});
+// WSP2: kiln::publish_tile([[BARS]] + {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
+// WSP2: const int [[FULL:v[0-9]+]] = ({{v[0-9]+}} + [[SLOT]]);
+// WSP2-NEXT: // tgpu.tma_load
+// WSP2-NEXT: if (kiln::lane_id() == 0) kiln::tma_load_tile([[Q]], {{v[0-9]+}}, [[BARS]] + [[FULL]],
+// The consumers read the copy of their tile's slot.
+// WSP2: kiln::setmaxnreg_inc<160>();
+// WSP2: = ({{v[0-9]+}} ? [[Q1]] : [[Q0]]);
+
 // WSP: extern "C" __global__ void __launch_bounds__(512, 1)
 // WSP: kiln::Tensor<int, 1> [[TILES:v[0-9]+]]) {
 // WSP: unsigned long long *const [[BARS:v[0-9]+]] = reinterpret_cast<unsigned long long *>(kiln_smem + {{[0-9]+}});

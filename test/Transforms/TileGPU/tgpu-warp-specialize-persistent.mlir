@@ -1,4 +1,5 @@
-// RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize="persistent=true" -cse | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize="persistent=true double-tile-buffers=false" -cse | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize="persistent=true" -cse | FileCheck %s --check-prefix=TWO --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize -cse | FileCheck %s --check-prefix=ONE
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward | FileCheck %s --check-prefix=BWD
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu | FileCheck %s --check-prefix=BWD-OFF
@@ -90,6 +91,59 @@
 // CHECK-NEXT: tile.store {{%.+}}, [[OVIEW]][[[CROW]], %c0]
 // CHECK-NEXT: [[CROUND1:%.+]] = arith.addi [[CROUND]], %c1
 // CHECK-NEXT: scf.yield [[CEND]], [[CROUND1]] : index, index
+
+// With two copies of Q (double-tile-buffers, the default): the second copy,
+// the full barriers 8-9 and free ones 10-11 of copies 0 and 1, and words
+// 12-14 and 15-17 for the program ids. Round r uses copy r mod 2 and waits
+// for parity (r / 2) mod 2 on its barriers.
+// TWO-LABEL: func.func @kv_loop
+// TWO: [[Q0:%.+]] = tgpu.shared_alloc offset 32768 : memref<64x64xbf16
+// TWO-NEXT: [[Q1:%.+]] = tgpu.shared_alloc offset 40960 : memref<64x64xbf16
+// TWO: [[BARS:%.+]] = tgpu.shared_alloc offset 49152 : memref<18xi64, 3>
+// TWO: tgpu.mbarrier_init [[BARS]][%c8] count 1
+// TWO: tgpu.mbarrier_init [[BARS]][%c10] count 128
+// TWO: tgpu.mbarrier_init [[BARS]][%c9] count 1
+// TWO: tgpu.mbarrier_init [[BARS]][%c11] count 128
+// TWO: producer {
+// TWO: ^bb0({{%[a-z0-9]+}}: index, {{%[a-z0-9]+}}: index, [[ROUND:%[a-z0-9]+]]: index):
+// TWO: [[HALF:%.+]] = arith.shrui [[ROUND]], %c1
+// TWO-NEXT: [[PAR:%.+]] = arith.andi [[HALF]], %c1
+// TWO-NEXT: [[FREEPAR:%.+]] = arith.xori [[PAR]], %c1
+// TWO-NEXT: [[SLOT:%.+]] = arith.andi [[ROUND]], %c1
+// TWO: [[SECOND:%.+]] = arith.cmpi eq, [[SLOT]], %c1
+// TWO-NEXT: [[Q:%.+]] = arith.select [[SECOND]], [[Q1]], [[Q0]]
+// TWO: [[FREE:%.+]] = arith.addi %c10, [[SLOT]]
+// TWO-NEXT: tgpu.mbarrier_wait [[BARS]][[[FREE]]], [[FREEPAR]]
+// TWO-NEXT: [[W3:%.+]] = arith.muli [[SLOT]], %c3
+// TWO-NEXT: [[WORDS:%.+]] = arith.addi %c12, [[W3]]
+// TWO-NEXT: tgpu.publish_tile {{.*}} to [[BARS]][[[WORDS]]]
+// TWO-NEXT: [[FULL:%.+]] = arith.addi %c8, [[SLOT]]
+// TWO-NEXT: tgpu.tma_load {{%.+}}[{{.*}}], [[Q]], [[BARS]][[[FULL]]]
+// After the last tile, x = -1 in the words of the next round's copy.
+// TWO: [[LASTSLOT:%.+]] = arith.andi [[PEND:%.+]]#2, %c1
+// TWO-NEXT: [[LASTFREE:%.+]] = arith.addi %c10, [[LASTSLOT]]
+// TWO-NEXT: tgpu.mbarrier_wait [[BARS]][[[LASTFREE]]]
+// TWO: [[LASTFULL:%.+]] = arith.addi %c8, [[LASTSLOT]]
+// TWO: tgpu.publish_tile %c-1, %c0, %c0 to [[BARS]][{{%.+}}] arrive [[LASTFULL]]
+// TWO: } consumer {
+// TWO: scf.while ({{%.+}} = %c0, [[CK:%.+]] = %c0)
+// TWO-NEXT: [[CHALF:%.+]] = arith.shrui [[CK]], %c1
+// TWO-NEXT: [[CPAR:%.+]] = arith.andi [[CHALF]], %c1
+// TWO-NEXT: [[CSLOT:%.+]] = arith.andi [[CK]], %c1
+// TWO-NEXT: [[CFULL:%.+]] = arith.addi %c8, [[CSLOT]]
+// TWO-NEXT: tgpu.mbarrier_wait [[BARS]][[[CFULL]]], [[CPAR]]
+// TWO-NEXT: [[C3:%.+]] = arith.muli [[CSLOT]], %c3
+// TWO-NEXT: [[CWORDS:%.+]] = arith.addi %c12, [[C3]]
+// TWO-NEXT: tgpu.read_tile [[BARS]][[[CWORDS]]] axis 0
+// The tile's products read its copy, which it frees after the KV loop.
+// TWO: ^bb0({{.*}}, [[CROUND:%[a-z0-9]+]]: index):
+// TWO-NEXT: [[TSLOT:%.+]] = arith.andi [[CROUND]], %c1
+// TWO: [[TSECOND:%.+]] = arith.cmpi eq, [[TSLOT]], %c1
+// TWO-NEXT: [[CQ:%.+]] = arith.select [[TSECOND]], [[Q1]], [[Q0]]
+// TWO: tgpu.warpgroup_mma [[CQ]],
+// TWO: } {tile.kv_loop = "full"}
+// TWO-NEXT: [[TFREE:%.+]] = arith.addi %c10, [[TSLOT]]
+// TWO-NEXT: tgpu.mbarrier_arrive [[BARS]][[[TFREE]]]
 
 // Without the option, the kernel keeps one tile per CTA and its grid.
 // ONE-LABEL: func.func @kv_loop
