@@ -7,7 +7,8 @@
 #          in $VARIANTS beside the defaults, and bench/bench_backward.py
 #          (D = 64, 128) with the `_bwd*` specs present;
 #   ncu    Nsight Compute's per-instruction stall samples of the plain D = 128
-#          forward at N = 1024 (the most tiles per FLOP), per flag set given.
+#          forward at N = 1024 (the most tiles per FLOP), per flag set given
+#          ($NCU_KERNEL and $NCU_ARGS name another kernel and problem).
 # (BWD=0 skips the backward.)
 #   VARIANTS=_m128 bash bench/device-run-tile-overhead.sh [check|bench|ncu|all] ["FLAGS" ...]
 set -u
@@ -50,8 +51,8 @@ if has bench; then
 fi
 if has ncu; then
   [ $# -eq 0 ] && set -- ""
-  timeout 240 bash bench/device-ncu.sh --source 'plain_fwd$' \
-    "examples/plain.mlir --head-dim 128 --seqlen 1024 --heads 16 --batch 16" "$@" 2>&1 | tail -40
+  timeout 240 bash bench/device-ncu.sh --source "${NCU_KERNEL:-plain_fwd\$}" \
+    "${NCU_ARGS:-examples/plain.mlir --head-dim 128 --seqlen 1024 --heads 16 --batch 16}" "$@" 2>&1 | tail -40
 fi
 if has bench; then
   [ "${BWD:-1}" = 1 ] && tail -n 14 "$OUT/bench-backward.txt"
