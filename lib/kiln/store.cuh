@@ -19,8 +19,15 @@ __device__ __forceinline__ bool pairs_fit(const Desc<T, G> &d, int col0,
          reinterpret_cast<unsigned long long>(d.ptr) % (2 * sizeof(T)) == 0;
 }
 
-/// p[0] = a, p[1] = b in one store; p is aligned to the pair. 16-bit
-/// elements are bf16 and f16 (their bits); 32-bit ones f32 or integers.
+/// Element types whose adjacent pairs store as one: bf16 and f16 (through
+/// their bits) and 32-bit ones; any other goes one element per store.
+template <typename T> struct Pairable {
+  static constexpr bool value = sizeof(T) == 4;
+};
+template <> struct Pairable<bf16> { static constexpr bool value = true; };
+template <> struct Pairable<f16> { static constexpr bool value = true; };
+
+/// p[0] = a, p[1] = b in one store; p is aligned to the pair.
 template <typename T>
 __device__ __forceinline__ void store_pair(T *p, const T &a, const T &b) {
   if constexpr (sizeof(T) == 2) {
@@ -45,7 +52,7 @@ template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
                                       const Frag<T, M, N, W, CG> &f) {
   using F = Frag<T, M, N, W, CG>;
-  if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+  if constexpr (Pairable<T>::value) {
     if (pairs_fit(d, col0, N)) {
 #pragma unroll
       for (int e = 0; e < F::kSize; e += 2) {

@@ -412,13 +412,19 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // tile's round mod 2), each with its own barriers and program-id words.
   // The producer then loads the next tile's Q as soon as it has issued
   // this tile's last K and V, instead of once the consumers are past their
-  // last step: a tile no longer starts on a whole TMA round trip.
+  // last step: a tile no longer starts on a whole TMA round trip. Not
+  // where it would cost a kernel of one consumer warpgroup its second CTA
+  // per multiprocessor (below): measured slower (the persistent backward
+  // at D = 128, docs/performance.md).
   int64_t onceSlots = 1;
   if (loopTiles && doubleTileBuffers) {
     int64_t extra = 8 * onceBarriers;
     for (Load *load : once)
       extra += sharedBufferBytes(load->copy.getDest().getType()) + 1024;
-    if (limit <= 0 || sharedBytes + extra <= limit) {
+    bool losesCta = 32 * consumerWarps == 128 && limit > 0 &&
+                    ctasFitting(sharedBytes, limit) >= 2 &&
+                    ctasFitting(sharedBytes + extra, limit) < 2;
+    if ((limit <= 0 || sharedBytes + extra <= limit) && !losesCta) {
       onceSlots = 2;
       sharedBytes += extra;
     }

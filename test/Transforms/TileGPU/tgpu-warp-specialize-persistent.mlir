@@ -3,6 +3,8 @@
 // RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize -cse | FileCheck %s --check-prefix=ONE
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward | FileCheck %s --check-prefix=BWD
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu | FileCheck %s --check-prefix=BWD-OFF
+// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 64 | FileCheck %s --check-prefix=BWD64
+// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 128 | FileCheck %s --check-prefix=BWD128
 
 // tgpu-warp-specialize persistent=true: the grid becomes min(tiles, SMs x
 // CTAs per SM) CTAs, each starting on its own tile; the producer then draws
@@ -209,6 +211,18 @@ func.func @kv_loop(%q: !t {tile.tensor = "q"}, %k: !t {tile.tensor = "k"}, %v: !
 // BWD-LABEL: func.func @causal_bwd_dkdv(
 // BWD-SAME: tgpu.persistent
 // BWD: tgpu.next_tile
+// At D = 64 the backward's kernels (one consumer warpgroup, two CTAs per
+// multiprocessor) hold two copies of K and V (22 barrier words); at D = 128
+// a second copy would leave room for one CTA only, so they keep one (15).
+// BWD64-LABEL: func.func @causal_bwd_dq(
+// BWD64-SAME: tgpu.ctas_per_sm = 2
+// BWD64: tgpu.shared_alloc {{.*}} memref<22xi64, 3>
+// BWD128-LABEL: func.func @causal_bwd_dq(
+// BWD128-SAME: tgpu.ctas_per_sm = 2
+// BWD128: tgpu.shared_alloc {{.*}} memref<15xi64, 3>
+// BWD128-LABEL: func.func @causal_bwd_dkdv(
+// BWD128-SAME: tgpu.ctas_per_sm = 2
+// BWD128: tgpu.shared_alloc {{.*}} memref<15xi64, 3>
 // BWD-OFF-LABEL: func.func @causal_bwd_dq(
 // BWD-OFF-NOT: tgpu.persistent
 // BWD-OFF-SAME: tile.grid
