@@ -40,6 +40,15 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     group's G query heads of each query (`tile.view ... packed`), so K and
     V cross memory once per group instead of once per query head; mods see
     each row's own head.
+
+    With `short-rows=R` below the chosen `BLOCK_M` and `short-keys=K`, a
+    masked variant (`causal` or a `mask_mod`; not varlen, not block-sparse)
+    also gets
+    `@v_fwd_short` with R-row blocks, launched instead of `@v_fwd` when
+    `seq_kv <= K` (and the decode program does not run): a masked variant's
+    tiles each carry masked edge steps whatever their length, which short
+    sequences' tiles pay for on few steps, and shorter blocks spread
+    unequal tiles more evenly over the GPU (docs/performance.md).
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "0",
@@ -49,6 +58,12 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "Also lower a program with blocks of this many query rows for "
            "problems with at most that many (0: none; ignored unless below "
            "the chosen block-m)">,
+    Option<"shortRows", "short-rows", "int64_t", "0",
+           "Masked variants: also lower a program with blocks of this many "
+           "query rows for problems with at most short-keys keys (0: none; "
+           "ignored unless below the chosen block-m)">,
+    Option<"shortKeys", "short-keys", "int64_t", "0",
+           "The most keys (seq_kv) for which the short-rows program runs">,
     Option<"blockN", "block-n", "int64_t", "0",
            "Keys per KV loop iteration (0: the op's attn.block_n, else 64)">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",

@@ -39,6 +39,8 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
   pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.decodeRows = o.decodeRows;
+  pipelineOptions.shortRows = o.shortRows;
+  pipelineOptions.shortKeys = o.shortKeys;
   pipelineOptions.gqaPack = o.gqaPack;
   pipelineOptions.combineByRows = o.combineByRows;
   pipelineOptions.visibleBelow = o.visibleBelow;

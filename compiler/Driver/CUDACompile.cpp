@@ -54,6 +54,8 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.longestFirst = choices.longestFirst;
   options.splitKv = choices.splitKv;
   options.decodeRows = choices.decodeRows;
+  options.shortRows = choices.shortRows;
+  options.shortKeys = choices.shortKeys;
   options.gqaPack = choices.gqaPack;
   options.combineByRows = choices.combineByRows;
   options.visibleBelow = choices.visibleBelow;
@@ -126,6 +128,8 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;
+  choices.shortRows = o.shortRows;
+  choices.shortKeys = o.shortKeys;
   choices.gqaPack = o.gqaPack;
   choices.combineByRows = o.combineByRows;
   choices.visibleBelow = o.visibleBelow;

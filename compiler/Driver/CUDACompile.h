@@ -26,6 +26,8 @@ struct ScheduleChoices {
   bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
   bool splitKv = true;            ///< tile-split-kv (forward; ablation)
   int64_t decodeRows = 64;        ///< forward: the decode program's rows
+  int64_t shortRows = 128;        ///< forward, masked: the short program's
+  int64_t shortKeys = 4096;       ///< ...rows, run when seq_kv <= shortKeys
   bool gqaPack = true;            ///< forward: GQA heads packed in its rows
   bool combineByRows = false;     ///< forward: the row-block combine kernel
   bool visibleBelow = true;       ///< forward: unmasked blocks below X

@@ -89,6 +89,11 @@ const char *runUsage() {
                             run-time choice (S = 1: unsplit)
   --decode-rows R           forward: also build a kernel of R-row query blocks,
                             run when Lq <= R (default 64; 0: none, ablation)
+  --short-rows R            forward, masked variants: also build a kernel of
+  --short-keys K            R-row query blocks (when below the chosen ones),
+                            run when Lk <= K instead of the prefill kernel
+                            (default 128 and 4096; --short-rows 0: none,
+                            the ablation)
   --no-gqa-pack             forward, GQA: one decode program per query head
                             instead of per KV group (ablation)
   --no-visible-below        forward: evaluate a mask_mod `kv < X || ...` (X per
@@ -203,6 +208,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                                          {"repeats", {&o.repeats, 0}},
                                          {"kv-splits", {&o.kvSplits, 1}},
                                          {"decode-rows", {&o.decodeRows, 0}},
+                                         {"short-rows", {&o.shortRows, 0}},
+                                         {"short-keys", {&o.shortKeys, 0}},
                                          {"page-size", {&o.pageSize, 1}},
                                          {"key-block", {&o.keyBlock, 0}}};
 

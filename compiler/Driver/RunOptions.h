@@ -64,6 +64,9 @@ struct RunOptions {
   int64_t kvSplits = 0;
   /// Forward: rows of the decode program's blocks (0: no decode program).
   int64_t decodeRows = 64;
+  /// Forward, masked variants: rows of the short program's blocks, run when
+  /// seq_kv <= shortKeys (0: no short program; only below the chosen rows).
+  int64_t shortRows = 128, shortKeys = 4096;
   /// Forward, GQA: the decode program packs a KV group's query heads into
   /// its rows (ablation switch --no-gqa-pack).
   bool gqaPack = true;

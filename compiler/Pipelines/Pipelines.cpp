@@ -53,6 +53,8 @@ void buildForwardTilePipeline(OpPassManager &pm,
     lowering.blockN = options.blockN;
     lowering.splitMaskedBlocks = options.splitMaskedBlocks;
     lowering.decodeRows = options.decodeRows;
+    lowering.shortRows = options.shortRows;
+    lowering.shortKeys = options.shortKeys;
     lowering.gqaPack = options.gqaPack;
     lowering.visibleBelow = options.visibleBelow;
     pm.addPass(createConvertAttnToTile(lowering));
@@ -175,6 +177,8 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.visibleBelow = options.visibleBelow;
   forward.splitPositionDifferences = options.splitPositionDifferences;
   forward.decodeRows = options.decodeRows;
+  forward.shortRows = options.shortRows;
+  forward.shortKeys = options.shortKeys;
   forward.gqaPack = options.gqaPack;
   forward.splitMaskedBlocks = options.splitMaskedBlocks;
   buildForwardTilePipeline(pm, forward);

@@ -99,6 +99,17 @@ struct ForwardPipelineOptions
                      "query rows, run when seq_q is at most that "
                      "(convert-attn-to-tile decode-rows; 0: none)"),
       llvm::cl::init(64)};
+  Option<int64_t> shortRows{
+      *this, "short-rows",
+      llvm::cl::desc("Forward, masked variants: also lower a program with "
+                     "blocks of this many query rows, run when seq_kv is at "
+                     "most short-keys (convert-attn-to-tile short-rows; 0: "
+                     "none)"),
+      llvm::cl::init(0)};
+  Option<int64_t> shortKeys{
+      *this, "short-keys",
+      llvm::cl::desc("Forward: the most keys for the short-rows program"),
+      llvm::cl::init(4096)};
 };
 
 /// attn -> tile: the forward tile program of every attn.attention.
@@ -324,6 +335,18 @@ struct CUDAPipelineOptions
                      "many query rows, launched when seq_q is at most that "
                      "(decoding, verify steps); 0: none"),
       llvm::cl::init(64)};
+  Option<int64_t> shortRows{
+      *this, "short-rows",
+      llvm::cl::desc("Forward, masked variants: also compile a kernel with "
+                     "blocks of this many query rows (when below the chosen "
+                     "ones), launched when seq_kv is at most short-keys: "
+                     "their tiles' masked edge steps weigh less and unequal "
+                     "tiles spread more evenly; 0: none"),
+      llvm::cl::init(128)};
+  Option<int64_t> shortKeys{
+      *this, "short-keys",
+      llvm::cl::desc("Forward: the most keys for the short-rows kernel"),
+      llvm::cl::init(4096)};
 };
 
 /// Tile sizes of the forward GPU schedule for a head dim and shared-memory

@@ -523,8 +523,9 @@ struct ConvertAttnToTile
     }
     SmallVector<attn::AttentionOp> specs;
     getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
-    if (decodeRows < 0) {
-      getOperation().emitError("decode-rows must not be negative");
+    if (decodeRows < 0 || shortRows < 0 || shortKeys < 0) {
+      getOperation().emitError(
+          "decode-rows, short-rows and short-keys must not be negative");
       return signalPassFailure();
     }
     for (attn::AttentionOp spec : specs) {
@@ -542,14 +543,43 @@ struct ConvertAttnToTile
       // (Nor for block-sparse ones, whose tiles follow the mask's blocks.)
       bool decode = decodeRows > 0 && decodeRows < rows && !spec.getVarlen() &&
                     !spec.getBlockSparse();
+      // A masked variant's problem of at most shortKeys keys runs on
+      // shorter blocks (not the decode program's problems).
+      bool shortBlocks = shortRows > 0 && shortKeys > 0 && shortRows < rows &&
+                         (spec.hasMaskMod() ||
+                          spec.getCausal() != attn::CausalAlignment::none) &&
+                         !spec.getVarlen() && !spec.getBlockSparse();
       Builder b(spec);
       Attribute seqQ = tile::sizeSymbol(b, "seq_q");
-      Attribute prefillWhen, decodeWhen;
+      Attribute seqKv = tile::sizeSymbol(b, "seq_kv");
+      // 1 when x >= 1, else 0: launch conditions multiply.
+      auto atLeastOne = [&](Attribute x) {
+        return tile::sizeOp(
+            b, "min",
+            {tile::sizeOp(b, "max", {x, tile::sizeConstant(b, 0)}),
+             tile::sizeConstant(b, 1)});
+      };
+      Attribute prefillWhen, decodeWhen, shortWhen;
       if (decode) {
         prefillWhen =
             tile::sizeOp(b, "sub", {seqQ, tile::sizeConstant(b, decodeRows)});
         decodeWhen = tile::sizeOp(
             b, "sub", {tile::sizeConstant(b, decodeRows + 1), seqQ});
+      }
+      if (shortBlocks) {
+        Attribute longKeys =
+            tile::sizeOp(b, "sub", {seqKv, tile::sizeConstant(b, shortKeys)});
+        Attribute shortKeysLeft = tile::sizeOp(
+            b, "sub", {tile::sizeConstant(b, shortKeys + 1), seqKv});
+        shortWhen = prefillWhen ? tile::sizeOp(b, "mul",
+                                               {atLeastOne(prefillWhen),
+                                                atLeastOne(shortKeysLeft)})
+                                : shortKeysLeft;
+        prefillWhen =
+            prefillWhen
+                ? tile::sizeOp(b, "mul",
+                               {atLeastOne(prefillWhen), atLeastOne(longKeys)})
+                : longKeys;
       }
       // The decode program packs a GQA group's query heads into its rows
       // where whole groups fit a block.
@@ -561,6 +591,10 @@ struct ConvertAttnToTile
               : 1;
       if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks,
                                 visibleBelow, "", prefillWhen, /*pack=*/1)) ||
+          (shortBlocks &&
+           failed(lowerAttention(spec, shortRows, keys, splitMaskedBlocks,
+                                 visibleBelow, "_short", shortWhen,
+                                 /*pack=*/1))) ||
           (decode &&
            failed(lowerAttention(spec, decodeRows, keys, splitMaskedBlocks,
                                  visibleBelow, "_decode", decodeWhen, pack))))

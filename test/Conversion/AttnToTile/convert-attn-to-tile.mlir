@@ -17,7 +17,7 @@
 // DECODE: tile.load {{.*}} -> tensor<32x64xbf16>
 // NODECODE-NOT: _fwd_decode
 // NODECODE-NOT: tile.when
-// BADDECODE: decode-rows must not be negative
+// BADDECODE: decode-rows, short-rows and short-keys must not be negative
 
 // The FlashAttention-2 forward program: one Q block per program, KV loop
 // carrying (m, l, acc), base-2 softmax with scale*log2(e) folded into one

@@ -148,6 +148,11 @@
 // WS-NEXT: // tgpu.mbarrier_arrive
 // WS-NOT: copy_async
 // WS-NOT: __syncthreads
+// The short program (128-row blocks, short-rows; run where seq_kv <= 4096):
+// two consumer warpgroups and the producer.
+// WS: // Kernel causal_softcap_fwd_short: 8 warps, {{[0-9]+}} bytes of shared memory, one 128-row query block per CTA.
+// WS-NEXT: // Warp-specialized: 4 producer warps after them.
+// WS-NEXT: extern "C" __global__ void __launch_bounds__(384, 1)
 // The decode program (64-row blocks, decode-rows): one consumer warpgroup and
 // the producer, two CTAs per multiprocessor.
 // WS: // Kernel causal_softcap_fwd_decode: 4 warps, {{[0-9]+}} bytes of shared memory, one 64-row query block per CTA.
