@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # One device call on the forward's cost per tile (issue 9: short sequences):
-#   check  the quick forward GPU suite, every example's forward + backward at
-#          D = 64 / 128 / 256 against float64, memcheck and racecheck on a
-#          forward + backward whose last query block is partial;
+#   check  the persistent paths with many tiles (device-run-persistent.sh
+#          many; racecheck and synccheck on a causal forward of 256 tiles),
+#          the persistent backward at D = 64 and 128, the quick forward GPU
+#          suite, every example's forward + backward at D = 64 / 128 / 256
+#          against float64, memcheck and racecheck on a forward + backward
+#          whose last query block is partial;
 #   bench  bench/bench_forward.py at N = 1024 ... 16k with the spec suffixes
 #          in $VARIANTS beside the defaults, and bench/bench_backward.py
 #          (D = 64, 128) with the `_bwd*` specs present;
@@ -26,6 +29,12 @@ if has check; then
     timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal.mlir \
       --backend cuda --seqlen 1500 --heads 16 --batch 2 --head-dim 64 --check > "$OUT/$tool-tiles.txt" 2>&1
     echo "$tool (causal, 256 tiles) rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-tiles.txt" | head -1)"
+  done
+  # The persistent backward (opt-in) with two copies of K and V where they
+  # keep two CTAs per SM (D = 64) and one where they would not (D = 128).
+  for hd in 64 128; do
+    echo "persistent backward D=$hd: $($KILN run examples/causal.mlir --backend cuda --backward \
+      --persistent-backward --head-dim $hd --seqlen 1500 --heads 16 --batch 2 --check 2>&1 | grep -cE '^PASS')/1 PASS"
   done
   timeout 240 bash test/Runtime/run-gpu-suite.sh $KILN --quick > "$OUT/suite.txt" 2>&1
   echo "suite rc=$?"; grep -E "^FAIL" -A8 "$OUT/suite.txt" | head -40; tail -2 "$OUT/suite.txt"

@@ -45,7 +45,8 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     masked variant (`causal` or a `mask_mod`; not varlen, not block-sparse)
     also gets
     `@v_fwd_short` with R-row blocks, launched instead of `@v_fwd` when
-    `seq_kv <= K` (and the decode program does not run): a masked variant's
+    `seq_kv <= K` (a paged cache: its capacity, `max_pages` x page size;
+    and the decode program does not run): a masked variant's
     tiles each carry masked edge steps whatever their length, which short
     sequences' tiles pay for on few steps, and shorter blocks spread
     unequal tiles more evenly over the GPU (docs/performance.md).

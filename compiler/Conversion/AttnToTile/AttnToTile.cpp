@@ -196,6 +196,16 @@ SoftmaxState emitListedKVLoop(ProgramBuilder &pb, ForwardContext &ctx,
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
+/// The keys a program may visit: seq_kv, a packed batch's total, or a
+/// paged cache's capacity (its sequences' lengths are per sequence).
+Attribute kvExtent(Builder &b, attn::AttentionOp spec) {
+  if (std::optional<int64_t> pageSize = spec.getPageSize())
+    return tile::sizeOp(
+        b, "mul",
+        {tile::sizeSymbol(b, "max_pages"), tile::sizeConstant(b, *pageSize)});
+  return tile::sizeSymbol(b, spec.getVarlen() ? "total_kv" : "seq_kv");
+}
+
 /// Lowers `spec` to the forward program `<name><suffix>`, launched when
 /// `when` holds (null: always). With `pack` > 1 (the GQA group), a program
 /// owns a KV head and its rows are (query, head of the group) pairs, so
@@ -295,11 +305,7 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   decl.blockM = blockM;
   decl.blockN = blockN;
   func::FuncOp func = createKernel(b, spec, decl);
-  func->setAttr(tile::attrs::kKvExtent,
-                pageSize ? tile::sizeOp(b, "mul",
-                                        {tile::sizeSymbol(b, "max_pages"),
-                                         tile::sizeConstant(b, *pageSize)})
-                         : tile::sizeSymbol(b, varlen ? "total_kv" : "seq_kv"));
+  func->setAttr(tile::attrs::kKvExtent, kvExtent(b, spec));
   Block *entry = &func.front();
   b.setInsertionPointToStart(entry);
   Value qArg = entry->getArgument(0), kArg = entry->getArgument(1),
@@ -551,7 +557,8 @@ struct ConvertAttnToTile
                          !spec.getVarlen() && !spec.getBlockSparse();
       Builder b(spec);
       Attribute seqQ = tile::sizeSymbol(b, "seq_q");
-      Attribute seqKv = tile::sizeSymbol(b, "seq_kv");
+      // (A paged cache's capacity: the longest its sequences may be.)
+      Attribute seqKv = kvExtent(b, spec);
       // 1 when x >= 1, else 0: launch conditions multiply.
       auto atLeastOne = [&](Attribute x) {
         return tile::sizeOp(
