@@ -64,7 +64,8 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "query rows for problems with at most short-keys keys (0: none; "
            "ignored unless below the chosen block-m)">,
     Option<"shortKeys", "short-keys", "int64_t", "0",
-           "The most keys (seq_kv) for which the short-rows program runs">,
+           "The most keys (seq_kv; a paged cache's capacity) for which the "
+           "short-rows program runs">,
     Option<"blockN", "block-n", "int64_t", "0",
            "Keys per KV loop iteration (0: the op's attn.block_n, else 64)">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",

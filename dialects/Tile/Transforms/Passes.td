@@ -46,9 +46,10 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
       / combine-rows), heads, batch)` over `[combine-rows, Dv]` tiles, one
       split's block at a time.
 
-    A variant's forward kernels (a prefill and a decode program, one
-    launched per run) share `kv_splits`, counted at the shorter blocks, and
-    one combine kernel. Mods, masks and captures are untouched: each split
+    A variant's forward kernels (a prefill, a short and a decode program,
+    one launched per run) share `kv_splits`, counted at the shortest blocks
+    (the last such kernel, the decode program, where blocks tie), and one
+    combine kernel. Mods, masks and captures are untouched: each split
     runs the same KV step on fewer blocks. The pass runs on the CPU
     backend's program too.
   }];

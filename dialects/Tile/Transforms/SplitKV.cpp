@@ -208,8 +208,10 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
       // The heuristic counts the programs of the kernel with the shortest
       // blocks: the one that runs few rows is the one that needs splits.
       ForwardKernel *shortest = &kernels.front();
+      // (The last of equally short ones: the decode program, whose packed
+      // GQA grid is the one that runs few rows.)
       for (ForwardKernel &k : kernels)
-        if (k.blockM < shortest->blockM)
+        if (k.blockM <= shortest->blockM)
           shortest = &k;
       Attribute splits = splitsHeuristic(
           s, shortest->func->getAttrOfType<ArrayAttr>(tile::attrs::kGrid),

@@ -22,6 +22,7 @@
 // NODECODE-LABEL: func.func @c_fwd_short(
 // NODECODE-SAME: tile.when = ["sub", 1001, "seq_kv"]
 // Not below the chosen rows: no short program.
+// NOTBELOW: func.func @c_fwd(
 // NOTBELOW-NOT: _fwd_short
 // BAD: decode-rows, short-rows and short-keys must not be negative
 attn.attention @c {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
