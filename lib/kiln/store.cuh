@@ -46,8 +46,8 @@ __device__ __forceinline__ void store_pair(T *p, const T &a, const T &b) {
 /// is outside the view. Elements e and e + 1 (e even) are adjacent columns
 /// of one row, so where the columns are contiguous and aligned they go as
 /// one store with one row check: the epilogue's output tile otherwise costs
-/// a 16-bit store and four bounds checks per element, a fifth of a short
-/// forward kernel's time (docs/performance.md).
+/// a 16-bit store and four bounds checks per element, about a quarter of a
+/// short forward kernel's samples (docs/performance.md).
 template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
                                       const Frag<T, M, N, W, CG> &f) {
