@@ -559,13 +559,6 @@ struct ConvertAttnToTile
       Attribute seqQ = tile::sizeSymbol(b, "seq_q");
       // (A paged cache's capacity: the longest its sequences may be.)
       Attribute seqKv = kvExtent(b, spec);
-      // 1 when x >= 1, else 0: launch conditions multiply.
-      auto atLeastOne = [&](Attribute x) {
-        return tile::sizeOp(
-            b, "min",
-            {tile::sizeOp(b, "max", {x, tile::sizeConstant(b, 0)}),
-             tile::sizeConstant(b, 1)});
-      };
       Attribute prefillWhen, decodeWhen, shortWhen;
       if (decode) {
         prefillWhen =
@@ -579,13 +572,13 @@ struct ConvertAttnToTile
         Attribute shortKeysLeft = tile::sizeOp(
             b, "sub", {tile::sizeConstant(b, shortKeys + 1), seqKv});
         shortWhen = prefillWhen ? tile::sizeOp(b, "mul",
-                                               {atLeastOne(prefillWhen),
-                                                atLeastOne(shortKeysLeft)})
+                                               {tile::sizeClamp01(b, prefillWhen),
+                                                tile::sizeClamp01(b, shortKeysLeft)})
                                 : shortKeysLeft;
         prefillWhen =
             prefillWhen
                 ? tile::sizeOp(b, "mul",
-                               {atLeastOne(prefillWhen), atLeastOne(longKeys)})
+                               {tile::sizeClamp01(b, prefillWhen), tile::sizeClamp01(b, longKeys)})
                 : longKeys;
       }
       // The decode program packs a GQA group's query heads into its rows

@@ -21,6 +21,11 @@ Attribute sizeConstant(Builder &b, int64_t value) {
   return b.getI64IntegerAttr(value);
 }
 
+Attribute sizeClamp01(Builder &b, Attribute x) {
+  return sizeOp(b, "min",
+                {sizeOp(b, "max", {x, sizeConstant(b, 0)}), sizeConstant(b, 1)});
+}
+
 Attribute sizeOp(Builder &b, StringRef op, ArrayRef<Attribute> operands) {
   SmallVector<Attribute> all{b.getStringAttr(op)};
   all.append(operands.begin(), operands.end());

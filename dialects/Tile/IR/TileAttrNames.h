@@ -85,6 +85,9 @@ mlir::Attribute sizeSymbol(mlir::Builder &b, llvm::StringRef symbol);
 mlir::Attribute sizeConstant(mlir::Builder &b, int64_t value);
 mlir::Attribute sizeOp(mlir::Builder &b, llvm::StringRef op,
                        llvm::ArrayRef<mlir::Attribute> operands);
+/// min(max(x, 0), 1): 1 where the integer x is at least 1, else 0, so that
+/// conditions multiply (launch conditions, workspaces sized by one).
+mlir::Attribute sizeClamp01(mlir::Builder &b, mlir::Attribute x);
 
 /// The device symbol "ctas_per_sm.<kernel>": how many CTAs of that kernel one
 /// multiprocessor holds, which the runtime binds from the driver's occupancy

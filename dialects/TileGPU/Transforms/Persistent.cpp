@@ -81,11 +81,6 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
   Block &entry = kernel.front();
   Location loc = ws.getLoc();
   OpBuilder b(ctx);
-  auto clamp01 = [&](Attribute x) {
-    return tile::sizeOp(b, "min",
-                        {tile::sizeOp(b, "max", {x, tile::sizeConstant(b, 0)}),
-                         tile::sizeConstant(b, 1)});
-  };
 
   // The grid's tile counts and the CTAs, as scalar arguments, and the
   // counter the producers draw tiles from: one i32 the runtime zeroes, or
@@ -108,9 +103,9 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
       return failure();
     scalars.push_back(kernel.getArgument(position));
   }
-  Attribute counters = clamp01(tile::sizeOp(b, "sub", {tiles, ctas}));
+  Attribute counters = tile::sizeClamp01(b, tile::sizeOp(b, "sub", {tiles, ctas}));
   if (Attribute when = kernel->getAttr(tile::attrs::kWhen))
-    counters = tile::sizeOp(b, "mul", {clamp01(when), counters});
+    counters = tile::sizeOp(b, "mul", {tile::sizeClamp01(b, when), counters});
   unsigned position = kernel.getNumArguments();
   auto counterType =
       MemRefType::get({ShapedType::kDynamic}, b.getI32Type(),

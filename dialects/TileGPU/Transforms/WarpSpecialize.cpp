@@ -416,14 +416,21 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // where it would cost a kernel of one consumer warpgroup its second CTA
   // per multiprocessor (below): measured slower (the persistent backward
   // at D = 128, docs/performance.md).
+  // One consumer warpgroup (the backward's kernels) would leave a
+  // multiprocessor with four warps to hide latency: two CTAs share it where
+  // their shared memory fits, halving the registers.
+  auto ctasFor = [&](int64_t bytes) -> int64_t {
+    return 32 * consumerWarps == 128 && limit > 0 &&
+                   ctasFitting(bytes, limit) >= 2
+               ? 2
+               : 1;
+  };
   int64_t onceSlots = 1;
   if (loopTiles && doubleTileBuffers) {
     int64_t extra = 8 * onceBarriers;
     for (Load *load : once)
       extra += sharedBufferBytes(load->copy.getDest().getType()) + 1024;
-    bool losesCta = 32 * consumerWarps == 128 && limit > 0 &&
-                    ctasFitting(sharedBytes, limit) >= 2 &&
-                    ctasFitting(sharedBytes + extra, limit) < 2;
+    bool losesCta = ctasFor(sharedBytes + extra) < ctasFor(sharedBytes);
     if ((limit <= 0 || sharedBytes + extra <= limit) && !losesCta) {
       onceSlots = 2;
       sharedBytes += extra;
@@ -620,13 +627,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
                appendTensorMap(kernel, load.argument, dims, box, swizzle, loc);
   };
 
-  // One consumer warpgroup (the backward's kernels) would leave a
-  // multiprocessor with four warps to hide latency: two CTAs share it where
-  // their shared memory fits, halving the registers.
-  int64_t ctas =
-      consumerThreads == 128 && limit > 0 && ctasFitting(sharedBytes, limit) >= 2
-          ? 2
-          : 1;
+  int64_t ctas = ctasFor(sharedBytes);
   auto ws = WarpSpecializeOp::create(
       b, loc, kProducerWarps, kProducerRegisters,
       std::min<int64_t>(
