@@ -71,9 +71,10 @@ kiln::Status compileSpec(const kiln_variant_options *o, const char *program,
   if (options.arch != "sm_80" && options.arch != "sm_90a")
     return kiln::Status::error("arch must be sm_80 or sm_90a, got '" +
                                options.arch + "'");
-  if (which != "forward" && which != "backward" && which != "backward-atomic")
-    return kiln::Status::error("program must be forward, backward or "
-                               "backward-atomic, got '" +
+  if (which != "forward" && which != "backward" &&
+      which != "backward-two-kernel" && which != "backward-atomic")
+    return kiln::Status::error("program must be forward, backward, "
+                               "backward-two-kernel or backward-atomic, got '" +
                                which + "'");
   // A spec compiled before, by this compiler, with these options
   // (SpecCache.h), or compiled now and kept.
@@ -85,9 +86,11 @@ kiln::Status compileSpec(const kiln_variant_options *o, const char *program,
         which == "forward"
             ? kiln::compileSpec(variant, options, spec)
             : kiln::compileBackwardSpec(variant, options,
-                                        which == "backward"
+                                        which == "backward-two-kernel"
                                             ? kiln::BackwardSchedule::TwoKernel
-                                            : kiln::BackwardSchedule::AtomicDQ,
+                                        : which == "backward-atomic"
+                                            ? kiln::BackwardSchedule::AtomicDQ
+                                            : kiln::BackwardSchedule::Auto,
                                         spec);
     if (!s.ok())
       return s;

@@ -136,15 +136,19 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     Option<"blockN", "block-n", "int64_t", "0",
            "Keys per step (0: the op's attn.block_n, else 64)">,
     Option<"schedule", "schedule", "std::string", "\"two-kernel\"",
-           "two-kernel (deterministic, 12 N^2 d FLOPs) or atomic (one kernel "
-           "with atomic dQ, 10 N^2 d FLOPs)">,
+           "two-kernel (deterministic, 12 N^2 d FLOPs), atomic (one kernel "
+           "with atomic dQ, 10 N^2 d FLOPs) or auto (atomic at the op's "
+           "attn.atomic_key_block keys where attn-choose-tiles set it and "
+           "capture gradients need not be deterministic, two-kernel "
+           "elsewhere)">,
     Option<"keysByQueries", "keys-by-queries", "bool", "false",
            "dK/dV kernel: compute S^T = K Q^T, so P^T and dS^T are the "
            "plain lhs of dV's and dK's products (default: S = Q K^T and "
            "transposed-lhs products; measured faster on the H100)">,
     Option<"keyBlock", "key-block", "int64_t", "0",
-           "Keys per dK/dV program (0: block-n); the split dK and dV "
-           "programs keep block-n">,
+           "Keys per dK/dV program (0: block-n, or the op's "
+           "attn.atomic_key_block where schedule=auto picks the atomic "
+           "schedule); the split dK and dV programs keep block-n">,
     Option<"splitDkdvAbove", "split-dkdv-above", "int64_t", "-1",
            "Compute dK and dV in two kernels (@v_bwd_dk, @v_bwd_dv, each "
            "recomputing S) when the qk and v head dims sum to more than "

@@ -6,7 +6,9 @@
 #include "compiler/Emit/LaunchPlan/LaunchPlan.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Attn/IR/AttnDialect.h"
+#include "dialects/Tile/IR/TileAttrNames.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -162,7 +164,7 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
 }
 
 Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
-                           bool atomicDQ, ProgramSpec &spec,
+                           const std::string &schedule, ProgramSpec &spec,
                            const ScheduleChoices &choices,
                            std::string *tgpuIR) {
   std::string variant;
@@ -171,14 +173,20 @@ Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
     return s;
   CUDAPipelineOptions options;
   setPipelineOptions(options, arch, choices);
-  options.backwardSchedule = atomicDQ ? "atomic" : "two-kernel";
+  options.backwardSchedule = schedule;
   PassManager pm(module.getContext());
   buildCUDABackwardPipeline(pm, options);
   if (Status s =
           lowerAndEmit(module, pm, variant, arch, "backward", tgpuIR, spec);
       !s.ok())
     return s;
-  spec.schedule = options.backwardSchedule;
+  // The schedule the program got (auto resolves per variant): only the
+  // atomic one converts dQ from its f32 accumulator in a last kernel.
+  spec.schedule = "two-kernel";
+  for (auto f : module.getOps<func::FuncOp>())
+    if (auto stage = f->getAttrOfType<StringAttr>(tile::attrs::kBackwardStage);
+        stage && stage.getValue() == "convert")
+      spec.schedule = "atomic";
   return Status();
 }
 

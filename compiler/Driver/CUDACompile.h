@@ -67,10 +67,11 @@ Status compileForwardCUDA(mlir::ModuleOp module, const std::string &arch,
                           std::string *tgpuIR = nullptr);
 
 /// Lowers the single attn.attention of `module` through the backward CUDA
-/// pipeline (two-kernel, or atomic dQ with `atomicDQ`) and emits its
-/// kernels into one source.
+/// pipeline with `schedule` ("auto", "two-kernel" or "atomic": atomic dQ)
+/// and emits its kernels into one source; `spec.schedule` names the
+/// schedule the program got ("two-kernel" or "atomic").
 Status compileBackwardCUDA(mlir::ModuleOp module, const std::string &arch,
-                           bool atomicDQ, ProgramSpec &spec,
+                           const std::string &schedule, ProgramSpec &spec,
                            const ScheduleChoices &choices = {},
                            std::string *tgpuIR = nullptr);
 

@@ -49,9 +49,9 @@ std::optional<int> compileForCUDA(ModuleOp module, ModuleOp variant,
     // The backward kernels from their own copy of the spec.
     OwningOpRef<ModuleOp> backwardModule = variant.clone();
     std::string backwardIR;
-    if (Status s = compileBackwardCUDA(
-            *backwardModule, arch, o.backwardSchedule == "atomic",
-            programs.backward, scheduleChoices(o), &backwardIR);
+    if (Status s = compileBackwardCUDA(*backwardModule, arch,
+                                       o.backwardSchedule, programs.backward,
+                                       scheduleChoices(o), &backwardIR);
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;

@@ -106,9 +106,8 @@ int compileCommand(const RunOptions &o, llvm::raw_ostream &out,
   std::string arch = o.arch.empty() ? "sm_90a" : o.arch;
   ProgramSpec spec;
   if (o.backward) {
-    if (Status s =
-            compileBackwardCUDA(*module, arch, o.backwardSchedule == "atomic",
-                                spec, scheduleChoices(o));
+    if (Status s = compileBackwardCUDA(*module, arch, o.backwardSchedule, spec,
+                                       scheduleChoices(o));
         !s.ok()) {
       err << "kiln: error: " << s.message() << "\n";
       return kBadInput;

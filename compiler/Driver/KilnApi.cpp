@@ -97,9 +97,12 @@ Status compileBackwardSpec(const Variant &variant,
     choices.captureGradients = options.captureGradients;
     choices.deterministicCaptureGradients =
         options.deterministicCaptureGradients;
-    return driver::compileBackwardCUDA(module, options.arch,
-                                       schedule == BackwardSchedule::AtomicDQ,
-                                       spec, choices);
+    return driver::compileBackwardCUDA(
+        module, options.arch,
+        schedule == BackwardSchedule::AtomicDQ    ? "atomic"
+        : schedule == BackwardSchedule::TwoKernel ? "two-kernel"
+                                                  : "auto",
+        spec, choices);
   });
 }
 

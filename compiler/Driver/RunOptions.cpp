@@ -56,8 +56,11 @@ const char *runUsage() {
                             --check, compare dQ, dK, dV; cuda: also checks that
                             the two-kernel schedule is bit-identical across
                             runs and times the backward with --repeats
-  --bwd-schedule S          two-kernel (deterministic, default) or atomic (one
-                            kernel, atomic dQ)
+  --bwd-schedule S          auto (default: on sm_90a the atomic schedule at 128
+                            keys per dK/dV CTA where the head dims make it the
+                            faster one, D = 128; two-kernel elsewhere),
+                            two-kernel (deterministic: the same bits in every
+                            run) or atomic (one kernel, atomic dQ)
   --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and
   --no-keys-by-queries      dS^T from registers, or on S = Q K^T with P and dS
                             through shared memory (default: keys by queries
@@ -413,9 +416,9 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     } else if (name == "bwd-schedule") {
       if (!takeValue())
         break;
-      if (value != "two-kernel" && value != "atomic")
-        fail("--bwd-schedule must be two-kernel or atomic, got '" + value +
-             "'");
+      if (value != "auto" && value != "two-kernel" && value != "atomic")
+        fail("--bwd-schedule must be auto, two-kernel or atomic, got '" +
+             value + "'");
       o.backwardSchedule = value;
     } else if (name == "nonce") {
       if (!takeValue())

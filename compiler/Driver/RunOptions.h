@@ -51,7 +51,9 @@ struct RunOptions {
   bool buildBlockMask = false;
   bool check = false;
   bool backward = false; ///< also run and check dQ, dK, dV (cpu)
-  std::string backwardSchedule = "two-kernel"; ///< or "atomic"
+  /// "auto" (the faster one for the head dims on the target), "two-kernel"
+  /// (deterministic) or "atomic".
+  std::string backwardSchedule = "auto";
   uint64_t seed = 0;
   double tolerance = 1e-2;
   double dropoutP = 0; ///< > 0: the variant with this dropout_p

@@ -246,9 +246,14 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.blockN = 0;
   program.forward = false;
   program.backward = true;
-  program.backwardSchedule = options.backwardSchedule;
   bool wgmma = options.arch == "sm_90a" && options.warpgroupMma;
   bool producer = wgmma && options.warpSpecialize;
+  // auto: the atomic schedule where attn-choose-tiles measured it faster
+  // (D = 128 on sm_90a: 128 keys per dK/dV CTA, dQ by TMA reductions), with
+  // the producer it was measured with; two-kernel elsewhere.
+  program.backwardSchedule = options.backwardSchedule == "auto" && !producer
+                                 ? std::string("two-kernel")
+                                 : std::string(options.backwardSchedule);
   // Keys by queries frees the dK/dV kernel of thread-written shared memory
   // (P and dS from registers): with the producer 1.03-1.18x the other
   // orientation forward + backward on the H100, which then has a producer
@@ -258,9 +263,9 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       (options.keysByQueries == KeysByQueries::Auto && producer);
   // key-block 128: two consumer warpgroups over 128 keys share each step's
   // Q and dO tile (FlashAttention-3's dK/dV CTA); keys by queries, the rows
-  // of every register tile are keys. Opt-in: measured 0.96-1.13x the
-  // backward on the H100 (slower at N = 4096 causal: half the CTAs), and
-  // 0.83-1.03x once the loops split into full and partial blocks.
+  // of every register tile are keys. In the two-kernel schedule opt-in:
+  // measured 0.83-1.03x once the loops split into full and partial blocks;
+  // the auto schedule's atomic choice takes it from attn-choose-tiles.
   program.keyBlock = options.keyBlock;
   program.splitMaskedBlocks = options.splitMaskedBlocks;
   program.captureGradients = options.captureGradients;
@@ -320,7 +325,7 @@ void registerPipelines() {
   PassPipelineRegistration<CUDAPipelineOptions>(
       "kiln-cuda-bwd-pipeline",
       "Lower attn.attention to its scheduled tgpu backward kernels "
-      "(backward-schedule=two-kernel|atomic)",
+      "(backward-schedule=auto|two-kernel|atomic)",
       buildCUDABackwardPipeline);
   PassPipelineRegistration<CUDAPipelineOptions>(
       "kiln-cuda-fwd-pipeline",

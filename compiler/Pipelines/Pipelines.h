@@ -32,7 +32,8 @@ struct ForwardPipelineOptions
       llvm::cl::init(false)};
   Option<std::string> backwardSchedule{
       *this, "backward-schedule",
-      llvm::cl::desc("two-kernel (deterministic) or atomic (atomic dQ)"),
+      llvm::cl::desc("two-kernel (deterministic), atomic (atomic dQ) or auto "
+                     "(atomic where attn-choose-tiles marked the op)"),
       llvm::cl::init("two-kernel")};
   Option<bool> keysByQueries{
       *this, "keys-by-queries",
@@ -150,9 +151,11 @@ struct CUDAPipelineOptions
       llvm::cl::init(true)};
   Option<std::string> backwardSchedule{
       *this, "backward-schedule",
-      llvm::cl::desc("kiln-cuda-bwd-pipeline: two-kernel (deterministic) or "
-                     "atomic (atomic dQ)"),
-      llvm::cl::init("two-kernel")};
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: two-kernel (deterministic), "
+                     "atomic (atomic dQ) or auto (atomic at the keys "
+                     "attn-choose-tiles chose where it measured faster, "
+                     "with the TMA producer; two-kernel elsewhere)"),
+      llvm::cl::init("auto")};
   Option<KeysByQueries> keysByQueries{
       *this, "keys-by-queries",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: the dK/dV kernel on "
@@ -167,9 +170,9 @@ struct CUDAPipelineOptions
   Option<int64_t> keyBlock{
       *this, "key-block",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: keys per dK/dV CTA (0: "
-                     "block-n). 128 on sm_90a, keys by queries, gives two "
-                     "consumer warpgroups sharing each Q and dO tile; "
-                     "opt-in: measured 0.96-1.13x (docs/performance.md)"),
+                     "block-n, or the atomic schedule's chosen keys where "
+                     "auto picks it). 128 on sm_90a, keys by queries, gives "
+                     "two consumer warpgroups sharing each Q and dO tile"),
       llvm::cl::init(0)};
   Option<bool> captureGradients{
       *this, "capture-gradients",

@@ -193,6 +193,12 @@ public:
     // Workspaces from torch's caching allocator, on this stream: memory
     // torch accounts for, and a run that CUDA graph capture can record.
     Workspace workspace{q.device(), {}, nullptr};
+    // The backward's faster schedule adds dQ atomically where that wins
+    // (D = 128 on sm_90a); torch.use_deterministic_algorithms(True) asks
+    // for the same bits in every run: the two-kernel one.
+    if (std::string_view(which) == "backward" &&
+        at::globalContext().deterministicAlgorithms())
+      which = "backward-two-kernel";
     if (kiln_program_run_with_allocator(
             deviceProgram(options, which, q.device().index()), named_.data(),
             numNamed, captures_.data(), numCaptures, stream,

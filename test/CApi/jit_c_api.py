@@ -73,7 +73,14 @@ check(spec is not None and spec["schedule"] == "atomic", f"atomic backward spec 
 _, err = compile_spec(options("plain"), "forward", "sm_75")
 check("arch must be sm_80 or sm_90a, got 'sm_75'" in err, "bad arch: " + err)
 _, err = compile_spec(options("plain"), "sideways", "sm_80")
-check("program must be forward, backward or backward-atomic" in err, "bad program: " + err)
+check("program must be forward, backward, backward-two-kernel or backward-atomic" in err, "bad program: " + err)
+# "backward": the faster schedule for the head dims on the arch (atomic at
+# D = 128 on sm_90a); "backward-two-kernel": the same bits in every run.
+for hd, arch, program, want in [(128, "sm_90a", "backward", "atomic"), (64, "sm_90a", "backward", "two-kernel"),
+                                (128, "sm_80", "backward", "two-kernel"),
+                                (128, "sm_90a", "backward-two-kernel", "two-kernel")]:
+    spec, err = compile_spec(options("plain", head_dim=hd), program, arch)
+    check(spec is not None and spec["schedule"] == want, f"{program} at D = {hd} for {arch}: {want} {err}")
 _, err = compile_spec(options("plain", mlir="attn.attention @x {"), "forward", "sm_80")
 check("does not parse" in err and '"variant":1:18' in err, "bad text, with a location: " + " ".join(err.splitlines()))
 _, err = compile_spec(options("plain", dtype="fp32"), "forward", "sm_80")

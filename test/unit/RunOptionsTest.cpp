@@ -314,9 +314,12 @@ TEST(RunOptions, BackwardFlags) {
   RunOptions o = parseOk({"v.mlir", "--backward", "--bwd-schedule", "atomic"});
   EXPECT_TRUE(o.backward);
   EXPECT_EQ(o.backwardSchedule, "atomic");
-  EXPECT_EQ(parseOk({"v.mlir"}).backwardSchedule, "two-kernel");
+  EXPECT_EQ(parseOk({"v.mlir"}).backwardSchedule, "auto");
+  EXPECT_EQ(
+      parseOk({"v.mlir", "--bwd-schedule", "two-kernel"}).backwardSchedule,
+      "two-kernel");
   ParsedRunOptions bad = parse({"v.mlir", "--bwd-schedule", "fast"});
-  EXPECT_NE(bad.error.find("--bwd-schedule must be two-kernel or atomic"),
+  EXPECT_NE(bad.error.find("--bwd-schedule must be auto, two-kernel or atomic"),
             std::string::npos)
       << bad.error;
   EXPECT_NE(parse({"v.mlir", "--backward=yes"}).error, "");

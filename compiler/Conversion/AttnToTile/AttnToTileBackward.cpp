@@ -1014,9 +1014,10 @@ struct ConvertAttnToTileBackward
     }
     SmallVector<attn::AttentionOp> specs;
     getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
-    if (schedule != "two-kernel" && schedule != "atomic") {
-      getOperation().emitError() << "schedule must be two-kernel or atomic, "
-                                    "got '"
+    if (schedule != "two-kernel" && schedule != "atomic" &&
+        schedule != "auto") {
+      getOperation().emitError() << "schedule must be two-kernel, atomic or "
+                                    "auto, got '"
                                  << schedule << "'";
       return signalPassFailure();
     }
@@ -1031,18 +1032,38 @@ struct ConvertAttnToTileBackward
       bool split = splitDkdvAbove >= 0 &&
                    int64_t(spec.getQkHeadDim() + spec.getVHeadDim()) >
                        splitDkdvAbove;
+      // auto: the atomic schedule where attn-choose-tiles found it the
+      // faster one for these head dims, unless the capture gradients are
+      // to be the same in every run (then dQ should be too), or the variant
+      // is one where it measured slower at D = 128 on the H100
+      // (docs/performance.md): GQA (its atomic dK/dV kernel, looping over
+      // the group's heads, has no producer warpgroup: 0.86x), a varlen
+      // batch (the packed dQ shares go by red.global: 0.76x), and a band
+      // with a lower bound (a sliding window: each key block meets a few
+      // query blocks, 0.82x).
+      auto atomicKeys =
+          spec->getAttrOfType<IntegerAttr>(attn::attrs::kAtomicKeyBlock);
+      auto band = spec.getKvBandAttr();
+      bool measuredSlower = spec.getGqaGroup() > 1 || spec.getVarlen() ||
+                            (band && !band.getLower().empty());
+      bool atomic =
+          schedule == "atomic" ||
+          (schedule == "auto" && atomicKeys && atomicKeys.getInt() > 0 &&
+           !deterministicCaptureGradients && !measuredSlower);
       // Keys per dK/dV program: block-n, or key-block for one dK/dV
-      // kernel (the split dK and dV kernels keep block-n).
+      // kernel (the split dK and dV kernels keep block-n), or the atomic
+      // schedule's chosen keys where auto picked it.
       int64_t keys = keyBlock > 0 && !split ? int64_t(keyBlock) : tiles.second;
+      if (schedule == "auto" && atomic && keyBlock == 0 && !split)
+        keys = atomicKeys.getInt();
       // (A block-sparse variant's dK/dV tile lies in one mask block: a
       // key-block that does not divide it falls back to block-n.)
       if (auto blocks = spec.getSparseBlocks(); blocks && blocks->second % keys)
         keys = tiles.second;
-      if (failed(
-              lowerBackward(spec, tiles.first, tiles.second, keys,
-                            schedule == "atomic", keysByQueries, split,
-                            captureGradients || deterministicCaptureGradients,
-                            deterministicCaptureGradients, splitMaskedBlocks)))
+      if (failed(lowerBackward(
+              spec, tiles.first, tiles.second, keys, atomic, keysByQueries,
+              split, captureGradients || deterministicCaptureGradients,
+              deterministicCaptureGradients, splitMaskedBlocks)))
         return signalPassFailure();
     }
   }

@@ -16,6 +16,10 @@ namespace kiln::attn::attrs {
 /// per step (the attn -> tile lowerings read them).
 inline constexpr llvm::StringLiteral kBlockM = "attn.block_m";
 inline constexpr llvm::StringLiteral kBlockN = "attn.block_n";
+/// Backward on sm_90a, set by attn-choose-tiles where the atomic schedule
+/// measured faster than the two-kernel one: its keys per dK/dV program
+/// (convert-attn-to-tile-backward schedule=auto takes it).
+inline constexpr llvm::StringLiteral kAtomicKeyBlock = "attn.atomic_key_block";
 /// On a block-sparse variant: lower it to the program that builds its block
 /// mask's lists from the mask (convert-attn-to-tile), not to its forward.
 inline constexpr llvm::StringLiteral kBuildBlockMask = "attn.build_block_mask";

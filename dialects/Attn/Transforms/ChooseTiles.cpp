@@ -129,6 +129,20 @@ Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV, int64_t blockM,
   return {blockM > 0 ? blockM : defaultM, blockN > 0 ? blockN : 64};
 }
 
+int64_t chooseAtomicKeyBlock(int64_t headDimQK, int64_t headDimV) {
+  // 128 keys per CTA over two consumer warpgroups (FlashAttention-3's
+  // dK/dV CTA), dQ = dS K split by columns between them and added to L2 by
+  // TMA reductions: at D = 128 (each warpgroup's dK and dV of 64 keys fill
+  // 128 registers per thread) measured 1.04-1.12x the two-kernel backward
+  // on the H100 for N = 2k-16k, plain and causal, except causal 16k
+  // (0.99x); at D = 64 and 96 0.87-1.03x, the staging and the reductions
+  // outweighing the products; at D > 128 the dQ share's staging does not
+  // fit beside the tiles (red.global per element instead: not measured
+  // ahead). docs/performance.md has the runs.
+  int64_t sum = headDimQK + headDimV;
+  return sum > 192 && sum <= 256 ? 128 : 0;
+}
+
 namespace {
 
 struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
@@ -181,6 +195,16 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
       Builder b(op);
       op->setAttr(attrs::kBlockM, b.getI64IntegerAttr(tiles.blockM));
       op->setAttr(attrs::kBlockN, b.getI64IntegerAttr(tiles.blockN));
+      // The backward's faster schedule where it is the atomic one (a
+      // block-sparse variant's dK/dV tile lies in one mask block).
+      if (program == "backward" && arch == "sm_90a") {
+        int64_t keys = chooseAtomicKeyBlock(dqk, dv);
+        if (auto blocks = op.getSparseBlocks();
+            blocks && keys && blocks->second % keys != 0)
+          keys = 0;
+        if (keys)
+          op->setAttr(attrs::kAtomicKeyBlock, b.getI64IntegerAttr(keys));
+      }
     });
   }
 };

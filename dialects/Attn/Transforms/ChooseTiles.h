@@ -44,6 +44,12 @@ Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
                           int64_t blockM = 0, int64_t blockN = 0,
                           bool warpgroups = false);
 
+/// Keys per dK/dV program of the atomic backward where, on sm_90a (wgmma
+/// and the TMA producer), that schedule is the faster one for these head
+/// dims; 0 where the two-kernel schedule is (attn-choose-tiles explains the
+/// rule).
+int64_t chooseAtomicKeyBlock(int64_t headDimQK, int64_t headDimV);
+
 } // namespace kiln::attn
 
 #endif // KILN_DIALECTS_ATTN_TRANSFORMS_CHOOSETILES_H

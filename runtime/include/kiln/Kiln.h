@@ -78,10 +78,13 @@ Status compileSpec(const Variant &variant, const CompileOptions &options,
 Status compile(const Variant &variant, const CompileOptions &options,
                std::unique_ptr<ForwardKernel> &kernel);
 
-/// The backward pass's two schedules (docs/pipeline.md): two kernels (dQ;
+/// The backward pass's schedules (docs/pipeline.md): two kernels (dQ;
 /// dK and dV) with no atomics, bit-identical across runs, 12 N^2 d FLOPs;
-/// or one dK/dV kernel adding dQ atomically in f32, 10 N^2 d FLOPs.
-enum class BackwardSchedule { TwoKernel, AtomicDQ };
+/// or one dK/dV kernel adding dQ atomically in f32, 10 N^2 d FLOPs; or
+/// Auto, the faster of the two for the variant's head dims on the arch
+/// (the atomic one at D = 128 on sm_90a; two kernels where the capture
+/// gradients are to be deterministic).
+enum class BackwardSchedule { Auto, TwoKernel, AtomicDQ };
 
 /// Lowers the backward kernels of `variant` for `options.arch` (required).
 /// Needs no GPU.

@@ -16,7 +16,10 @@
 // accumulator and ~32 more) fit min(255, 65536 / threads) with 15% to
 // spare and whose tiles fit the shared memory; when none fits, the sm_80
 // rule. The backward takes 64 keys and 64 query rows on sm_90a (wgmma's
-// one m16 tile per warp), and on sm_80 128 query rows up to head dim 64.
+// one m16 tile per warp), and on sm_80 128 query rows up to head dim 64;
+// on sm_90a at 192 < Dqk + Dv <= 256 (D = 128) it also marks the atomic
+// schedule's 128 keys per dK/dV program, measured the faster schedule there
+// (attn.atomic_key_block sorts first: the other ops have none).
 
 // Head dim 64: three warpgroups (160 registers per thread of a 170 share).
 // FWD90-LABEL: attn.attention @hd64
@@ -24,7 +27,7 @@
 // FWD80-LABEL: attn.attention @hd64
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @hd64
-// BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // BWD80-LABEL: attn.attention @hd64
 // BWD80-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // GIVEN-LABEL: attn.attention @hd64
@@ -42,7 +45,7 @@ attn.attention @hd64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 // FWD80-LABEL: attn.attention @hd256
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // BWD-LABEL: attn.attention @hd256
-// BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // BWD80-LABEL: attn.attention @hd256
 // BWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // Nothing of two warpgroups fits 48 KiB: the sm_80 rule.
@@ -56,10 +59,28 @@ attn.attention @hd256 {qk_head_dim = 256, v_head_dim = 256, element_type = f16}
 // FWD90-LABEL: attn.attention @qk192_v128
 // FWD90-SAME: attn.block_m = 192 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @qk192_v128
-// BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // SMALL-LABEL: attn.attention @qk192_v128
 // SMALL-SAME: attn.block_m = 64 : i64, attn.block_n = 32 : i64
 attn.attention @qk192_v128 {qk_head_dim = 192, v_head_dim = 128, element_type = bf16}
+
+// -----
+
+// Head dim 128: the atomic schedule at 128 keys per dK/dV program on sm_90a
+// (not on sm_80, whose backward has no such measurement).
+// BWD-LABEL: attn.attention @hd128
+// BWD-SAME: {attn.atomic_key_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD80-LABEL: attn.attention @hd128
+// BWD80-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
+attn.attention @hd128 {qk_head_dim = 128, v_head_dim = 128, element_type = bf16}
+
+// -----
+
+// Block-sparse with 64-key mask blocks: a dK/dV tile lies in one block, so
+// 128 keys do not fit and the two-kernel schedule stays.
+// BWD-LABEL: attn.attention @hd128_sparse64
+// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
+attn.attention @hd128_sparse64 {qk_head_dim = 128, v_head_dim = 128, element_type = bf16, block_sparse = array<i64: 64, 64>}
 
 // BAD-ARCH: error: arch must be sm_80 or sm_90a, got 'sm_70'
 // BAD-PROGRAM: error: program must be forward or backward, got 'decode'

@@ -4,7 +4,7 @@
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward | FileCheck %s --check-prefix=BWD
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu | FileCheck %s --check-prefix=BWD-OFF
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 64 | FileCheck %s --check-prefix=BWD64
-// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 128 | FileCheck %s --check-prefix=BWD128
+// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 128 --bwd-schedule two-kernel | FileCheck %s --check-prefix=BWD128
 
 // tgpu-warp-specialize persistent=true: the grid becomes min(tiles, SMs x
 // CTAs per SM) CTAs, each starting on its own tile; the producer then draws

@@ -1,0 +1,65 @@
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true" | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true key-block=64" | FileCheck %s --check-prefix=KEYS64
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true deterministic-capture-gradients=true" | FileCheck %s --check-prefix=DET
+// RUN: not kiln-opt %s -convert-attn-to-tile-backward="schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// schedule=auto takes the atomic schedule where attn-choose-tiles marked
+// the op with its keys per dK/dV program (D = 128 on sm_90a): one dK/dV
+// kernel over 128 keys adding dQ into an f32 workspace, and the kernel that
+// converts it; no dQ kernel.
+// CHECK-LABEL: func.func @hd128_bwd_preprocess(
+// CHECK-NOT: func.func @hd128_bwd_dq(
+// CHECK-LABEL: func.func @hd128_bwd_dkdv(
+// CHECK-SAME: tile.workspace = "dq_accum"
+// CHECK-SAME: tile.block_n = 128 : i64, tile.bwd_stage = "dkdv"
+// CHECK-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 128], "kv_heads", "batch"]
+// CHECK-LABEL: func.func @hd128_bwd_dq_convert(
+// CHECK-SAME: tile.bwd_stage = "convert"
+// A given key-block wins over the op's.
+// KEYS64-LABEL: func.func @hd128_bwd_dkdv(
+// KEYS64-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 64], "kv_heads", "batch"]
+// KEYS64-LABEL: func.func @hd128_bwd_dq_convert(
+// Capture gradients the same in every run: dQ too, by the two-kernel
+// schedule.
+// DET-LABEL: func.func @hd128_bwd_dq(
+// DET-LABEL: func.func @hd128_bwd_dkdv(
+// DET-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 64], "kv_heads", "batch"]
+// DET-NOT: _bwd_dq_convert
+attn.attention @hd128 {qk_head_dim = 128, v_head_dim = 128, element_type = bf16, attn.atomic_key_block = 128 : i64}
+
+// -----
+
+// Unmarked (D = 64, or any head dim on sm_80 or the CPU): two kernels.
+// CHECK-LABEL: func.func @hd64_bwd_preprocess(
+// CHECK-LABEL: func.func @hd64_bwd_dq(
+// CHECK-SAME: tile.bwd_stage = "dq"
+// CHECK-LABEL: func.func @hd64_bwd_dkdv(
+// CHECK-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 64], "kv_heads", "batch"]
+// CHECK-NOT: _bwd_dq_convert
+attn.attention @hd64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+
+// -----
+
+// Where the atomic schedule measured slower at D = 128, auto keeps two
+// kernels even on a marked op: GQA, a varlen batch, a band with a lower
+// bound (a window).
+// CHECK-LABEL: func.func @gqa_bwd_dq(
+// CHECK-NOT: _bwd_dq_convert
+attn.attention @gqa {qk_head_dim = 128, v_head_dim = 128, element_type = bf16, gqa_group = 4, attn.atomic_key_block = 128 : i64}
+
+// -----
+
+// CHECK-LABEL: func.func @packed_bwd_dq(
+// CHECK-NOT: _bwd_dq_convert
+attn.attention @packed {qk_head_dim = 128, v_head_dim = 128, element_type = bf16, varlen, attn.atomic_key_block = 128 : i64}
+
+// -----
+
+// CHECK-LABEL: func.func @window_bwd_dq(
+// CHECK-NOT: _bwd_dq_convert
+attn.attention @window {qk_head_dim = 128, v_head_dim = 128, element_type = bf16, attn.atomic_key_block = 128 : i64,
+                        kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>],
+                                             upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>],
+                                             exact = true>}
+
+// BAD: error: schedule must be two-kernel, atomic or auto, got 'fast'
