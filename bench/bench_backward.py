@@ -33,6 +33,9 @@ p.add_argument("--lib", required=True)
 p.add_argument("--specs", required=True)
 p.add_argument("--hdims", default="64,128")
 p.add_argument("--seqlens", default="4096,16384")
+p.add_argument("--gqa", type=int, default=1,
+               help="query heads per KV head: specs gqa_<variant>_hd<D>*, peers with enable_gqa (rows whose "
+                    "forward spec is missing are left out)")
 p.add_argument("--rounds", type=int, default=3,
                help="time every implementation this many times in a rotated order, report the median")
 args = p.parse_args()
@@ -55,7 +58,9 @@ runtime = Runtime(args.lib)
 # (`_syncacc`, `_atomic128sync`: --no-async-accumulate); the 128-key atomic
 # schedule's dQ by red.global from registers (`_atomic128red`); the
 # two-kernel schedule where the default (auto) is the atomic one
-# (`_twokernel`, --bwd-schedule two-kernel).
+# (`_twokernel`, --bwd-schedule two-kernel); GQA's dK/dV kernel looping over
+# the group's heads around its Q blocks' loops, without a producer
+# (`_nogroup`, --no-group-steps).
 SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": "kiln_nows",
              "_qk": "kiln_qk", "_m128": "kiln_m128", "_noov": "kiln_noov",
              "_nosplit": "kiln_nosplit", "_split": "kiln_split", "_kb64": "kiln_kb64",
@@ -64,7 +69,7 @@ SCHEDULES = {"": "kiln", "_atomic": "kiln_atomic", "_mma": "kiln_mma", "_nows": 
              "_unordered": "kiln_unordered",
              "_masked": "kiln_masked",
              "_atomicred": "kiln_atomic_red", "_kb128": "kiln_kb128",
-             "_atomic128": "kiln_atomic128", "_twokernel": "kiln_two_kernel", "_syncacc": "kiln_syncacc",
+             "_atomic128": "kiln_atomic128", "_twokernel": "kiln_two_kernel", "_nogroup": "kiln_nogroup", "_syncacc": "kiln_syncacc",
              "_atomic128sync": "kiln_atomic128_sync", "_atomic128red": "kiln_atomic128_red"}
 
 
@@ -79,17 +84,24 @@ for hd in [int(x) for x in args.hdims.split(",")]:
     for N in [int(x) for x in args.seqlens.split(",")]:
         B, H = max(1, 16384 // N), 2048 // hd
         q = torch.randn(B, N, H, hd, device=dev, dtype=dt)
-        k, v, do = torch.randn_like(q), torch.randn_like(q), torch.randn_like(q)
-        o, dq, dk, dv = (torch.empty_like(q) for _ in range(4))
+        k = torch.randn(B, N, H // args.gqa, hd, device=dev, dtype=dt)
+        v, do = torch.randn_like(k), torch.randn_like(q)
+        o, dq = torch.empty_like(q), torch.empty_like(q)
+        dk, dv = torch.empty_like(k), torch.empty_like(v)
+        gqa = dict(enable_gqa=True) if args.gqa > 1 else {}
         lse = torch.empty(B, H, N, device=dev, dtype=torch.float32)
         for causal in (False, True):
-            variant = "causal" if causal else "plain"
+            variant = ("gqa_" if args.gqa > 1 else "") + ("causal" if causal else "plain")
+            if spec(variant, hd, "") is None:
+                continue
             fwd_flops = 4 * B * H * N * N * hd / (2 if causal else 1)
-            row = dict(hdim=hd, N=N, B=B, H=H, causal=causal)
+            row = dict(hdim=hd, N=N, B=B, H=H, gqa=args.gqa, causal=causal)
             # Flash's gradients are the yardstick for Kiln's (same bf16 inputs).
             qt, kt, vt = (t.transpose(1, 2).detach().requires_grad_() for t in (q, k, v))
-            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-                F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).backward(do.transpose(1, 2))
+            # (Any SDPA backend that takes the shape: GQA may not reach flash.)
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION,
+                              SDPBackend.EFFICIENT_ATTENTION]):
+                F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, **gqa).backward(do.transpose(1, 2))
             ref = [t.grad.transpose(1, 2) for t in (qt, kt, vt)]
             fwd = runtime.load(spec(variant, hd, ""))
             # Every implementation's backward and forward + backward, timed in
@@ -118,7 +130,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             for name, be in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
                 try:
                     with sdpa_kernel([be]):
-                        out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+                        out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, **gqa)
 
                     def peer_bwd(be=be, out=out):
                         with sdpa_kernel([be]):
@@ -127,7 +139,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     def peer_fb(be=be):
                         with sdpa_kernel([be]):
                             qt.grad = kt.grad = vt.grad = None
-                            F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).backward(do.transpose(1, 2))
+                            F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, **gqa).backward(do.transpose(1, 2))
                     peer_bwd()
                     peer_fb()
                     timed += [(f"{name}_bwd_ms", peer_bwd), (f"{name}_fb_ms", peer_fb)]

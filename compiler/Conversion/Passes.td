@@ -165,6 +165,12 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "bit for bit in every run: the kernel adds fixed-point integers "
            "into a zeroed i64 workspace grad_<name>_fixed, and a last kernel "
            "per capture writes grad_<name> from it">,
+    Option<"groupSteps", "group-steps", "bool", "true",
+           "GQA's dK/dV kernel: one loop per range of Q blocks over all of "
+           "the group's heads (the step's head from the induction "
+           "variable), so its copies sit in top-level loops a producer "
+           "warpgroup can feed; false: a loop over the heads around the "
+           "ranges' loops (ablation)">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",
            "Where the band is exact, split each kernel's loop into the "
            "blocks inside every row's band and inside both lengths (no "

@@ -37,6 +37,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
     }
   });
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
+  pipelineOptions.groupSteps = o.groupSteps;
   pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.decodeRows = o.decodeRows;
   pipelineOptions.shortRows = o.shortRows;

@@ -71,6 +71,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
   options.splitMaskedBlocks = choices.splitMaskedBlocks;
+  options.groupSteps = choices.groupSteps;
   options.orderBeforeWaits = choices.orderBeforeWaits;
   options.keysByQueries = choices.keysByQueries;
   options.splitDkdv = choices.splitDkdv;
@@ -145,6 +146,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;
   choices.splitMaskedBlocks = o.splitMaskedBlocks;
+  choices.groupSteps = o.groupSteps;
   choices.orderBeforeWaits = o.orderBeforeWaits;
   return choices;
 }

@@ -86,6 +86,9 @@ const char *runUsage() {
   --no-split                one masked loop per kernel instead of unmasked full
                             blocks and masked partial ones, forward and backward
                             (ablation of the block split)
+  --no-group-steps          backward: GQA's dK/dV kernel loops over the group's
+                            heads around its Q blocks' loops (ablation: no
+                            producer warpgroup for it)
   --no-split-kv             forward: no KV split across programs for small grids
                             (ablation of tile-split-kv)
   --kv-splits S             forward: run with S KV splits instead of the plan's
@@ -247,6 +250,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     bool isSwitch =
         name == "help" || name == "h" || name == "check" ||
         name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
+        name == "no-group-steps" ||
         name == "combine-by-rows" || name == "no-visible-below" ||
         name == "no-split-position-differences" ||
         name == "no-overlap-copies" || name == "no-prefetch" ||
@@ -274,6 +278,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.backward = true;
     } else if (name == "no-split") {
       o.splitMaskedBlocks = false;
+    } else if (name == "no-group-steps") {
+      o.groupSteps = false;
     } else if (name == "no-split-kv") {
       o.splitKv = false;
     } else if (name == "no-gqa-pack") {

@@ -60,6 +60,9 @@ struct RunOptions {
   int64_t blockM = 64, blockN = 64;
   bool blockMGiven = false, blockNGiven = false; ///< cuda: else chosen
   bool splitMaskedBlocks = true;
+  /// Backward: GQA's dK/dV kernel in one loop per range of Q blocks over
+  /// the group's heads (ablation switch --no-group-steps).
+  bool groupSteps = true;
   /// Forward: tile-split-kv (ablation switch --no-split-kv), and the number
   /// of splits to run with (0: the plan's run-time choice).
   bool splitKv = true;

@@ -44,6 +44,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     backward.deterministicCaptureGradients =
         options.deterministicCaptureGradients;
     backward.splitMaskedBlocks = options.splitMaskedBlocks;
+    backward.groupSteps = options.groupSteps;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
@@ -268,6 +269,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // the auto schedule's atomic choice takes it from attn-choose-tiles.
   program.keyBlock = options.keyBlock;
   program.splitMaskedBlocks = options.splitMaskedBlocks;
+  program.groupSteps = options.groupSteps;
   program.captureGradients = options.captureGradients;
   program.splitPositionDifferences = options.splitPositionDifferences;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;

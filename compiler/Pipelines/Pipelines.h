@@ -22,6 +22,12 @@ struct ForwardPipelineOptions
       *this, "split-masked-blocks",
       llvm::cl::desc("Skip the per-element mask on fully visible KV blocks"),
       llvm::cl::init(true)};
+  Option<bool> groupSteps{
+      *this, "group-steps",
+      llvm::cl::desc("Backward: GQA's dK/dV kernel in one loop per range of "
+                     "Q blocks over the group's heads "
+                     "(convert-attn-to-tile-backward group-steps)"),
+      llvm::cl::init(true)};
   Option<bool> forward{*this, "forward",
                        llvm::cl::desc("Lower the forward kernel (off: only "
                                       "the backward kernels, with backward)"),
@@ -253,6 +259,13 @@ struct CUDAPipelineOptions
                      "their products (tgpu-ping-pong, after "
                      "tgpu-warp-specialize)"),
       llvm::cl::init(false)};
+  Option<bool> groupSteps{
+      *this, "group-steps",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: GQA's dK/dV kernel in one loop "
+                     "per range of Q blocks over the group's heads, which a "
+                     "producer warpgroup can feed (false: a loop over the "
+                     "heads; ablation)"),
+      llvm::cl::init(true)};
   Option<bool> splitMaskedBlocks{
       *this, "split-masked-blocks",
       llvm::cl::desc("Split each KV (and the backward's query) loop into "

@@ -157,6 +157,8 @@ TEST(RunOptions, BooleanFlags) {
   RunOptions o = parseOk({"v.mlir", "--check", "--no-split"});
   EXPECT_TRUE(o.check);
   EXPECT_FALSE(o.splitMaskedBlocks);
+  EXPECT_TRUE(o.groupSteps);
+  EXPECT_FALSE(parseOk({"v.mlir", "--no-group-steps"}).groupSteps);
 }
 
 TEST(RunOptions, HelpSetsHelpAndNeedsNoInput) {

@@ -468,7 +468,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             int64_t bk, bool atomic, bool keysByQueries,
                             bool splitDkdv, bool captureGradients,
                             bool deterministicCaptureGradients,
-                            bool splitMaskedBlocks) {
+                            bool splitMaskedBlocks, bool groupSteps) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -787,171 +787,226 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value dkInit = pb.splatF32(0.0, {bk, dqk});
     Value dvInit = pb.splatF32(0.0, {bk, dv});
     bool failedMod = false;
-    // GQA: the query heads hkv*G .. hkv*G+G-1 all read this KV head, so
-    // their contributions are summed here (no atomics).
-    auto heads = scf::ForOp::create(
-        kb, loc, pb.index(0), pb.index(group), pb.index(1),
-        ValueRange{dkInit, dvInit},
-        [&](OpBuilder &hb, Location l, Value g, ValueRange outer) {
-          ProgramBuilder hp{hb, l};
-          Value first = hp.mul(hkv, hp.index(group));
-          Value h = hp.add(first, g);
-          Value qd = prog.query(hp, e->getArgument(0), h, dqk, elt);
-          Value dOd = prog.query(hp, e->getArgument(3), h, dv, elt);
-          Value lseD = prog.rows(hp, e->getArgument(4), h);
-          Value dD = prog.rows(hp, e->getArgument(5), h);
-          Value lenQ = tile::DimOp::create(hb, l, hb.getIndexType(), qd, 0);
-          // One Q block's share of dK and dV (and of dQ, atomic).
-          auto qStep = [&](ProgramBuilder &ip, Value i, ValueRange inner,
-                           bool boundsOnly,
-                           bool unmasked = false) -> SmallVector<Value> {
-            OpBuilder &qb = ip.b;
-            Location l2 = ip.loc;
-            BlockInputs in;
-            in.q = ip.load(qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
-            in.dO = ip.load(dOd, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
-            in.k = kTile;
-            in.v = vTile;
-            in.lseRef = lseReference(ip, lseD, i, bm);
-            in.d = ip.load(dD, {bm}, ip.b.getF32Type(), {i}, 0.0);
-            Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
-            in.qIdx = ip.add(qIota, ip.splat(i, sShape));
-            in.kvIdx = kvIdx;
-            in.qStart = i;
-            in.kvStart = kv0;
-            in.seed = seed;
-            in.offset = offset;
-            for (auto [capture, arg] : gradArgs)
-              in.captureGrads.push_back({capture, e->getArgument(arg)});
-            in.keysByQueries = keysByQueries;
-            in.boundsOnly = boundsOnly;
-            in.unmasked = unmasked;
-            in.batch = bt;
-            in.head = h;
-            in.lenQ = lenQ;
-            in.lenK = lenK;
-            in.captures = captures;
-            auto pds = recompute(ip, spec, in, bm, bk);
-            Value dk = inner[0], dvAcc = inner[1];
-            if (failed(pds)) {
-              failedMod = true;
-              return {dk, dvAcc};
+    // One query head's views: Q and dO, LSE and D (and the queries' count).
+    struct HeadViews {
+      Value h, qd, dO, lse, d, lenQ;
+    };
+    auto viewsOf = [&](ProgramBuilder &p, Value h) {
+      HeadViews hv{h,
+                   prog.query(p, e->getArgument(0), h, dqk, elt),
+                   prog.query(p, e->getArgument(3), h, dv, elt),
+                   prog.rows(p, e->getArgument(4), h),
+                   prog.rows(p, e->getArgument(5), h),
+                   {}};
+      hv.lenQ = tile::DimOp::create(p.b, p.loc, p.b.getIndexType(), hv.qd, 0);
+      return hv;
+    };
+    // One Q block's share of dK and dV (and of dQ, atomic).
+    auto qStep = [&](ProgramBuilder &ip, const HeadViews &hv, Value i,
+                     ValueRange inner, bool boundsOnly,
+                     bool unmasked = false) -> SmallVector<Value> {
+      OpBuilder &qb = ip.b;
+      Location l2 = ip.loc;
+      BlockInputs in;
+
+        in.q = ip.load(hv.qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
+        in.dO = ip.load(hv.dO, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
+        in.k = kTile;
+        in.v = vTile;
+        in.lseRef = lseReference(ip, hv.lse, i, bm);
+        in.d = ip.load(hv.d, {bm}, ip.b.getF32Type(), {i}, 0.0);
+        Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
+        in.qIdx = ip.add(qIota, ip.splat(i, sShape));
+        in.kvIdx = kvIdx;
+        in.qStart = i;
+        in.kvStart = kv0;
+        in.seed = seed;
+        in.offset = offset;
+        for (auto [capture, arg] : gradArgs)
+          in.captureGrads.push_back({capture, e->getArgument(arg)});
+        in.keysByQueries = keysByQueries;
+        in.boundsOnly = boundsOnly;
+        in.unmasked = unmasked;
+        in.batch = bt;
+        in.head = hv.h;
+        in.lenQ = hv.lenQ;
+        in.lenK = lenK;
+        in.captures = captures;
+        auto pds = recompute(ip, spec, in, bm, bk);
+        Value dk = inner[0], dvAcc = inner[1];
+        if (failed(pds)) {
+          failedMod = true;
+          return {dk, dvAcc};
+        }
+        // P and dS (or Pᵀ and dSᵀ) enter the tensor cores in the input
+        // type (FlashAttention-2's rounding); the sums stay f32. Queries
+        // by keys, dV and dK need them transposed.
+        bool transpose = !keysByQueries;
+        Value p = withDv ? toOperand(ip, pds->first, elt) : Value();
+        Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
+        if (withDv)
+          dvAcc = dot(ip, {bk, dv}, p, in.dO, dvAcc, transpose, false);
+        // This KV block's share of dQ for these query rows (atomic),
+        // unscaled: the convert kernel scales the sum once instead of
+        // every share. Its product comes before dK's and its add after:
+        // on wgmma, dK's product (issued async, tgpu-overlap-products)
+        // then runs while the share is added, and the dS stored for
+        // dSᵀ K is read before dK holds its registers in flight. (A GPU
+        // schedule may split it into column chunks to keep registers
+        // free, each at the add: convert-tile-to-tgpu's
+        // atomic-product-columns.)
+        Value dqPart;
+        if (dqAccArg >= 0)
+          dqPart =
+              dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
+        if (withDk)
+          dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
+        if (dqPart) {
+          Value dqDesc =
+              prog.accum(ip, e->getArgument(dqAccArg), hv.h, dqk);
+          tile::AtomicAddOp::create(qb, l2, dqPart, dqDesc,
+                                    ValueRange{i, ip.index(0)});
+        }
+        return {dk, dvAcc};
+      };
+    // The Q blocks whose band reaches this KV block (lenQ queries), split
+    // where the band is exact into the blocks that need no mask and the
+    // partial ones before and after them.
+    struct QRange {
+      Value from, to;
+      bool unmasked;
+      StringRef role;
+    };
+    auto qRanges = [&](ProgramBuilder &hp, Value lenQ) {
+      OpBuilder &hb = hp.b;
+      Location l = hp.loc;
+      Value kvLast =
+          hp.sub(hp.minIndex(hp.add(kv0, hp.index(bk)), lenK), hp.index(1));
+      std::pair<Value, Value> range = queriesReachingKeys(
+          hp, spec.getKvBandAttr(), kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
+      Value qFirst = range.first, qEnd = range.second;
+      Value qStart = hp.floorTo(qFirst, bm);
+      // No query at all: an empty loop (not the block below qFirst);
+      // varlen, also a program past its sequence's keys.
+      Value none = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge,
+                                         qFirst, qEnd);
+      if (layout.varlen)
+        none = arith::OrIOp::create(
+            hb, l, none,
+            arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge, kv0,
+                                  lenK));
+      qEnd = arith::SelectOp::create(hb, l, none, qStart, qEnd);
+      SmallVector<QRange> ranges;
+      auto band = spec.getKvBandAttr();
+      if (!band || !band.getExact() || !splitMaskedBlocks) {
+        ranges.push_back({qStart, qEnd, false, "masked"});
+        return ranges;
+      }
+      // The Q blocks whose rows all see every key of this block (and lie
+      // inside Lq) need no mask; a block reaching past Lk has none.
+      std::pair<Value, Value> all = queriesSeeingAllKeys(
+          hp, band, kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
+      Value inside = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sle,
+                                           hp.add(kv0, hp.index(bk)), lenK);
+      Value allEnd =
+          arith::SelectOp::create(hb, l, inside, all.second, hp.index(0));
+      // Without an upper bound every query from qStart on sees the block's
+      // last key: no leading partial loop.
+      bool upper = !band.getUpper().empty();
+      auto [fullStart, fullEnd] =
+          fullBlocks(hp, qStart, qEnd, upper ? all.first : Value(),
+                     hp.minIndex(allEnd, lenQ), bm);
+      if (upper)
+        ranges.push_back({qStart, fullStart, false, "leading_partial"});
+      ranges.push_back({fullStart, fullEnd, true, "full"});
+      ranges.push_back({fullEnd, qEnd, false, "trailing_partial"});
+      return ranges;
+    };
+    SmallVector<Value> sums;
+    if (sparse || group == 1 || !groupSteps) {
+      // One head (or block lists per head): its Q blocks' loops.
+      auto heads = scf::ForOp::create(
+          kb, loc, pb.index(0), pb.index(group), pb.index(1),
+          ValueRange{dkInit, dvInit},
+          [&](OpBuilder &hb, Location l, Value g, ValueRange outer) {
+            ProgramBuilder hp{hb, l};
+            Value first = hp.mul(hkv, hp.index(group));
+            HeadViews hv = viewsOf(hp, hp.add(first, g));
+            if (sparse) {
+              // The transposed lists: the Q blocks that list this KV block,
+              // partial ones masked, full ones only past Lk.
+              Value queryBlocks = arith::CeilDivSIOp::create(
+                  hb, l, hv.lenQ, hp.index(sparse->first));
+              SmallVector<Value> row{
+                  bt, hv.h,
+                  arith::DivUIOp::create(hb, l, kv0,
+                                         hp.index(sparse->second))};
+              SmallVector<Value> acc = buildPartialAndFullLoops(
+                  hp, e->getArguments().slice(listsArg, 4), row,
+                  sparse->first, bm, queryBlocks, outer, tile::attrs::kQLoop,
+                  [&](ProgramBuilder &ip, Value i, ValueRange carried,
+                      bool full) { return qStep(ip, hv, i, carried, full); });
+              scf::YieldOp::create(hb, l, acc);
+              return;
             }
-            // P and dS (or Pᵀ and dSᵀ) enter the tensor cores in the input
-            // type (FlashAttention-2's rounding); the sums stay f32. Queries
-            // by keys, dV and dK need them transposed.
-            bool transpose = !keysByQueries;
-            Value p = withDv ? toOperand(ip, pds->first, elt) : Value();
-            Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
-            if (withDv)
-              dvAcc = dot(ip, {bk, dv}, p, in.dO, dvAcc, transpose, false);
-            // This KV block's share of dQ for these query rows (atomic),
-            // unscaled: the convert kernel scales the sum once instead of
-            // every share. Its product comes before dK's and its add after:
-            // on wgmma, dK's product (issued async, tgpu-overlap-products)
-            // then runs while the share is added, and the dS stored for
-            // dSᵀ K is read before dK holds its registers in flight. (A GPU
-            // schedule may split it into column chunks to keep registers
-            // free, each at the add: convert-tile-to-tgpu's
-            // atomic-product-columns.)
-            Value dqPart;
-            if (dqAccArg >= 0)
-              dqPart =
-                  dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
-            if (withDk)
-              dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
-            if (dqPart) {
-              Value dqDesc =
-                  prog.accum(ip, e->getArgument(dqAccArg), h, dqk);
-              tile::AtomicAddOp::create(qb, l2, dqPart, dqDesc,
-                                        ValueRange{i, ip.index(0)});
+            SmallVector<Value> acc(outer);
+            for (const QRange &r : qRanges(hp, hv.lenQ)) {
+              auto qs = scf::ForOp::create(
+                  hb, l, r.from, r.to, hp.index(bm), acc,
+                  [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
+                    ProgramBuilder ip{qb, l2};
+                    scf::YieldOp::create(
+                        qb, l2, qStep(ip, hv, i, inner, false, r.unmasked));
+                  });
+              qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr(r.role));
+              acc.assign(qs.getResults().begin(), qs.getResults().end());
             }
-            return {dk, dvAcc};
-          };
-          if (sparse) {
-            // The transposed lists: the Q blocks that list this KV block,
-            // partial ones masked, full ones only past Lk.
-            Value queryBlocks = arith::CeilDivSIOp::create(
-                hb, l, lenQ, hp.index(sparse->first));
-            SmallVector<Value> row{
-                bt, h,
-                arith::DivUIOp::create(hb, l, kv0, hp.index(sparse->second))};
-            SmallVector<Value> acc = buildPartialAndFullLoops(
-                hp, e->getArguments().slice(listsArg, 4), row, sparse->first,
-                bm, queryBlocks, outer, tile::attrs::kQLoop,
-                [&](ProgramBuilder &ip, Value i, ValueRange carried,
-                    bool full) { return qStep(ip, i, carried, full); });
             scf::YieldOp::create(hb, l, acc);
-            return;
-          }
-          // Only the Q blocks whose band reaches this KV block.
-          Value kvLast =
-              hp.sub(hp.minIndex(hp.add(kv0, hp.index(bk)), lenK), hp.index(1));
-          std::pair<Value, Value> range = queriesReachingKeys(
-              hp, spec.getKvBandAttr(), kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
-          Value qFirst = range.first, qEnd = range.second;
-          Value qStart = hp.floorTo(qFirst, bm);
-          // No query at all: an empty loop (not the block below qFirst);
-          // varlen, also a program past its sequence's keys.
-          Value none = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge,
-                                             qFirst, qEnd);
-          if (layout.varlen)
-            none = arith::OrIOp::create(
-                hb, l, none,
-                arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge, kv0,
-                                      lenK));
-          qEnd = arith::SelectOp::create(hb, l, none, qStart, qEnd);
-          auto qLoop = [&](Value from, Value to, ValueRange acc, bool unmasked,
-                           StringRef role) -> SmallVector<Value> {
-            auto qs = scf::ForOp::create(
-                hb, l, from, to, hp.index(bm), acc,
-                [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
-                  ProgramBuilder ip{qb, l2};
-                  scf::YieldOp::create(qb, l2,
-                                       qStep(ip, i, inner, false, unmasked));
-                });
-            qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr(role));
-            return SmallVector<Value>(qs.getResults());
-          };
-          auto band = spec.getKvBandAttr();
-          if (!band || !band.getExact() || !splitMaskedBlocks) {
-            scf::YieldOp::create(hb, l,
-                                 qLoop(qStart, qEnd, outer, false, "masked"));
-            return;
-          }
-          // The Q blocks whose rows all see every key of this block (and
-          // lie inside Lq) need no mask; a block reaching past Lk has none.
-          std::pair<Value, Value> all = queriesSeeingAllKeys(
-              hp, band, kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
-          Value inside = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sle,
-                                               hp.add(kv0, hp.index(bk)), lenK);
-          Value allEnd =
-              arith::SelectOp::create(hb, l, inside, all.second, hp.index(0));
-          // Without an upper bound every query from qStart on sees the
-          // block's last key: no leading partial loop.
-          bool upper = !band.getUpper().empty();
-          auto [fullStart, fullEnd] =
-              fullBlocks(hp, qStart, qEnd, upper ? all.first : Value(),
-                         hp.minIndex(allEnd, lenQ), bm);
-          SmallVector<Value> acc(outer);
-          if (upper)
-            acc = qLoop(qStart, fullStart, acc, false, "leading_partial");
-          acc = qLoop(fullStart, fullEnd, acc, true, "full");
-          acc = qLoop(fullEnd, qEnd, acc, false, "trailing_partial");
-          scf::YieldOp::create(hb, l, acc);
-        });
+          });
+      sums.assign(heads.getResults().begin(), heads.getResults().end());
+    } else {
+      // GQA: the query heads hkv*G .. hkv*G+G-1 all read this KV head, so
+      // their contributions are summed here (no atomics). Each range's Q
+      // blocks of every head in one loop (head-major; the ranges are the
+      // same for every head of a batch): the copies of Q and dO then sit in
+      // loops at the kernel's top level, which tgpu-warp-specialize feeds
+      // from a producer warpgroup (nested in a loop over the heads they
+      // kept cp.async by every warp).
+      Value first = pb.mul(hkv, pb.index(group));
+      Value lenQ = viewsOf(pb, first).lenQ;
+      sums = {dkInit, dvInit};
+      for (const QRange &r : qRanges(pb, lenQ)) {
+        Value perHead =
+            arith::CeilDivSIOp::create(kb, loc, pb.sub(r.to, r.from),
+                                       pb.index(bm));
+        Value steps = pb.mul(perHead, pb.index(group));
+        auto qs = scf::ForOp::create(
+            kb, loc, pb.index(0), steps, pb.index(1), sums,
+            [&](OpBuilder &qb, Location l2, Value j, ValueRange inner) {
+              ProgramBuilder ip{qb, l2};
+              Value g = arith::DivUIOp::create(qb, l2, j, perHead);
+              Value block = arith::RemUIOp::create(qb, l2, j, perHead);
+              Value i = ip.add(r.from, ip.mul(block, ip.index(bm)));
+              HeadViews hv = viewsOf(ip, ip.add(first, g));
+              scf::YieldOp::create(
+                  qb, l2, qStep(ip, hv, i, inner, false, r.unmasked));
+            });
+        qs->setAttr(tile::attrs::kQLoop, kb.getStringAttr(r.role));
+        sums.assign(qs.getResults().begin(), qs.getResults().end());
+      }
+    }
     if (failedMod)
       return failure();
     unsigned out = 6; // dk, then dv
     if (withDk) {
-      Value dk = pb.mul(heads.getResult(0),
+      Value dk = pb.mul(sums[0],
                         pb.splatF32(spec.getEffectiveScale(), {bk, dqk}));
       tile::StoreOp::create(kb, loc, toOperand(pb, dk, elt),
                             prog.key(pb, e->getArgument(out++), hkv, dqk, elt),
                             ValueRange{kv0, pb.index(0)});
     }
     if (withDv) {
-      Value dvSum = heads.getResult(1);
+      Value dvSum = sums[1];
       if (dropout) // the kept weights' 1 / (1 - p), once
         dvSum = pb.mul(dvSum, pb.splatF32(spec.getDropoutScale(), {bk, dv}));
       tile::StoreOp::create(kb, loc, toOperand(pb, dvSum, elt),
@@ -1035,12 +1090,11 @@ struct ConvertAttnToTileBackward
       // auto: the atomic schedule where attn-choose-tiles found it the
       // faster one for these head dims, unless the capture gradients are
       // to be the same in every run (then dQ should be too), or the variant
-      // is one where it measured slower at D = 128 on the H100
-      // (docs/performance.md): GQA (its atomic dK/dV kernel, looping over
-      // the group's heads, has no producer warpgroup: 0.86x), a varlen
-      // batch (the packed dQ shares go by red.global: 0.76x), and a band
-      // with a lower bound (a sliding window: each key block meets a few
-      // query blocks, 0.82x).
+      // is one where it did not measure faster at D = 128 on the H100
+      // (docs/performance.md): GQA (0.93-1.09x the two-kernel schedule,
+      // both with the producer warpgroup), a varlen batch (the packed dQ
+      // shares go by red.global: 0.76x), and a band with a lower bound (a
+      // sliding window: each key block meets a few query blocks, 0.82x).
       auto atomicKeys =
           spec->getAttrOfType<IntegerAttr>(attn::attrs::kAtomicKeyBlock);
       auto band = spec.getKvBandAttr();
@@ -1063,7 +1117,7 @@ struct ConvertAttnToTileBackward
       if (failed(lowerBackward(
               spec, tiles.first, tiles.second, keys, atomic, keysByQueries,
               split, captureGradients || deterministicCaptureGradients,
-              deterministicCaptureGradients, splitMaskedBlocks)))
+              deterministicCaptureGradients, splitMaskedBlocks, groupSteps)))
         return signalPassFailure();
     }
   }

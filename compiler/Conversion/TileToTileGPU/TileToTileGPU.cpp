@@ -87,12 +87,20 @@ private:
 
   /// The shared buffer a load is staged into; loads of one descriptor with
   /// one tile shape (K in every KV loop) share it, unless that buffer is
-  /// `busy` (the other operand of the same dot).
+  /// `busy` (the other operand of the same dot). Dense views of one
+  /// argument that differ in their batch and head only count as one
+  /// descriptor (GQA's dK/dV kernel makes Q's view per step, in each of its
+  /// loops).
   Value bufferFor(tile::LoadOp load, Value busy) {
     if (Value staged = stagedBuffers.lookup(load.getOperation()))
       return staged;
     auto type = cast<RankedTensorType>(load.getResult().getType());
-    auto key = std::make_pair(load.getDesc(), Type(type));
+    std::tuple<Value, Attribute, Type> key{load.getDesc(), Attribute(),
+                                           Type(type)};
+    if (auto view = load.getDesc().getDefiningOp<tile::ViewOp>();
+        view && !view.getPageTable() && !view.getLengths() &&
+        !view.getOffsets() && !view.getSequence() && !view.getPackedAttr())
+      key = {view.getBase(), view.getKeepAttr(), Type(type)};
     if (auto it = buffers.find(key);
         it != buffers.end() && it->second != busy && doneWith(it->second, load))
       return stagedBuffers[load.getOperation()] = it->second;
@@ -500,7 +508,7 @@ private:
   int64_t numWarps;
   OpBuilder builder;
   int64_t sharedBytes = 0;
-  DenseMap<std::pair<Value, Type>, Value> buffers;
+  DenseMap<std::tuple<Value, Attribute, Type>, Value> buffers;
   DenseMap<Operation *, Value> stagedBuffers;
   /// Register tiles written to shared memory for a transposed product.
   DenseMap<Value, Value> storedTiles;

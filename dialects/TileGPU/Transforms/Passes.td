@@ -361,7 +361,9 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     loops or once per step in top-level loops at rows computed from the
     induction variable (the variable itself, or scalars the producer
     computes again in its copy loop: a block-sparse step reads its block's
-    number from the list, a read-only argument), and
+    number from the list, a read-only argument) — also through a view the
+    step makes itself, whose batch and head the producer computes the same
+    way (GQA's dK/dV kernel, one loop over the group's heads' Q blocks), and
     whose shared memory is otherwise read only by synchronous
     `tgpu.warpgroup_mma` (no `tgpu.mma`, async products), each loop reading
     what it loads after loading it; other kernels keep their cp.async

@@ -55,7 +55,8 @@ struct Load {
   tile::ViewOp view;
   unsigned argument; ///< the kernel argument the view reads
   /// The loop body's ops computing the step's rows when they are not the
-  /// induction variable itself (stepRowsChain).
+  /// induction variable itself, and a per-step view's batch and head
+  /// (stepRowsChain).
   SmallVector<Operation *> rowsChain;
 
   /// A paged KV cache's rows: boxes of min(page size, rows) rows, each from
@@ -105,14 +106,15 @@ bool isSetup(Operation *op) {
          llvm::none_of(op->getResultTypes(), isRegisterTile);
 }
 
-/// The ops of `loop`'s body that compute `rows` from the induction variable
-/// (in body order), each a scalar the producer can compute (isSetup); null
-/// when `rows` needs anything else. A block-sparse step's rows are its
-/// listed block's: a load of the list at the induction variable.
+/// The ops of `loop`'s body that compute `values` (a step's rows, and the
+/// batch and head of a view the step makes) from the induction variable (in
+/// body order), each a scalar the producer can compute (isSetup); null when
+/// they need anything else. A block-sparse step's rows are its listed
+/// block's: a load of the list at the induction variable.
 std::optional<SmallVector<Operation *>> stepRowsChain(scf::ForOp loop,
-                                                      Value rows) {
+                                                      ValueRange values) {
   llvm::SetVector<Operation *> chain;
-  SmallVector<Value> work{rows};
+  SmallVector<Value> work(values.begin(), values.end());
   while (!work.empty()) {
     Value v = work.pop_back_val();
     if (v == loop.getInductionVar() || loop.isDefinedOutsideOfLoop(v))
@@ -203,12 +205,24 @@ const char *unsupported(func::FuncOp kernel, SmallVectorImpl<Load> &loads) {
       return reject("copies of part of a row");
     // A loop's copy loads the step's own rows: the induction variable, or
     // (not paged or ragged, whose producer and clears index by it) rows
-    // computed from it by scalars the producer can compute too.
-    if (load.loop && copy.getOffsets()[0] != load.loop.getInductionVar()) {
-      auto chain = stepRowsChain(load.loop, copy.getOffsets()[0]);
-      if (!chain || load.paged() || load.ragged())
-        return reject("copies of rows only the consumers can compute");
-      load.rowsChain = std::move(*chain);
+    // computed from it by scalars the producer can compute too; likewise
+    // the batch and head of a view the step makes itself (GQA's dK/dV
+    // kernel: one loop over the group's heads and their Q blocks).
+    if (load.loop) {
+      SmallVector<Value> stepValues;
+      if (copy.getOffsets()[0] != load.loop.getInductionVar())
+        stepValues.push_back(copy.getOffsets()[0]);
+      if (!load.loop.isDefinedOutsideOfLoop(load.view.getResult())) {
+        if (load.view->getBlock() != load.loop.getBody())
+          return reject("copies through a view made in a nested region");
+        llvm::append_range(stepValues, load.view.getIndices());
+      }
+      if (!stepValues.empty()) {
+        auto chain = stepRowsChain(load.loop, stepValues);
+        if (!chain || load.paged() || load.ragged())
+          return reject("copies of rows only the consumers can compute");
+        load.rowsChain = std::move(*chain);
+      }
     }
     loads.push_back(load);
   });
@@ -464,7 +478,10 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     needed.insert_range(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
                                    loop.getStep()});
   for (Load &load : loads) {
-    needed.insert_range(load.view.getIndices());
+    // (A step's own view: its indices come from the step's chain below.)
+    for (Value index : load.view.getIndices())
+      if (!load.loop || load.loop.isDefinedOutsideOfLoop(index))
+        needed.insert(index);
     // The producer looks pages up in the view's block table.
     if (load.paged() || load.ragged())
       needed.insert(load.view.getResult());

@@ -82,17 +82,23 @@ attn.attention @softcap {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 
 // -----
 
-// GQA: dK/dV of a KV head sum over its 4 query heads.
+// GQA: dK/dV of a KV head sum over its 4 query heads, in one loop per
+// range of Q blocks over every head's blocks (head-major): step j is head
+// hkv * 4 + j / n, block j mod n, for n blocks per head.
 // CHECK-LABEL: func.func @gqa_bwd_dq(
 // CHECK: %[[H:.*]] = tile.program_id 1
 // CHECK: arith.divui %[[H]], %{{.*}} : index
 // CHECK-LABEL: func.func @gqa_bwd_dkdv(
 // CHECK-SAME: tile.gqa_group = 4 : i64
 // CHECK: %[[HKV:.*]] = tile.program_id 1
-// CHECK: %[[C4:.*]] = arith.constant 4 : index
-// CHECK: scf.for %[[G:.*]] = %{{.*}} to %[[C4]] step
-// CHECK:   %[[SCALED:.*]] = arith.muli %[[HKV]], %{{.*}} : index
-// CHECK:   arith.addi %[[SCALED]], %[[G]] : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[HKV]], %{{.*}} : index
+// CHECK: %[[PER:.*]] = arith.ceildivsi
+// CHECK: %[[STEPS:.*]] = arith.muli %[[PER]], %{{.*}} : index
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[STEPS]] step
+// CHECK:   %[[G:.*]] = arith.divui %[[J]], %[[PER]] : index
+// CHECK:   arith.remui %[[J]], %[[PER]] : index
+// CHECK:   %[[HEAD:.*]] = arith.addi %[[FIRST]], %[[G]] : index
+// CHECK:   tile.view %arg0[%{{.*}}, %[[HEAD]]] keep [1, 3]
 attn.attention @gqa {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, gqa_group = 4,
                      causal = #attn.causal<top_left>}
 
