@@ -3,8 +3,8 @@
 # over the group's heads (convert-attn-to-tile-backward group-steps), which
 # gives it the TMA producer warpgroup:
 #   check - gqa_causal forward + backward against float64 at D = 64, 96,
-#           128 (both schedules, Lq != Lk, Lq = 1, fp16, GQA 8:1 with 16
-#           heads), and --no-group-steps; memcheck, racecheck, synccheck on
+#           128 (both schedules, Lq != Lk, Lq = 1, fp16, 16 query heads
+#           over 4 KV heads), and --no-group-steps; memcheck, racecheck, synccheck on
 #           the default and the atomic GQA backward;
 #   bench - bench_backward.py --gqa 4 (specs gqa_causal_hd<D>{,_bwd,
 #           _bwd_nogroup,_bwd_atomic128}).

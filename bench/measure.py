@@ -20,6 +20,8 @@ def bench_rounds(timed, rounds):
     """Times every (name, fn) of `timed` `rounds` times, starting each round one
     implementation later (clocks drift during a run), and returns
     {name: (median ms, spread)}, spread being max/min - 1 over the rounds."""
+    if not timed:
+        return {}
     times = {name: [] for name, _ in timed}
     for r in range(max(1, rounds)):
         for name, fn in timed[r % len(timed):] + timed[:r % len(timed)]:

@@ -57,8 +57,9 @@ const char *runUsage() {
                             the two-kernel schedule is bit-identical across
                             runs and times the backward with --repeats
   --bwd-schedule S          auto (default: on sm_90a the atomic schedule at 128
-                            keys per dK/dV CTA where the head dims make it the
-                            faster one, D = 128; two-kernel elsewhere),
+                            keys per dK/dV CTA where it measured faster: D =
+                            128, not GQA, varlen, windows or deterministic
+                            capture gradients; two-kernel elsewhere),
                             two-kernel (deterministic: the same bits in every
                             run) or atomic (one kernel, atomic dQ)
   --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and
@@ -250,22 +251,20 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     bool isSwitch =
         name == "help" || name == "h" || name == "check" ||
         name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
-        name == "no-group-steps" ||
-        name == "combine-by-rows" || name == "no-visible-below" ||
-        name == "no-split-position-differences" ||
+        name == "no-group-steps" || name == "combine-by-rows" ||
+        name == "no-visible-below" || name == "no-split-position-differences" ||
         name == "no-overlap-copies" || name == "no-prefetch" ||
         name == "no-fast-math" || name == "no-warpgroup-mma" ||
         name == "no-double-buffer" || name == "pipeline-products" ||
         name == "no-warp-specialize" || name == "longest-first" ||
         name == "persistent" || name == "no-persistent" ||
-        name == "no-double-tile-buffers" ||
-        name == "persistent-backward" || name == "ping-pong" ||
-        name == "no-overlap-products" || name == "backward" ||
-        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
-        name == "no-async-accumulate" || name == "order-before-waits" ||
-        name == "keys-by-queries" || name == "no-keys-by-queries" ||
-        name == "split-dkdv" || name == "no-split-dkdv" ||
-        name == "capture-gradients" ||
+        name == "no-double-tile-buffers" || name == "persistent-backward" ||
+        name == "ping-pong" || name == "no-overlap-products" ||
+        name == "backward" || name == "no-pack-lhs-first" ||
+        name == "no-bulk-reductions" || name == "no-async-accumulate" ||
+        name == "order-before-waits" || name == "keys-by-queries" ||
+        name == "no-keys-by-queries" || name == "split-dkdv" ||
+        name == "no-split-dkdv" || name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {

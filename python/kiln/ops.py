@@ -154,18 +154,23 @@ def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p
     a packed batch (tensors has cu_seqlens_q and cu_seqlens_kv);
     block_sparse (QB, KB): the lists of a block mask (tensors has
     kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices)."""
-    keep = []
-    named = [_ctensor(n, t, keep) for n, t in tensors.items()]
-    caps = [_ctensor(None, c, keep) for c in captures]
     key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen, block_sparse, build_block_mask)
-    if q.device.type == "cpu":
-        _host_program(*key).run(program, named, caps)
-        return
     # The backward's faster schedule adds dQ atomically where that wins
     # (D = 128 on sm_90a); torch.use_deterministic_algorithms(True) asks for
     # the same bits in every run: the two-kernel one.
-    if program == "backward" and torch.are_deterministic_algorithms_enabled():
+    if q.device.type == "cuda" and program == "backward" and torch.are_deterministic_algorithms_enabled():
         program = "backward-two-kernel"
+    if tuple(block_sparse) != (0, 0):
+        # The lists the program reads: the atomic backward has no dQ kernel,
+        # so it takes the transposed lists only.
+        wanted = {t["name"] for t in _plan(q, key, program)["tensors"]}
+        tensors = {n: t for n, t in tensors.items() if n not in _BLOCK_LISTS or n in wanted}
+    keep = []
+    named = [_ctensor(n, t, keep) for n, t in tensors.items()]
+    caps = [_ctensor(None, c, keep) for c in captures]
+    if q.device.type == "cpu":
+        _host_program(*key).run(program, named, caps)
+        return
     if q.device.type == "cuda":
         current = torch.cuda.current_device()
         device = q.device.index if q.device.index is not None else current

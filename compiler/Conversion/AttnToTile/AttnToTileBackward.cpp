@@ -809,66 +809,64 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       Location l2 = ip.loc;
       BlockInputs in;
 
-        in.q = ip.load(hv.qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
-        in.dO = ip.load(hv.dO, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
-        in.k = kTile;
-        in.v = vTile;
-        in.lseRef = lseReference(ip, hv.lse, i, bm);
-        in.d = ip.load(hv.d, {bm}, ip.b.getF32Type(), {i}, 0.0);
-        Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
-        in.qIdx = ip.add(qIota, ip.splat(i, sShape));
-        in.kvIdx = kvIdx;
-        in.qStart = i;
-        in.kvStart = kv0;
-        in.seed = seed;
-        in.offset = offset;
-        for (auto [capture, arg] : gradArgs)
-          in.captureGrads.push_back({capture, e->getArgument(arg)});
-        in.keysByQueries = keysByQueries;
-        in.boundsOnly = boundsOnly;
-        in.unmasked = unmasked;
-        in.batch = bt;
-        in.head = hv.h;
-        in.lenQ = hv.lenQ;
-        in.lenK = lenK;
-        in.captures = captures;
-        auto pds = recompute(ip, spec, in, bm, bk);
-        Value dk = inner[0], dvAcc = inner[1];
-        if (failed(pds)) {
-          failedMod = true;
-          return {dk, dvAcc};
-        }
-        // P and dS (or Pᵀ and dSᵀ) enter the tensor cores in the input
-        // type (FlashAttention-2's rounding); the sums stay f32. Queries
-        // by keys, dV and dK need them transposed.
-        bool transpose = !keysByQueries;
-        Value p = withDv ? toOperand(ip, pds->first, elt) : Value();
-        Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
-        if (withDv)
-          dvAcc = dot(ip, {bk, dv}, p, in.dO, dvAcc, transpose, false);
-        // This KV block's share of dQ for these query rows (atomic),
-        // unscaled: the convert kernel scales the sum once instead of
-        // every share. Its product comes before dK's and its add after:
-        // on wgmma, dK's product (issued async, tgpu-overlap-products)
-        // then runs while the share is added, and the dS stored for
-        // dSᵀ K is read before dK holds its registers in flight. (A GPU
-        // schedule may split it into column chunks to keep registers
-        // free, each at the add: convert-tile-to-tgpu's
-        // atomic-product-columns.)
-        Value dqPart;
-        if (dqAccArg >= 0)
-          dqPart =
-              dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
-        if (withDk)
-          dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
-        if (dqPart) {
-          Value dqDesc =
-              prog.accum(ip, e->getArgument(dqAccArg), hv.h, dqk);
-          tile::AtomicAddOp::create(qb, l2, dqPart, dqDesc,
-                                    ValueRange{i, ip.index(0)});
-        }
+      in.q = ip.load(hv.qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
+      in.dO = ip.load(hv.dO, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
+      in.k = kTile;
+      in.v = vTile;
+      in.lseRef = lseReference(ip, hv.lse, i, bm);
+      in.d = ip.load(hv.d, {bm}, ip.b.getF32Type(), {i}, 0.0);
+      Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
+      in.qIdx = ip.add(qIota, ip.splat(i, sShape));
+      in.kvIdx = kvIdx;
+      in.qStart = i;
+      in.kvStart = kv0;
+      in.seed = seed;
+      in.offset = offset;
+      for (auto [capture, arg] : gradArgs)
+        in.captureGrads.push_back({capture, e->getArgument(arg)});
+      in.keysByQueries = keysByQueries;
+      in.boundsOnly = boundsOnly;
+      in.unmasked = unmasked;
+      in.batch = bt;
+      in.head = hv.h;
+      in.lenQ = hv.lenQ;
+      in.lenK = lenK;
+      in.captures = captures;
+      auto pds = recompute(ip, spec, in, bm, bk);
+      Value dk = inner[0], dvAcc = inner[1];
+      if (failed(pds)) {
+        failedMod = true;
         return {dk, dvAcc};
-      };
+      }
+      // P and dS (or Pᵀ and dSᵀ) enter the tensor cores in the input
+      // type (FlashAttention-2's rounding); the sums stay f32. Queries
+      // by keys, dV and dK need them transposed.
+      bool transpose = !keysByQueries;
+      Value p = withDv ? toOperand(ip, pds->first, elt) : Value();
+      Value ds = withDk ? toOperand(ip, pds->second, elt) : Value();
+      if (withDv)
+        dvAcc = dot(ip, {bk, dv}, p, in.dO, dvAcc, transpose, false);
+      // This KV block's share of dQ for these query rows (atomic),
+      // unscaled: the convert kernel scales the sum once instead of
+      // every share. Its product comes before dK's and its add after:
+      // on wgmma, dK's product (issued async, tgpu-overlap-products)
+      // then runs while the share is added, and the dS stored for
+      // dSᵀ K is read before dK holds its registers in flight. (A GPU
+      // schedule may split it into column chunks to keep registers
+      // free, each at the add: convert-tile-to-tgpu's
+      // atomic-product-columns.)
+      Value dqPart;
+      if (dqAccArg >= 0)
+        dqPart = dot(ip, {bm, dqk}, ds, kTile, Value(), keysByQueries, false);
+      if (withDk)
+        dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
+      if (dqPart) {
+        Value dqDesc = prog.accum(ip, e->getArgument(dqAccArg), hv.h, dqk);
+        tile::AtomicAddOp::create(qb, l2, dqPart, dqDesc,
+                                  ValueRange{i, ip.index(0)});
+      }
+      return {dk, dvAcc};
+    };
     // The Q blocks whose band reaches this KV block (lenQ queries), split
     // where the band is exact into the blocks that need no mask and the
     // partial ones before and after them.
@@ -888,13 +886,12 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       Value qStart = hp.floorTo(qFirst, bm);
       // No query at all: an empty loop (not the block below qFirst);
       // varlen, also a program past its sequence's keys.
-      Value none = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge,
-                                         qFirst, qEnd);
+      Value none =
+          arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge, qFirst, qEnd);
       if (layout.varlen)
         none = arith::OrIOp::create(
             hb, l, none,
-            arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge, kv0,
-                                  lenK));
+            arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sge, kv0, lenK));
       qEnd = arith::SelectOp::create(hb, l, none, qStart, qEnd);
       SmallVector<QRange> ranges;
       auto band = spec.getKvBandAttr();
@@ -904,8 +901,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       }
       // The Q blocks whose rows all see every key of this block (and lie
       // inside Lq) need no mask; a block reaching past Lk has none.
-      std::pair<Value, Value> all = queriesSeeingAllKeys(
-          hp, band, kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
+      std::pair<Value, Value> all =
+          queriesSeeingAllKeys(hp, band, kv0, kvLast, hp.sub(lenK, lenQ), lenQ);
       Value inside = arith::CmpIOp::create(hb, l, arith::CmpIPredicate::sle,
                                            hp.add(kv0, hp.index(bk)), lenK);
       Value allEnd =
@@ -923,7 +920,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       return ranges;
     };
     SmallVector<Value> sums;
-    if (sparse || group == 1 || !groupSteps) {
+    // (A varlen batch keeps the loop over heads: its views are ragged, which
+    // the producer does not take per step, and the grouped loops would each
+    // stage Q and dO in buffers of their own.)
+    if (sparse || group == 1 || !groupSteps || layout.varlen) {
       // One head (or block lists per head): its Q blocks' loops.
       auto heads = scf::ForOp::create(
           kb, loc, pb.index(0), pb.index(group), pb.index(1),
@@ -939,11 +939,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                   hb, l, hv.lenQ, hp.index(sparse->first));
               SmallVector<Value> row{
                   bt, hv.h,
-                  arith::DivUIOp::create(hb, l, kv0,
-                                         hp.index(sparse->second))};
+                  arith::DivUIOp::create(hb, l, kv0, hp.index(sparse->second))};
               SmallVector<Value> acc = buildPartialAndFullLoops(
-                  hp, e->getArguments().slice(listsArg, 4), row,
-                  sparse->first, bm, queryBlocks, outer, tile::attrs::kQLoop,
+                  hp, e->getArguments().slice(listsArg, 4), row, sparse->first,
+                  bm, queryBlocks, outer, tile::attrs::kQLoop,
                   [&](ProgramBuilder &ip, Value i, ValueRange carried,
                       bool full) { return qStep(ip, hv, i, carried, full); });
               scf::YieldOp::create(hb, l, acc);
@@ -973,12 +972,17 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       // from a producer warpgroup (nested in a loop over the heads they
       // kept cp.async by every warp).
       Value first = pb.mul(hkv, pb.index(group));
-      Value lenQ = viewsOf(pb, first).lenQ;
+      // Every head of a batch has the same queries.
+      Value lenQ = tile::DimOp::create(
+          kb, loc, kb.getIndexType(),
+          prog.query(pb, e->getArgument(0), first, dqk, elt), 0);
       sums = {dkInit, dvInit};
       for (const QRange &r : qRanges(pb, lenQ)) {
-        Value perHead =
-            arith::CeilDivSIOp::create(kb, loc, pb.sub(r.to, r.from),
-                                       pb.index(bm));
+        // Q blocks per head; an empty range (to <= from) gives no steps, so
+        // the step's division by it never runs with 0.
+        Value perHead = arith::CeilDivSIOp::create(
+            kb, loc, pb.maxIndex(pb.sub(r.to, r.from), pb.index(0)),
+            pb.index(bm));
         Value steps = pb.mul(perHead, pb.index(group));
         auto qs = scf::ForOp::create(
             kb, loc, pb.index(0), steps, pb.index(1), sums,
@@ -988,8 +992,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               Value block = arith::RemUIOp::create(qb, l2, j, perHead);
               Value i = ip.add(r.from, ip.mul(block, ip.index(bm)));
               HeadViews hv = viewsOf(ip, ip.add(first, g));
-              scf::YieldOp::create(
-                  qb, l2, qStep(ip, hv, i, inner, false, r.unmasked));
+              scf::YieldOp::create(qb, l2,
+                                   qStep(ip, hv, i, inner, false, r.unmasked));
             });
         qs->setAttr(tile::attrs::kQLoop, kb.getStringAttr(r.role));
         sums.assign(qs.getResults().begin(), qs.getResults().end());
@@ -999,8 +1003,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       return failure();
     unsigned out = 6; // dk, then dv
     if (withDk) {
-      Value dk = pb.mul(sums[0],
-                        pb.splatF32(spec.getEffectiveScale(), {bk, dqk}));
+      Value dk =
+          pb.mul(sums[0], pb.splatF32(spec.getEffectiveScale(), {bk, dqk}));
       tile::StoreOp::create(kb, loc, toOperand(pb, dk, elt),
                             prog.key(pb, e->getArgument(out++), hkv, dqk, elt),
                             ValueRange{kv0, pb.index(0)});
@@ -1091,19 +1095,24 @@ struct ConvertAttnToTileBackward
       // faster one for these head dims, unless the capture gradients are
       // to be the same in every run (then dQ should be too), or the variant
       // is one where it did not measure faster at D = 128 on the H100
-      // (docs/performance.md): GQA (0.93-1.09x the two-kernel schedule,
-      // both with the producer warpgroup), a varlen batch (the packed dQ
-      // shares go by red.global: 0.76x), and a band with a lower bound (a
-      // sliding window: each key block meets a few query blocks, 0.82x).
+      // (docs/performance.md): GQA (0.93-1.08x the two-kernel schedule
+      // forward + backward, both with the producer warpgroup), a varlen
+      // batch (the packed dQ shares go by red.global: 0.76x), and a band
+      // with a lower bound (a sliding window: each key block meets a few
+      // query blocks, 0.82x); and only in the form measured: keys by
+      // queries, one dK/dV kernel, at the chosen keys (with an ablation
+      // flag that changes these, two kernels).
       auto atomicKeys =
           spec->getAttrOfType<IntegerAttr>(attn::attrs::kAtomicKeyBlock);
       auto band = spec.getKvBandAttr();
       bool measuredSlower = spec.getGqaGroup() > 1 || spec.getVarlen() ||
                             (band && !band.getLower().empty());
-      bool atomic =
-          schedule == "atomic" ||
-          (schedule == "auto" && atomicKeys && atomicKeys.getInt() > 0 &&
-           !deterministicCaptureGradients && !measuredSlower);
+      bool measuredForm =
+          atomicKeys && atomicKeys.getInt() > 0 && keysByQueries && !split &&
+          (keyBlock == 0 || int64_t(keyBlock) == atomicKeys.getInt());
+      bool atomic = schedule == "atomic" ||
+                    (schedule == "auto" && measuredForm &&
+                     !deterministicCaptureGradients && !measuredSlower);
       // Keys per dK/dV program: block-n, or key-block for one dK/dV
       // kernel (the split dK and dV kernels keep block-n), or the atomic
       // schedule's chosen keys where auto picked it.

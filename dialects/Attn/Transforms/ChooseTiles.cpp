@@ -133,14 +133,13 @@ int64_t chooseAtomicKeyBlock(int64_t headDimQK, int64_t headDimV) {
   // 128 keys per CTA over two consumer warpgroups (FlashAttention-3's
   // dK/dV CTA), dQ = dS K split by columns between them and added to L2 by
   // TMA reductions: at D = 128 (each warpgroup's dK and dV of 64 keys fill
-  // 128 registers per thread) measured 1.04-1.12x the two-kernel backward
-  // on the H100 for N = 2k-16k, plain and causal, except causal 16k
-  // (0.99x); at D = 64 and 96 0.87-1.03x, the staging and the reductions
-  // outweighing the products; at D > 128 the dQ share's staging does not
-  // fit beside the tiles (red.global per element instead: not measured
-  // ahead). docs/performance.md has the runs.
-  int64_t sum = headDimQK + headDimV;
-  return sum > 192 && sum <= 256 ? 128 : 0;
+  // 128 registers per thread) measured 1.00-1.12x the two-kernel backward
+  // on the H100 for N = 2k-16k, plain and causal; at D = 64 and 96
+  // 0.87-1.03x, the staging and the reductions outweighing the products.
+  // Other head dims are not marked: not measured, and some (Dqk != Dv, a
+  // share of 112 columns) have no 128-key atomic lowering at all.
+  // docs/performance.md has the runs.
+  return headDimQK == 128 && headDimV == 128 ? 128 : 0;
 }
 
 namespace {

@@ -84,7 +84,7 @@ Status compile(const Variant &variant, const CompileOptions &options,
 /// Auto, the faster of the two for the variant's head dims on the arch
 /// (the atomic one at D = 128 on sm_90a; two kernels where the capture
 /// gradients are to be deterministic).
-enum class BackwardSchedule { Auto, TwoKernel, AtomicDQ };
+enum class BackwardSchedule { TwoKernel, AtomicDQ, Auto };
 
 /// Lowers the backward kernels of `variant` for `options.arch` (required).
 /// Needs no GPU.

@@ -1,6 +1,8 @@
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true key-block=64" | FileCheck %s --check-prefix=KEYS64
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true deterministic-capture-gradients=true" | FileCheck %s --check-prefix=DET
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto" | FileCheck %s --check-prefix=DET
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true split-dkdv-above=0" | FileCheck %s --check-prefix=SPLIT
 // RUN: not kiln-opt %s -convert-attn-to-tile-backward="schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // schedule=auto takes the atomic schedule where attn-choose-tiles marked
@@ -15,12 +17,16 @@
 // CHECK-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 128], "kv_heads", "batch"]
 // CHECK-LABEL: func.func @hd128_bwd_dq_convert(
 // CHECK-SAME: tile.bwd_stage = "convert"
-// A given key-block wins over the op's.
+// Only the form measured is taken: another key-block, queries by keys
+// (the second DET run) or dK and dV split give two kernels; and capture
+// gradients the same in every run want dQ so too.
+// KEYS64-LABEL: func.func @hd128_bwd_dq(
 // KEYS64-LABEL: func.func @hd128_bwd_dkdv(
 // KEYS64-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 64], "kv_heads", "batch"]
-// KEYS64-LABEL: func.func @hd128_bwd_dq_convert(
-// Capture gradients the same in every run: dQ too, by the two-kernel
-// schedule.
+// KEYS64-NOT: _bwd_dq_convert
+// SPLIT-LABEL: func.func @hd128_bwd_dq(
+// SPLIT-LABEL: func.func @hd128_bwd_dk(
+// SPLIT-NOT: _bwd_dq_convert
 // DET-LABEL: func.func @hd128_bwd_dq(
 // DET-LABEL: func.func @hd128_bwd_dkdv(
 // DET-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 64], "kv_heads", "batch"]

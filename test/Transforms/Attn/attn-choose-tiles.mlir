@@ -17,7 +17,7 @@
 // spare and whose tiles fit the shared memory; when none fits, the sm_80
 // rule. The backward takes 64 keys and 64 query rows on sm_90a (wgmma's
 // one m16 tile per warp), and on sm_80 128 query rows up to head dim 64;
-// on sm_90a at 192 < Dqk + Dv <= 256 (D = 128) it also marks the atomic
+// on sm_90a at Dqk = Dv = 128 it also marks the atomic
 // schedule's 128 keys per dK/dV program, measured the faster schedule there
 // (attn.atomic_key_block sorts first: the other ops have none).
 
@@ -73,6 +73,17 @@ attn.attention @qk192_v128 {qk_head_dim = 192, v_head_dim = 128, element_type = 
 // BWD80-LABEL: attn.attention @hd128
 // BWD80-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
 attn.attention @hd128 {qk_head_dim = 128, v_head_dim = 128, element_type = bf16}
+
+// -----
+
+// Only Dqk = Dv = 128 is marked (others unmeasured; Dqk != Dv has no
+// 128-key atomic lowering).
+// BWD-LABEL: attn.attention @qk192_v64
+// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-LABEL: attn.attention @hd112
+// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
+attn.attention @qk192_v64 {qk_head_dim = 192, v_head_dim = 64, element_type = bf16}
+attn.attention @hd112 {qk_head_dim = 112, v_head_dim = 112, element_type = bf16}
 
 // -----
 

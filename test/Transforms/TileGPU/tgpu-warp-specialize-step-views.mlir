@@ -1,4 +1,6 @@
 // RUN: kiln run %examples/gqa_causal.mlir --backward --bwd-schedule two-kernel --heads 8 -emit=tgpu | FileCheck %s
+// RUN: kiln run %examples/gqa_causal.mlir --backward --bwd-schedule two-kernel --heads 8 --no-group-steps -emit=tgpu | FileCheck %s --check-prefix=NESTED
+// RUN: kiln run %examples/gqa_causal.mlir --backward --heads 8 --seqlens 40,100,3 --head-dim 256 -emit=tgpu | FileCheck %s --check-prefix=VARLEN
 
 // GQA's dK/dV kernel makes Q's and dO's views per step (one loop per range
 // of Q blocks over the group's heads): the producer computes each step's
@@ -18,3 +20,18 @@
 // CHECK: } {tile.q_loop = "leading_partial"}
 // CHECK: consumer {
 // CHECK-NOT: tgpu.copy_async
+
+// The ablation: a loop over the group's heads around the Q blocks' loops,
+// whose copies the producer does not take (cp.async by every warp).
+// NESTED-LABEL: func.func @gqa_causal_bwd_dkdv(
+// NESTED-NOT: tgpu.warp_specialize
+// NESTED: scf.for %{{.*}} = %c0 to %c4 step %c1
+// NESTED: tgpu.copy_async
+
+// A varlen batch keeps the loop over heads too (ragged views are not taken
+// per step; grouped loops would stage Q and dO once per loop): at D = 256
+// its dK and dV kernels fit the shared memory.
+// VARLEN-LABEL: func.func @gqa_causal_bwd_dk(
+// VARLEN-SAME: tgpu.shared_bytes = 131072
+// VARLEN: scf.for %{{.*}} = %c0 to %c4 step %c1
+// VARLEN-LABEL: func.func @gqa_causal_bwd_dv(
