@@ -808,7 +808,6 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       OpBuilder &qb = ip.b;
       Location l2 = ip.loc;
       BlockInputs in;
-
       in.q = ip.load(hv.qd, {bm, dqk}, elt, {i, ip.index(0)}, 0.0);
       in.dO = ip.load(hv.dO, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
       in.k = kTile;
