@@ -8,7 +8,9 @@ the per-token document ids) passed as captures. FlexAttention runs under
 torch.compile with the same mods; its block mask is built by
 create_block_mask, timed on its own and together with the attention (a new
 document layout needs a new block mask). Both are checked against each other
-in the same run.
+in the same run; every implementation of a row is timed --rounds times in a
+rotated order (the median reported, and the row's largest spread), as clocks
+drift within a row.
 
   python3 bench/bench_mods.py --lib build/lib/libkiln_runtime.so --specs DIR
 
@@ -27,7 +29,7 @@ from torch.nn.attention.flex_attention import flex_attention, create_block_mask
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
-from measure import bench, relerr
+from measure import bench_rounds, relerr
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
@@ -35,6 +37,8 @@ p.add_argument("--specs", required=True)
 p.add_argument("--hdims", default="128")
 p.add_argument("--seqlens", default="4096,16384")
 p.add_argument("--docs", type=int, default=8)
+p.add_argument("--rounds", type=int, default=3,
+               help="time every implementation this many times in a rotated order, report the median")
 p.add_argument("--ablation", default="_precise",
                help="the specs' suffix timed in the second column (default _precise: --no-fast-math)")
 args = p.parse_args()
@@ -103,8 +107,9 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             make_mask = (lambda: create_block_mask(mask_mod, None, None, N, N, device=dev)) if mask_mod else (
                 lambda: None)
             bm = make_mask()
+            timed = []
             if mask_mod:
-                row["flex_block_mask_ms"] = bench(make_mask)
+                timed.append(("flex_block_mask_ms", make_mask))
             qt, kt, vt = (t(x).detach().requires_grad_() for x in (q, k, v))
             flex_fwd = lambda: flex(qt, kt, vt, **flex_kwargs(bm))
             ref = flex_fwd()
@@ -115,18 +120,24 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             runtime.forward(fwd, q, k, v, o, lse, captures)
             torch.cuda.synchronize()
             row["kiln_vs_flex_relerr"] = relerr(t(o), ref)
-            row["kiln_fwd_ms"] = bench(lambda: runtime.forward(fwd, q, k, v, o, lse, captures))
+            timed.append(("kiln_fwd_ms", lambda: runtime.forward(fwd, q, k, v, o, lse, captures)))
             precise, precise_bwd = load(variant, hd, args.ablation), load(variant, hd, args.ablation + "_bwd")
             if precise is not None:
-                row["kiln_precise_fwd_ms"] = bench(lambda: runtime.forward(precise, q, k, v, o, lse, captures))
-            with torch.no_grad():
-                row["flex_fwd_ms"] = bench(flex_fwd)
-                row["flex_fwd_with_mask_ms"] = bench(lambda: flex(qt, kt, vt, **flex_kwargs(make_mask())))
+                timed.append(("kiln_precise_fwd_ms", lambda: runtime.forward(precise, q, k, v, o, lse, captures)))
+
+            def flex_fwd_only():
+                with torch.no_grad():
+                    flex_fwd()
+
+            def flex_fwd_with_mask():
+                with torch.no_grad():
+                    flex(qt, kt, vt, **flex_kwargs(make_mask()))
 
             def flex_fb():
                 qt.grad = kt.grad = vt.grad = None
                 flex_fwd().backward(t(do))
-            row["flex_fb_ms"] = bench(flex_fb)
+            timed += [("flex_fwd_ms", flex_fwd_only), ("flex_fwd_with_mask_ms", flex_fwd_with_mask),
+                      ("flex_fb_ms", flex_fb)]
             if bwd is not None:
                 for g in (dq, dk, dv):
                     g.fill_(float("nan"))
@@ -137,12 +148,16 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                 def kiln_fb():
                     runtime.forward(fwd, q, k, v, o, lse, captures)
                     runtime.backward(bwd, q, k, v, o, do, lse, dq, dk, dv, captures)
-                row["kiln_fb_ms"] = bench(kiln_fb)
+                timed.append(("kiln_fb_ms", kiln_fb))
                 if precise is not None and precise_bwd is not None:
                     def kiln_precise_fb():
                         runtime.forward(precise, q, k, v, o, lse, captures)
                         runtime.backward(precise_bwd, q, k, v, o, do, lse, dq, dk, dv, captures)
-                    row["kiln_precise_fb_ms"] = bench(kiln_precise_fb)
+                    timed.append(("kiln_precise_fb_ms", kiln_precise_fb))
+            row["spread"] = 0.0
+            for key, (ms, spread) in bench_rounds(timed, args.rounds).items():
+                row[key] = ms
+                row["spread"] = max(row["spread"], spread)
             for key in ("kiln_fwd", "kiln_precise_fwd", "flex_fwd", "flex_fwd_with_mask"):
                 if key + "_ms" in row:
                     row[key + "_tflops"] = flops / row[key + "_ms"] / 1e9
@@ -164,11 +179,11 @@ cols = [("kiln", "kiln_fwd_tflops"), (abl, "kiln_precise_fwd_tflops"), ("flex", 
         ("flex+bm", "flex_fwd_with_mask_tflops"), ("kiln fb", "kiln_fb_tflops"),
         (abl[:4] + " fb", "kiln_precise_fb_tflops"), ("flex fb", "flex_fb_tflops")]
 print(f"{'variant':>13} {'hd':>3} {'N':>6} " + " ".join(f"{c:>7}" for c, _ in cols) +
-      f" {'k/flex':>6} {'k/f+bm':>6} {'fb k/f':>6} {'err':>7} {'grad err':>8}")
+      f" {'k/flex':>6} {'k/f+bm':>6} {'fb k/f':>6} {'err':>7} {'grad err':>8} {'spread':>6}")
 for r in rows:
     val = lambda key: f"{r[key]:7.1f}" if key in r else f"{'n/a':>7}"
     ratio = lambda a, b: f"{r[a] / r[b]:6.2f}" if a in r and b in r else f"{'n/a':>6}"
     print(f"{r['variant']:>13} {r['hdim']:3d} {r['N']:6d} " + " ".join(val(k) for _, k in cols) +
           f" {ratio('kiln_fwd_tflops', 'flex_fwd_tflops')} {ratio('kiln_fwd_tflops', 'flex_fwd_with_mask_tflops')}"
           f" {ratio('kiln_fb_tflops', 'flex_fb_tflops')} {r['kiln_vs_flex_relerr']:7.1e}"
-          f" {r.get('kiln_grad_vs_flex_relerr', float('nan')):8.1e}")
+          f" {r.get('kiln_grad_vs_flex_relerr', float('nan')):8.1e} {r['spread']:6.1%}")
