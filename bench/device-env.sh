@@ -24,3 +24,20 @@ check_examples() {
     done
   done
 }
+# summarize_checks FILE: the PASS / FAIL counts of a check_examples-style log
+# ("== case" lines, then the verdicts), and the lines around each failure.
+summarize_checks() {
+  echo "checks: $(grep -c PASS "$1") PASS, $(grep -cE 'FAIL|rror' "$1") FAIL/error, $(grep -c '^==' "$1") cases"
+  grep -B3 -E "FAIL|rror" "$1" | head -30
+}
+# sanitize LABEL RUN-ARGS...: `kiln run RUN-ARGS --check` under memcheck,
+# racecheck and synccheck, one summary line per tool.
+sanitize() {
+  local label=$1 tool
+  shift
+  for tool in memcheck racecheck synccheck; do
+    echo -n "$tool $label: "
+    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run "$@" --check 2>&1 |
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
+  done
+}

@@ -33,14 +33,9 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
     timeout 120 $KILN run examples/varlen_causal.mlir --backend cuda --backward --heads 8 \
       --seqlens 40,700,3,1000,129 --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
   } > "$OUT/checks.txt" 2>&1
-  echo "checks: $(grep -c PASS "$OUT/checks.txt") PASS, $(grep -cE 'FAIL|rror' "$OUT/checks.txt") FAIL/error, $(grep -c '^==' "$OUT/checks.txt") cases"
-  grep -B3 -E "FAIL|rror" "$OUT/checks.txt" | head -30
-  for tool in memcheck racecheck synccheck; do
-    echo -n "$tool auto hd128: "
-    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/causal_softcap.mlir --backend cuda \
-      --backward --head-dim 128 --seqlen 300 --seqlen-kv 517 --heads 2 --check 2>&1 |
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
-  done | tee "$OUT/sanitize.txt"
+  summarize_checks "$OUT/checks.txt"
+  sanitize "auto hd128" examples/causal_softcap.mlir --backend cuda --backward --head-dim 128 --seqlen 300 \
+    --seqlen-kv 517 --heads 2 | tee "$OUT/sanitize.txt"
 fi
 if [ "$MODE" = variants ] || [ "$MODE" = all ]; then
   {

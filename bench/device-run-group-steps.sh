@@ -25,15 +25,11 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
       done
     done
   } > "$OUT/checks.txt" 2>&1
-  echo "checks: $(grep -c PASS "$OUT/checks.txt") PASS, $(grep -cE 'FAIL|rror' "$OUT/checks.txt") FAIL/error, $(grep -c '^==' "$OUT/checks.txt") cases"
-  grep -B3 -E "FAIL|rror" "$OUT/checks.txt" | head -30
+  summarize_checks "$OUT/checks.txt"
   for sched in two-kernel "atomic --key-block 128"; do
-    for tool in memcheck racecheck synccheck; do
-      echo -n "$tool gqa $sched: "
-      timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $KILN run examples/gqa_causal.mlir --backend cuda \
-        --backward --bwd-schedule $sched --head-dim 128 --seqlen 300 --seqlen-kv 517 --heads 8 --check 2>&1 |
-        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
-    done
+    # ($sched unquoted: "atomic --key-block 128" is three arguments.)
+    sanitize "gqa $sched" examples/gqa_causal.mlir --backend cuda --backward --bwd-schedule $sched --head-dim 128 \
+      --seqlen 300 --seqlen-kv 517 --heads 8
   done | tee "$OUT/sanitize.txt"
 fi
 if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
