@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Assembles .device/ for bench/device-run-attention.sh (bench/bench_attention.py,
+# the benchmark of issues 9 and 10): the runtime's shared library, the kiln
+# binary (for the checks) and, compiled here (no GPU needed), the forward and
+# backward specs of every benchmarked variant at D = 64, 128 and 256, the
+# document mask's block-sparse programs and list builder, and at D = 128 the
+# ablations: each spec compiled with one schedule decision switched off.
+#   bash bench/prepare-attention.sh [build-dir] [head-dims]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+HDIMS=${2:-64 128 256}
+D=.device
+rm -rf "$D" && mkdir -p "$D/specs"
+strip -o "$D/kiln" "$BUILD/bin/kiln" && gzip -f "$D/kiln"
+cp "$BUILD/lib/libkiln_runtime.so" "$D/"
+K="$BUILD/bin/kiln"
+# Compiles run in the background, whose failures `wait` does not report:
+# each failure is listed, and the benchmark leaves those rows out.
+compile() { # name example args...
+  local name=$1 ex=$2; shift 2
+  if ! "$K" compile "examples/$ex.mlir" "$@" -o "$D/specs/$name.cubin" > /dev/null 2> "$D/specs/$name.log"; then
+    echo "prepare-attention: could not compile $name: $(tail -1 "$D/specs/$name.log")" >&2
+    echo "$name" >> "$D/failed"
+  fi
+  rm -f "$D/specs/$name".*cubin "$D/specs/$name.log" # the runtime compiles the spec's source itself
+}
+VARIANTS="plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal"
+for hd in $HDIMS; do
+  for v in $VARIANTS; do
+    compile "${v}_hd$hd" $v --head-dim $hd &
+    compile "${v}_hd$hd"_bwd $v --head-dim $hd --backward &
+    wait
+  done
+  # The document mask as the benchmark runs it: block-sparse over lists that
+  # the generated builder makes from the mask (beside the dense kernel above).
+  compile document_mask_hd${hd}_bs128 document_mask --head-dim $hd --block-sparse 128 &
+  compile document_mask_hd${hd}_bs128_bwd document_mask --head-dim $hd --block-sparse 128 --backward &
+  compile document_mask_hd${hd}_bs128_build document_mask --head-dim $hd --block-sparse 128 --build-block-mask &
+  wait
+done
+# Ablations at D = 128, named as bench_attention.py's --ablations takes them:
+# <variant>_hd128_<name> (forward) and <variant>_hd128_<name>_bwd (backward).
+ablate() { # variant name fwd|bwd|both flags...
+  local v=$1 name=$2 which=$3; shift 3
+  [ $which != bwd ] && compile "${v}_hd128_$name" $v --head-dim 128 "$@" &
+  [ $which != fwd ] && compile "${v}_hd128_${name}_bwd" $v --head-dim 128 --backward "$@" &
+  wait
+}
+for v in plain causal; do
+  ablate $v mma both --no-warpgroup-mma          # mma.sync instead of wgmma
+  ablate $v nows both --no-warp-specialize       # cp.async by every warp instead of a TMA producer
+  ablate $v noov both --no-overlap-products      # each product waited for in turn
+  ablate $v nosplit both --no-split              # one masked loop instead of full and partial blocks
+  ablate $v nopersist fwd --no-persistent        # one CTA per query block
+  ablate $v oneq fwd --no-double-tile-buffers    # one copy of Q per persistent CTA
+  ablate $v twokernel bwd --bwd-schedule two-kernel # dQ in its own kernel, no atomics
+  ablate $v nokq bwd --no-keys-by-queries        # dK/dV kernel on S = Q K^T
+  ablate $v noasync bwd --no-async-accumulate    # dV and dK waited for where issued
+done
+ablate causal noshort fwd --short-rows 0         # no 128-row program for short masked rows
+ablate softcap precise both --no-fast-math       # precise tanhf in the score_mod
+ablate causal_softcap precise both --no-fast-math
+ablate alibi nosplitpos both --no-split-position-differences # kv - q per element
+ablate gqa_causal nogroup bwd --no-group-steps   # dK/dV loops over the group's heads, no producer
+[ -e "$D/failed" ] && echo "prepare-attention: $(wc -l < "$D/failed") specs failed (rows left out)" >&2
+ls "$D/specs" | wc -l
+du -sh "$D"
