@@ -39,13 +39,16 @@ for hd in $HDIMS; do
   compile document_mask_hd${hd}_bs128_build document_mask --head-dim $hd --block-sparse 128 --build-block-mask &
   wait
 done
-# Ablations at D = 128, named as bench_attention.py's --ablations takes them:
-# <variant>_hd128_<name> (forward) and <variant>_hd128_<name>_bwd (backward).
+# Ablations at D = 128 (or $ABLATION_HDIMS), named as bench_attention.py's
+# --ablations takes them: <variant>_hd<D>_<name> (forward) and
+# <variant>_hd<D>_<name>_bwd (backward).
 ablate() { # variant name fwd|bwd|both flags...
   local v=$1 name=$2 which=$3; shift 3
-  [ $which != bwd ] && compile "${v}_hd128_$name" $v --head-dim 128 "$@" &
-  [ $which != fwd ] && compile "${v}_hd128_${name}_bwd" $v --head-dim 128 --backward "$@" &
-  wait
+  for hd in ${ABLATION_HDIMS:-128}; do
+    [ $which != bwd ] && compile "${v}_hd${hd}_$name" $v --head-dim $hd "$@" &
+    [ $which != fwd ] && compile "${v}_hd${hd}_${name}_bwd" $v --head-dim $hd --backward "$@" &
+    wait
+  done
 }
 for v in plain causal; do
   ablate $v mma both --no-warpgroup-mma          # mma.sync instead of wgmma
@@ -63,6 +66,9 @@ ablate softcap precise both --no-fast-math       # precise tanhf in the score_mo
 ablate causal_softcap precise both --no-fast-math
 ablate alibi nosplitpos both --no-split-position-differences # kv - q per element
 ablate gqa_causal nogroup bwd --no-group-steps   # dK/dV loops over the group's heads, no producer
+for v in alibi softcap plain; do                 # the mods' arithmetic in its written order
+  ablate $v noreassoc both --no-reassociate-low-rank
+done
 [ -e "$D/failed" ] && echo "prepare-attention: $(wc -l < "$D/failed") specs failed (rows left out)" >&2
 ls "$D/specs" | wc -l
 du -sh "$D"

@@ -62,6 +62,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.combineByRows = choices.combineByRows;
   options.visibleBelow = choices.visibleBelow;
   options.splitPositionDifferences = choices.splitPositionDifferences;
+  options.reassociateLowRank = choices.reassociateLowRank;
   options.pingPong = choices.pingPong;
   options.persistent = choices.persistent;
   options.doubleTileBuffers = choices.doubleTileBuffers;
@@ -137,6 +138,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.combineByRows = o.combineByRows;
   choices.visibleBelow = o.visibleBelow;
   choices.splitPositionDifferences = o.splitPositionDifferences;
+  choices.reassociateLowRank = o.reassociateLowRank;
   choices.pingPong = o.pingPong;
   choices.persistent = o.persistent;
   choices.doubleTileBuffers = o.doubleTileBuffers;

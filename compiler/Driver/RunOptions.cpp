@@ -109,6 +109,9 @@ const char *runUsage() {
   --no-split-position-differences
                             mods convert kv - q to float per element instead
                             of kv and q per column and row (ablation)
+  --no-reassociate-low-rank cuda: the mods' arithmetic in its written order
+                            instead of per-row and per-column terms combined
+                            first (tile-reassociate-low-rank; ablation)
   --combine-by-rows         forward, split KV: the combine kernel over blocks
                             of 64 query rows, one split per step, instead of
                             one query row over blocks of splits (ablation)
@@ -253,18 +256,19 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
         name == "no-group-steps" || name == "combine-by-rows" ||
         name == "no-visible-below" || name == "no-split-position-differences" ||
-        name == "no-overlap-copies" || name == "no-prefetch" ||
-        name == "no-fast-math" || name == "no-warpgroup-mma" ||
-        name == "no-double-buffer" || name == "pipeline-products" ||
-        name == "no-warp-specialize" || name == "longest-first" ||
-        name == "persistent" || name == "no-persistent" ||
-        name == "no-double-tile-buffers" || name == "persistent-backward" ||
-        name == "ping-pong" || name == "no-overlap-products" ||
-        name == "backward" || name == "no-pack-lhs-first" ||
-        name == "no-bulk-reductions" || name == "no-async-accumulate" ||
-        name == "order-before-waits" || name == "keys-by-queries" ||
-        name == "no-keys-by-queries" || name == "split-dkdv" ||
-        name == "no-split-dkdv" || name == "capture-gradients" ||
+        name == "no-reassociate-low-rank" || name == "no-overlap-copies" ||
+        name == "no-prefetch" || name == "no-fast-math" ||
+        name == "no-warpgroup-mma" || name == "no-double-buffer" ||
+        name == "pipeline-products" || name == "no-warp-specialize" ||
+        name == "longest-first" || name == "persistent" ||
+        name == "no-persistent" || name == "no-double-tile-buffers" ||
+        name == "persistent-backward" || name == "ping-pong" ||
+        name == "no-overlap-products" || name == "backward" ||
+        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
+        name == "no-async-accumulate" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -289,6 +293,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.visibleBelow = false;
     } else if (name == "no-split-position-differences") {
       o.splitPositionDifferences = false;
+    } else if (name == "no-reassociate-low-rank") {
+      o.reassociateLowRank = false;
     } else if (name == "varlen") {
       o.varlen = true;
     } else if (name == "build-block-mask") {

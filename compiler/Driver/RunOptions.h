@@ -84,6 +84,9 @@ struct RunOptions {
   /// Mods convert positions to float before subtracting them (ablation
   /// switch --no-split-position-differences).
   bool splitPositionDifferences = true;
+  /// cuda, fast math: the mods' per-row and per-column terms combine before
+  /// per-element ones (ablation switch --no-reassociate-low-rank).
+  bool reassociateLowRank = true;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

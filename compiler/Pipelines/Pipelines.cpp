@@ -68,6 +68,9 @@ void buildForwardTilePipeline(OpPassManager &pm,
       pm.addPass(tile::createTileSplitKV(split));
     }
   }
+  // ALiBi-like mods: per-row and per-column terms first (fast math only).
+  if (options.reassociateLowRank)
+    pm.addPass(tile::createTileReassociateLowRank());
   // Fold the index arithmetic of the bounds and share repeated constants;
   // hoist what does not change across KV steps (iotas, splats, capture reads
   // indexed by head) out of the KV loops.
@@ -177,6 +180,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.combineByRows = options.combineByRows;
   forward.visibleBelow = options.visibleBelow;
   forward.splitPositionDifferences = options.splitPositionDifferences;
+  forward.reassociateLowRank = options.fastMath && options.reassociateLowRank;
   forward.decodeRows = options.decodeRows;
   forward.shortRows = options.shortRows;
   forward.shortKeys = options.shortKeys;
@@ -272,6 +276,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.groupSteps = options.groupSteps;
   program.captureGradients = options.captureGradients;
   program.splitPositionDifferences = options.splitPositionDifferences;
+  program.reassociateLowRank = options.fastMath && options.reassociateLowRank;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.

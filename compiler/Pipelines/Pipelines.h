@@ -81,6 +81,12 @@ struct ForwardPipelineOptions
       llvm::cl::desc("Mods convert positions to float before subtracting "
                      "them (attn-split-position-differences)"),
       llvm::cl::init(true)};
+  Option<bool> reassociateLowRank{
+      *this, "reassociate-low-rank",
+      llvm::cl::desc("Per-row and per-column terms of the mods combine "
+                     "before per-element ones (tile-reassociate-low-rank; "
+                     "floating-point reassociation: CUDA under fast math)"),
+      llvm::cl::init(false)};
   Option<bool> visibleBelow{
       *this, "visible-below",
       llvm::cl::desc("Forward: a mask_mod `kv < X || ...` with X uniform per "
@@ -325,6 +331,12 @@ struct CUDAPipelineOptions
       *this, "split-position-differences",
       llvm::cl::desc("Mods convert positions to float before subtracting "
                      "them (attn-split-position-differences)"),
+      llvm::cl::init(true)};
+  Option<bool> reassociateLowRank{
+      *this, "reassociate-low-rank",
+      llvm::cl::desc("Under fast math: per-row and per-column terms of the "
+                     "mods combine before per-element ones "
+                     "(tile-reassociate-low-rank)"),
       llvm::cl::init(true)};
   Option<bool> visibleBelow{
       *this, "visible-below",

@@ -77,4 +77,38 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def TileReassociateLowRank : Pass<"tile-reassociate-low-rank"> {
+  let summary = "Reassociates tile arithmetic so that per-row and per-column terms combine before per-element ones";
+  let description = [{
+    On the GPU a value of a 2-D tile that varies along one dimension only
+    (a splat, `tile.iota`, `tile.broadcast`, and elementwise ops of those)
+    costs one instruction per row or column a thread holds; an op on
+    operands varying along both dimensions costs one per element. A
+    score_mod such as ALiBi's (`score + slope * float(kv - q)`, scaled
+    before and multiplied by log2(e) after) lowers to four or five
+    per-element float ops beside the score's scaling; this pass rewrites it
+    to one add and one fused multiply-add per element:
+
+    - `float(a + iota_A) - float(b + iota_B)` (A != B), and
+      `float((a + iota_A) - (b + iota_B))`, become `(float(a - b) -
+      float(iota_B)) + float(iota_A)`: exact while positions stay below
+      2^24, and relative to the tile, so no term grows with the sequence;
+    - `x * (r + c)` with `x`, `r`, `c` each varying along at most one
+      dimension and `r + c` along both becomes `x * r + x * c` (not over
+      two converted positions, whose products could round at the size of
+      the positions);
+    - `(f + l) * s` with `s` a splat and `l` a sum of such terms becomes
+      `f * s + l * s`;
+    - `(z * x) * y` with `x`, `y` cheap and `z` not becomes `z * (x * y)`;
+      `splat(a) op splat(b)` becomes `splat(a op b)`.
+
+    The positions' rewrite runs first. All but it reassociate
+    floating-point arithmetic (results move by a few units in the last
+    place), so the CUDA pipelines run the pass under fast math only
+    (`--no-reassociate-low-rank` is the ablation).
+  }];
+  let dependentDialects = ["::kiln::tile::TileDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // KILN_TILE_PASSES
