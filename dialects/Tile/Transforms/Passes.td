@@ -90,21 +90,24 @@ def TileReassociateLowRank : Pass<"tile-reassociate-low-rank"> {
     to one add and one fused multiply-add per element:
 
     - `float(a + iota_A) - float(b + iota_B)` (A != B), and
-      `float((a + iota_A) - (b + iota_B))`, become `(float(a - b) -
-      float(iota_B)) + float(iota_A)`: exact while positions stay below
-      2^24, and relative to the tile, so no term grows with the sequence;
+      `float((a + iota_A) - (b + iota_B))` (into f32 or f64 through
+      integers of 32 bits or more), become `(float(a - b) - float(iota_B))
+      + float(iota_A)`: exact while positions stay below 2^24, and relative
+      to the tile (no term larger than |kv - q| plus the tile's size);
     - `x * (r + c)` with `x`, `r`, `c` each varying along at most one
-      dimension and `r + c` along both becomes `x * r + x * c` (not over
-      two converted positions, whose products could round at the size of
-      the positions);
-    - `(f + l) * s` with `s` a splat and `l` a sum of such terms becomes
-      `f * s + l * s`;
-    - `(z * x) * y` with `x`, `y` cheap and `z` not becomes `z * (x * y)`;
-      `splat(a) op splat(b)` becomes `splat(a op b)`.
+      dimension, `r + c` along both, `x * r` and `x * c` along one, and `r`
+      or `c` bounded by the tile's size (iotas and constants: two large
+      terms that cancel would each round at their own size) becomes
+      `x * r + x * c`;
+    - `(f ± l) * s` (or `(l ± f) * s`) with `s` a splat and `l` a sum of
+      such terms becomes `f * s ± l * s`;
+    - `(z * x) * y` with `x`, `y` and `x * y` cheap and `z` not becomes
+      `z * (x * y)`; `splat(a) op splat(b)` becomes `splat(a op b)`.
 
     The positions' rewrite runs first. All but it reassociate
     floating-point arithmetic (results move by a few units in the last
-    place), so the CUDA pipelines run the pass under fast math only
+    place) without looking at the ops' fastmath flags, so the CUDA
+    pipelines run the pass under fast math only
     (`--no-reassociate-low-rank` is the ablation).
   }];
   let dependentDialects = ["::kiln::tile::TileDialect",

@@ -18,16 +18,19 @@
 //   - float(a + iota_A) - float(b + iota_B), A != B, and float((a + iota_A)
 //     - (b + iota_B)) -> (float(a - b) - float(iota_B)) + float(iota_A):
 //     exact while positions stay below 2^24 (as the attn-level
-//     attn-split-position-differences assumes), and the scalar part is
-//     relative to the tile, so no term grows with the sequence length;
+//     attn-split-position-differences assumes), and relative to the tile:
+//     no term is larger than |kv - q| plus the tile's size, so the bias
+//     rounds as it did;
 //   - x * (r + c) with r, c and x each varying along at most one dimension
-//     (and r + c along both) -> x * r + x * c;
-//   - (f + l) * s with s a splat and l such a sum of per-row and per-column
-//     terms -> f * s + l * s;
-//   - (z * x) * y with x, y varying along at most one dimension and z along
-//     both -> z * (x * y); splat(a) op splat(b) -> splat(a op b).
-// All but the first reassociate floating-point arithmetic, so the pipeline
-// runs the pass only under fast math.
+//     (r + c along both), x * r and x * c along one, and r or c bounded by
+//     the tile's size (so that no two large terms cancel) -> x * r + x * c;
+//   - (f ± l) * s and (l ± f) * s with s a splat and l a sum of per-row
+//     and per-column terms -> f * s ± l * s (l * s ± f * s);
+//   - (z * x) * y with x, y and x * y varying along at most one dimension
+//     and z along both -> z * (x * y); splat(a) op splat(b) -> splat(a op b).
+// All but the first reassociate floating-point arithmetic; the pass does not
+// look at the ops' fastmath flags, so the pipelines run it only under fast
+// math.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +40,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln::tile {
@@ -59,32 +63,65 @@ bool isTile2D(Value v) {
   return type && type.getRank() == 2;
 }
 
-Rank rankOf(Value v, int depth = 0) {
+/// The rank of `v`, memoised per query (a DAG of shared subexpressions is
+/// walked once), up to a depth beyond which values count as full.
+Rank rankOf(Value v, DenseMap<Value, Rank> &seen, int depth) {
   if (!isTile2D(v))
     return kFull;
   Operation *op = v.getDefiningOp();
-  if (!op || depth > 12)
+  if (!op || depth > 16)
     return kFull;
-  if (isa<tile::SplatOp>(op))
-    return kScalar;
-  if (auto iota = dyn_cast<tile::IotaOp>(op))
-    return Rank(1) << iota.getDim();
-  // A 1-D tile repeated along `dim` varies along the other dimension.
-  if (auto broadcast = dyn_cast<tile::BroadcastOp>(op))
-    return Rank(1) << (1 - broadcast.getDim());
-  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+  if (auto it = seen.find(v); it != seen.end())
+    return it->second;
+  Rank rank = kFull;
+  if (isa<tile::SplatOp>(op)) {
+    rank = kScalar;
+  } else if (auto iota = dyn_cast<tile::IotaOp>(op)) {
+    rank = Rank(1) << iota.getDim();
+  } else if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
+    // A 1-D tile repeated along `dim` varies along the other dimension.
+    rank = Rank(1) << (1 - broadcast.getDim());
+  } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    return dense && dense.isSplat() ? kScalar : kFull;
+    rank = dense && dense.isSplat() ? kScalar : kFull;
+  } else if (op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0) {
+    rank = kScalar;
+    for (Value operand : op->getOperands())
+      rank |= rankOf(operand, seen, depth + 1);
   }
-  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0)
-    return kFull;
-  Rank rank = kScalar;
-  for (Value operand : op->getOperands())
-    rank |= rankOf(operand, depth + 1);
+  seen[v] = rank;
   return rank;
 }
 
+Rank rankOf(Value v) {
+  DenseMap<Value, Rank> seen;
+  return rankOf(v, seen, 0);
+}
+
 bool isLowRank(Value v) { return rankOf(v) != kFull; }
+
+/// Whether `v` is bounded by the tile's size, up to a scalar factor: iotas
+/// and constants through elementwise ops, times splats (a column's offset in
+/// the tile times a slope, not its position in the sequence).
+bool isTileBounded(Value v, int depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 16)
+    return false;
+  if (isa<tile::IotaOp, arith::ConstantOp>(op))
+    return true;
+  if (auto splat = dyn_cast<tile::SplatOp>(op))
+    return isa_and_nonnull<arith::ConstantOp>(splat.getValue().getDefiningOp());
+  if (isa<arith::MulFOp>(op))
+    for (int i = 0; i < 2; ++i)
+      if (rankOf(op->getOperand(i)) == kScalar &&
+          isTileBounded(op->getOperand(1 - i), depth + 1))
+        return true;
+  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0)
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value operand) {
+    return isTileBounded(operand, depth + 1);
+  });
+}
 
 /// A sum of products of per-row, per-column and scalar values (each term
 /// cheap): what distributing a multiplication over keeps cheap.
@@ -121,13 +158,19 @@ std::optional<std::pair<Value, int64_t>> matchPosition(Value v) {
   return std::nullopt;
 }
 
-/// The index tile under `sitofp(index_cast(x))`, or null.
+/// The index tile under `sitofp(index_cast(x))`, or null: into f32 or f64
+/// through integers of 32 bits or more, where positions below 2^24 convert
+/// and subtract exactly (narrower types would round or wrap).
 Value positionsConverted(Value v) {
   auto toFloat = v.getDefiningOp<arith::SIToFPOp>();
-  if (!toFloat)
+  if (!toFloat || !getElementTypeOrSelf(toFloat.getType()).isF32() &&
+                      !getElementTypeOrSelf(toFloat.getType()).isF64())
     return {};
   auto cast = toFloat.getIn().getDefiningOp<arith::IndexCastOp>();
-  return cast ? cast.getIn() : Value();
+  if (!cast ||
+      getElementTypeOrSelf(cast.getType()).getIntOrFloatBitWidth() < 32)
+    return {};
+  return cast.getIn();
 }
 
 /// float(iota dim d) of `like`'s shape through the same integer type.
@@ -219,17 +262,20 @@ struct RelativeConvertedDifference : OpRewritePattern<arith::SIToFPOp> {
 ///     apart by the first case, and f * s folds into f's own scaling.
 bool worthDistributing(Operation *sum, Value factor) {
   Value a = sum->getOperand(0), b = sum->getOperand(1);
-  if (isLowRank(a) && isLowRank(b) && !isLowRank(sum->getResult(0)) &&
-      isLowRank(factor)) {
-    // Two converted positions (a difference the first rewrite could not
-    // make relative to the tile) may be large and cancel: multiplied
-    // apart, each would round at the size of the position, not of the
-    // difference.
-    return !(a.getDefiningOp<arith::SIToFPOp>() &&
-             b.getDefiningOp<arith::SIToFPOp>());
+  Rank ra = rankOf(a), rb = rankOf(b), rx = rankOf(factor);
+  if (ra != kFull && rb != kFull && (ra | rb) == kFull && rx != kFull) {
+    // Both products must stay cheap (a per-row factor times a per-column
+    // term would be a product per element again), and one term must be
+    // bounded by the tile: two large terms that cancel (positions the first
+    // rewrite could not make relative, say) would, multiplied apart, each
+    // round at their own size rather than at the size of the difference.
+    return (rx | ra) != kFull && (rx | rb) != kFull &&
+           (isTileBounded(a) || isTileBounded(b));
   }
-  return rankOf(factor) == kScalar && !isLowRank(a) && !isLowRank(b) &&
-         isLowRankSum(b);
+  // A splat over a sum one of whose terms is a per-element sum of cheap
+  // terms, which the first case then takes apart.
+  return rx == kScalar &&
+         ((ra == kFull && isLowRankSum(a)) || (rb == kFull && isLowRankSum(b)));
 }
 
 /// (a ± b) * x -> a * x ± b * x where worthDistributing says so.
@@ -245,16 +291,19 @@ struct DistributeOverSum : OpRewritePattern<arith::MulFOp> {
       if (!isa_and_nonnull<arith::AddFOp, arith::SubFOp>(def) ||
           !sum.hasOneUse() || !worthDistributing(def, factor))
         continue;
+      // The products keep the multiplication's flags, the sum its own.
       auto flags = op.getFastmath();
       Location loc = op.getLoc();
       Value lhs = arith::MulFOp::create(rewriter, loc, def->getOperand(0),
                                         factor, flags);
       Value rhs = arith::MulFOp::create(rewriter, loc, def->getOperand(1),
                                         factor, flags);
-      if (isa<arith::AddFOp>(def))
-        rewriter.replaceOpWithNewOp<arith::AddFOp>(op, lhs, rhs, flags);
+      if (auto add = dyn_cast<arith::AddFOp>(def))
+        rewriter.replaceOpWithNewOp<arith::AddFOp>(op, lhs, rhs,
+                                                   add.getFastmath());
       else
-        rewriter.replaceOpWithNewOp<arith::SubFOp>(op, lhs, rhs, flags);
+        rewriter.replaceOpWithNewOp<arith::SubFOp>(
+            op, lhs, rhs, cast<arith::SubFOp>(def).getFastmath());
       return success();
     }
     return failure();
@@ -275,7 +324,9 @@ struct GroupCheapFactors : OpRewritePattern<arith::MulFOp> {
         continue;
       for (int j = 0; j < 2; ++j) {
         Value z = inner->getOperand(j), x = inner->getOperand(1 - j);
-        if (isLowRank(z) || !isLowRank(x))
+        // x * y must stay cheap: a per-row times a per-column factor would
+        // be a product per element again.
+        if (isLowRank(z) || !isLowRank(x) || (rankOf(x) | rankOf(y)) == kFull)
           continue;
         auto flags = op.getFastmath();
         Value cheap = arith::MulFOp::create(rewriter, op.getLoc(), x, y, flags);
@@ -311,15 +362,17 @@ struct TileReassociateLowRank
     RewritePatternSet positions(&getContext());
     positions.add<RelativePositionDifference, RelativeConvertedDifference>(
         &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(positions))))
-      return signalPassFailure();
+    // An optimisation: what the driver did not finish (it gives up after
+    // its iteration limit) leaves correct IR, so that is no failure.
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    (void)applyPatternsGreedily(getOperation(), std::move(positions), config);
     RewritePatternSet patterns(&getContext());
     patterns
         .add<DistributeOverSum, GroupCheapFactors, FoldSplats<arith::MulFOp>,
              FoldSplats<arith::AddFOp>, FoldSplats<arith::SubFOp>>(
             &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns), config);
   }
 };
 
