@@ -46,6 +46,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.combineByRows = o.combineByRows;
   pipelineOptions.visibleBelow = o.visibleBelow;
   pipelineOptions.splitPositionDifferences = o.splitPositionDifferences;
+  pipelineOptions.reassociateLowRank = o.cpuReassociateLowRank;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
   // The CPU computes the same gradients either way: queries by keys unless

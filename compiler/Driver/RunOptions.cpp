@@ -112,6 +112,8 @@ const char *runUsage() {
   --no-reassociate-low-rank cuda: the mods' arithmetic in its written order
                             instead of per-row and per-column terms combined
                             first (tile-reassociate-low-rank; ablation)
+  --reassociate-low-rank    cpu: run tile-reassociate-low-rank too (off by
+                            default there), to check its arithmetic
   --combine-by-rows         forward, split KV: the combine kernel over blocks
                             of 64 query rows, one split per step, instead of
                             one query row over blocks of splits (ablation)
@@ -256,19 +258,19 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
         name == "no-group-steps" || name == "combine-by-rows" ||
         name == "no-visible-below" || name == "no-split-position-differences" ||
-        name == "no-reassociate-low-rank" || name == "no-overlap-copies" ||
-        name == "no-prefetch" || name == "no-fast-math" ||
-        name == "no-warpgroup-mma" || name == "no-double-buffer" ||
-        name == "pipeline-products" || name == "no-warp-specialize" ||
-        name == "longest-first" || name == "persistent" ||
-        name == "no-persistent" || name == "no-double-tile-buffers" ||
-        name == "persistent-backward" || name == "ping-pong" ||
-        name == "no-overlap-products" || name == "backward" ||
-        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
-        name == "no-async-accumulate" || name == "order-before-waits" ||
-        name == "keys-by-queries" || name == "no-keys-by-queries" ||
-        name == "split-dkdv" || name == "no-split-dkdv" ||
-        name == "capture-gradients" ||
+        name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
+        name == "no-overlap-copies" || name == "no-prefetch" ||
+        name == "no-fast-math" || name == "no-warpgroup-mma" ||
+        name == "no-double-buffer" || name == "pipeline-products" ||
+        name == "no-warp-specialize" || name == "longest-first" ||
+        name == "persistent" || name == "no-persistent" ||
+        name == "no-double-tile-buffers" || name == "persistent-backward" ||
+        name == "ping-pong" || name == "no-overlap-products" ||
+        name == "backward" || name == "no-pack-lhs-first" ||
+        name == "no-bulk-reductions" || name == "no-async-accumulate" ||
+        name == "order-before-waits" || name == "keys-by-queries" ||
+        name == "no-keys-by-queries" || name == "split-dkdv" ||
+        name == "no-split-dkdv" || name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -295,6 +297,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.splitPositionDifferences = false;
     } else if (name == "no-reassociate-low-rank") {
       o.reassociateLowRank = false;
+    } else if (name == "reassociate-low-rank") {
+      o.cpuReassociateLowRank = true;
     } else if (name == "varlen") {
       o.varlen = true;
     } else if (name == "build-block-mask") {

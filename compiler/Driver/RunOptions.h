@@ -87,6 +87,10 @@ struct RunOptions {
   /// cuda, fast math: the mods' per-row and per-column terms combine before
   /// per-element ones (ablation switch --no-reassociate-low-rank).
   bool reassociateLowRank = true;
+  /// cpu: run that rewrite too (--reassociate-low-rank), so that its
+  /// arithmetic is checked against float64 without a GPU; off by default on
+  /// the CPU, whose results stay in the mods' written order.
+  bool cpuReassociateLowRank = false;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;
