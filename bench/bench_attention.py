@@ -98,7 +98,7 @@ def softcap(score, b, h, qi, ki):
 
 
 def variant_table(N, H, gen):
-    """name -> (spec, KV heads per query head group, SDPA's is_causal or None
+    """name -> (spec, query heads per KV head, SDPA's is_causal or None
     where SDPA cannot express it, Flex's score_mod, Flex's mask_mod, Kiln's
     captures, visible pairs per (batch, head), block-sparse with Kiln's
     builder)."""

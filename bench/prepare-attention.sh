@@ -69,6 +69,11 @@ ablate gqa_causal nogroup bwd --no-group-steps   # dK/dV loops over the group's 
 for v in alibi softcap plain; do                 # the mods' arithmetic in its written order
   ablate $v noreassoc both --no-reassociate-low-rank
 done
+# Opt-in decisions compiled beside the default the same way (a ratio below 1
+# in the ablation table: the opt-in is faster).
+for v in plain causal softcap; do                # rows' maxima before the scale
+  ablate $v scalemax fwd --scale-after-max
+done
 [ -e "$D/failed" ] && echo "prepare-attention: $(wc -l < "$D/failed") specs failed (rows left out)" >&2
 ls "$D/specs" | wc -l
 du -sh "$D"

@@ -47,6 +47,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.visibleBelow = o.visibleBelow;
   pipelineOptions.splitPositionDifferences = o.splitPositionDifferences;
   pipelineOptions.reassociateLowRank = o.cpuReassociateLowRank;
+  pipelineOptions.scaleAfterMax = o.scaleAfterMax;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;
   // The CPU computes the same gradients either way: queries by keys unless

@@ -63,6 +63,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.visibleBelow = choices.visibleBelow;
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.reassociateLowRank = choices.reassociateLowRank;
+  options.scaleAfterMax = choices.scaleAfterMax;
   options.pingPong = choices.pingPong;
   options.persistent = choices.persistent;
   options.doubleTileBuffers = choices.doubleTileBuffers;
@@ -139,6 +140,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.visibleBelow = o.visibleBelow;
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.reassociateLowRank = o.reassociateLowRank;
+  choices.scaleAfterMax = o.scaleAfterMax;
   choices.pingPong = o.pingPong;
   choices.persistent = o.persistent;
   choices.doubleTileBuffers = o.doubleTileBuffers;

@@ -114,6 +114,10 @@ const char *runUsage() {
                             first (tile-reassociate-low-rank; ablation)
   --reassociate-low-rank    cpu: run tile-reassociate-low-rank too (off by
                             default there), to check its arithmetic
+  --scale-after-max         both back ends: the rows' maxima before the
+                            softmax's positive constant scale, one multiply
+                            per element fewer, the same bits
+                            (tile-scale-after-max; opt-in)
   --combine-by-rows         forward, split KV: the combine kernel over blocks
                             of 64 query rows, one split per step, instead of
                             one query row over blocks of splits (ablation)
@@ -259,18 +263,19 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-group-steps" || name == "combine-by-rows" ||
         name == "no-visible-below" || name == "no-split-position-differences" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
-        name == "no-overlap-copies" || name == "no-prefetch" ||
-        name == "no-fast-math" || name == "no-warpgroup-mma" ||
-        name == "no-double-buffer" || name == "pipeline-products" ||
-        name == "no-warp-specialize" || name == "longest-first" ||
-        name == "persistent" || name == "no-persistent" ||
-        name == "no-double-tile-buffers" || name == "persistent-backward" ||
-        name == "ping-pong" || name == "no-overlap-products" ||
-        name == "backward" || name == "no-pack-lhs-first" ||
-        name == "no-bulk-reductions" || name == "no-async-accumulate" ||
-        name == "order-before-waits" || name == "keys-by-queries" ||
-        name == "no-keys-by-queries" || name == "split-dkdv" ||
-        name == "no-split-dkdv" || name == "capture-gradients" ||
+        name == "scale-after-max" || name == "no-overlap-copies" ||
+        name == "no-prefetch" || name == "no-fast-math" ||
+        name == "no-warpgroup-mma" || name == "no-double-buffer" ||
+        name == "pipeline-products" || name == "no-warp-specialize" ||
+        name == "longest-first" || name == "persistent" ||
+        name == "no-persistent" || name == "no-double-tile-buffers" ||
+        name == "persistent-backward" || name == "ping-pong" ||
+        name == "no-overlap-products" || name == "backward" ||
+        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
+        name == "no-async-accumulate" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -299,6 +304,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.reassociateLowRank = false;
     } else if (name == "reassociate-low-rank") {
       o.cpuReassociateLowRank = true;
+    } else if (name == "scale-after-max") {
+      o.scaleAfterMax = true;
     } else if (name == "varlen") {
       o.varlen = true;
     } else if (name == "build-block-mask") {

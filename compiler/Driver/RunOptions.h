@@ -91,6 +91,9 @@ struct RunOptions {
   /// arithmetic is checked against float64 without a GPU; off by default on
   /// the CPU, whose results stay in the mods' written order.
   bool cpuReassociateLowRank = false;
+  /// Both back ends: rows' maxima before the softmax's positive scale
+  /// (tile-scale-after-max; --scale-after-max, opt-in until measured).
+  bool scaleAfterMax = false;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

@@ -71,6 +71,10 @@ void buildForwardTilePipeline(OpPassManager &pm,
   // ALiBi-like mods: per-row and per-column terms first (fast math only).
   if (options.reassociateLowRank)
     pm.addPass(tile::createTileReassociateLowRank());
+  // The rows' maxima before the positive scale: one multiply per element
+  // fewer, bit for bit the same results.
+  if (options.scaleAfterMax)
+    pm.addPass(tile::createTileScaleAfterMax());
   // Fold the index arithmetic of the bounds and share repeated constants;
   // hoist what does not change across KV steps (iotas, splats, capture reads
   // indexed by head) out of the KV loops.
@@ -181,6 +185,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.visibleBelow = options.visibleBelow;
   forward.splitPositionDifferences = options.splitPositionDifferences;
   forward.reassociateLowRank = options.fastMath && options.reassociateLowRank;
+  forward.scaleAfterMax = options.scaleAfterMax;
   forward.decodeRows = options.decodeRows;
   forward.shortRows = options.shortRows;
   forward.shortKeys = options.shortKeys;
@@ -277,6 +282,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.captureGradients = options.captureGradients;
   program.splitPositionDifferences = options.splitPositionDifferences;
   program.reassociateLowRank = options.fastMath && options.reassociateLowRank;
+  program.scaleAfterMax = options.scaleAfterMax;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.

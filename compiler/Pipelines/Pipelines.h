@@ -81,6 +81,11 @@ struct ForwardPipelineOptions
       llvm::cl::desc("Mods convert positions to float before subtracting "
                      "them (attn-split-position-differences)"),
       llvm::cl::init(true)};
+  Option<bool> scaleAfterMax{
+      *this, "scale-after-max",
+      llvm::cl::desc("Rows' maxima taken before the softmax's positive "
+                     "constant scale (tile-scale-after-max; exact; opt-in)"),
+      llvm::cl::init(false)};
   Option<bool> reassociateLowRank{
       *this, "reassociate-low-rank",
       llvm::cl::desc("Per-row and per-column terms of the mods combine "
@@ -332,6 +337,12 @@ struct CUDAPipelineOptions
       llvm::cl::desc("Mods convert positions to float before subtracting "
                      "them (attn-split-position-differences)"),
       llvm::cl::init(true)};
+  Option<bool> scaleAfterMax{
+      *this, "scale-after-max",
+      llvm::cl::desc("Rows' maxima taken before the softmax's positive "
+                     "constant scale (tile-scale-after-max; exact; opt-in "
+                     "until measured)"),
+      llvm::cl::init(false)};
   Option<bool> reassociateLowRank{
       *this, "reassociate-low-rank",
       llvm::cl::desc("Under fast math: per-row and per-column terms of the "

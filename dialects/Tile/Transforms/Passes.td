@@ -114,4 +114,26 @@ def TileReassociateLowRank : Pass<"tile-reassociate-low-rank"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileScaleAfterMax : Pass<"tile-scale-after-max"> {
+  let summary = "Takes a row's maximum before a positive constant scale, so that no element is multiplied for it alone";
+  let description = [{
+    The online softmax takes each row's maximum of the scaled scores (scale
+    · log2 e, or log2 e after a score_mod) and exponentiates the scaled
+    scores minus it; the GPU compiler fuses the exponent's scaling and
+    subtraction into one FMA, but the maximum still costs one
+    multiplication per element. Multiplying by a positive finite constant
+    commutes with the maximum exactly (rounding is monotonic), so:
+
+    - `tile.reduce max (x * k)` becomes `(tile.reduce max x) * k`;
+    - `select(c, x * k, -inf)` becomes `select(c, x, -inf) * k` (a masked
+      step's scores), which the first rewrite then reaches.
+
+    `k` is a splat of a positive finite constant. The results are bit for
+    bit those of the written order. Opt-in (`kiln run --scale-after-max`,
+    the pipelines' `scale-after-max`) until measured on a GPU.
+  }];
+  let dependentDialects = ["::kiln::tile::TileDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // KILN_TILE_PASSES

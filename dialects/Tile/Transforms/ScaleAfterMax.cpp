@@ -1,0 +1,124 @@
+//===- ScaleAfterMax.cpp - a row's maximum before its positive scale -----===//
+//
+// The online softmax scales each score (by scale · log2 e, or log2 e after
+// a score_mod), takes each row's maximum of the scaled scores and
+// exponentiates the scaled scores minus it. The GPU compiler fuses the
+// exponent's scaling and subtraction into one FMA per element, but the
+// maximum still needs the scaled scores, so each element is also
+// multiplied once on its own. Multiplying by a positive constant commutes
+// with the maximum exactly (rounding is monotonic: the largest product is
+// the product of the largest element), so the maximum can be taken over the
+// unscaled scores and scaled once per row; a masked step's select of the
+// scaled score against -inf likewise becomes a select of the score (-inf
+// times a positive scale is -inf). The results are bit for bit the same;
+// one multiplication per element goes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Tile/Transforms/Passes.h"
+
+#include "dialects/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace kiln::tile {
+#define GEN_PASS_DEF_TILESCALEAFTERMAX
+#include "dialects/Tile/Transforms/Passes.h.inc"
+} // namespace kiln::tile
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The constant a tile's every element holds (a splat of a constant, or a
+/// dense splat constant), if any.
+std::optional<APFloat> splatConstant(Value v) {
+  if (auto splat = v.getDefiningOp<tile::SplatOp>()) {
+    FloatAttr value;
+    if (matchPattern(splat.getValue(), m_Constant(&value)))
+      return value.getValue();
+    return std::nullopt;
+  }
+  DenseFPElementsAttr dense;
+  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
+    return dense.getSplatValue<APFloat>();
+  return std::nullopt;
+}
+
+bool isPositiveFinite(const std::optional<APFloat> &k) {
+  return k && k->isFiniteNonZero() && !k->isNegative();
+}
+
+/// `x * k` with k a positive finite splat constant: (x, the splat).
+std::optional<std::pair<Value, Value>> matchPositiveScale(Value v) {
+  auto mul = v.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return std::nullopt;
+  for (int i = 0; i < 2; ++i)
+    if (isPositiveFinite(splatConstant(mul->getOperand(1 - i))))
+      return std::make_pair(mul->getOperand(i), mul->getOperand(1 - i));
+  return std::nullopt;
+}
+
+/// reduce max (x * k) -> (reduce max x) * k.
+struct MaxBeforeScale : OpRewritePattern<tile::ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tile::ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getKind() != tile::ReduceKind::max)
+      return failure();
+    auto scaled = matchPositiveScale(op.getSource());
+    if (!scaled)
+      return failure();
+    Location loc = op.getLoc();
+    Value max =
+        tile::ReduceOp::create(rewriter, loc, op.getType(), op.getKindAttr(),
+                               scaled->first, op.getDimAttr());
+    Value k = tile::SplatOp::create(
+        rewriter, loc, op.getType(),
+        arith::ConstantOp::create(
+            rewriter, loc,
+            rewriter.getFloatAttr(op.getType().getElementType(),
+                                  *splatConstant(scaled->second))));
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, max, k);
+    return success();
+  }
+};
+
+/// select(c, x * k, -inf) -> select(c, x, -inf) * k.
+struct SelectBeforeScale : OpRewritePattern<arith::SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::SelectOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return failure();
+    auto fill = splatConstant(op.getFalseValue());
+    auto scaled = matchPositiveScale(op.getTrueValue());
+    if (!fill || !fill->isInfinity() || !fill->isNegative() || !scaled)
+      return failure();
+    Value select =
+        arith::SelectOp::create(rewriter, op.getLoc(), op.getCondition(),
+                                scaled->first, op.getFalseValue());
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, select, scaled->second);
+    return success();
+  }
+};
+
+struct TileScaleAfterMax
+    : kiln::tile::impl::TileScaleAfterMaxBase<TileScaleAfterMax> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<MaxBeforeScale, SelectBeforeScale>(&getContext());
+    // An optimisation: a driver that stops early leaves correct IR.
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
