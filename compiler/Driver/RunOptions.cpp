@@ -116,7 +116,7 @@ const char *runUsage() {
                             default there), to check its arithmetic
   --scale-after-max         both back ends: the rows' maxima before the
                             softmax's positive constant scale, one multiply
-                            per element fewer, the same bits
+                            per element fewer, the same maxima
                             (tile-scale-after-max; opt-in)
   --combine-by-rows         forward, split KV: the combine kernel over blocks
                             of 64 query rows, one split per step, instead of

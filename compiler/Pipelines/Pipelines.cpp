@@ -72,7 +72,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
   if (options.reassociateLowRank)
     pm.addPass(tile::createTileReassociateLowRank());
   // The rows' maxima before the positive scale: one multiply per element
-  // fewer, bit for bit the same results.
+  // fewer, the same maxima (opt-in until measured).
   if (options.scaleAfterMax)
     pm.addPass(tile::createTileScaleAfterMax());
   // Fold the index arithmetic of the bounds and share repeated constants;

@@ -128,9 +128,13 @@ def TileScaleAfterMax : Pass<"tile-scale-after-max"> {
     - `select(c, x * k, -inf)` becomes `select(c, x, -inf) * k` (a masked
       step's scores), which the first rewrite then reaches.
 
-    `k` is a splat of a positive finite constant. The results are bit for
-    bit those of the written order. Opt-in (`kiln run --scale-after-max`,
-    the pipelines' `scale-after-max`) until measured on a GPU.
+    `k` is a splat of a positive finite constant; the select moves only
+    where a row maximum reads it. The maxima are bit for bit those of the
+    written order, and so is everything on the CPU and in unmasked GPU
+    steps; in a masked GPU step the exponent's scaling and subtraction
+    become one FMA, as in the unmasked steps (one rounding instead of two:
+    the last bit may differ). Opt-in (`kiln run --scale-after-max`, the
+    pipelines' `scale-after-max`) until measured on a GPU.
   }];
   let dependentDialects = ["::kiln::tile::TileDialect",
                            "::mlir::arith::ArithDialect"];

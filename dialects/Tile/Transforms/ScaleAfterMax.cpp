@@ -10,8 +10,12 @@
 // the product of the largest element), so the maximum can be taken over the
 // unscaled scores and scaled once per row; a masked step's select of the
 // scaled score against -inf likewise becomes a select of the score (-inf
-// times a positive scale is -inf). The results are bit for bit the same;
-// one multiplication per element goes.
+// times a positive scale is -inf). The maxima are bit for bit the same, and
+// so is everything on the CPU and in unmasked GPU steps; in a masked GPU
+// step the exponent's scaling and subtraction, which the select used to
+// keep apart, become one FMA as in the unmasked steps (one rounding instead
+// of two: the last bit may differ from the written order's). One
+// multiplication per element goes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,13 +95,20 @@ struct MaxBeforeScale : OpRewritePattern<tile::ReduceOp> {
   }
 };
 
-/// select(c, x * k, -inf) -> select(c, x, -inf) * k.
+/// select(c, x * k, -inf) -> select(c, x, -inf) * k, where a row maximum
+/// reads the select (elsewhere, the backward's masked scores, there is no
+/// multiplication to save).
 struct SelectBeforeScale : OpRewritePattern<arith::SelectOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::SelectOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = dyn_cast<RankedTensorType>(op.getType());
     if (!type || !isa<FloatType>(type.getElementType()))
+      return failure();
+    if (llvm::none_of(op->getUsers(), [](Operation *user) {
+          auto reduce = dyn_cast<tile::ReduceOp>(user);
+          return reduce && reduce.getKind() == tile::ReduceKind::max;
+        }))
       return failure();
     auto fill = splatConstant(op.getFalseValue());
     auto scaled = matchPositiveScale(op.getTrueValue());

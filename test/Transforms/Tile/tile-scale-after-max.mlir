@@ -61,3 +61,34 @@ func.func @untouched(%s: tensor<4x8xf32>, %c: tensor<4x8xi1>, %v: f32) -> (tenso
   %ms = tile.reduce max %sel dim 1 : tensor<4x8xf32> -> tensor<4xf32>
   return %mn, %mv, %sum, %ms : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A reduction along dim 0 of f16 tiles with a dense constant scale; a select
+// that no maximum reads (the backward's masked scores) and one with -inf
+// as its true value stay as written.
+
+// CHECK-LABEL: func.func @more
+// CHECK: %[[M:.*]] = tile.reduce max %{{.*}} dim 0 : tensor<4x8xf16> -> tensor<8xf16>
+// CHECK: %[[K:.*]] = tile.splat %{{.*}} : f16 -> tensor<8xf16>
+// CHECK: %[[MS:.*]] = arith.mulf %[[M]], %[[K]] : tensor<8xf16>
+// CHECK: %[[X:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<4x8xf32>
+// CHECK: %[[SEL:.*]] = arith.select %{{.*}}, %[[X]], %{{.*}}
+// CHECK: %[[SW:.*]] = arith.select %{{.*}}, %{{.*}}, %[[X]]
+// CHECK: tile.reduce max %[[SW]]
+// CHECK: return %[[MS]], %[[SEL]]
+func.func @more(%h: tensor<4x8xf16>, %s: tensor<4x8xf32>, %c: tensor<4x8xi1>)
+    -> (tensor<8xf16>, tensor<4x8xf32>, tensor<4xf32>) {
+  %kh = arith.constant dense<2.0> : tensor<4x8xf16>
+  %xh = arith.mulf %h, %kh : tensor<4x8xf16>
+  %mh = tile.reduce max %xh dim 0 : tensor<4x8xf16> -> tensor<8xf16>
+  %k = arith.constant 0.125 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %ks = tile.splat %k : f32 -> tensor<4x8xf32>
+  %n = tile.splat %ninf : f32 -> tensor<4x8xf32>
+  %x = arith.mulf %s, %ks : tensor<4x8xf32>
+  %sel = arith.select %c, %x, %n : tensor<4x8xi1>, tensor<4x8xf32>
+  %sw = arith.select %c, %n, %x : tensor<4x8xi1>, tensor<4x8xf32>
+  %m = tile.reduce max %sw dim 1 : tensor<4x8xf32> -> tensor<4xf32>
+  return %mh, %sel, %m : tensor<8xf16>, tensor<4x8xf32>, tensor<4xf32>
+}
