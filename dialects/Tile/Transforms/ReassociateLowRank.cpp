@@ -214,13 +214,12 @@ struct RelativePositionDifference : OpRewritePattern<arith::SubFOp> {
     if (!lhs || !rhs)
       return failure();
     auto a = matchPosition(lhs), b = matchPosition(rhs);
-    Type intElement = cast<RankedTensorType>(
-                          op.getLhs().getDefiningOp()->getOperand(0).getType())
-                          .getElementType();
-    Type rhsInt = cast<RankedTensorType>(
-                      op.getRhs().getDefiningOp()->getOperand(0).getType())
-                      .getElementType();
-    if (!a || !b || a->second == b->second || intElement != rhsInt)
+    // The integer types the two conversions went through (both checked).
+    Type intElement = getElementTypeOrSelf(
+        op.getLhs().getDefiningOp<arith::SIToFPOp>().getIn());
+    if (!a || !b || a->second == b->second ||
+        intElement != getElementTypeOrSelf(
+                          op.getRhs().getDefiningOp<arith::SIToFPOp>().getIn()))
       return failure();
     rewriter.replaceOp(
         op, relativePositions(rewriter, op.getLoc(),
@@ -244,8 +243,7 @@ struct RelativeConvertedDifference : OpRewritePattern<arith::SIToFPOp> {
     auto a = matchPosition(sub.getLhs()), b = matchPosition(sub.getRhs());
     if (!a || !b || a->second == b->second)
       return failure();
-    Type intElement =
-        cast<RankedTensorType>(op.getIn().getType()).getElementType();
+    Type intElement = getElementTypeOrSelf(op.getIn());
     rewriter.replaceOp(
         op, relativePositions(rewriter, op.getLoc(),
                               cast<RankedTensorType>(op.getType()), intElement,

@@ -59,14 +59,20 @@ bool isPositiveFinite(const std::optional<APFloat> &k) {
   return k && k->isFiniteNonZero() && !k->isNegative();
 }
 
-/// `x * k` with k a positive finite splat constant: (x, the splat).
-std::optional<std::pair<Value, Value>> matchPositiveScale(Value v) {
+/// `x * k` with k a positive finite splat constant.
+struct PositiveScale {
+  Value x, splat;
+  APFloat k;
+};
+std::optional<PositiveScale> matchPositiveScale(Value v) {
   auto mul = v.getDefiningOp<arith::MulFOp>();
   if (!mul)
     return std::nullopt;
-  for (int i = 0; i < 2; ++i)
-    if (isPositiveFinite(splatConstant(mul->getOperand(1 - i))))
-      return std::make_pair(mul->getOperand(i), mul->getOperand(1 - i));
+  for (int i = 0; i < 2; ++i) {
+    std::optional<APFloat> k = splatConstant(mul->getOperand(1 - i));
+    if (isPositiveFinite(k))
+      return PositiveScale{mul->getOperand(i), mul->getOperand(1 - i), *k};
+  }
   return std::nullopt;
 }
 
@@ -83,13 +89,12 @@ struct MaxBeforeScale : OpRewritePattern<tile::ReduceOp> {
     Location loc = op.getLoc();
     Value max =
         tile::ReduceOp::create(rewriter, loc, op.getType(), op.getKindAttr(),
-                               scaled->first, op.getDimAttr());
+                               scaled->x, op.getDimAttr());
     Value k = tile::SplatOp::create(
         rewriter, loc, op.getType(),
         arith::ConstantOp::create(
             rewriter, loc,
-            rewriter.getFloatAttr(op.getType().getElementType(),
-                                  *splatConstant(scaled->second))));
+            rewriter.getFloatAttr(op.getType().getElementType(), scaled->k)));
     rewriter.replaceOpWithNewOp<arith::MulFOp>(op, max, k);
     return success();
   }
@@ -116,8 +121,8 @@ struct SelectBeforeScale : OpRewritePattern<arith::SelectOp> {
       return failure();
     Value select =
         arith::SelectOp::create(rewriter, op.getLoc(), op.getCondition(),
-                                scaled->first, op.getFalseValue());
-    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, select, scaled->second);
+                                scaled->x, op.getFalseValue());
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, select, scaled->splat);
     return success();
   }
 };
