@@ -6,6 +6,7 @@
 # goes to $OUT/attention-<tag>.json for bench/report_attention.py; the table
 # prints last.
 #   bash bench/device-run-attention.sh TAG HDIMS [SEQLENS] [VARIANTS] [ABLATIONS]
+# BACKWARD=0 times the forward only; BUDGET (seconds) bounds the rows.
 set -u
 TAG=$1 HDIMS=$2
 SEQS=${3:-1024,2048,4096,8192,16384}
@@ -15,7 +16,7 @@ OUT=${OUT:-/tmp/kiln-out}
 mkdir -p "$OUT"
 export KILN_CACHE_DIR=/tmp/kiln-cache
 nvidia-smi -L
-python3 bench/bench_attention.py --lib .device/libkiln_runtime.so --specs .device/specs --backward \
+python3 bench/bench_attention.py --lib .device/libkiln_runtime.so --specs .device/specs $([ "${BACKWARD:-1}" = 1 ] && echo --backward) \
   --hdims "$HDIMS" --seqlens "$SEQS" --variants "$VARS" --ablations "$ABL" --budget "${BUDGET:-480}" \
   --json "$OUT/attention-$TAG.json" > "$OUT/attention-$TAG.txt" 2>&1
 rc=$?

@@ -6,6 +6,9 @@
 # document mask's block-sparse programs and list builder, and at D = 128 the
 # ablations: each spec compiled with one schedule decision switched off.
 #   bash bench/prepare-attention.sh [build-dir] [head-dims]
+# Environment: VARIANTS (the benchmarked variants, default all eight),
+# ABLATIONS (the ablation names to compile, default all; " " for none),
+# ABLATION_HDIMS (default 128).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -25,7 +28,7 @@ compile() { # name example args...
   fi
   rm -f "$D/specs/$name".*cubin "$D/specs/$name.log" # the runtime compiles the spec's source itself
 }
-VARIANTS="plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal"
+VARIANTS=${VARIANTS:-plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal}
 for hd in $HDIMS; do
   for v in $VARIANTS; do
     compile "${v}_hd$hd" $v --head-dim $hd &
@@ -34,6 +37,7 @@ for hd in $HDIMS; do
   done
   # The document mask as the benchmark runs it: block-sparse over lists that
   # the generated builder makes from the mask (beside the dense kernel above).
+  case " $VARIANTS " in *" document_mask "*) ;; *) continue ;; esac
   compile document_mask_hd${hd}_bs128 document_mask --head-dim $hd --block-sparse 128 &
   compile document_mask_hd${hd}_bs128_bwd document_mask --head-dim $hd --block-sparse 128 --backward &
   compile document_mask_hd${hd}_bs128_build document_mask --head-dim $hd --block-sparse 128 --build-block-mask &
@@ -44,6 +48,9 @@ done
 # <variant>_hd<D>_<name>_bwd (backward).
 ablate() { # variant name fwd|bwd|both flags...
   local v=$1 name=$2 which=$3; shift 3
+  if [ -n "${ABLATIONS+set}" ]; then
+    case " $ABLATIONS " in *" $name "*) ;; *) return 0 ;; esac
+  fi
   for hd in ${ABLATION_HDIMS:-128}; do
     [ $which != bwd ] && compile "${v}_hd${hd}_$name" $v --head-dim $hd "$@" &
     [ $which != fwd ] && compile "${v}_hd${hd}_${name}_bwd" $v --head-dim $hd --backward "$@" &
@@ -69,10 +76,8 @@ ablate gqa_causal nogroup bwd --no-group-steps   # dK/dV loops over the group's 
 for v in alibi softcap plain; do                 # the mods' arithmetic in its written order
   ablate $v noreassoc both --no-reassociate-low-rank
 done
-# Opt-in decisions compiled beside the default the same way (a ratio below 1
-# in the ablation table: the opt-in is faster).
-for v in plain causal softcap; do                # rows' maxima before the scale
-  ablate $v scalemax fwd --scale-after-max
+for v in plain causal softcap alibi sliding_window; do # maxima of the scaled scores
+  ablate $v noscalemax fwd --no-scale-after-max
 done
 [ -e "$D/failed" ] && echo "prepare-attention: $(wc -l < "$D/failed") specs failed (rows left out)" >&2
 ls "$D/specs" | wc -l

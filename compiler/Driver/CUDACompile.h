@@ -33,7 +33,7 @@ struct ScheduleChoices {
   bool visibleBelow = true;       ///< forward: unmasked blocks below X
   bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool reassociateLowRank = true;       ///< mods: per-row/column terms first
-  bool scaleAfterMax = false;     ///< rows' maxima before the scale (opt-in)
+  bool scaleAfterMax = true;            ///< rows' maxima before the scale
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   bool persistent = true;         ///< CTAs loop over tiles (sm_90a forward)
   bool doubleTileBuffers = true;  ///< two copies of Q, by turns (persistent)

@@ -114,10 +114,10 @@ const char *runUsage() {
                             first (tile-reassociate-low-rank; ablation)
   --reassociate-low-rank    cpu: run tile-reassociate-low-rank too (off by
                             default there), to check its arithmetic
-  --scale-after-max         both back ends: the rows' maxima before the
-                            softmax's positive constant scale, one multiply
-                            per element fewer, the same maxima
-                            (tile-scale-after-max; opt-in)
+  --no-scale-after-max      both back ends: the rows' maxima of the scaled
+                            scores instead of before the softmax's positive
+                            constant scale (one multiply per element more,
+                            the same maxima; tile-scale-after-max; ablation)
   --combine-by-rows         forward, split KV: the combine kernel over blocks
                             of 64 query rows, one split per step, instead of
                             one query row over blocks of splits (ablation)
@@ -263,19 +263,19 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-group-steps" || name == "combine-by-rows" ||
         name == "no-visible-below" || name == "no-split-position-differences" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
-        name == "scale-after-max" || name == "no-overlap-copies" ||
-        name == "no-prefetch" || name == "no-fast-math" ||
-        name == "no-warpgroup-mma" || name == "no-double-buffer" ||
-        name == "pipeline-products" || name == "no-warp-specialize" ||
-        name == "longest-first" || name == "persistent" ||
-        name == "no-persistent" || name == "no-double-tile-buffers" ||
-        name == "persistent-backward" || name == "ping-pong" ||
-        name == "no-overlap-products" || name == "backward" ||
-        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
-        name == "no-async-accumulate" || name == "order-before-waits" ||
-        name == "keys-by-queries" || name == "no-keys-by-queries" ||
-        name == "split-dkdv" || name == "no-split-dkdv" ||
-        name == "capture-gradients" ||
+        name == "scale-after-max" || name == "no-scale-after-max" ||
+        name == "no-overlap-copies" || name == "no-prefetch" ||
+        name == "no-fast-math" || name == "no-warpgroup-mma" ||
+        name == "no-double-buffer" || name == "pipeline-products" ||
+        name == "no-warp-specialize" || name == "longest-first" ||
+        name == "persistent" || name == "no-persistent" ||
+        name == "no-double-tile-buffers" || name == "persistent-backward" ||
+        name == "ping-pong" || name == "no-overlap-products" ||
+        name == "backward" || name == "no-pack-lhs-first" ||
+        name == "no-bulk-reductions" || name == "no-async-accumulate" ||
+        name == "order-before-waits" || name == "keys-by-queries" ||
+        name == "no-keys-by-queries" || name == "split-dkdv" ||
+        name == "no-split-dkdv" || name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -306,6 +306,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.cpuReassociateLowRank = true;
     } else if (name == "scale-after-max") {
       o.scaleAfterMax = true;
+    } else if (name == "no-scale-after-max") {
+      o.scaleAfterMax = false;
     } else if (name == "varlen") {
       o.varlen = true;
     } else if (name == "build-block-mask") {

@@ -92,8 +92,8 @@ struct RunOptions {
   /// the CPU, whose results stay in the mods' written order.
   bool cpuReassociateLowRank = false;
   /// Both back ends: rows' maxima before the softmax's positive scale
-  /// (tile-scale-after-max; --scale-after-max, opt-in until measured).
-  bool scaleAfterMax = false;
+  /// (tile-scale-after-max; ablation switch --no-scale-after-max).
+  bool scaleAfterMax = true;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

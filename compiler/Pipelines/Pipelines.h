@@ -84,8 +84,8 @@ struct ForwardPipelineOptions
   Option<bool> scaleAfterMax{
       *this, "scale-after-max",
       llvm::cl::desc("Rows' maxima taken before the softmax's positive "
-                     "constant scale (tile-scale-after-max; exact; opt-in)"),
-      llvm::cl::init(false)};
+                     "constant scale (tile-scale-after-max; exact)"),
+      llvm::cl::init(true)};
   Option<bool> reassociateLowRank{
       *this, "reassociate-low-rank",
       llvm::cl::desc("Per-row and per-column terms of the mods combine "
@@ -340,9 +340,8 @@ struct CUDAPipelineOptions
   Option<bool> scaleAfterMax{
       *this, "scale-after-max",
       llvm::cl::desc("Rows' maxima taken before the softmax's positive "
-                     "constant scale (tile-scale-after-max; exact; opt-in "
-                     "until measured)"),
-      llvm::cl::init(false)};
+                     "constant scale (tile-scale-after-max; exact)"),
+      llvm::cl::init(true)};
   Option<bool> reassociateLowRank{
       *this, "reassociate-low-rank",
       llvm::cl::desc("Under fast math: per-row and per-column terms of the "
