@@ -79,6 +79,11 @@ done
 for v in plain causal softcap alibi sliding_window; do # maxima of the scaled scores
   ablate $v noscalemax fwd --no-scale-after-max
 done
+for v in plain causal softcap causal_softcap; do # opt-in: the reference maximum in steps of 2^8
+  ablate $v lazy fwd --lazy-rescale
+  ablate $v lazyskip fwd --lazy-rescale --skip-unit-scales # and warps skip factors of 1
+  ablate $v skip fwd --skip-unit-scales
+done
 [ -e "$D/failed" ] && echo "prepare-attention: $(wc -l < "$D/failed") specs failed (rows left out)" >&2
 ls "$D/specs" | wc -l
 du -sh "$D"

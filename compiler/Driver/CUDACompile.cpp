@@ -64,6 +64,8 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.reassociateLowRank = choices.reassociateLowRank;
   options.scaleAfterMax = choices.scaleAfterMax;
+  options.lazyRescale = choices.lazyRescale;
+  options.skipUnitScales = choices.skipUnitScales;
   options.pingPong = choices.pingPong;
   options.persistent = choices.persistent;
   options.doubleTileBuffers = choices.doubleTileBuffers;
@@ -141,6 +143,8 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.reassociateLowRank = o.reassociateLowRank;
   choices.scaleAfterMax = o.scaleAfterMax;
+  choices.lazyRescale = o.lazyRescale;
+  choices.skipUnitScales = o.skipUnitScales;
   choices.pingPong = o.pingPong;
   choices.persistent = o.persistent;
   choices.doubleTileBuffers = o.doubleTileBuffers;

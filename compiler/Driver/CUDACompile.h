@@ -34,6 +34,8 @@ struct ScheduleChoices {
   bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool reassociateLowRank = true;       ///< mods: per-row/column terms first
   bool scaleAfterMax = true;            ///< rows' maxima before the scale
+  bool lazyRescale = false;       ///< forward: the reference maximum in steps
+  bool skipUnitScales = false;    ///< forward: correction skipped where all 1
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)
   bool persistent = true;         ///< CTAs loop over tiles (sm_90a forward)
   bool doubleTileBuffers = true;  ///< two copies of Q, by turns (persistent)

@@ -118,6 +118,13 @@ const char *runUsage() {
                             scores instead of before the softmax's positive
                             constant scale (one multiply per element more,
                             the same maxima; tile-scale-after-max; ablation)
+  --lazy-rescale            both back ends, forward: the softmax's reference
+                            maximum moves only when a step's maximum exceeds
+                            it by 2^8, instead of in every step
+                            (tile-lazy-rescale; opt-in)
+  --skip-unit-scales        cuda forward: a warp whose rows' correction
+                            factors are all 1 skips rescaling its
+                            accumulator (tgpu-skip-unit-scales; opt-in)
   --combine-by-rows         forward, split KV: the combine kernel over blocks
                             of 64 query rows, one split per step, instead of
                             one query row over blocks of splits (ablation)
@@ -264,18 +271,20 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-visible-below" || name == "no-split-position-differences" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
         name == "scale-after-max" || name == "no-scale-after-max" ||
-        name == "no-overlap-copies" || name == "no-prefetch" ||
-        name == "no-fast-math" || name == "no-warpgroup-mma" ||
-        name == "no-double-buffer" || name == "pipeline-products" ||
-        name == "no-warp-specialize" || name == "longest-first" ||
-        name == "persistent" || name == "no-persistent" ||
-        name == "no-double-tile-buffers" || name == "persistent-backward" ||
-        name == "ping-pong" || name == "no-overlap-products" ||
-        name == "backward" || name == "no-pack-lhs-first" ||
-        name == "no-bulk-reductions" || name == "no-async-accumulate" ||
-        name == "order-before-waits" || name == "keys-by-queries" ||
-        name == "no-keys-by-queries" || name == "split-dkdv" ||
-        name == "no-split-dkdv" || name == "capture-gradients" ||
+        name == "lazy-rescale" || name == "skip-unit-scales" ||
+        name == "no-overlap-copies" ||
+        name == "no-prefetch" || name == "no-fast-math" ||
+        name == "no-warpgroup-mma" || name == "no-double-buffer" ||
+        name == "pipeline-products" || name == "no-warp-specialize" ||
+        name == "longest-first" || name == "persistent" ||
+        name == "no-persistent" || name == "no-double-tile-buffers" ||
+        name == "persistent-backward" || name == "ping-pong" ||
+        name == "no-overlap-products" || name == "backward" ||
+        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
+        name == "no-async-accumulate" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -308,6 +317,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.scaleAfterMax = true;
     } else if (name == "no-scale-after-max") {
       o.scaleAfterMax = false;
+    } else if (name == "lazy-rescale") {
+      o.lazyRescale = true;
+    } else if (name == "skip-unit-scales") {
+      o.skipUnitScales = true;
     } else if (name == "varlen") {
       o.varlen = true;
     } else if (name == "build-block-mask") {

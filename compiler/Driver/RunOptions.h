@@ -94,6 +94,14 @@ struct RunOptions {
   /// Both back ends: rows' maxima before the softmax's positive scale
   /// (tile-scale-after-max; ablation switch --no-scale-after-max).
   bool scaleAfterMax = true;
+  /// Both back ends, forward: the softmax's reference maximum moves in steps
+  /// of 2^8 (tile-lazy-rescale; opt-in --lazy-rescale: measured -11% to +3%
+  /// on Hopper, docs/performance.md).
+  bool lazyRescale = false;
+  /// cuda forward: warps whose correction factors are all 1 skip the
+  /// accumulator's rescaling (tgpu-skip-unit-scales; opt-in
+  /// --skip-unit-scales).
+  bool skipUnitScales = false;
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen (cuda), or forced by
   /// --keys-by-queries / --no-keys-by-queries.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

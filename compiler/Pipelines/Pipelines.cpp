@@ -72,9 +72,15 @@ void buildForwardTilePipeline(OpPassManager &pm,
   if (options.reassociateLowRank)
     pm.addPass(tile::createTileReassociateLowRank());
   // The rows' maxima before the positive scale: one multiply per element
-  // fewer, the same maxima (opt-in until measured).
+  // fewer, the same maxima.
   if (options.scaleAfterMax)
     pm.addPass(tile::createTileScaleAfterMax());
+  // The softmax's reference maximum in steps of 2^8, so that most KV steps
+  // rescale by exactly 1 (opt-in: on the H100/H200 together with
+  // tgpu-skip-unit-scales +2-3% at D = 128 for plain and causal, but -9 to
+  // -11% for softcap and -2 to -4% at D = 256; docs/performance.md).
+  if (options.lazyRescale)
+    pm.addPass(tile::createTileLazyRescale());
   // Fold the index arithmetic of the bounds and share repeated constants;
   // hoist what does not change across KV steps (iotas, splats, capture reads
   // indexed by head) out of the KV loops.
@@ -186,6 +192,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.splitPositionDifferences = options.splitPositionDifferences;
   forward.reassociateLowRank = options.fastMath && options.reassociateLowRank;
   forward.scaleAfterMax = options.scaleAfterMax;
+  forward.lazyRescale = options.lazyRescale;
   forward.decodeRows = options.decodeRows;
   forward.shortRows = options.shortRows;
   forward.shortKeys = options.shortKeys;
@@ -245,6 +252,10 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   if (options.arch == "sm_90a" && options.warpgroupMma &&
       options.overlapProducts && !pipelined && !options.pingPong)
     pm.addPass(tgpu::createTileGPUOverlapProducts());
+  // The accumulator's correction by vote: with the lazy reference maximum
+  // most steps' factors are 1 (opt-in, measured with tile-lazy-rescale).
+  if (options.skipUnitScales)
+    pm.addPass(tgpu::createTileGPUSkipUnitScales());
   pm.addPass(createCSEPass());
 }
 

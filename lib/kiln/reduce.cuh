@@ -68,6 +68,26 @@ __device__ __forceinline__ F broadcast_rows(const RowFrag<T, M, W> &r) {
   return f;
 }
 
+/// x times each row's factor (x * broadcast_rows(r)); a warp whose rows'
+/// factors are all exactly 1 skips the multiplications, which gives the
+/// same values. The vote keeps the branch uniform, so the warp either
+/// issues every multiplication or none (tgpu.scale_rows).
+template <typename F, typename T, int M, int W>
+__device__ __forceinline__ F scale_rows(const F &x,
+                                        const RowFrag<T, M, W> &r) {
+  bool differs = false;
+#pragma unroll
+  for (int s = 0; s < RowFrag<T, M, W>::kSize; ++s)
+    differs |= r.x[s] != T(1);
+  F y = x;
+  if (__any_sync(0xffffffffu, differs)) {
+#pragma unroll
+    for (int e = 0; e < F::kSize; ++e)
+      y.x[e] = x.x[e] * r.x[F::row_slot(e)];
+  }
+  return y;
+}
+
 /// Repeats per-column values down the rows of an mma-layout tile.
 template <typename F, typename T, int N, int W>
 __device__ __forceinline__ F broadcast_cols(const ColFrag<T, N, W> &c) {

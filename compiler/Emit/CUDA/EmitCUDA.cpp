@@ -1002,6 +1002,14 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << name(t.getRow()) << ", " << name(t.getHead()) << ");\n";
         return success();
       })
+      .Case([&](tgpu::ScaleRowsOp s) -> LogicalResult {
+        auto type = cppType(s.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << "const " << *type << " " << name(s) << " = kiln::scale_rows("
+               << name(s.getValue()) << ", " << name(s.getFactors()) << ");\n";
+        return success();
+      })
       .Case([&](tgpu::ZeroRowsPastOp z) {
         line() << "kiln::zero_rows_from<" << numThreads << ">("
                << name(z.getDest()) << ", " << name(z.getDesc()) << ".rows - "

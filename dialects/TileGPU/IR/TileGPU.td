@@ -432,6 +432,27 @@ def TileGPU_TmaLoadPagesOp : TileGPU_Op<"tma_load_pages"> {
   let hasVerifier = 1;
 }
 
+def TileGPU_ScaleRowsOp
+    : TileGPU_Op<"scale_rows", [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "each row of a register tile times its factor; a warp whose factors are all 1 skips it";
+  let description = [{
+    `value · broadcast(factors)`: row r of the `#tgpu.mma` tile times
+    element r of the `#tgpu.rows` factors. A warp whose rows' factors are
+    all exactly 1 leaves its elements as they are (x · 1 = x), so the
+    result is the same either way; the multiplications run only in warps
+    where some factor differs from 1 (a warp vote). The online softmax's
+    accumulator correction `exp2(m_old - m)` is 1 in most steps once
+    `tile-lazy-rescale` moves the reference maximum in steps
+    (`tgpu-skip-unit-scales` forms this op).
+  }];
+  let arguments = (ins AnyRankedTensor:$value, AnyRankedTensor:$factors);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $value `,` $factors attr-dict `:` type($value) `,` type($factors)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileGPU_ZeroRowsPastOp : TileGPU_Op<"zero_rows_past"> {
   let summary = "the consumers zero the rows of a shared tile past a descriptor's end";
   let description = [{

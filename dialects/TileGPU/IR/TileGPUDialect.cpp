@@ -186,6 +186,26 @@ LogicalResult StoreSharedOp::verify() {
   return success();
 }
 
+LogicalResult ScaleRowsOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  auto factors = cast<RankedTensorType>(getFactors().getType());
+  auto mma = dyn_cast_or_null<MmaLayoutAttr>(value.getEncoding());
+  auto rows = dyn_cast_or_null<RowsLayoutAttr>(factors.getEncoding());
+  if (!mma || mma.getColGroups() != 1 || value.getRank() != 2 ||
+      !value.getElementType().isF32())
+    return emitOpError() << "scales f32 #tgpu.mma register tiles whose warps "
+                            "hold whole rows, got "
+                         << value;
+  if (!rows || factors.getRank() != 1 ||
+      factors.getElementType() != value.getElementType() ||
+      rows.getWarps() != mma.getWarps() ||
+      factors.getDimSize(0) != value.getDimSize(0))
+    return emitOpError() << "takes one factor per row in the matching "
+                            "#tgpu.rows layout, got "
+                         << factors << " for " << value;
+  return success();
+}
+
 LogicalResult MmaOp::verify() {
   auto acc = cast<RankedTensorType>(getAcc().getType());
   if (getResult().getType() != acc)

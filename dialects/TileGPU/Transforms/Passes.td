@@ -264,6 +264,27 @@ def TileGPUPingPong : Pass<"tgpu-ping-pong"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPUSkipUnitScales : Pass<"tgpu-skip-unit-scales"> {
+  let summary = "Scales a loop-carried register tile's rows only in warps where some factor differs from 1";
+  let description = [{
+    `arith.mulf %acc, (tile.broadcast %factors dim 1)`, with `%acc` an
+    `scf.for` iteration argument in `#tgpu.mma` layout (f32, whole rows
+    per warp) and `%factors` in `#tgpu.rows`, becomes `tgpu.scale_rows
+    %acc, %factors`: the same values, the multiplications skipped by a warp
+    whose rows' factors are all exactly 1. That is the online softmax's
+    accumulator correction `exp2(m_old - m)`, which is 1 in most KV steps
+    once `tile-lazy-rescale` moves the reference maximum only in steps of a
+    threshold: 64 multiplications per thread and step at D = 128, 128 at
+    D = 256, for a vote and a branch. Multiplications of values that are
+    not carried (the epilogue's 1 / l) stay as they are. Opt-in (`kiln run
+    --skip-unit-scales`, the CUDA pipelines' `skip-unit-scales`): the branch
+    costs ptxas its freedom to schedule the multiplications around the
+    products, and on the H200 it measured slower than the plain multiply at
+    D = 256 (docs/performance.md).
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
+}
+
 def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
   let summary = "Issues products early and waits for each at its first use, where independent work lies in between";
   let description = [{

@@ -1034,3 +1034,37 @@ func.func @tma_reduce_rows(%t: !cg, %b: memref<32x128xf32, #tgpu.swizzle<bytes =
   tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<32x128xf32, #tgpu.swizzle<bytes = 128>, 3>
   return
 }
+
+// -----
+
+// tgpu.scale_rows scales f32 tiles whose warps hold whole rows, by factors
+// in the matching rows layout.
+func.func @scale_rows_bf16(%t: tensor<64x128xbf16, #tgpu.mma<warps = 4>>, %f: tensor<64xbf16, #tgpu.rows<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.scale_rows' op scales f32 #tgpu.mma register tiles whose warps hold whole rows, got 'tensor<64x128xbf16, #tgpu.mma<warps = 4>>'}}
+  %s = tgpu.scale_rows %t, %f : tensor<64x128xbf16, #tgpu.mma<warps = 4>>, tensor<64xbf16, #tgpu.rows<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @scale_rows_col_groups(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, %f: tensor<64xf32, #tgpu.rows<warps = 8>>) {
+  // expected-error @+1 {{'tgpu.scale_rows' op scales f32 #tgpu.mma register tiles whose warps hold whole rows}}
+  %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, tensor<64xf32, #tgpu.rows<warps = 8>>
+  return
+}
+
+// -----
+
+func.func @scale_rows_warps(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, %f: tensor<64xf32, #tgpu.rows<warps = 8>>) {
+  // expected-error @+1 {{'tgpu.scale_rows' op takes one factor per row in the matching #tgpu.rows layout, got 'tensor<64xf32, #tgpu.rows<warps = 8>>' for 'tensor<64x128xf32, #tgpu.mma<warps = 4>>'}}
+  %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<64xf32, #tgpu.rows<warps = 8>>
+  return
+}
+
+// -----
+
+func.func @scale_rows_count(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, %f: tensor<128xf32, #tgpu.cols<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.scale_rows' op takes one factor per row in the matching #tgpu.rows layout}}
+  %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<128xf32, #tgpu.cols<warps = 4>>
+  return
+}

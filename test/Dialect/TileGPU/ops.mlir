@@ -345,3 +345,15 @@ func.func @tma_reduce_add(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups
   tgpu.tma_reduce_add %t, %b, %map[%c0, %r, %c0, %c0] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>
   return
 }
+
+// -----
+
+// tgpu.scale_rows (each row of a register tile times its factor; warps
+// whose factors are all 1 skip it).
+// CHECK-LABEL: func.func @scale_rows
+// CHECK: tgpu.scale_rows %arg0, %arg1 : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<64xf32, #tgpu.rows<warps = 4>>
+func.func @scale_rows(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>,
+                      %f: tensor<64xf32, #tgpu.rows<warps = 4>>) -> tensor<64x128xf32, #tgpu.mma<warps = 4>> {
+  %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<64xf32, #tgpu.rows<warps = 4>>
+  return %s : tensor<64x128xf32, #tgpu.mma<warps = 4>>
+}

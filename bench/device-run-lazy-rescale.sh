@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# One device call for the opt-in tile-lazy-rescale (the online softmax's
+# reference maximum moved only when a step's maximum exceeds it by 2^8) and
+# tgpu-skip-unit-scales (the accumulator's correction skipped by warps whose
+# factors are all 1), on the .device/ of
+# `VARIANTS="plain causal softcap causal_softcap" ABLATIONS="lazy lazyskip skip"
+#  ABLATION_HDIMS="128 256" bash bench/prepare-attention.sh build "128 256"`
+# plus the tests' inputs:
+#   check - every example's forward + backward against float64 at D = 64
+#           and 128 (the backward reads the forward's LSE), scores that rise
+#           along the keys (the reference moves in every step, or lags the
+#           maximum) at D = 64, 128 and 256, fp16, a split-KV decode step,
+#           all with both passes on; memcheck, racecheck, synccheck on a
+#           forward;
+#   bench - bench_attention.py (forward) with the `lazy`, `lazyskip` (both
+#           on) and `skip` specs beside the defaults.
+#   bash bench/device-run-lazy-rescale.sh check|bench|all [hdims] [seqlens] [variants]
+set -u
+MODE=${1:-all}
+HDIMS=${2:-64,128,256}
+SEQS=${3:-2048,8192}
+VARS=${4:-plain,causal,softcap}
+. bench/device-env.sh
+if [ "$MODE" = check ] || [ "$MODE" = all ]; then
+  {
+    check_examples lazyskip "64 128" --lazy-rescale --skip-unit-scales
+    for in in rising-scores slow-rising-scores; do
+      for hd in 64 128 256; do
+        for case in "" "--dtype fp16" "--seqlen 1 --seqlen-kv 5000"; do
+          [ $hd != 128 ] && [ -n "$case" ] && continue
+          echo "== $in hd$hd $case"
+          timeout 90 $KILN run test/Numerics/Inputs/$in.mlir --backend cuda --backward --head-dim $hd \
+            --heads 3 --seqlen 333 --seqlen-kv 1517 --check --lazy-rescale --skip-unit-scales $case 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
+        done
+      done
+    done
+  } > "$OUT/checks.txt" 2>&1
+  summarize_checks "$OUT/checks.txt"
+  grep -A3 "^== slow-rising-scores hd128 $" "$OUT/checks.txt"
+  sanitize "slow-rising forward" test/Numerics/Inputs/slow-rising-scores.mlir --backend cuda --head-dim 128 \
+    --seqlen 300 --seqlen-kv 917 --heads 2 --lazy-rescale --skip-unit-scales | tee "$OUT/sanitize.txt"
+fi
+if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
+  python3 bench/bench_attention.py --lib "$LIB" --specs .device/specs --hdims "$HDIMS" \
+    --seqlens "$SEQS" --variants "$VARS" --ablations lazy,lazyskip,skip --rounds "${ROUNDS:-3}" --budget "${BUDGET:-330}" \
+    --json "$OUT/lazy-rescale.json" > "$OUT/lazy-rescale-bench.txt" 2>&1
+  echo "bench rc=$?"
+  sed -n '/^TFLOP\/s of visible pairs/,$p' "$OUT/lazy-rescale-bench.txt"
+  python3 - "$OUT/lazy-rescale.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+print("opt-in / default forward time (below 1: the opt-in pays)")
+for r in rows:
+    cells = [f"{a} {r[f'kiln_{a}_fwd_ms'] / r['kiln_fwd_ms']:5.3f}"
+             for a in ("lazy", "lazyskip", "skip") if f"kiln_{a}_fwd_ms" in r]
+    print(f"{r['variant']:>10} hd{r['hdim']:<3} N{r['N']:<6} " + "  ".join(cells))
+PY
+fi
