@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device call for the opt-in tile-lazy-rescale (the online softmax's
-# reference maximum moved only when a step's maximum exceeds it by 2^8) and
+# reference maximum moved only when a step's maximum exceeds it by more than
+# 8 in log2 units) and
 # tgpu-skip-unit-scales (the accumulator's correction skipped by warps whose
 # factors are all 1), on the .device/ of
 # `VARIANTS="plain causal softcap causal_softcap" ABLATIONS="lazy lazyskip skip"

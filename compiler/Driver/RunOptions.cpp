@@ -120,7 +120,8 @@ const char *runUsage() {
                             the same maxima; tile-scale-after-max; ablation)
   --lazy-rescale            both back ends, forward: the softmax's reference
                             maximum moves only when a step's maximum exceeds
-                            it by 2^8, instead of in every step
+                            it by more than 8 (log2 units: a factor of 2^8),
+                            instead of in every step
                             (tile-lazy-rescale; opt-in)
   --skip-unit-scales        cuda forward: a warp whose rows' correction
                             factors are all 1 skips rescaling its

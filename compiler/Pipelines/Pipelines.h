@@ -89,8 +89,8 @@ struct ForwardPipelineOptions
   Option<bool> lazyRescale{
       *this, "lazy-rescale",
       llvm::cl::desc("The online softmax's reference maximum moves only when "
-                     "a step's maximum exceeds it by 2^8 (tile-lazy-rescale; "
-                     "opt-in)"),
+                     "a step's maximum exceeds it by more than 8 (log2 "
+                     "units; tile-lazy-rescale; opt-in)"),
       llvm::cl::init(false)};
   Option<bool> reassociateLowRank{
       *this, "reassociate-low-rank",
@@ -351,8 +351,9 @@ struct CUDAPipelineOptions
   Option<bool> lazyRescale{
       *this, "lazy-rescale",
       llvm::cl::desc("Forward: the online softmax's reference maximum moves "
-                     "only when a step's maximum exceeds it by 2^8 "
-                     "(tile-lazy-rescale; opt-in: measured -11% to +3%)"),
+                     "only when a step's maximum exceeds it by more than 8 "
+                     "(log2 units; tile-lazy-rescale; opt-in: measured -11% "
+                     "to +3%)"),
       llvm::cl::init(false)};
   Option<bool> skipUnitScales{
       *this, "skip-unit-scales",

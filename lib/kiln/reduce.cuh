@@ -75,6 +75,9 @@ __device__ __forceinline__ F broadcast_rows(const RowFrag<T, M, W> &r) {
 template <typename F, typename T, int M, int W>
 __device__ __forceinline__ F scale_rows(const F &x,
                                         const RowFrag<T, M, W> &r) {
+  // Whole rows per warp: each warp's m16 tiles are the factors' rows.
+  static_assert(F::kMT * 2 == RowFrag<T, M, W>::kSize,
+                "scale_rows takes a tile whose warps hold whole rows");
   bool differs = false;
 #pragma unroll
   for (int s = 0; s < RowFrag<T, M, W>::kSize; ++s)

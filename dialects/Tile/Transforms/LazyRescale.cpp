@@ -9,7 +9,7 @@
 // true maximum: l, acc and the final log-sum-exp m + log2 l are exact for any
 // reference value they share. So the reference moves only when the step's
 // maximum exceeds it by more than a threshold t (FlashAttention-4's
-// conditional rescaling): exponentials stay below 2^t, and in most steps
+// conditional rescaling): exponentials stay at most 2^t, and in most steps
 // the factor exp2(m_old - m_old) is exactly 1, which the GPU schedule can
 // skip (tgpu-skip-unit-scales).
 //
@@ -86,19 +86,21 @@ bool readAsReference(Value v, Operation *yield = nullptr,
   return true;
 }
 
+bool loopReadsAsReference(scf::ForOp loop, unsigned i);
+
 /// Whether every use of a KV loop's final maximum is one the reference
 /// serves as well: the log-sum-exp m + log2 l, a -inf test, or the start
 /// of the next KV loop (whose steps relate to whatever maximum they start
-/// from), provided that loop's own final maximum is read so too.
+/// from), provided that loop reads its own maximum only as a reference.
 bool finalReadAsReference(Value result) {
   for (OpOperand &use : result.getUses()) {
     Operation *user = use.getOwner();
     if (isNegInfTest(use))
       continue;
     if (auto loop = dyn_cast<scf::ForOp>(user)) {
-      if (!loop->hasAttr(tile::attrs::kKvLoop) ||
-          use.getOperandNumber() < loop.getNumControlOperands() ||
-          !finalReadAsReference(loop.getTiedLoopResult(&use)))
+      if (use.getOperandNumber() < loop.getNumControlOperands() ||
+          !loopReadsAsReference(
+              loop, use.getOperandNumber() - loop.getNumControlOperands()))
         return false;
       continue;
     }
@@ -121,6 +123,31 @@ bool carriedReadAsReference(BlockArgument m, Operation *max) {
   });
 }
 
+/// The step's maximum m_new = max(m, x) that a KV loop yields in place of
+/// its carried f32 row vector m (iteration argument i), or null.
+arith::MaximumFOp stepMaximum(scf::ForOp loop, unsigned i) {
+  BlockArgument m = loop.getRegionIterArg(i);
+  auto type = dyn_cast<RankedTensorType>(m.getType());
+  if (!loop->hasAttr(tile::attrs::kKvLoop) || !type || type.getRank() != 1 ||
+      !type.getElementType().isF32())
+    return {};
+  auto max = loop.getYieldedValues()[i].getDefiningOp<arith::MaximumFOp>();
+  if (!max || (max.getLhs() != m && max.getRhs() != m) ||
+      max->getBlock() != loop.getBody())
+    return {};
+  return max;
+}
+
+/// Whether KV loop `loop` carries a running maximum as iteration argument i
+/// and reads it, in the step and after the loop, only as a reference.
+bool loopReadsAsReference(scf::ForOp loop, unsigned i) {
+  arith::MaximumFOp max = stepMaximum(loop, i);
+  return max &&
+         readAsReference(max, loop.getBody()->getTerminator(), i) &&
+         carriedReadAsReference(loop.getRegionIterArg(i), max) &&
+         finalReadAsReference(loop.getResult(i));
+}
+
 struct TileLazyRescale
     : kiln::tile::impl::TileLazyRescaleBase<TileLazyRescale> {
   using TileLazyRescaleBase::TileLazyRescaleBase;
@@ -135,45 +162,40 @@ struct TileLazyRescale
     }
     if (threshold == 0.0)
       return; // the reference is the maximum itself
+    // Every loop is checked before any is rewritten: the checks of one loop
+    // read the loops after it.
+    SmallVector<std::pair<scf::ForOp, unsigned>> maxima;
     getOperation()->walk([&](scf::ForOp loop) {
-      if (!loop->hasAttr(tile::attrs::kKvLoop))
-        return;
-      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-      for (auto [i, m] : llvm::enumerate(loop.getRegionIterArgs()))
-        rewrite(loop, yield, i, m);
+      for (unsigned i = 0, e = loop.getNumRegionIterArgs(); i < e; ++i)
+        if (loopReadsAsReference(loop, i))
+          maxima.push_back({loop, i});
     });
+    for (auto [loop, i] : maxima)
+      rewrite(loop, i);
   }
 
-  /// m_ref = m_new > m + t ? m_new : m, for m_new = max(m, x) yielded in
-  /// place of m, read only as a reference.
-  void rewrite(scf::ForOp loop, scf::YieldOp yield, unsigned i,
-               BlockArgument m) {
-    auto type = dyn_cast<RankedTensorType>(m.getType());
-    if (!type || type.getRank() != 1 || !type.getElementType().isF32())
-      return;
-    auto max = yield.getOperand(i).getDefiningOp<arith::MaximumFOp>();
-    if (!max || (max.getLhs() != m && max.getRhs() != m) ||
-        max->getBlock() != loop.getBody())
-      return;
-    if (!readAsReference(max, yield, i) ||
-        !carriedReadAsReference(m, max) ||
-        !finalReadAsReference(loop.getResult(i)))
-      return;
+  /// m_ref = m_new - m > t ? m_new : m in place of m_new = max(m, x). The
+  /// difference, not m + t: rounding m + t up could let the exponentials
+  /// exceed 2^t. With m = -inf it is +inf (a finite maximum moves the
+  /// reference) or NaN (both -inf: the reference stays).
+  void rewrite(scf::ForOp loop, unsigned i) {
+    arith::MaximumFOp max = stepMaximum(loop, i);
+    BlockArgument m = loop.getRegionIterArg(i);
     OpBuilder b(max->getContext());
     // The threshold's splat before the loop, the comparison in the step.
     b.setInsertionPoint(loop);
     Location loc = max.getLoc();
     Value t = tile::SplatOp::create(
-        b, loc, type,
+        b, loc, m.getType(),
         arith::ConstantOp::create(b, loc, b.getF32FloatAttr(threshold)));
     b.setInsertionPointAfter(max);
-    Value limit = arith::AddFOp::create(b, loc, m, t);
+    Value growth = arith::SubFOp::create(b, loc, max, m);
     Value grows =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, max, limit);
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, growth, t);
     auto reference = arith::SelectOp::create(b, loc, grows, max, m);
     max.getResult().replaceAllUsesExcept(
-        reference,
-        SmallPtrSet<Operation *, 2>{grows.getDefiningOp(), reference});
+        reference, SmallPtrSet<Operation *, 2>{growth.getDefiningOp(),
+                                                reference});
   }
 };
 

@@ -268,7 +268,7 @@ def TileGPUSkipUnitScales : Pass<"tgpu-skip-unit-scales"> {
   let summary = "Scales a loop-carried register tile's rows only in warps where some factor differs from 1";
   let description = [{
     `arith.mulf %acc, (tile.broadcast %factors dim 1)`, with `%acc` an
-    `scf.for` iteration argument in `#tgpu.mma` layout (f32, whole rows
+    iteration argument of a KV loop (`tile.kv_loop`) in `#tgpu.mma` layout (f32, whole rows
     per warp) and `%factors` in `#tgpu.rows`, becomes `tgpu.scale_rows
     %acc, %factors`: the same values, the multiplications skipped by a warp
     whose rows' factors are all exactly 1. That is the online softmax's

@@ -6,6 +6,7 @@
 
 #include "dialects/TileGPU/Transforms/Passes.h"
 
+#include "dialects/Tile/IR/TileAttrNames.h"
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/TileGPU/IR/TileGPUDialect.h"
 
@@ -23,13 +24,15 @@ using namespace kiln;
 
 namespace {
 
-/// Whether v is a loop's carried value (an accumulator): elsewhere, the
-/// epilogue's 1 / l say, a factor is rarely 1 and the vote would be wasted.
+/// Whether v is a KV loop's carried value (the accumulator): elsewhere (the
+/// epilogue's 1 / l, the combine kernel's loop over splits) a factor is
+/// rarely 1 and the vote would be wasted.
 bool isCarried(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
   auto loop =
       arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : scf::ForOp();
-  return loop && arg.getArgNumber() >= loop.getNumInductionVars();
+  return loop && loop->hasAttr(tile::attrs::kKvLoop) &&
+         arg.getArgNumber() >= loop.getNumInductionVars();
 }
 
 struct TileGPUSkipUnitScales

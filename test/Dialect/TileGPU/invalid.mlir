@@ -1063,8 +1063,24 @@ func.func @scale_rows_warps(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, %f: te
 
 // -----
 
-func.func @scale_rows_count(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, %f: tensor<128xf32, #tgpu.cols<warps = 4>>) {
+func.func @scale_rows_cols(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, %f: tensor<128xf32, #tgpu.cols<warps = 4>>) {
   // expected-error @+1 {{'tgpu.scale_rows' op takes one factor per row in the matching #tgpu.rows layout}}
   %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<128xf32, #tgpu.cols<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @scale_rows_count(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, %f: tensor<128xf32, #tgpu.rows<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.scale_rows' op takes one factor per row in the matching #tgpu.rows layout, got 'tensor<128xf32, #tgpu.rows<warps = 4>>'}}
+  %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<128xf32, #tgpu.rows<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @scale_rows_factor_type(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, %f: tensor<64xbf16, #tgpu.rows<warps = 4>>) {
+  // expected-error @+1 {{'tgpu.scale_rows' op takes one factor per row in the matching #tgpu.rows layout}}
+  %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<64xbf16, #tgpu.rows<warps = 4>>
   return
 }
