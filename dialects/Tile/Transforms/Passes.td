@@ -151,11 +151,12 @@ def TileLazyRescale : Pass<"tile-lazy-rescale"> {
     `m` whose yielded value is `m_new = maximumf(m, x)`:
 
     ```
-    m_ref = select(m_new > m + t, m_new, m)
+    m_ref = select(m_new - m > t, m_new, m)
     ```
 
     replaces `m_new` everywhere (FlashAttention-4's conditional
-    rescaling). The exponentials `exp2(s - m_ref)` stay below `2^t`, and in
+    rescaling). The exponentials `exp2(s - m_ref)` stay at most `2^t` (the
+    difference, not `m + t`, which could round up), and in
     a step that does not move the reference the factor is `exp2(0) = 1`
     exactly, so a schedule can skip the multiplication
     (`tgpu-skip-unit-scales`). A row's reference is -inf exactly when its
