@@ -26,4 +26,12 @@
 #define GET_OP_CLASSES
 #include "dialects/Tile/IR/TileOps.h.inc"
 
+#include <optional>
+
+namespace kiln::tile {
+/// The float constant every element of a tile holds (a tile.splat of a
+/// constant, or a dense splat constant), if any.
+std::optional<llvm::APFloat> splatFloatConstant(mlir::Value v);
+} // namespace kiln::tile
+
 #endif // KILN_DIALECTS_TILE_IR_TILEDIALECT_H

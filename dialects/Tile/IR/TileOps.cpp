@@ -3,6 +3,7 @@
 
 #include "dialects/Tile/IR/TileDialect.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
@@ -278,6 +279,19 @@ LogicalResult BroadcastOp::verify() {
     return emitOpError() << "source " << source << " does not fit result "
                          << result << " along dimension " << 1 - dim;
   return success();
+}
+
+std::optional<APFloat> kiln::tile::splatFloatConstant(Value v) {
+  if (auto splat = v.getDefiningOp<SplatOp>()) {
+    FloatAttr value;
+    if (matchPattern(splat.getValue(), m_Constant(&value)))
+      return value.getValue();
+    return std::nullopt;
+  }
+  DenseFPElementsAttr dense;
+  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
+    return dense.getSplatValue<APFloat>();
+  return std::nullopt;
 }
 
 LogicalResult SplatOp::verify() {

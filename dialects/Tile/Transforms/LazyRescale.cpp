@@ -23,7 +23,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
 
 namespace kiln::tile {
 #define GEN_PASS_DEF_TILELAZYRESCALE
@@ -37,14 +36,8 @@ namespace {
 
 /// Whether v is a splat of -inf (the empty row's maximum).
 bool isNegInfSplat(Value v) {
-  FloatAttr value;
-  if (auto splat = v.getDefiningOp<tile::SplatOp>())
-    return matchPattern(splat.getValue(), m_Constant(&value)) &&
-           value.getValue().isInfinity() && value.getValue().isNegative();
-  DenseFPElementsAttr dense;
-  return matchPattern(v, m_Constant(&dense)) && dense.isSplat() &&
-         dense.getSplatValue<APFloat>().isInfinity() &&
-         dense.getSplatValue<APFloat>().isNegative();
+  std::optional<APFloat> value = tile::splatFloatConstant(v);
+  return value && value->isInfinity() && value->isNegative();
 }
 
 /// Whether `use` compares its value with -inf (the reference is -inf exactly

@@ -24,7 +24,6 @@
 #include "dialects/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -40,21 +39,6 @@ using namespace kiln;
 
 namespace {
 
-/// The constant a tile's every element holds (a splat of a constant, or a
-/// dense splat constant), if any.
-std::optional<APFloat> splatConstant(Value v) {
-  if (auto splat = v.getDefiningOp<tile::SplatOp>()) {
-    FloatAttr value;
-    if (matchPattern(splat.getValue(), m_Constant(&value)))
-      return value.getValue();
-    return std::nullopt;
-  }
-  DenseFPElementsAttr dense;
-  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
-    return dense.getSplatValue<APFloat>();
-  return std::nullopt;
-}
-
 bool isPositiveFinite(const std::optional<APFloat> &k) {
   return k && k->isFiniteNonZero() && !k->isNegative();
 }
@@ -69,7 +53,7 @@ std::optional<PositiveScale> matchPositiveScale(Value v) {
   if (!mul)
     return std::nullopt;
   for (int i = 0; i < 2; ++i) {
-    std::optional<APFloat> k = splatConstant(mul->getOperand(1 - i));
+    std::optional<APFloat> k = tile::splatFloatConstant(mul->getOperand(1 - i));
     if (isPositiveFinite(k))
       return PositiveScale{mul->getOperand(i), mul->getOperand(1 - i), *k};
   }
@@ -115,7 +99,7 @@ struct SelectBeforeScale : OpRewritePattern<arith::SelectOp> {
           return reduce && reduce.getKind() == tile::ReduceKind::max;
         }))
       return failure();
-    auto fill = splatConstant(op.getFalseValue());
+    auto fill = tile::splatFloatConstant(op.getFalseValue());
     auto scaled = matchPositiveScale(op.getTrueValue());
     if (!fill || !fill->isInfinity() || !fill->isNegative() || !scaled)
       return failure();
