@@ -84,6 +84,16 @@ for v in plain causal softcap causal_softcap; do # opt-in: the reference maximum
   ablate $v lazyskip fwd --lazy-rescale --skip-unit-scales # and warps skip factors of 1
   ablate $v skip fwd --skip-unit-scales
 done
+for v in plain causal sliding_window alibi; do   # output tiles stored by every lane
+  ablate $v notma fwd --no-tma-stores
+done
+# Tile shapes beside the chosen ones (attn-choose-tiles' rule against a sweep).
+for v in plain causal; do
+  ablate $v n96 fwd --block-n 96                 # 96-key steps
+  ablate $v n112 fwd --block-n 112               # 112-key steps
+  ablate $v n160 fwd --block-n 160               # 160-key steps
+  ablate $v m128n176 fwd --block-m 128 --block-n 176 # two consumer warpgroups, 176-key steps
+done
 [ -e "$D/failed" ] && echo "prepare-attention: $(wc -l < "$D/failed") specs failed (rows left out)" >&2
 ls "$D/specs" | wc -l
 du -sh "$D"

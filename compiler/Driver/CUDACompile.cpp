@@ -72,6 +72,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.bulkReductions = choices.bulkReductions;
+  options.tmaStores = choices.tmaStores;
   options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
   options.splitMaskedBlocks = choices.splitMaskedBlocks;
@@ -151,6 +152,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
   choices.bulkReductions = o.bulkReductions;
+  choices.tmaStores = o.tmaStores;
   choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;
   choices.splitMaskedBlocks = o.splitMaskedBlocks;

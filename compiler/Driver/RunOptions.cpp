@@ -163,6 +163,9 @@ const char *runUsage() {
   --no-bulk-reductions      cuda sm_90a: the atomic backward adds dQ with
                             red.global from registers instead of bulk
                             reductions from shared memory (ablation)
+  --no-tma-stores           cuda sm_90a forward: the output tile stored from
+                            registers by every lane instead of staged in
+                            shared memory and stored by TMA (ablation)
   --no-pack-lhs-first       cuda sm_90a: pack P into wgmma's fragments at each
                             k16 step instead of before the products' fence
                             (ptxas then inserts warpgroup.arrive; ablation)
@@ -282,6 +285,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "persistent-backward" || name == "ping-pong" ||
         name == "no-overlap-products" || name == "backward" ||
         name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
+        name == "no-tma-stores" ||
         name == "no-async-accumulate" || name == "order-before-waits" ||
         name == "keys-by-queries" || name == "no-keys-by-queries" ||
         name == "split-dkdv" || name == "no-split-dkdv" ||
@@ -369,6 +373,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.overlapProducts = false;
     } else if (name == "no-bulk-reductions") {
       o.bulkReductions = false;
+    } else if (name == "no-tma-stores") {
+      o.tmaStores = false;
     } else if (name == "no-async-accumulate") {
       o.asyncAccumulate = false;
     } else if (name == "no-pack-lhs-first") {

@@ -129,6 +129,7 @@ struct RunOptions {
   bool persistentBackward = false; ///< ...the backward's too (opt-in)
   bool overlapProducts = true;  ///< cuda sm_90a: tgpu-overlap-products
   bool bulkReductions = true;   ///< cuda sm_90a: tgpu-bulk-reductions
+  bool tmaStores = true;        ///< cuda sm_90a: tgpu-tma-stores
   bool asyncAccumulate = true;  ///< cuda sm_90a: dV, dK waited at the yield
   bool packLhsFirst = true;     ///< cuda sm_90a: P packed before wgmma's fence
   bool orderBeforeWaits = false; ///< cuda sm_90a: ptxas keeps pinned work

@@ -256,6 +256,15 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   // most steps' factors are 1 (opt-in, measured with tile-lazy-rescale).
   if (options.skipUnitScales)
     pm.addPass(tgpu::createTileGPUSkipUnitScales());
+  // The consumers' output tiles by TMA from shared memory: the epilogue's
+  // per-lane stores and their address arithmetic become a warp's staging
+  // and one copy per swizzle span (tiles of few KV steps spend much of
+  // their time in the epilogue).
+  if (specialize && options.tmaStores) {
+    tgpu::TileGPUTmaStoresOptions stores;
+    stores.sharedMemoryBytes = limit;
+    pm.addPass(tgpu::createTileGPUTmaStores(stores));
+  }
   pm.addPass(createCSEPass());
 }
 

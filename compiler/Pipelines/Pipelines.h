@@ -325,6 +325,12 @@ struct CUDAPipelineOptions
                      "(tgpu-bulk-reductions) where the staging costs no CTA "
                      "per multiprocessor"),
       llvm::cl::init(true)};
+  Option<bool> tmaStores{
+      *this, "tma-stores",
+      llvm::cl::desc("sm_90a forward: the consumers' output tiles staged in "
+                     "shared memory and stored by TMA (tgpu-tma-stores) "
+                     "where the staging costs no CTA per multiprocessor"),
+      llvm::cl::init(true)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",
       llvm::cl::desc("sm_90a: TMA loads from a producer warpgroup "

@@ -1,10 +1,12 @@
-//===- bulk.cuh - f32 tiles added into global memory by the copy engine ---===//
+//===- bulk.cuh - register tiles into global memory by the copy engine ----===//
 //
 // The atomic backward's dQ shares: a warp's rows staged in shared memory and
 // added into L2 by one cp.reduce.async.bulk .add.f32 (whole lines, instead
 // of an 8-byte red.global per lane and element pair: 1.3-1.8x the reduction
 // throughput into L2 on an H100, bench/probe_dq_reduce.cu), or, for a warp
 // holding a strided block, by TMA tensor reductions through a tensor map.
+// The forward's output tiles: a warp's block staged the same way and stored
+// by TMA tensor copies.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_BULK_CUH
@@ -104,37 +106,97 @@ __device__ __forceinline__ void bulk_reduce_add(const Desc<float> &d, int row0,
 #endif
 }
 
-/// Adds the swizzled box at `src` (shared memory) into the tensor of `map`
-/// at element coordinates c (innermost first; R of them) with one
-/// cp.reduce.async.bulk.tensor .add. Elements outside the tensor are
-/// skipped. One thread issues it; asynchronous (its bulk group).
-template <int R>
-__device__ __forceinline__ void
-tma_reduce_add_box(const TensorMap &map, const void *src, const int (&c)[R]) {
+/// Writes the swizzled box at `src` (shared memory) into the tensor of `map`
+/// at element coordinates c (innermost first; R of them) with one TMA tensor
+/// copy: added (cp.reduce.async.bulk.tensor .add) where ADD, else stored
+/// (cp.async.bulk.tensor). Elements outside the tensor are skipped. One
+/// thread issues it; asynchronous (its bulk group).
+template <bool ADD, int R>
+__device__ __forceinline__ void tma_out_box(const TensorMap &map,
+                                            const void *src,
+                                            const int (&c)[R]) {
+  static_assert(R >= 2 && R <= 5, "TMA maps have 2 to 5 dimensions here");
 #if __CUDA_ARCH__ >= 900
   unsigned long long m = reinterpret_cast<unsigned long long>(&map);
   unsigned s = smem_addr(src);
-  if constexpr (R == 2)
-    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile."
-                 "bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(m),
-                 "r"(s), "r"(c[0]), "r"(c[1])
-                 : "memory");
-  else if constexpr (R == 3)
-    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile."
-                 "bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(m),
-                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2])
-                 : "memory");
-  else if constexpr (R == 4)
-    asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile."
-                 "bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(m),
-                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
-                 : "memory");
-  else
-    asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile."
-                 "bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n" ::"l"(m),
-                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
-                 : "memory");
+  // The instruction by operation and rank; the operands the same for all.
+#define KILN_TMA_OUT(OP, COORDS, ...)                                          \
+  asm volatile(OP " [%0, {" COORDS "}], [%1];\n" ::"l"(m), "r"(s), __VA_ARGS__  \
+               : "memory")
+#define KILN_TMA_ADD(D) "cp.reduce.async.bulk.tensor." D                       \
+  "d.global.shared::cta.add.tile.bulk_group"
+#define KILN_TMA_STORE(D) "cp.async.bulk.tensor." D                            \
+  "d.global.shared::cta.tile.bulk_group"
+  if constexpr (R == 2) {
+    if constexpr (ADD)
+      KILN_TMA_OUT(KILN_TMA_ADD("2"), "%2, %3", "r"(c[0]), "r"(c[1]));
+    else
+      KILN_TMA_OUT(KILN_TMA_STORE("2"), "%2, %3", "r"(c[0]), "r"(c[1]));
+  } else if constexpr (R == 3) {
+    if constexpr (ADD)
+      KILN_TMA_OUT(KILN_TMA_ADD("3"), "%2, %3, %4", "r"(c[0]), "r"(c[1]),
+                   "r"(c[2]));
+    else
+      KILN_TMA_OUT(KILN_TMA_STORE("3"), "%2, %3, %4", "r"(c[0]), "r"(c[1]),
+                   "r"(c[2]));
+  } else if constexpr (R == 4) {
+    if constexpr (ADD)
+      KILN_TMA_OUT(KILN_TMA_ADD("4"), "%2, %3, %4, %5", "r"(c[0]), "r"(c[1]),
+                   "r"(c[2]), "r"(c[3]));
+    else
+      KILN_TMA_OUT(KILN_TMA_STORE("4"), "%2, %3, %4, %5", "r"(c[0]),
+                   "r"(c[1]), "r"(c[2]), "r"(c[3]));
+  } else {
+    if constexpr (ADD)
+      KILN_TMA_OUT(KILN_TMA_ADD("5"), "%2, %3, %4, %5, %6", "r"(c[0]),
+                   "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]));
+    else
+      KILN_TMA_OUT(KILN_TMA_STORE("5"), "%2, %3, %4, %5, %6", "r"(c[0]),
+                   "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]));
+  }
+#undef KILN_TMA_STORE
+#undef KILN_TMA_ADD
+#undef KILN_TMA_OUT
 #endif
+}
+
+/// Each warp writes the elements of `f` it holds (16 * kMT rows of its
+/// column group's columns) into `s`, a swizzled shared tile of f's shape and
+/// type, and its lane 0 writes each swizzle span of them into the tensor of
+/// `map` at (col0 + c, row0 + r, outer...) with one TMA tensor copy
+/// (tma_out_box; the map's box: a span of columns by a warp's rows). No CTA
+/// barrier: a warp's block of `s` is its own, and lane 0 waits until its
+/// previous copies have read it before the warp writes. Asynchronous: the
+/// values land after bulk_wait.
+template <bool ADD, typename T, int ROWS, int COLS, int SWIZZLE, int M, int N,
+          int W, int G, typename... Outer>
+__device__ __forceinline__ void
+tma_out(const TensorMap &map, SwizzledTile<T, ROWS, COLS, SWIZZLE> s,
+        const Frag<T, M, N, W, G> &f, int col0, int row0, Outer... outer) {
+  using F = Frag<T, M, N, W, G>;
+  static_assert(ROWS == M && COLS == N,
+                "a shared tile of the register tile's shape");
+  constexpr int kSpanCols = SWIZZLE / static_cast<int>(sizeof(T));
+  static_assert(F::kGroupCols % kSpanCols == 0,
+                "a column group's row is whole swizzle spans");
+  constexpr int kWarpRows = 16 * F::kMT;
+  stage_for_bulk(s, f);
+  if (lane_id() == 0) {
+    int r = F::group_warp() * kWarpRows;
+    const char *base = reinterpret_cast<const char *>(s.ptr);
+#pragma unroll
+    for (int b = 0; b < F::kGroupCols / kSpanCols; ++b) {
+      int c = F::group() * F::kGroupCols + b * kSpanCols;
+      const int coords[] = {col0 + c, row0 + r, static_cast<int>(outer)...};
+      tma_out_box<ADD>(map, base + decltype(s)::offset(r, c), coords);
+    }
+#if __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+  }
+  // The warp reconverges before what follows (warpgroup-wide .aligned
+  // waits among it).
+  __syncwarp();
 }
 
 /// The tensor of `map` at (col0 + c, row0 + r, outer...) += f[r, c] through
@@ -151,35 +213,30 @@ template <typename T, int ROWS, int COLS, int SWIZZLE, int M, int N, int W,
           int G, typename... Outer>
 __device__ __forceinline__ void
 tma_reduce_add(const TensorMap &map, SwizzledTile<T, ROWS, COLS, SWIZZLE> s,
-               const Frag<float, M, N, W, G> &f, int col0, int row0,
+               const Frag<T, M, N, W, G> &f, int col0, int row0,
                Outer... outer) {
-  using F = Frag<float, M, N, W, G>;
-  static_assert(sizeof(T) == 4 && ROWS == M && COLS == N,
-                "a shared f32 tile of the register tile's shape");
-  constexpr int kSpanCols = SWIZZLE / 4;
-  static_assert(F::kGroupCols % kSpanCols == 0,
-                "a column group's row is whole swizzle spans");
-  constexpr int kWarpRows = 16 * F::kMT;
-  stage_for_bulk(s, f);
-  if (lane_id() == 0) {
-    int r = F::group_warp() * kWarpRows;
-    const char *base = reinterpret_cast<const char *>(s.ptr);
-#pragma unroll
-    for (int b = 0; b < F::kGroupCols / kSpanCols; ++b) {
-      int c = F::group() * F::kGroupCols + b * kSpanCols;
-      const int coords[] = {col0 + c, row0 + r, static_cast<int>(outer)...};
-      tma_reduce_add_box(map, base + decltype(s)::offset(r, c), coords);
-    }
-#if __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
-  }
-  // The warp reconverges before what follows (warpgroup-wide .aligned
-  // waits among it).
-  __syncwarp();
+  static_assert(sizeof(T) == 4, "f32 sums");
+  tma_out<true>(map, s, f, col0, row0, outer...);
 }
 
-/// Waits until this thread's bulk reductions are complete in global memory.
+/// The tensor of `map` at (col0 + c, row0 + r, outer...) = f[r, c] through
+/// `s`, a swizzled shared tile of f's shape and 16-bit type: each warp
+/// writes the elements it holds into its rows of `s` (staging waits until
+/// the warp's previous stores have read them) and its lane 0 stores each
+/// swizzle span of them with one tensor copy (the map's box: a span of
+/// columns by a warp's rows). Rows and columns outside the tensor are not
+/// written. Asynchronous: the values land after bulk_wait.
+template <typename T, int ROWS, int COLS, int SWIZZLE, int M, int N, int W,
+          int G, typename... Outer>
+__device__ __forceinline__ void
+tma_store(const TensorMap &map, SwizzledTile<T, ROWS, COLS, SWIZZLE> s,
+          const Frag<T, M, N, W, G> &f, int col0, int row0, Outer... outer) {
+  static_assert(sizeof(T) == 2, "16-bit output tiles");
+  tma_out<false>(map, s, f, col0, row0, outer...);
+}
+
+/// Waits until this thread's bulk reductions and tensor stores are complete
+/// in global memory.
 __device__ __forceinline__ void bulk_wait() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");

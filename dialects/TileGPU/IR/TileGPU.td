@@ -528,13 +528,40 @@ def TileGPU_TmaReduceAddOp
   let hasVerifier = 1;
 }
 
+def TileGPU_TmaStoreOp
+    : TileGPU_Op<"tma_store", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "stores a 16-bit register tile into a tensor through a TMA tensor map, a box per warp";
+  let description = [{
+    The epilogue's output tile (bf16 or f16, `#tgpu.mma`) written by the
+    copy engine instead of by each lane's stores: each warp writes the
+    elements it holds into its block of `staging` (a shared buffer of the
+    tile's shape and element type, swizzled: a swizzle span of columns per
+    box, as TMA lays a box out) and its lane 0 stores each swizzle span of
+    its columns with one `cp.async.bulk.tensor` through `map`, whose box is
+    one span of columns by a warp's rows. `coords` are the tile's origin in
+    the map's order, innermost first: column, row, then the map's other
+    dimensions. Elements outside the tensor are not written (TMA clips the
+    box: rows past the sequence stay untouched). No barrier: a warp's block
+    of `staging` is its own, and lane 0 waits until its previous stores have
+    read it before the warp writes. The values are in global memory after
+    `tgpu.bulk_wait`.
+  }];
+  let arguments = (ins AnyRankedTensor:$value, AnyStaticShapeMemRef:$staging,
+                       TileGPU_TensorMapType:$map, Variadic<Index>:$coords);
+  let assemblyFormat = [{
+    $value `,` $staging `,` $map `[` $coords `]` attr-dict `:` type($value) `,` type($staging)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileGPU_BulkWaitOp : TileGPU_Op<"bulk_wait"> {
-  let summary = "waits until this thread's bulk reductions are complete";
+  let summary = "waits until this thread's bulk reductions and stores are complete";
   let description = [{
     `cp.async.bulk.wait_group 0`: the sums of every `tgpu.bulk_reduce_add`
+    (and `tgpu.tma_reduce_add`) and the values of every `tgpu.tma_store`
     this thread issued are in global memory (before the kernel ends, so
-    that the next kernel reads them). Threads that issued none pass at
-    once.
+    that the next kernel reads them, and before its shared memory goes).
+    Threads that issued none pass at once.
   }];
   let assemblyFormat = "attr-dict";
 }

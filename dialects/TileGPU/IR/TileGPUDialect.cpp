@@ -452,6 +452,15 @@ LogicalResult TmaLoadPagesOp::verify() {
   return verifyBarrier(*this, getBarriers(), getIndex());
 }
 
+/// The tgpu.num_warps of the kernel around `op`, or null.
+static IntegerAttr enclosingNumWarps(Operation *op) {
+  IntegerAttr warps;
+  for (Operation *parent = op->getParentOp(); parent && !warps;
+       parent = parent->getParentOp())
+    warps = parent->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
+  return warps;
+}
+
 LogicalResult BulkReduceAddOp::verify() {
   auto value = cast<RankedTensorType>(getValue().getType());
   MemRefType staging = getStaging().getType();
@@ -478,10 +487,7 @@ LogicalResult BulkReduceAddOp::verify() {
                          << " offsets";
   // Each warp of the kernel stages the rows the layout gives it: a layout of
   // fewer warps than run would leave the others writing past the buffer.
-  IntegerAttr warps;
-  for (Operation *op = (*this)->getParentOp(); op && !warps;
-       op = op->getParentOp())
-    warps = op->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
+  IntegerAttr warps = enclosingNumWarps(*this);
   if (cast<MmaLayoutAttr>(value.getEncoding()).getColGroups() != 1)
     return emitOpError() << "stages whole rows per warp; a tile in column "
                             "groups is added with tgpu.tma_reduce_add";
@@ -497,84 +503,152 @@ LogicalResult BulkReduceAddOp::verify() {
   return success();
 }
 
-LogicalResult TmaReduceAddOp::verify() {
-  auto value = cast<RankedTensorType>(getValue().getType());
-  MemRefType staging = getStaging().getType();
-  auto layout = dyn_cast_or_null<MmaLayoutAttr>(value.getEncoding());
-  if (value.getRank() != 2 || !value.getElementType().isF32() || !layout)
-    return emitOpError() << "adds 2-D f32 #tgpu.mma tiles, got " << value;
-  // A warp's block: its rows, its column group's columns.
-  int64_t warpRows = warpBlockRows(value);
-  int64_t groupBytes = groupColumns(value) * 4;
-  int64_t swizzle = swizzleBytes(staging);
-  if (!swizzle || staging.getShape() != value.getShape() ||
-      staging.getElementType() != value.getElementType() ||
-      groupBytes % swizzle != 0)
-    return emitOpError() << "stages through a swizzled shared buffer of the "
-                            "tile's shape whose swizzle spans divide a column "
-                            "group's rows (a box per span), got "
-                         << staging << " for " << value;
-  if (warpRows % 16 != 0 || warpRows > 256)
-    return emitOpError() << "a warp's " << warpRows
-                         << " rows are not whole m16 tiles of a TMA box (at "
-                            "most 256 rows)";
-  IntegerAttr warps;
-  for (Operation *op = (*this)->getParentOp(); op && !warps;
-       op = op->getParentOp())
-    warps = op->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
-  if (warps && warps.getInt() != layout.getWarps())
-    return emitOpError() << "the tile's layout spreads it over "
-                         << layout.getWarps() << " warps, the kernel runs "
-                         << warps.getInt();
-  int64_t rank = getCoords().size();
-  if (rank < 2 || rank > 5)
-    return emitOpError() << "takes 2 to 5 coordinates (column, row, then the "
-                            "tensor's outer dimensions), got "
-                         << rank;
-  // Where the map is the kernel's argument, its box is a warp's block of a
-  // swizzle span, in the staging's swizzle.
-  auto arg = dyn_cast<BlockArgument>(getMap());
+/// What the kernel says of a tensor-map argument: its dims, box, swizzle and
+/// the array it describes (each null where the map is not a kernel argument
+/// or the attribute lacks it).
+struct KernelMapInfo {
+  DenseI64ArrayAttr dims, box;
+  IntegerAttr swizzle;
+  MemRefType described;
+  bool complete() const { return dims && box && swizzle; }
+};
+static KernelMapInfo kernelMapInfo(Value map) {
+  KernelMapInfo result;
+  auto arg = dyn_cast<BlockArgument>(map);
   auto kernel =
       arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
           : nullptr;
   if (!kernel || arg.getOwner() != &kernel.getFunctionBody().front())
-    return success();
+    return result;
   auto info = kernel.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
                                                       attrs::kTensorMap);
-  auto dims =
-      info ? info.getAs<DenseI64ArrayAttr>(attrs::kTensorMapDims) : nullptr;
-  auto box =
-      info ? info.getAs<DenseI64ArrayAttr>(attrs::kTensorMapBox) : nullptr;
-  auto mapSwizzle =
-      info ? info.getAs<IntegerAttr>(attrs::kTensorMapSwizzle) : nullptr;
-  if (!dims || !box || !mapSwizzle)
+  if (!info)
+    return result;
+  result.dims = info.getAs<DenseI64ArrayAttr>(attrs::kTensorMapDims);
+  result.box = info.getAs<DenseI64ArrayAttr>(attrs::kTensorMapBox);
+  result.swizzle = info.getAs<IntegerAttr>(attrs::kTensorMapSwizzle);
+  auto tensor = info.getAs<IntegerAttr>(attrs::kTensorMapTensor);
+  if (tensor && tensor.getInt() >= 0 &&
+      tensor.getInt() < int64_t(kernel.getNumArguments()))
+    result.described = dyn_cast<MemRefType>(
+        kernel.getArgument(unsigned(tensor.getInt())).getType());
+  return result;
+}
+
+/// The checks tgpu.tma_reduce_add and tgpu.tma_store share: a warp's block
+/// of `value` (an #tgpu.mma tile) in whole m16 tiles of rows, staged through
+/// a swizzled buffer of its shape and element type whose spans divide a
+/// column group's row, the kernel's warps those of the layout, and 2 to 5
+/// coordinates; `dimsWord` names the coordinates after column and row.
+static LogicalResult verifyTmaOut(Operation *op, RankedTensorType value,
+                                  MemRefType staging, size_t coords,
+                                  StringRef dimsWord) {
+  auto layout = cast<MmaLayoutAttr>(value.getEncoding());
+  int64_t warpRows = warpBlockRows(value);
+  int64_t groupBytes =
+      groupColumns(value) * value.getElementTypeBitWidth() / 8;
+  int64_t swizzle = swizzleBytes(staging);
+  if (!swizzle || staging.getShape() != value.getShape() ||
+      staging.getElementType() != value.getElementType() ||
+      groupBytes % swizzle != 0)
+    return op->emitOpError()
+           << "stages through a swizzled shared buffer of the tile's shape "
+              "and type whose swizzle spans divide a column group's rows (a "
+              "box per span), got "
+           << staging << " for " << value;
+  if (warpRows % 16 != 0 || warpRows > 256)
+    return op->emitOpError() << "a warp's " << warpRows
+                             << " rows are not whole m16 tiles of a TMA box "
+                                "(at most 256 rows)";
+  IntegerAttr warps = enclosingNumWarps(op);
+  if (warps && warps.getInt() != layout.getWarps())
+    return op->emitOpError() << "the tile's layout spreads it over "
+                             << layout.getWarps() << " warps, the kernel runs "
+                             << warps.getInt();
+  if (coords < 2 || coords > 5)
+    return op->emitOpError()
+           << "takes 2 to 5 coordinates (column, row, then the " << dimsWord
+           << "), got " << coords;
+  return success();
+}
+
+LogicalResult TmaReduceAddOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  if (value.getRank() != 2 || !value.getElementType().isF32() ||
+      !isa_and_nonnull<MmaLayoutAttr>(value.getEncoding()))
+    return emitOpError() << "adds 2-D f32 #tgpu.mma tiles, got " << value;
+  if (failed(verifyTmaOut(*this, value, getStaging().getType(),
+                          getCoords().size(), "tensor's outer dimensions")))
+    return failure();
+  // Where the map is the kernel's argument, its box is a warp's block of a
+  // swizzle span, in the staging's swizzle; the map walks its tensor's
+  // dimensions last to first (the coordinates' order).
+  KernelMapInfo map = kernelMapInfo(getMap());
+  if (!map.complete())
     return success();
-  // The coordinates are column, row, then the outer dimensions innermost
-  // first: the map walks its tensor's dimensions last to first.
+  int64_t rank = getCoords().size();
+  int64_t swizzle = swizzleBytes(getStaging().getType());
+  int64_t warpRows = warpBlockRows(value);
   SmallVector<int64_t> wantedBox(rank, 1), wantedDims;
   wantedBox[0] = swizzle / 4;
   wantedBox[1] = warpRows;
   for (int64_t d = rank - 1; d >= 0; --d)
     wantedDims.push_back(d);
-  if (dims.asArrayRef() != ArrayRef(wantedDims) ||
-      box.asArrayRef() != ArrayRef(wantedBox) || mapSwizzle.getInt() != swizzle)
+  if (map.dims.asArrayRef() != ArrayRef(wantedDims) ||
+      map.box.asArrayRef() != ArrayRef(wantedBox) ||
+      map.swizzle.getInt() != swizzle)
     return emitOpError() << "adds through a map walking its " << rank
                          << " dimensions last to first whose box is a warp's "
                          << warpRows << " rows of " << swizzle / 4
                          << " columns, swizzled " << swizzle
-                         << " bytes; the map has dims " << dims << ", box "
-                         << box << ", swizzle " << mapSwizzle.getInt();
-  auto tensor = info.getAs<IntegerAttr>(attrs::kTensorMapTensor);
-  auto described =
-      tensor && tensor.getInt() >= 0 &&
-              tensor.getInt() < int64_t(kernel.getNumArguments())
-          ? dyn_cast<MemRefType>(
-                kernel.getArgument(unsigned(tensor.getInt())).getType())
-          : MemRefType();
-  if (described &&
-      (!described.getElementType().isF32() || described.getRank() != rank))
+                         << " bytes; the map has dims " << map.dims
+                         << ", box " << map.box << ", swizzle "
+                         << map.swizzle.getInt();
+  if (map.described && (!map.described.getElementType().isF32() ||
+                        map.described.getRank() != rank))
     return emitOpError() << "adds f32 through a map of a rank-" << rank
-                         << " f32 array, but the map describes " << described;
+                         << " f32 array, but the map describes "
+                         << map.described;
+  return success();
+}
+
+LogicalResult TmaStoreOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  Type element = value.getElementType();
+  if (value.getRank() != 2 || !(element.isBF16() || element.isF16()) ||
+      !isa_and_nonnull<MmaLayoutAttr>(value.getEncoding()))
+    return emitOpError() << "stores 2-D bf16 or f16 #tgpu.mma tiles, got "
+                         << value;
+  if (failed(verifyTmaOut(*this, value, getStaging().getType(),
+                          getCoords().size(), "map's other dimensions")))
+    return failure();
+  // Where the map is the kernel's argument: as many dimensions as
+  // coordinates (any order: the view's columns, its rows, then the others),
+  // its box a warp's block of a swizzle span in the staging's swizzle, over
+  // an array of the tile's element type.
+  KernelMapInfo map = kernelMapInfo(getMap());
+  if (!map.complete())
+    return success();
+  int64_t rank = getCoords().size();
+  int64_t swizzle = swizzleBytes(getStaging().getType());
+  int64_t warpRows = warpBlockRows(value);
+  SmallVector<int64_t> wantedBox(rank, 1);
+  wantedBox[0] = swizzle / 2;
+  wantedBox[1] = warpRows;
+  if (int64_t(map.dims.size()) != rank ||
+      map.box.asArrayRef() != ArrayRef(wantedBox) ||
+      map.swizzle.getInt() != swizzle)
+    return emitOpError() << "stores through a map of " << rank
+                         << " dimensions whose box is a warp's " << warpRows
+                         << " rows of " << swizzle / 2 << " columns, swizzled "
+                         << swizzle << " bytes; the map has dims " << map.dims
+                         << ", box " << map.box << ", swizzle "
+                         << map.swizzle.getInt();
+  if (map.described && (map.described.getElementType() != element ||
+                        map.described.getRank() != rank))
+    return emitOpError() << "stores " << element << " through a map of a rank-"
+                         << rank << " array of it, but the map describes "
+                         << map.described;
   return success();
 }
 

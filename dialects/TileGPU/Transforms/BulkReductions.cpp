@@ -11,6 +11,7 @@
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 #include "dialects/TileGPU/IR/TileGPUDialect.h"
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
+#include "dialects/TileGPU/Transforms/Staging.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -50,20 +51,6 @@ static tile::ViewOp matrixView(tile::AtomicAddOp add) {
   if (view.getKeep() != ArrayRef<int64_t>{rank - 2, rank - 1})
     return nullptr;
   return view;
-}
-
-/// The kernel's tensor or workspace argument `view` reads, or null: what a
-/// tensor map can describe (the runtime encodes it per launch).
-static BlockArgument mappableBase(tile::ViewOp view, func::FuncOp kernel) {
-  auto arg = dyn_cast<BlockArgument>(view.getBase());
-  if (!arg || arg.getOwner() != &kernel.front())
-    return nullptr;
-  auto type = cast<MemRefType>(arg.getType());
-  if (type.getRank() < 2 || type.getRank() > 5 ||
-      !(kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kTensor) ||
-        kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kWorkspace)))
-    return nullptr;
-  return arg;
 }
 
 /// How `add` can go through a staging buffer: a 2-D f32 register tile in
@@ -112,26 +99,9 @@ static MemRefType stagingType(tile::AtomicAddOp add, Staging how) {
       memorySpace);
 }
 
-/// The block whose end the sums must be complete by: the consumer region
-/// of a warp-specialized kernel, else the kernel's body. Null for an add in
-/// a producer region (which runs on one thread: not staged).
-static Block *regionEnd(Operation *op, func::FuncOp kernel) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp()) {
-    if (auto ws = dyn_cast<WarpSpecializeOp>(parent))
-      return ws.getConsumer().isAncestor(op->getParentRegion())
-                 ? &ws.getConsumer().front()
-                 : nullptr;
-    if (parent == kernel.getOperation())
-      return &kernel.front();
-  }
-  return nullptr;
-}
-
-/// A multiprocessor's registers, and the fewest a thread of a kernel with an
-/// f32 accumulator tile to add holds (the atomic dK/dV kernel's dK and dV
-/// accumulators alone take 64 per thread at D = 64).
-constexpr int64_t kRegistersPerSM = 65536;
+/// The fewest registers a thread of a kernel with an f32 accumulator tile
+/// to add holds (the atomic dK/dV kernel's dK and dV accumulators alone take
+/// 64 per thread at D = 64).
 constexpr int64_t kMinRegisters = 128;
 
 namespace {
@@ -157,57 +127,27 @@ struct TileGPUBulkReductions
     llvm::MapVector<Type, SmallVector<tile::AtomicAddOp>> adds;
     kernel.walk([&](tile::AtomicAddOp add) {
       Staging how = staging(add, kernel);
-      if (how != Staging::None && regionEnd(add, kernel))
+      if (how != Staging::None && stagingRegionEnd(add, kernel))
         adds[stagingType(add, how)].push_back(add);
     });
     if (adds.empty())
       return success();
-    // (A kernel not laid out yet has no buffers to count.)
-    auto laidOut = kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes);
-    int64_t before = laidOut ? laidOut.getInt() : 0;
-
     // The staging buffers (unpadded: one contiguous run for the copy
-    // engine) go after the kernel's top-level buffers.
-    Block &entry = kernel.front();
-    OpBuilder b(kernel.getContext());
-    b.setInsertionPointToStart(&entry);
-    for (Operation &op : entry)
-      if (isa<SharedAllocOp>(op))
-        b.setInsertionPointAfter(&op);
-    Location loc = kernel.getLoc();
+    // engine) go after the kernel's top-level buffers, where they cost no
+    // CTA per multiprocessor; otherwise the adds stay red.global.
+    SmallVector<SharedAllocOp> buffers;
+    if (failed(addStagingBuffers(kernel,
+                                 llvm::to_vector(llvm::make_first_range(adds)),
+                                 sharedMemoryBytes, kMinRegisters, buffers)))
+      return failure();
+    if (buffers.empty())
+      return success();
     SmallVector<std::pair<SharedAllocOp, SmallVector<tile::AtomicAddOp>>>
         staged;
-    for (auto &[type, group] : adds)
-      staged.push_back(
-          {SharedAllocOp::create(b, loc, cast<MemRefType>(type), 0), group});
-    if (failed(layoutSharedBuffers(kernel, 0, "the bulk reductions' staging")))
-      return failure();
+    for (auto [buffer, entry] : llvm::zip(buffers, adds))
+      staged.push_back({buffer, entry.second});
 
-    // The staging must not cost the kernel a CTA per multiprocessor (nor
-    // exceed the limit): otherwise the adds stay red.global. A
-    // warp-specialized kernel runs tgpu.ctas_per_sm CTAs (1 when absent);
-    // any other as many as its shared memory allows, and its registers:
-    // a kernel that accumulates f32 tiles holds at least
-    // kMinRegisters per thread.
-    int64_t after =
-        kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes).getInt();
-    if (sharedMemoryBytes > 0) {
-      int64_t wanted = ctasFitting(before, sharedMemoryBytes);
-      if (kernel->hasAttr(attrs::kProducerWarps)) {
-        auto ctas = kernel->getAttrOfType<IntegerAttr>(attrs::kCtasPerSM);
-        wanted = std::min<int64_t>(wanted, ctas ? ctas.getInt() : 1);
-      } else if (auto warps =
-                     kernel->getAttrOfType<IntegerAttr>(attrs::kNumWarps)) {
-        wanted = std::min<int64_t>(
-            wanted, kRegistersPerSM / (32 * warps.getInt() * kMinRegisters));
-      }
-      if (ctasFitting(after, sharedMemoryBytes) < std::max<int64_t>(wanted, 1)) {
-        for (auto &buffer : staged)
-          buffer.first.erase();
-        return layoutSharedBuffers(kernel, 0, "the kernel's buffers");
-      }
-    }
-
+    OpBuilder b(kernel.getContext());
     llvm::SetVector<Block *> ends;
     for (auto &[buffer, group] : staged) {
       for (tile::AtomicAddOp add : group) {
@@ -217,20 +157,14 @@ struct TileGPUBulkReductions
         else
           BulkReduceAddOp::create(b, add.getLoc(), add.getValue(), buffer,
                                   add.getDesc(), add.getOffsets());
-        if (Block *end = regionEnd(add, kernel))
+        if (Block *end = stagingRegionEnd(add, kernel))
           ends.insert(end);
         add.erase();
       }
     }
     // The sums are complete before the kernel ends (the next kernel, dQ's
     // conversion, reads them).
-    for (Block *end : ends) {
-      if (!end->empty() && end->back().hasTrait<OpTrait::IsTerminator>())
-        b.setInsertionPoint(&end->back());
-      else
-        b.setInsertionPointToEnd(end);
-      BulkWaitOp::create(b, loc);
-    }
+    waitAtEnds(ends.getArrayRef(), kernel.getLoc());
     return success();
   }
 

@@ -246,6 +246,8 @@ bool mayWrite(Operation *op, ArrayRef<SharedAllocOp> allocs) {
     return hits(add.getStaging());
   if (auto add = dyn_cast<TmaReduceAddOp>(op))
     return hits(add.getStaging());
+  if (auto store = dyn_cast<TmaStoreOp>(op))
+    return hits(store.getStaging());
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return false;

@@ -180,6 +180,42 @@ def TileGPUDoubleBuffer : Pass<"tgpu-double-buffer"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPUTmaStores : Pass<"tgpu-tma-stores"> {
+  let summary = "Stores the consumers' 16-bit output tiles by TMA from shared memory";
+  let description = [{
+    The forward's epilogue wrote its output tile from registers, a 4-byte
+    store per lane and element pair behind its address arithmetic; a tile
+    of few KV steps (a sliding window, the causal diagonal's short rows)
+    spends much of its time there, and Nsight Compute showed its warps
+    waiting on the stores' registers (long scoreboard). On sm_90a this pass
+    rewrites each `tile.store` in a warp-specialized kernel's consumer
+    region of a 2-D bf16 or f16 `#tgpu.mma` tile, as wide as its
+    descriptor, into a plain view of a kernel tensor whose columns are the
+    tensor's innermost dimension (the output `[B, N, H, D]` per batch and
+    head), into `tgpu.tma_store` through a shared staging buffer of the
+    tile's shape (swizzled by the widest span dividing a column group's row)
+    and a tensor map of that tensor appended to the kernel's arguments (the
+    view's columns, its rows, then the other dimensions; the box a span of
+    columns by a warp's rows). Each warp stages its rows and its lane 0
+    issues one tensor store per span, with no barrier; before the region
+    ends, a `tgpu.bulk_wait`. TMA clips the box at the tensor's edge, as
+    `tile.store` drops rows past the view. Stores with a mask, into paged,
+    ragged (varlen) or packed (GQA) views, or of f32 tiles (the split-KV
+    partials) keep their per-lane stores.
+
+    Runs after `tgpu-warp-specialize`; a kernel whose staging would not fit
+    `shared-memory-bytes` beside its buffers without losing a CTA per
+    multiprocessor (its `tgpu.ctas_per_sm`) keeps its stores (the D = 128
+    prefill kernel of 192 rows, whose second Q copy fills the shared
+    memory). `kiln run --no-tma-stores` is the ablation.
+  }];
+  let options = [
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
+           "Shared memory per CTA on the device (0: unchecked)">,
+  ];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
+}
+
 def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
   let summary = "Adds f32 tiles into global memory through shared memory by bulk reductions";
   let description = [{

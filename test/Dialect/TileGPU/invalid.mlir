@@ -952,10 +952,62 @@ func.func @bulk_warps(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>, %b: memref<64
 
 // -----
 
+// tgpu.tma_store
+func.func @tma_store_f32(%t: tensor<128x64xf32, #tgpu.mma<warps = 8>>, %b: memref<128x64xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_store' op stores 2-D bf16 or f16 #tgpu.mma tiles}}
+  tgpu.tma_store %t, %b, %m[%i, %i] : tensor<128x64xf32, #tgpu.mma<warps = 8>>, memref<128x64xf32, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+func.func @tma_store_unswizzled(%t: tensor<128x64xbf16, #tgpu.mma<warps = 8>>, %b: memref<128x64xbf16, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_store' op stages through a swizzled shared buffer of the tile's shape and type whose swizzle spans divide a column group's rows (a box per span)}}
+  tgpu.tma_store %t, %b, %m[%i, %i] : tensor<128x64xbf16, #tgpu.mma<warps = 8>>, memref<128x64xbf16, 3>
+  return
+}
+
+// -----
+
+// A warp's rows are whole m16 tiles (kiln::Frag's layout).
+func.func @tma_store_rows(%t: tensor<64x64xbf16, #tgpu.mma<warps = 8>>, %b: memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_store' op a warp's 8 rows are not whole m16 tiles of a TMA box}}
+  tgpu.tma_store %t, %b, %m[%i, %i] : tensor<64x64xbf16, #tgpu.mma<warps = 8>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+func.func @tma_store_coords(%t: tensor<128x64xbf16, #tgpu.mma<warps = 8>>, %b: memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_store' op takes 2 to 5 coordinates (column, row, then the map's other dimensions), got 6}}
+  tgpu.tma_store %t, %b, %m[%i, %i, %i, %i, %i, %i] : tensor<128x64xbf16, #tgpu.mma<warps = 8>>, memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+// The kernel's map has a warp's block of one span as its box.
+func.func @tma_store_box(%t: tensor<128x64xbf16, #tgpu.mma<warps = 8>>, %b: memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map {tgpu.tensor_map = {box = array<i64: 64, 128, 1, 1>, dims = array<i64: 3, 1, 2, 0>, swizzle = 128 : i64, tensor = 0 : i64}}, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_store' op stores through a map of 4 dimensions whose box is a warp's 16 rows of 64 columns, swizzled 128 bytes; the map has dims array<i64: 3, 1, 2, 0>, box array<i64: 64, 128, 1, 1>, swizzle 128}}
+  tgpu.tma_store %t, %b, %m[%i, %i, %i, %i] : tensor<128x64xbf16, #tgpu.mma<warps = 8>>, memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
+// The map describes an array of the tile's element type.
+func.func @tma_store_f16_map(%a: memref<?x?x?x64xf16>, %t: tensor<128x64xbf16, #tgpu.mma<warps = 8>>, %b: memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map {tgpu.tensor_map = {box = array<i64: 64, 16, 1, 1>, dims = array<i64: 3, 1, 2, 0>, swizzle = 128 : i64, tensor = 0 : i64}}, %i: index) {
+  // expected-error @+1 {{'tgpu.tma_store' op stores 'bf16' through a map of a rank-4 array of it, but the map describes 'memref<?x?x?x64xf16>'}}
+  tgpu.tma_store %t, %b, %m[%i, %i, %i, %i] : tensor<128x64xbf16, #tgpu.mma<warps = 8>>, memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
 // tgpu.tma_reduce_add
 !cg = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
 func.func @tma_reduce_unswizzled(%t: !cg, %b: memref<64x128xf32, 3>, %m: !tgpu.tensor_map, %i: index) {
-  // expected-error @+1 {{'tgpu.tma_reduce_add' op stages through a swizzled shared buffer of the tile's shape whose swizzle spans divide a column group's rows (a box per span)}}
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op stages through a swizzled shared buffer of the tile's shape and type whose swizzle spans divide a column group's rows (a box per span)}}
   tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x128xf32, 3>
   return
 }
@@ -964,7 +1016,7 @@ func.func @tma_reduce_unswizzled(%t: !cg, %b: memref<64x128xf32, 3>, %m: !tgpu.t
 
 !cg = tensor<64x96xf32, #tgpu.mma<warps = 8, col_groups = 2>>
 func.func @tma_reduce_span(%t: !cg, %b: memref<64x96xf32, #tgpu.swizzle<bytes = 128>, 3>, %m: !tgpu.tensor_map, %i: index) {
-  // expected-error @+1 {{'tgpu.tma_reduce_add' op stages through a swizzled shared buffer of the tile's shape whose swizzle spans divide a column group's rows}}
+  // expected-error @+1 {{'tgpu.tma_reduce_add' op stages through a swizzled shared buffer of the tile's shape and type whose swizzle spans divide a column group's rows}}
   tgpu.tma_reduce_add %t, %b, %m[%i, %i, %i, %i] : !cg, memref<64x96xf32, #tgpu.swizzle<bytes = 128>, 3>
   return
 }

@@ -334,6 +334,20 @@ func.func @bulk_reduce_add(%t: tensor<64x64xf32, #tgpu.mma<warps = 4>>,
 
 // -----
 
+// tgpu.tma_store (the forward's output tile stored through a tensor map, a
+// box per warp and swizzle span): coordinates column, row, then the others.
+// CHECK-LABEL: func.func @tma_store
+// CHECK: tgpu.tma_store %arg0, %{{.+}}, %arg1[%c0, %arg2, %c0, %c0] : tensor<128x64xbf16, #tgpu.mma<warps = 8>>, memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+func.func @tma_store(%t: tensor<128x64xbf16, #tgpu.mma<warps = 8>>,
+                     %map: !tgpu.tensor_map, %r: index) {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  tgpu.tma_store %t, %b, %map[%c0, %r, %c0, %c0] : tensor<128x64xbf16, #tgpu.mma<warps = 8>>, memref<128x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return
+}
+
+// -----
+
 // tgpu.tma_reduce_add (a tile in column groups added through a tensor map,
 // a box per warp and swizzle span): coordinates column, row, then outer.
 // CHECK-LABEL: func.func @tma_reduce_add

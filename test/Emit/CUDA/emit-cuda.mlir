@@ -4,6 +4,7 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="persistent=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WS
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="persistent=false tma-stores=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=NOTMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="double-tile-buffers=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP2
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
@@ -72,7 +73,8 @@
 // WSP2: = ({{v[0-9]+}} ? [[Q1]] : [[Q0]]);
 
 // WSP: extern "C" __global__ void __launch_bounds__(512, 1)
-// WSP: kiln::Tensor<int, 1> [[TILES:v[0-9]+]]) {
+// WSP: kiln::Tensor<int, 1> [[TILES:v[0-9]+]],
+// WSP-NEXT: const __grid_constant__ kiln::TensorMap {{v[0-9]+}}) {
 // WSP: unsigned long long *const [[BARS:v[0-9]+]] = reinterpret_cast<unsigned long long *>(kiln_smem + {{[0-9]+}});
 // WSP: const int [[FIRST:v[0-9]+]] = blockIdx.x;
 // WSP: kiln::setmaxnreg_dec<24>();
@@ -110,7 +112,8 @@
 // WS-NEXT: extern "C" __global__ void __launch_bounds__(512, 1)
 // WS: const __grid_constant__ kiln::TensorMap [[QMAP:v[0-9]+]],
 // WS-NEXT: const __grid_constant__ kiln::TensorMap [[KMAP:v[0-9]+]],
-// WS-NEXT: const __grid_constant__ kiln::TensorMap [[VMAP:v[0-9]+]]) {
+// WS-NEXT: const __grid_constant__ kiln::TensorMap [[VMAP:v[0-9]+]],
+// WS-NEXT: const __grid_constant__ kiln::TensorMap [[OMAP:v[0-9]+]]) {
 // WS: unsigned long long *const [[BARS:v[0-9]+]] = reinterpret_cast<unsigned long long *>(kiln_smem + {{[0-9]+}});
 // WS: if (threadIdx.x == 0) kiln::mbarrier_init([[BARS]] + {{v[0-9]+}}, 384);
 // WS: __syncthreads();
@@ -146,6 +149,10 @@
 // WS: kiln::mbarrier_wait([[BARS]] + {{v[0-9]+}}, [[PARITY]]);
 // WS: kiln::wgmma<false>(
 // WS-NEXT: // tgpu.mbarrier_arrive
+// The output tile leaves by TMA (tgpu-tma-stores): each warp stages its rows
+// and stores them through O's map; the consumers wait for the stores last.
+// WS: kiln::tma_store([[OMAP]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}});
+// WS: kiln::bulk_wait();
 // WS-NOT: copy_async
 // WS-NOT: __syncthreads
 // The short program (128-row blocks, short-rows; run where seq_kv <= 4096):
@@ -315,3 +322,9 @@
 // ALIBI: kiln::mma<false, true>(
 
 // UNSCHEDULED: error: no scheduled kernel to emit (run kiln-cuda-fwd-pipeline)
+
+// tma-stores=false (the ablation): three tensor maps (Q, K, V), the output
+// stored by every lane.
+// NOTMA: const __grid_constant__ kiln::TensorMap {{v[0-9]+}}) {
+// NOTMA-NOT: tma_store
+// NOTMA-NOT: bulk_wait

@@ -1,0 +1,187 @@
+//===- TmaStores.cpp - output tiles stored by TMA from shared memory
+//-------===//
+//
+// See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/TileGPU/Transforms/Passes.h"
+
+#include "dialects/Tile/IR/TileAttrNames.h"
+#include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+#include "dialects/TileGPU/IR/TileGPUDialect.h"
+#include "dialects/TileGPU/Transforms/Staging.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <map>
+
+namespace kiln::tgpu {
+#define GEN_PASS_DEF_TILEGPUTMASTORES
+#include "dialects/TileGPU/Transforms/Passes.h.inc"
+} // namespace kiln::tgpu
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tgpu;
+
+/// The view `store` writes through, where a tensor map of the kernel's
+/// argument can stand for it: a plain view (not paged, ragged or packed) of
+/// two dimensions, the columns the argument's innermost (contiguous) one,
+/// exactly as wide as the tile, with no mask on the store. Its rows are the
+/// whole dimension, so TMA's clipping at the tensor's edge drops the rows
+/// tile.store drops.
+static tile::ViewOp mappedView(tile::StoreOp store, func::FuncOp kernel) {
+  auto tile = cast<RankedTensorType>(store.getValue().getType());
+  tile::DescType desc = store.getDesc().getType();
+  if (store.getMask() || desc.getShape().size() != 2 || desc.isPaged() ||
+      desc.getGroup() != 1 || store.getOffsets().size() != 2 ||
+      desc.getShape()[1] != tile.getDimSize(1))
+    return nullptr;
+  auto view = store.getDesc().getDefiningOp<tile::ViewOp>();
+  if (!view || view.getPageTable() || view.getOffsets() || view.getPacked())
+    return nullptr;
+  BlockArgument base = mappableBase(view, kernel);
+  if (!base || !kernel.getArgAttr(base.getArgNumber(), tile::attrs::kTensor))
+    return nullptr;
+  int64_t rank = cast<MemRefType>(base.getType()).getRank();
+  ArrayRef<int64_t> keep = view.getKeep();
+  if (keep.size() != 2 || keep[1] != rank - 1 || keep[0] == keep[1])
+    return nullptr;
+  return view;
+}
+
+/// The staging buffer of a stored tile, or a null type where the tile does
+/// not go through one: a 2-D bf16 or f16 #tgpu.mma tile whose warps hold
+/// whole m16 blocks of rows and whose column group's row is whole swizzle
+/// spans (the widest dividing it: a TMA box is at most one span wide).
+static MemRefType stagingType(tile::StoreOp store) {
+  auto tile = dyn_cast<RankedTensorType>(store.getValue().getType());
+  if (!tile || tile.getRank() != 2 ||
+      !(tile.getElementType().isBF16() || tile.getElementType().isF16()) ||
+      !isa_and_nonnull<MmaLayoutAttr>(tile.getEncoding()))
+    return nullptr;
+  int64_t warpRows = warpBlockRows(tile);
+  int64_t swizzle = widestSwizzle(groupColumns(tile) * 2);
+  if (!swizzle || warpRows % 16 != 0 || warpRows > 256)
+    return nullptr;
+  auto memorySpace =
+      IntegerAttr::get(IntegerType::get(tile.getContext(), 64), 3);
+  return MemRefType::get(tile.getShape(), tile.getElementType(),
+                         SwizzleLayoutAttr::get(tile.getContext(), swizzle),
+                         memorySpace);
+}
+
+/// The registers a consumer thread holds at least where an output tile is
+/// stored (only warp-specialized kernels are rewritten, whose CTAs per
+/// multiprocessor are their attribute; the count is not used for them).
+constexpr int64_t kMinRegisters = 128;
+
+namespace {
+
+struct TileGPUTmaStores
+    : public kiln::tgpu::impl::TileGPUTmaStoresBase<TileGPUTmaStores> {
+  using TileGPUTmaStoresBase::TileGPUTmaStoresBase;
+
+  void runOnOperation() override {
+    getOperation()->walk([&](func::FuncOp kernel) {
+      if (failed(runOnKernel(kernel)))
+        signalPassFailure();
+    });
+  }
+
+  LogicalResult runOnKernel(func::FuncOp kernel) {
+    maps.clear();
+    auto arch = kernel->getAttrOfType<StringAttr>(attrs::kArch);
+    if (!arch || arch.getValue() != "sm_90a" || kernel.getBody().empty() ||
+        !kernel->hasAttr(attrs::kProducerWarps))
+      return success();
+    // The consumers' output stores by staging buffer type: one buffer for
+    // each (a program's stores of one shape are in exclusive branches or
+    // one after the other; staging waits for the previous reads).
+    llvm::MapVector<Type, SmallVector<tile::StoreOp>> stores;
+    kernel.walk([&](tile::StoreOp store) {
+      Block *end = stagingRegionEnd(store, kernel);
+      if (!end || end->getParentOp() == kernel.getOperation() ||
+          !mappedView(store, kernel))
+        return;
+      if (MemRefType type = stagingType(store))
+        stores[type].push_back(store);
+    });
+    if (stores.empty())
+      return success();
+    SmallVector<SharedAllocOp> buffers;
+    if (failed(addStagingBuffers(
+            kernel, llvm::to_vector(llvm::make_first_range(stores)),
+            sharedMemoryBytes, kMinRegisters, buffers)))
+      return failure();
+    if (buffers.empty())
+      return success();
+
+    OpBuilder b(kernel.getContext());
+    llvm::SetVector<Block *> ends;
+    for (auto [buffer, entry] : llvm::zip(buffers, stores)) {
+      for (tile::StoreOp store : entry.second) {
+        b.setInsertionPoint(store);
+        storeThroughMap(store, buffer, kernel, b);
+        ends.insert(stagingRegionEnd(store, kernel));
+        store.erase();
+      }
+    }
+    // The stores have read the staging before the consumers' region (and
+    // the kernel) ends, and are in global memory for the next kernel.
+    waitAtEnds(ends.getArrayRef(), kernel.getLoc());
+    return success();
+  }
+
+  /// `store` as a tgpu.tma_store through `buffer` and a tensor map of the
+  /// argument its view reads (one per argument and box, appended to the
+  /// kernel's arguments): the view's columns innermost, then its rows, then
+  /// the argument's other dimensions innermost first; the box one swizzle
+  /// span of columns by a warp's rows; the coordinates the tile's column and
+  /// row, then the view's index of each other dimension in the map's order.
+  void storeThroughMap(tile::StoreOp store, SharedAllocOp buffer,
+                       func::FuncOp kernel, OpBuilder &b) {
+    tile::ViewOp view = mappedView(store, kernel);
+    BlockArgument base = mappableBase(view, kernel);
+    auto tile = cast<RankedTensorType>(store.getValue().getType());
+    int64_t swizzle = swizzleBytes(buffer.getType());
+    int64_t rank = cast<MemRefType>(base.getType()).getRank();
+    ArrayRef<int64_t> keep = view.getKeep();
+    // The view's index of each dimension it fixes: its indices name the
+    // dimensions not kept, in increasing order.
+    std::map<int64_t, Value> fixed;
+    auto indices = view.getIndices();
+    for (int64_t d = 0, i = 0; d < rank; ++d)
+      if (!llvm::is_contained(keep, d))
+        fixed[d] = indices[i++];
+    SmallVector<int64_t> dims{keep[1], keep[0]};
+    SmallVector<Value> coords{store.getOffsets()[1], store.getOffsets()[0]};
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (llvm::is_contained(keep, d))
+        continue;
+      dims.push_back(d);
+      coords.push_back(fixed[d]);
+    }
+    SmallVector<int64_t> box(rank, 1);
+    box[0] = swizzle / 2;
+    box[1] = warpBlockRows(tile);
+    auto key = std::make_tuple(base.getArgNumber(), keep[0], box[1], box[0]);
+    Value &map = maps[key];
+    if (!map)
+      map = appendTensorMap(kernel, base.getArgNumber(), dims, box, swizzle,
+                            kernel.getLoc());
+    TmaStoreOp::create(b, store.getLoc(), store.getValue(), buffer, map,
+                       coords);
+  }
+
+  /// The tensor maps made for the kernel being rewritten, by argument, rows'
+  /// dimension and box.
+  std::map<std::tuple<unsigned, int64_t, int64_t, int64_t>, Value> maps;
+};
+
+} // namespace
