@@ -84,6 +84,9 @@ for v in plain causal softcap causal_softcap; do # opt-in: the reference maximum
   ablate $v lazyskip fwd --lazy-rescale --skip-unit-scales # and warps skip factors of 1
   ablate $v skip fwd --skip-unit-scales
 done
+for v in causal causal_softcap sliding_window gqa_causal; do # mask compares per element as written
+  ablate $v nocb fwd --no-column-bounds
+done
 for v in plain causal sliding_window alibi; do   # output tiles stored by every lane
   ablate $v notma fwd --no-tma-stores
 done

@@ -48,6 +48,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.splitPositionDifferences = o.splitPositionDifferences;
   pipelineOptions.reassociateLowRank = o.cpuReassociateLowRank;
   pipelineOptions.scaleAfterMax = o.scaleAfterMax;
+  pipelineOptions.columnBounds = o.columnBounds;
   pipelineOptions.lazyRescale = o.lazyRescale;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;

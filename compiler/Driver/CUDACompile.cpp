@@ -64,6 +64,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.reassociateLowRank = choices.reassociateLowRank;
   options.scaleAfterMax = choices.scaleAfterMax;
+  options.columnBounds = choices.columnBounds;
   options.lazyRescale = choices.lazyRescale;
   options.skipUnitScales = choices.skipUnitScales;
   options.pingPong = choices.pingPong;
@@ -144,6 +145,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.reassociateLowRank = o.reassociateLowRank;
   choices.scaleAfterMax = o.scaleAfterMax;
+  choices.columnBounds = o.columnBounds;
   choices.lazyRescale = o.lazyRescale;
   choices.skipUnitScales = o.skipUnitScales;
   choices.pingPong = o.pingPong;

@@ -34,6 +34,7 @@ struct ScheduleChoices {
   bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool reassociateLowRank = true;       ///< mods: per-row/column terms first
   bool scaleAfterMax = true;            ///< rows' maxima before the scale
+  bool columnBounds = true;             ///< tile-column-bounds
   bool lazyRescale = false;       ///< forward: the reference maximum in steps
   bool skipUnitScales = false;    ///< forward: correction skipped where all 1
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)

@@ -118,6 +118,10 @@ const char *runUsage() {
                             scores instead of before the softmax's positive
                             constant scale (one multiply per element more,
                             the same maxima; tile-scale-after-max; ablation)
+  --no-column-bounds        both back ends: a mask's position compares per
+                            element as written instead of one test of the
+                            column index against per-row bounds
+                            (tile-column-bounds; ablation)
   --lazy-rescale            both back ends, forward: the softmax's reference
                             maximum moves only when a step's maximum exceeds
                             it by more than 8 (log2 units: a factor of 2^8),
@@ -275,6 +279,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-visible-below" || name == "no-split-position-differences" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
         name == "scale-after-max" || name == "no-scale-after-max" ||
+        name == "no-column-bounds" ||
         name == "lazy-rescale" || name == "skip-unit-scales" ||
         name == "no-overlap-copies" ||
         name == "no-prefetch" || name == "no-fast-math" ||
@@ -322,6 +327,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.scaleAfterMax = true;
     } else if (name == "no-scale-after-max") {
       o.scaleAfterMax = false;
+    } else if (name == "no-column-bounds") {
+      o.columnBounds = false;
     } else if (name == "lazy-rescale") {
       o.lazyRescale = true;
     } else if (name == "skip-unit-scales") {

@@ -94,6 +94,9 @@ struct RunOptions {
   /// Both back ends: rows' maxima before the softmax's positive scale
   /// (tile-scale-after-max; ablation switch --no-scale-after-max).
   bool scaleAfterMax = true;
+  /// A mask's position compares as per-row bounds of the column index
+  /// (tile-column-bounds; ablation switch --no-column-bounds).
+  bool columnBounds = true;
   /// Both back ends, forward: the softmax's reference maximum moves in steps
   /// of 2^8 (tile-lazy-rescale; opt-in --lazy-rescale: measured -11% to +3%
   /// on Hopper, docs/performance.md).

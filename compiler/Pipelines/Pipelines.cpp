@@ -75,6 +75,10 @@ void buildForwardTilePipeline(OpPassManager &pm,
   // fewer, the same maxima.
   if (options.scaleAfterMax)
     pm.addPass(tile::createTileScaleAfterMax());
+  // A mask's position compares as one interval test of the column index
+  // per element (per-row bounds; exact).
+  if (options.columnBounds)
+    pm.addPass(tile::createTileColumnBounds());
   // The softmax's reference maximum in steps of 2^8, so that most KV steps
   // rescale by exactly 1 (opt-in: on the H100/H200 together with
   // tgpu-skip-unit-scales +2-3% at D = 128 for plain and causal, but -9 to
@@ -192,6 +196,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.splitPositionDifferences = options.splitPositionDifferences;
   forward.reassociateLowRank = options.fastMath && options.reassociateLowRank;
   forward.scaleAfterMax = options.scaleAfterMax;
+  forward.columnBounds = options.columnBounds;
   forward.lazyRescale = options.lazyRescale;
   forward.decodeRows = options.decodeRows;
   forward.shortRows = options.shortRows;
@@ -303,6 +308,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.splitPositionDifferences = options.splitPositionDifferences;
   program.reassociateLowRank = options.fastMath && options.reassociateLowRank;
   program.scaleAfterMax = options.scaleAfterMax;
+  program.columnBounds = options.columnBounds;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.

@@ -81,6 +81,12 @@ struct ForwardPipelineOptions
       llvm::cl::desc("Mods convert positions to float before subtracting "
                      "them (attn-split-position-differences)"),
       llvm::cl::init(true)};
+  Option<bool> columnBounds{
+      *this, "column-bounds",
+      llvm::cl::desc("A mask's position compares folded into one test of "
+                     "the column index against per-row bounds "
+                     "(tile-column-bounds; exact)"),
+      llvm::cl::init(true)};
   Option<bool> scaleAfterMax{
       *this, "scale-after-max",
       llvm::cl::desc("Rows' maxima taken before the softmax's positive "
@@ -348,6 +354,12 @@ struct CUDAPipelineOptions
       *this, "split-position-differences",
       llvm::cl::desc("Mods convert positions to float before subtracting "
                      "them (attn-split-position-differences)"),
+      llvm::cl::init(true)};
+  Option<bool> columnBounds{
+      *this, "column-bounds",
+      llvm::cl::desc("A mask's position compares folded into one test of "
+                     "the column index against per-row bounds "
+                     "(tile-column-bounds; exact)"),
       llvm::cl::init(true)};
   Option<bool> scaleAfterMax{
       *this, "scale-after-max",

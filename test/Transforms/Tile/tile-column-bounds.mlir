@@ -1,0 +1,143 @@
+// RUN: kiln-opt %s -split-input-file -tile-column-bounds -canonicalize | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -tile-column-bounds | kiln-opt -split-input-file | FileCheck %s --check-prefix=VALID
+
+// A sliding window's masked step: kv = iota(1) + k0, q = iota(0) + q0;
+// kv < n (the partial block), kv <= q and q - kv <= 128 become one interval
+// of the column index per row: lo = q - 128 - k0, hi = min(n - 1 - k0,
+// q - k0); the test col - lo < max(hi - lo + 1, 0), unsigned.
+
+// CHECK-LABEL: func.func @window
+// CHECK-SAME: (%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %[[S:.*]]: tensor<4x8xf32>)
+// CHECK: %[[HI:.*]] = arith.minsi %{{.*}}, %{{.*}} : tensor<4x8xindex>
+// CHECK: %[[COL:.*]] = tile.iota dim 1 : tensor<4x8xindex>
+// CHECK: %[[SPAN:.*]] = arith.subi %[[HI]], %[[LO:[0-9]+]] :
+// CHECK-NEXT: %[[COUNT:.*]] = arith.addi %[[SPAN]], %{{.*}}
+// CHECK-NEXT: %[[CLAMP:.*]] = arith.maxsi %[[COUNT]], %{{.*}}
+// CHECK-NEXT: %[[D:.*]] = arith.subi %[[COL]], %[[LO]]
+// CHECK-NEXT: %[[IN:.*]] = arith.cmpi ult, %[[D]], %[[CLAMP]]
+// CHECK: arith.select %[[IN]], %[[S]]
+// VALID-LABEL: func.func @window
+func.func @window(%k0: index, %q0: index, %n: index, %s: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = arith.constant 128 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %col = tile.iota dim 1 : tensor<4x8xindex>
+  %row = tile.iota dim 0 : tensor<4x8xindex>
+  %k0s = tile.splat %k0 : index -> tensor<4x8xindex>
+  %q0s = tile.splat %q0 : index -> tensor<4x8xindex>
+  %ns = tile.splat %n : index -> tensor<4x8xindex>
+  %ws = tile.splat %w : index -> tensor<4x8xindex>
+  %kv = arith.addi %col, %k0s : tensor<4x8xindex>
+  %q = arith.addi %row, %q0s : tensor<4x8xindex>
+  %inside = arith.cmpi slt, %kv, %ns : tensor<4x8xindex>
+  %dist = arith.subi %q, %kv : tensor<4x8xindex>
+  %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
+  %near = arith.cmpi sle, %dist, %ws : tensor<4x8xindex>
+  %band = arith.andi %causal, %near : tensor<4x8xi1>
+  %keep = arith.andi %inside, %band : tensor<4x8xi1>
+  %ninfs = tile.splat %ninf : f32 -> tensor<4x8xf32>
+  %r = arith.select %keep, %s, %ninfs : tensor<4x8xi1>, tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// Bounded on one side only (the causal diagonal and the partial block; the
+// transposed orientation below): left alone, since merged into one compare
+// of the column index NVIDIA's compiler hoists a tile of column indices out
+// of the KV loop.
+
+// CHECK-LABEL: func.func @causal
+// CHECK: %[[INSIDE:.*]] = arith.cmpi slt
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi sle
+// CHECK: %[[KEEP:.*]] = arith.andi %[[INSIDE]], %[[CAUSAL]]
+// CHECK: return %[[KEEP]]
+// VALID-LABEL: func.func @causal
+func.func @causal(%k0: index, %q0: index, %n: index) -> tensor<4x8xi1> {
+  %col = tile.iota dim 1 : tensor<4x8xindex>
+  %row = tile.iota dim 0 : tensor<4x8xindex>
+  %k0s = tile.splat %k0 : index -> tensor<4x8xindex>
+  %q0s = tile.splat %q0 : index -> tensor<4x8xindex>
+  %ns = tile.splat %n : index -> tensor<4x8xindex>
+  %kv = arith.addi %col, %k0s : tensor<4x8xindex>
+  %q = arith.addi %row, %q0s : tensor<4x8xindex>
+  %inside = arith.cmpi slt, %kv, %ns : tensor<4x8xindex>
+  %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
+  %keep = arith.andi %inside, %causal : tensor<4x8xi1>
+  return %keep : tensor<4x8xi1>
+}
+
+// -----
+
+// The transposed orientation (keys by queries: rows are keys, columns
+// queries), here one-sided too: kv <= q stays.
+
+// CHECK-LABEL: func.func @transposed
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : tensor<4x8xindex>
+// CHECK-NEXT: return %[[CAUSAL]]
+// VALID-LABEL: func.func @transposed
+func.func @transposed(%k0: index, %q0: index) -> tensor<4x8xi1> {
+  %col = tile.iota dim 1 : tensor<4x8xindex>
+  %row = tile.iota dim 0 : tensor<4x8xindex>
+  %k0s = tile.splat %k0 : index -> tensor<4x8xindex>
+  %q0s = tile.splat %q0 : index -> tensor<4x8xindex>
+  %kv = arith.addi %row, %k0s : tensor<4x8xindex>
+  %q = arith.addi %col, %q0s : tensor<4x8xindex>
+  %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
+  return %causal : tensor<4x8xi1>
+}
+
+// -----
+
+// A conjunct the analysis cannot read (a document mask's gathered ids) stays,
+// ANDed with the interval (here a windowed document mask, keys in
+// [q - 16, q] of the same document).
+
+// CHECK-LABEL: func.func @document
+// CHECK-SAME: %[[SAME:[a-z0-9]+]]: tensor<4x8xi1>
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : tensor<4x8xindex>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.andi %[[IN]], %[[SAME]] : tensor<4x8xi1>
+// CHECK-NEXT: return %[[KEEP]]
+// VALID-LABEL: func.func @document
+func.func @document(%k0: index, %q0: index, %n: index, %same: tensor<4x8xi1>) -> tensor<4x8xi1> {
+  %w = arith.constant 16 : index
+  %col = tile.iota dim 1 : tensor<4x8xindex>
+  %row = tile.iota dim 0 : tensor<4x8xindex>
+  %k0s = tile.splat %k0 : index -> tensor<4x8xindex>
+  %q0s = tile.splat %q0 : index -> tensor<4x8xindex>
+  %ws = tile.splat %w : index -> tensor<4x8xindex>
+  %kv = arith.addi %col, %k0s : tensor<4x8xindex>
+  %q = arith.addi %row, %q0s : tensor<4x8xindex>
+  %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
+  %ids = arith.andi %causal, %same : tensor<4x8xi1>
+  %dist = arith.subi %q, %kv : tensor<4x8xindex>
+  %near = arith.cmpi sle, %dist, %ws : tensor<4x8xindex>
+  %keep = arith.andi %ids, %near : tensor<4x8xi1>
+  return %keep : tensor<4x8xi1>
+}
+
+// -----
+
+// Left alone: a compare already of the column index against a row-uniform
+// tile, columns scaled (2 * col is not one column index), `ne` (not an
+// interval), and unsigned predicates.
+
+// CHECK-LABEL: func.func @untouched
+// CHECK: %[[A:.*]] = arith.cmpi slt, %[[COL:.*]], %[[NS:.*]] : tensor<4x8xindex>
+// CHECK: %[[TWICE:.*]] = arith.muli %[[COL]], %{{.*}} : tensor<4x8xindex>
+// CHECK: %[[B:.*]] = arith.cmpi sle, %[[TWICE]], %[[NS]] : tensor<4x8xindex>
+// CHECK: %[[C:.*]] = arith.cmpi ne, %[[COL]], %[[NS]] : tensor<4x8xindex>
+// CHECK: %[[D:.*]] = arith.cmpi ult, %[[COL]], %[[NS]] : tensor<4x8xindex>
+// CHECK: return %[[A]], %[[B]], %[[C]], %[[D]]
+// VALID-LABEL: func.func @untouched
+func.func @untouched(%n: index) -> (tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>) {
+  %c2 = arith.constant 2 : index
+  %col = tile.iota dim 1 : tensor<4x8xindex>
+  %ns = tile.splat %n : index -> tensor<4x8xindex>
+  %twos = tile.splat %c2 : index -> tensor<4x8xindex>
+  %a = arith.cmpi slt, %col, %ns : tensor<4x8xindex>
+  %twice = arith.muli %col, %twos : tensor<4x8xindex>
+  %b = arith.cmpi sle, %twice, %ns : tensor<4x8xindex>
+  %c = arith.cmpi ne, %col, %ns : tensor<4x8xindex>
+  %d = arith.cmpi ult, %col, %ns : tensor<4x8xindex>
+  return %a, %b, %c, %d : tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>
+}
