@@ -10,6 +10,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cstdlib>
 
 namespace kiln::tile {
 #define GEN_PASS_DEF_TILECOLUMNBOUNDS
@@ -39,22 +42,55 @@ bool isTile2D(Value v) {
           type.getElementType().isSignlessInteger());
 }
 
-/// Whether every row of `v` holds one value: splats, row iotas, rows
-/// broadcast along the columns, and integer arithmetic of such.
+/// The largest constant a bound may hold. The rewrite adds and subtracts
+/// the compares' terms (a window's width from a query position, say) where
+/// the compares did not, so every term must be far from overflow: positions
+/// and offsets, not a "no window" INT_MAX.
+constexpr int64_t kMaxConstant = int64_t(1) << 24;
+
+bool isSmallConstant(Attribute value) {
+  if (auto splat = dyn_cast<SplatElementsAttr>(value))
+    value = splat.getSplatValue<Attribute>();
+  auto integer = dyn_cast<IntegerAttr>(value);
+  return integer && integer.getValue().getSignificantBits() <= 25 &&
+         std::abs(integer.getValue().getSExtValue()) <= kMaxConstant;
+}
+
+/// Whether scalar `s` is a position-sized value: a small constant, a block
+/// argument (a loop's index, a kernel's sizes) or arithmetic of such that
+/// reads no memory.
+/// Values read from memory (a captured window width) are not: their
+/// magnitude is the user's.
+bool isSmallScalar(Value s, int depth = 0) {
+  if (depth > kMaxDepth)
+    return false;
+  Operation *op = s.getDefiningOp();
+  if (!op)
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return isSmallConstant(constant.getValue());
+  if (!isMemoryEffectFree(op))
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value operand) {
+    return isSmallScalar(operand, depth + 1);
+  });
+}
+
+/// Whether every row of `v` holds one value, of a position's size: splats
+/// of small scalars, row iotas, and integer arithmetic of such.
 bool isRowUniform(Value v, int depth = 0) {
   if (depth > kMaxDepth)
     return false;
   Operation *op = v.getDefiningOp();
   if (!op)
     return false;
-  if (isa<tile::SplatOp>(op))
-    return true;
+  if (auto splat = dyn_cast<tile::SplatOp>(op))
+    return isSmallScalar(splat.getValue());
   if (auto iota = dyn_cast<tile::IotaOp>(op))
     return iota.getDim() == 0;
-  if (auto broadcast = dyn_cast<tile::BroadcastOp>(op))
-    return broadcast.getDim() == 1;
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
-    return isa<SplatElementsAttr>(constant.getValue());
+    return isa<SplatElementsAttr>(constant.getValue()) &&
+           isSmallConstant(constant.getValue());
   if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::MaxSIOp,
           arith::MinSIOp>(op))
     return llvm::all_of(op->getOperands(), [&](Value operand) {

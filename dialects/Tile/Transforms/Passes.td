@@ -128,16 +128,19 @@ def TileColumnBounds : Pass<"tile-column-bounds"> {
     This pass takes each i1 2-D tile that is a conjunction (`arith.andi`
     tree) of `arith.cmpi` with signed predicates whose two sides differ by
     exactly one column index (`iota dim 1` with coefficient +1 or -1) plus
-    terms that are the same along each row (splats, `iota dim 0`, rows
-    broadcast along the columns, integer arithmetic of such), reads those
+    terms that are the same along each row and of a position's size (splats
+    of constants up to 2^24, of block arguments and of pure arithmetic of
+    such, `iota dim 0`, integer arithmetic of these; not values read from
+    memory, whose size is the user's: a captured window width), reads those
     compares as bounds on the column index (`col + T < 0` is `col <= -T -
     1`, `-col + T <= 0` is `col >= T`, ...), combines the lower bounds by
     `arith.maxsi` and the upper ones by `arith.minsi` (per row), and where
     both sides are bounded (a window) replaces them by one unsigned compare,
     `col - lo < max(hi - lo + 1, 0)` (a row with no visible column passes
     none). Conjuncts it cannot read (a document mask's gathered ids) stay,
-    ANDed with the interval. Exact: integer arithmetic on positions far
-    from overflow. The row terms repeat along each row, so after the CUDA
+    ANDed with the interval. Exact: the bounds add and subtract the
+    compares' terms, positions and offsets far from overflow (a "no window"
+    width of INT_MAX keeps its compares). The row terms repeat along each row, so after the CUDA
     compiler's CSE a thread computes them once per row it holds; per element
     one subtraction and one compare remain (the sliding window's masked step
     at D = 64: 858 -> 729 SASS instructions).

@@ -100,24 +100,27 @@ struct TileGPUTmaStores
     if (!arch || arch.getValue() != "sm_90a" || kernel.getBody().empty() ||
         !kernel->hasAttr(attrs::kProducerWarps))
       return success();
-    // The consumers' output stores by staging buffer type: one buffer for
-    // each (a program's stores of one shape are in exclusive branches or
-    // one after the other; staging waits for the previous reads).
+    // The consumers' output stores by tile type, layout included: one
+    // staging buffer for each (a program's stores of one tile type are in
+    // exclusive branches or one after the other, and each warp waits for
+    // its own previous stores to have read its block; tiles of another
+    // layout would put other warps' blocks there).
     llvm::MapVector<Type, SmallVector<tile::StoreOp>> stores;
     kernel.walk([&](tile::StoreOp store) {
       Block *end = stagingRegionEnd(store, kernel);
       if (!end || end->getParentOp() == kernel.getOperation() ||
-          !mappedView(store, kernel))
+          !mappedView(store, kernel) || !stagingType(store))
         return;
-      if (MemRefType type = stagingType(store))
-        stores[type].push_back(store);
+      stores[store.getValue().getType()].push_back(store);
     });
     if (stores.empty())
       return success();
+    SmallVector<Type> types;
+    for (auto &entry : stores)
+      types.push_back(stagingType(entry.second.front()));
     SmallVector<SharedAllocOp> buffers;
-    if (failed(addStagingBuffers(
-            kernel, llvm::to_vector(llvm::make_first_range(stores)),
-            sharedMemoryBytes, kMinRegisters, buffers)))
+    if (failed(addStagingBuffers(kernel, types, sharedMemoryBytes,
+                                 kMinRegisters, buffers)))
       return failure();
     if (buffers.empty())
       return success();

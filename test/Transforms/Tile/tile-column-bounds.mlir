@@ -141,3 +141,30 @@ func.func @untouched(%n: index) -> (tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi
   %d = arith.cmpi ult, %col, %ns : tensor<4x8xindex>
   return %a, %b, %c, %d : tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>
 }
+
+// -----
+
+// Left alone: a window whose width is no position (INT64_MAX meaning "no
+// window"): the bounds would subtract it from a query position, which the
+// compares never did, and overflow.
+
+// CHECK-LABEL: func.func @huge_window
+// CHECK-NOT: arith.cmpi ult
+// CHECK: return
+// VALID-LABEL: func.func @huge_window
+func.func @huge_window(%k0: index, %q0: index) -> tensor<4x8xi1> {
+  %w = arith.constant 9223372036854775807 : index
+  %col = tile.iota dim 1 : tensor<4x8xindex>
+  %row = tile.iota dim 0 : tensor<4x8xindex>
+  %k0s = tile.splat %k0 : index -> tensor<4x8xindex>
+  %q0s = tile.splat %q0 : index -> tensor<4x8xindex>
+  %ws = tile.splat %w : index -> tensor<4x8xindex>
+  %kv = arith.addi %col, %k0s : tensor<4x8xindex>
+  %q = arith.addi %row, %q0s : tensor<4x8xindex>
+  %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
+  %dist = arith.subi %q, %kv : tensor<4x8xindex>
+  %near = arith.cmpi sle, %dist, %ws : tensor<4x8xindex>
+  %keep = arith.andi %causal, %near : tensor<4x8xi1>
+  return %keep : tensor<4x8xi1>
+}
+
