@@ -832,17 +832,12 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
            << ");\n";
         return success();
       })
-      .Case([&](tgpu::TmaStoreOp a) {
-        line() << "kiln::tma_store(" << name(a.getMap()) << ", "
-               << name(a.getStaging()) << ", " << name(a.getValue());
-        for (Value c : a.getCoords())
-          os << ", " << name(c);
-        os << ");\n";
-        return success();
-      })
-      .Case([&](tgpu::TmaReduceAddOp a) {
-        line() << "kiln::tma_reduce_add(" << name(a.getMap()) << ", "
-               << name(a.getStaging()) << ", " << name(a.getValue());
+      .Case<tgpu::TmaStoreOp, tgpu::TmaReduceAddOp>([&](auto a) {
+        line() << (isa<tgpu::TmaStoreOp>(a.getOperation())
+                       ? "kiln::tma_store("
+                       : "kiln::tma_reduce_add(")
+               << name(a.getMap()) << ", " << name(a.getStaging()) << ", "
+               << name(a.getValue());
         for (Value c : a.getCoords())
           os << ", " << name(c);
         os << ");\n";

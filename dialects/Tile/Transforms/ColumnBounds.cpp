@@ -147,8 +147,8 @@ arith::CmpIPredicate swapped(arith::CmpIPredicate pred) {
   }
 }
 
-/// Bounds a compare puts on the column index: col >= lo (+ loAdd) and
-/// col <= hi (+ hiAdd), the row-uniform sides as ColumnAffine terms.
+/// The bound a compare puts on the column index: col >= X + add (lower),
+/// col <= X + add (upper) or both (eq), X the row-uniform terms in `value`.
 struct Bound {
   ColumnAffine value; // col's coefficient 0
   int64_t add = 0;
