@@ -6,6 +6,8 @@
 # the per-instruction (SASS) stall samples as CSV in $OUT instead, for
 # reading off the device, and summarises them (bench/ncu_source_summary.py).
 #   bash bench/device-ncu.sh [--source] KERNEL-REGEX "RUN-ARGS" ["FLAGS-A" "FLAGS-B" ...]
+# NCU_SECTIONS="--section X ..." replaces the default sections (e.g. the
+# memory workload's tables, to read shared-memory traffic per pipe).
 # e.g. bash bench/device-ncu.sh dkdv "examples/plain.mlir --backward --head-dim 128 --seqlen 4096 --heads 16" "" "--no-keys-by-queries"
 set -u
 SOURCE=0
@@ -34,8 +36,8 @@ for flags in "$@"; do
     continue
   fi
   ncu --clock-control none --kernel-name "regex:$KERNEL" --launch-count 1 \
-    --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
-    --section InstructionStats --section Occupancy --section ComputeWorkloadAnalysis \
+    ${NCU_SECTIONS:---section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+    --section InstructionStats --section Occupancy --section ComputeWorkloadAnalysis} \
     --print-details all /tmp/kiln-bin/kiln run $ARGS --backend cuda $flags > "$OUT/ncu-$tag.txt" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Executed Ipc Active|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Achieved Occupancy|Registers Per|Executed Instructions  |Stall|Theoretical Occupancy" \
     "$OUT/ncu-$tag.txt" | sed 's/  */ /g' | head -24

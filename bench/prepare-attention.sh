@@ -90,6 +90,14 @@ done
 for v in plain causal sliding_window alibi; do   # output tiles stored by every lane
   ablate $v notma fwd --no-tma-stores
 done
+for v in plain causal; do                        # deeper TMA rings (tgpu-warp-specialize stages)
+  ablate $v r2 both --ring-stages 2
+  ablate $v r3 both --ring-stages 3
+  ablate $v r4 both --ring-stages 4
+done
+for v in plain causal softcap alibi gqa_causal; do # the backward's LSE and D loaded where used
+  ablate $v nola bwd --no-load-ahead
+done
 # Tile shapes beside the chosen ones (attn-choose-tiles' rule against a sweep).
 for v in plain causal; do
   ablate $v n96 fwd --block-n 96                 # 96-key steps

@@ -70,6 +70,8 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.pingPong = choices.pingPong;
   options.persistent = choices.persistent;
   options.doubleTileBuffers = choices.doubleTileBuffers;
+  options.ringStages = choices.ringStages;
+  options.loadAhead = choices.loadAhead;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.bulkReductions = choices.bulkReductions;
@@ -132,6 +134,8 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.keysByQueries = o.keysByQueries;
   choices.splitDkdv = o.splitDkdv;
   choices.keyBlock = o.keyBlock;
+  choices.ringStages = o.ringStages;
+  choices.loadAhead = o.loadAhead;
   choices.captureGradients = o.captureGradients;
   choices.deterministicCaptureGradients = o.deterministicCaptureGradients;
   choices.longestFirst = o.longestFirst;

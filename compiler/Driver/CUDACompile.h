@@ -55,6 +55,10 @@ struct ScheduleChoices {
   SplitDkDv splitDkdv = SplitDkDv::Auto;
   /// Backward keys per dK/dV CTA (0: block-n).
   int64_t keyBlock = 0;
+  /// sm_90a: the most stages per TMA ring.
+  int64_t ringStages = 2;
+  /// sm_90a backward: each step's read-only vectors loaded a step ahead.
+  bool loadAhead = true;
   /// Backward: the gradients of the float captures the score_mod reads.
   bool captureGradients = false;
   /// ...the same bit for bit in every run (fixed-point sums).

@@ -152,6 +152,12 @@ const char *runUsage() {
                             the next tile once the consumers are past their
                             last step (ablation; default two used by turns
                             where the shared memory holds them)
+  --ring-stages S            cuda sm_90a: the most stages per TMA ring (default
+                            2; more only where the shared memory holds them
+                            at the same CTAs per multiprocessor)
+  --no-load-ahead           cuda sm_90a backward: each step's LSE and D loaded
+                            where used instead of a step ahead
+                            (tgpu-load-ahead; ablation)
   --persistent-backward     cuda sm_90a: the backward's kernels persistent too
                             (opt-in)
   --longest-first           cuda: launch the query blocks with the most keys
@@ -242,7 +248,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                                          {"short-rows", {&o.shortRows, 0}},
                                          {"short-keys", {&o.shortKeys, 0}},
                                          {"page-size", {&o.pageSize, 1}},
-                                         {"key-block", {&o.keyBlock, 0}}};
+                                         {"key-block", {&o.keyBlock, 0}},
+                                         {"ring-stages", {&o.ringStages, 1}}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
@@ -290,7 +297,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "persistent-backward" || name == "ping-pong" ||
         name == "no-overlap-products" || name == "backward" ||
         name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
-        name == "no-tma-stores" ||
+        name == "no-tma-stores" || name == "no-load-ahead" ||
         name == "no-async-accumulate" || name == "order-before-waits" ||
         name == "keys-by-queries" || name == "no-keys-by-queries" ||
         name == "split-dkdv" || name == "no-split-dkdv" ||
@@ -374,6 +381,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.persistent = false;
     } else if (name == "no-double-tile-buffers") {
       o.doubleTileBuffers = false;
+    } else if (name == "no-load-ahead") {
+      o.loadAhead = false;
     } else if (name == "persistent-backward") {
       o.persistentBackward = true;
     } else if (name == "no-overlap-products") {

@@ -112,6 +112,10 @@ struct RunOptions {
   SplitDkDv splitDkdv = SplitDkDv::Auto;
   /// --key-block K: backward keys per dK/dV program (0: BN).
   int64_t keyBlock = 0;
+  /// --ring-stages S: sm_90a, the most stages per TMA ring.
+  int64_t ringStages = 2;
+  /// --no-load-ahead: the backward's LSE and D loaded where used.
+  bool loadAhead = true;
   /// --capture-gradients: the backward also differentiates the float
   /// captures the score_mod reads.
   bool captureGradients = false;

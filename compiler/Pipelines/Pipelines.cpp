@@ -235,6 +235,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
       specialize.persistent =
           options.persistent && !options.pingPong && !options.pipelineProducts;
       specialize.doubleTileBuffers = options.doubleTileBuffers;
+      specialize.stages = options.ringStages;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
       if (options.pingPong && !options.pipelineProducts)
         pm.addPass(tgpu::createTileGPUPingPong());
@@ -335,6 +336,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       specialize.sharedMemoryBytes = sharedLimit(options);
       specialize.persistent = options.persistentBackward;
       specialize.doubleTileBuffers = options.doubleTileBuffers;
+      specialize.stages = options.ringStages;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
     }
     // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under
@@ -356,6 +358,10 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       bulk.sharedMemoryBytes = sharedLimit(options);
       pm.addPass(tgpu::createTileGPUBulkReductions(bulk));
     }
+    // The dK/dV kernel's LSE and D of the step's queries, loaded a step
+    // ahead instead of in front of the step's first product.
+    if (options.warpSpecialize && options.loadAhead)
+      pm.addPass(tgpu::createTileGPULoadAhead());
   }
   pm.addPass(createCSEPass());
 }

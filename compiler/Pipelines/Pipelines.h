@@ -269,6 +269,21 @@ struct CUDAPipelineOptions
                      "loads while this one runs (tgpu-warp-specialize "
                      "double-tile-buffers=true)"),
       llvm::cl::init(true)};
+  Option<bool> loadAhead{
+      *this, "load-ahead",
+      llvm::cl::desc("sm_90a backward, warp-specialized kernels: each "
+                     "step's LSE and D (read-only vectors) loaded one step "
+                     "ahead (tgpu-load-ahead)"),
+      llvm::cl::init(true)};
+  Option<int64_t> ringStages{
+      *this, "ring-stages",
+      llvm::cl::desc("sm_90a, warp-specialized kernels: the most stages per "
+                     "TMA ring (tgpu-warp-specialize stages); the pass takes "
+                     "fewer where the shared memory, or the CTAs per "
+                     "multiprocessor, would not hold them; the room they "
+                     "take is then missing for later passes' staging "
+                     "(tgpu-bulk-reductions, tgpu-tma-stores fall back)"),
+      llvm::cl::init(2)};
   Option<bool> persistentBackward{
       *this, "persistent-backward",
       llvm::cl::desc("sm_90a backward: the dQ and dK/dV kernels' CTAs loop "

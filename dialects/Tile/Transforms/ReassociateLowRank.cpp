@@ -163,8 +163,8 @@ std::optional<std::pair<Value, int64_t>> matchPosition(Value v) {
 /// and subtract exactly (narrower types would round or wrap).
 Value positionsConverted(Value v) {
   auto toFloat = v.getDefiningOp<arith::SIToFPOp>();
-  if (!toFloat || !getElementTypeOrSelf(toFloat.getType()).isF32() &&
-                      !getElementTypeOrSelf(toFloat.getType()).isF64())
+  if (!toFloat || (!getElementTypeOrSelf(toFloat.getType()).isF32() &&
+                   !getElementTypeOrSelf(toFloat.getType()).isF64()))
     return {};
   auto cast = toFloat.getIn().getDefiningOp<arith::IndexCastOp>();
   if (!cast ||

@@ -300,6 +300,30 @@ def TileGPUPingPong : Pass<"tgpu-ping-pong"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPULoadAhead : Pass<"tgpu-load-ahead"> {
+  let summary = "Loads a step's read-only vectors one step ahead";
+  let description = [{
+    In the consumer loops of a warp-specialized kernel, a `tile.load` of a
+    1-D register tile (a vector per step) from a kernel array that no op of
+    the kernel writes (nor writes through a tensor map of it), through a
+    view made before the loop, at offsets computed by pure ops from the
+    induction variable and values defined before the loop, is issued for
+    the next step at the top of this one and carried as an iteration
+    argument; the first step's is loaded before the loop. The backward's dK/dV kernel reads the LSE and
+    D of each step's queries this way: loaded where they are used, the
+    load's latency (L2) sat in front of the step's first product, since
+    ptxas places the LSE's scaling between `WARPGROUP.ARRIVE` and the first
+    `HGMMA` (Nsight Compute at D = 64: 14% of the kernel's samples on that
+    one `FMUL`). The last step loads past the loop's range: elements past
+    the view read the load's fill, the others are read for nothing. Costs
+    one more vector of registers per load across the step; 2-D tiles are
+    left alone.
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileGPUSkipUnitScales : Pass<"tgpu-skip-unit-scales"> {
   let summary = "Scales a loop-carried register tile's rows only in warps where some factor differs from 1";
   let description = [{

@@ -396,7 +396,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     return a->isBeforeInBlock(b);
   });
 
-  // As many stages as the shared memory holds, up to `stages`.
+  // As many stages as the shared memory holds, up to two; more (up to
+  // `stages`) below, after the loaded-once buffers' second copies.
   int64_t ringBytes = 0;
   for (Ring &ring : rings)
     ringBytes += sharedBufferBytes(cast<MemRefType>(ring.buffer.getType()));
@@ -411,7 +412,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       loopTiles ? 2 * int64_t(once.size()) + 3 : int64_t(once.size());
   int64_t barrierBytes =
       8 * (2 * int64_t(rings.size()) * stages + onceBarriers) + 128;
-  for (int64_t s = 1; s <= std::max<int64_t>(stages, 1); ++s) {
+  int64_t baseStages = std::max<int64_t>(std::min<int64_t>(stages, 2), 1);
+  for (int64_t s = 1; s <= baseStages; ++s) {
     int64_t needed = sharedAttr.getInt() + (s - 1) * (ringBytes + 1024) +
                      barrierBytes;
     if (limit > 0 && needed > limit)
@@ -448,6 +450,18 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     if ((limit <= 0 || sharedBytes + extra <= limit) && !losesCta) {
       onceSlots = 2;
       sharedBytes += extra;
+    }
+  }
+  // Deeper rings where the shared memory holds them without costing a CTA
+  // per multiprocessor: a step shorter than a copy's round trip (the
+  // backward at D = 64) waits for its operands with two stages.
+  for (bool more = numStages == baseStages; more && numStages < stages;) {
+    int64_t needed = sharedBytes + ringBytes + 1024;
+    more = (limit <= 0 || needed <= limit) &&
+           ctasFor(needed) >= ctasFor(sharedBytes);
+    if (more) {
+      ++numStages;
+      sharedBytes = needed;
     }
   }
   int64_t numRingBarriers = 2 * int64_t(rings.size()) * numStages;
