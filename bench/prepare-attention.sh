@@ -91,7 +91,6 @@ for v in plain causal sliding_window alibi; do   # output tiles stored by every 
   ablate $v notma fwd --no-tma-stores
 done
 for v in plain causal; do                        # deeper TMA rings (tgpu-warp-specialize stages)
-  ablate $v r2 both --ring-stages 2
   ablate $v r3 both --ring-stages 3
   ablate $v r4 both --ring-stages 4
 done
