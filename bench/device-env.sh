@@ -41,3 +41,19 @@ sanitize() {
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" | tr '\n' ' '; echo
   done
 }
+# bench_ablations TAG NAMES ARGS...: bench_attention.py with the NAMES specs
+# (comma-separated ablation or opt-in names, from prepare-attention.sh)
+# beside the defaults, ARGS its own (--hdims, --seqlens, --variants,
+# --backward); JSON and log to $OUT/TAG.json and $OUT/TAG-bench.txt; prints
+# the table, then each name's time over the default's per row
+# (bench/ablation_ratios.py).
+bench_ablations() {
+  local tag=$1 names=$2
+  shift 2
+  python3 bench/bench_attention.py --lib "$LIB" --specs .device/specs --ablations "$names" \
+    --rounds "${ROUNDS:-3}" --budget "${BUDGET:-330}" "$@" \
+    --json "$OUT/$tag.json" > "$OUT/$tag-bench.txt" 2>&1
+  echo "bench rc=$?"
+  sed -n '/^TFLOP\/s of visible pairs/,$p' "$OUT/$tag-bench.txt"
+  python3 bench/ablation_ratios.py "$OUT/$tag.json" "$names"
+}

@@ -42,18 +42,5 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
     --seqlen 300 --seqlen-kv 917 --heads 2 --lazy-rescale --skip-unit-scales | tee "$OUT/sanitize.txt"
 fi
 if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
-  python3 bench/bench_attention.py --lib "$LIB" --specs .device/specs --hdims "$HDIMS" \
-    --seqlens "$SEQS" --variants "$VARS" --ablations lazy,lazyskip,skip --rounds "${ROUNDS:-3}" --budget "${BUDGET:-330}" \
-    --json "$OUT/lazy-rescale.json" > "$OUT/lazy-rescale-bench.txt" 2>&1
-  echo "bench rc=$?"
-  sed -n '/^TFLOP\/s of visible pairs/,$p' "$OUT/lazy-rescale-bench.txt"
-  python3 - "$OUT/lazy-rescale.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-print("opt-in / default forward time (below 1: the opt-in pays)")
-for r in rows:
-    cells = [f"{a} {r[f'kiln_{a}_fwd_ms'] / r['kiln_fwd_ms']:5.3f}"
-             for a in ("lazy", "lazyskip", "skip") if f"kiln_{a}_fwd_ms" in r]
-    print(f"{r['variant']:>10} hd{r['hdim']:<3} N{r['N']:<6} " + "  ".join(cells))
-PY
+  bench_ablations lazy-rescale lazy,lazyskip,skip --hdims "$HDIMS" --seqlens "$SEQS" --variants "$VARS"
 fi

@@ -27,19 +27,5 @@ if [ "$MODE" = check ]; then
   sanitize "causal hd64 backward" examples/causal.mlir --backend cuda --backward --head-dim 64 --seqlen 333 --seqlen-kv 517 --heads 2 | tee "$OUT/sanitize.txt"
 fi
 if [ "$MODE" = bench ]; then
-  python3 bench/bench_attention.py --lib "$LIB" --specs .device/specs --backward --hdims 64 \
-    --seqlens "$SEQS" --variants "$VARS" --ablations nola --rounds "${ROUNDS:-3}" --budget "${BUDGET:-330}" \
-    --json "$OUT/load-ahead.json" > "$OUT/load-ahead-bench.txt" 2>&1
-  echo "bench rc=$?"
-  sed -n '/^TFLOP\/s of visible pairs/,$p' "$OUT/load-ahead-bench.txt"
-  python3 - "$OUT/load-ahead.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-print("--no-load-ahead / default time: forward + backward, backward alone (above 1: loading ahead pays)")
-for r in rows:
-    if "kiln_nola_fb_ms" in r:
-        # (the ablation is the backward's: both share the default forward)
-        b, bn = r["kiln_fb_ms"] - r["kiln_fwd_ms"], r["kiln_nola_fb_ms"] - r["kiln_fwd_ms"]
-        print(f"{r['variant']:>15} hd{r['hdim']:<3} N{r['N']:<6} {r['kiln_nola_fb_ms'] / r['kiln_fb_ms']:5.3f} {bn / b:5.3f}")
-PY
+  bench_ablations load-ahead nola --backward --hdims 64 --seqlens "$SEQS" --variants "$VARS"
 fi

@@ -29,18 +29,5 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
     --seqlen-kv 517 --heads 2 | tee "$OUT/sanitize.txt"
 fi
 if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
-  python3 bench/bench_attention.py --lib "$LIB" --specs .device/specs --backward --hdims "$HDIMS" \
-    --seqlens "$SEQS" --variants "$VARS" --ablations noreassoc --budget "${BUDGET:-300}" \
-    --json "$OUT/reassociate.json" > "$OUT/reassociate-bench.txt" 2>&1
-  echo "bench rc=$?"
-  sed -n '/^TFLOP\/s of visible pairs/,$p' "$OUT/reassociate-bench.txt"
-  python3 - "$OUT/reassociate.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-print("noreassoc / default time (above 1: the pass pays), forward (forward + backward)")
-for r in rows:
-    f = r.get("kiln_noreassoc_fwd_ms", 0) / r["kiln_fwd_ms"]
-    b = r.get("kiln_noreassoc_fb_ms", 0) / r.get("kiln_fb_ms", 1)
-    print(f"{r['variant']:>10} hd{r['hdim']:<3} N{r['N']:<6} {f:5.3f} ({b:5.3f})")
-PY
+  BUDGET=${BUDGET:-300} bench_ablations reassociate noreassoc --backward --hdims "$HDIMS" --seqlens "$SEQS" --variants "$VARS"
 fi

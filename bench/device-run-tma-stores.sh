@@ -33,17 +33,5 @@ if [ "$MODE" = check ] || [ "$MODE" = all ]; then
   } | tee "$OUT/sanitize.txt"
 fi
 if [ "$MODE" = bench ] || [ "$MODE" = all ]; then
-  python3 bench/bench_attention.py --lib "$LIB" --specs .device/specs --hdims "$HDIMS" \
-    --seqlens "$SEQS" --variants "$VARS" --ablations notma --rounds "${ROUNDS:-3}" --budget "${BUDGET:-330}" \
-    --json "$OUT/tma-stores.json" > "$OUT/tma-stores-bench.txt" 2>&1
-  echo "bench rc=$?"
-  sed -n '/^TFLOP\/s of visible pairs/,$p' "$OUT/tma-stores-bench.txt"
-  python3 - "$OUT/tma-stores.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-print("--no-tma-stores / default forward time (above 1: the TMA stores pay)")
-for r in rows:
-    if "kiln_notma_fwd_ms" in r:
-        print(f"{r['variant']:>15} hd{r['hdim']:<3} N{r['N']:<6} {r['kiln_notma_fwd_ms'] / r['kiln_fwd_ms']:5.3f}")
-PY
+  bench_ablations tma-stores notma --hdims "$HDIMS" --seqlens "$SEQS" --variants "$VARS"
 fi
