@@ -152,7 +152,7 @@ const char *runUsage() {
                             the next tile once the consumers are past their
                             last step (ablation; default two used by turns
                             where the shared memory holds them)
-  --ring-stages S            cuda sm_90a: the most stages per TMA ring (default
+  --ring-stages S           cuda sm_90a: the most stages per TMA ring (default
                             2; more only where the shared memory holds them
                             at the same CTAs per multiprocessor)
   --no-load-ahead           cuda sm_90a backward: each step's LSE and D loaded

@@ -229,8 +229,7 @@ void loadAhead(scf::ForOp loop, ArrayRef<tile::LoadOp> loads) {
   // The step's own copies of the offsets, where nothing else reads them.
   for (Operation &op :
        llvm::make_early_inc_range(llvm::reverse(*newLoop.getBody())))
-    if (op.use_empty() && op.getNumRegions() == 0 &&
-        !op.hasTrait<OpTrait::IsTerminator>() && isMemoryEffectFree(&op))
+    if (isOpTriviallyDead(&op))
       op.erase();
 }
 

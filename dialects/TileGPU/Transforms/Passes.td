@@ -309,9 +309,10 @@ def TileGPULoadAhead : Pass<"tgpu-load-ahead"> {
     view made before the loop, at offsets computed by pure ops from the
     induction variable and values defined before the loop, is issued for
     the next step at the top of this one and carried as an iteration
-    argument; the first step's is loaded before the loop. The backward's dK/dV kernel reads the LSE and
-    D of each step's queries this way: loaded where they are used, the
-    load's latency (L2) sat in front of the step's first product, since
+    argument; the first step's is loaded before the loop. The backward's
+    dK/dV kernel reads the LSE and D of each step's queries this way:
+    loaded where they are used, the load's latency (L2) sat in front of
+    the step's first product, since
     ptxas places the LSE's scaling between `WARPGROUP.ARRIVE` and the first
     `HGMMA` (Nsight Compute at D = 64: 14% of the kernel's samples on that
     one `FMUL`). The last step loads past the loop's range: elements past

@@ -452,17 +452,15 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       sharedBytes += extra;
     }
   }
-  // Deeper rings where the shared memory holds them without costing a CTA
-  // per multiprocessor: a step shorter than a copy's round trip (the
-  // backward at D = 64) waits for its operands with two stages.
-  for (bool more = numStages == baseStages; more && numStages < stages;) {
+  // Deeper rings (`stages` above two, opt-in: measured no faster, see
+  // docs/performance.md) where the shared memory holds them without
+  // costing a CTA per multiprocessor.
+  for (; numStages >= 2 && numStages < stages; ++numStages) {
     int64_t needed = sharedBytes + ringBytes + 1024;
-    more = (limit <= 0 || needed <= limit) &&
-           ctasFor(needed) >= ctasFor(sharedBytes);
-    if (more) {
-      ++numStages;
-      sharedBytes = needed;
-    }
+    if ((limit > 0 && needed > limit) ||
+        ctasFor(needed) < ctasFor(sharedBytes))
+      break;
+    sharedBytes = needed;
   }
   int64_t numRingBarriers = 2 * int64_t(rings.size()) * numStages;
   int64_t numBarriers = numRingBarriers + onceBarriers * onceSlots;
