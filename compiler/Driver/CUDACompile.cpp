@@ -71,6 +71,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.persistent = choices.persistent;
   options.doubleTileBuffers = choices.doubleTileBuffers;
   options.ringStages = choices.ringStages;
+  options.maxCtasPerSM = choices.maxCtasPerSM;
   options.loadAhead = choices.loadAhead;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
@@ -135,6 +136,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.splitDkdv = o.splitDkdv;
   choices.keyBlock = o.keyBlock;
   choices.ringStages = o.ringStages;
+  choices.maxCtasPerSM = o.maxCtasPerSM;
   choices.loadAhead = o.loadAhead;
   choices.captureGradients = o.captureGradients;
   choices.deterministicCaptureGradients = o.deterministicCaptureGradients;

@@ -57,6 +57,8 @@ struct ScheduleChoices {
   int64_t keyBlock = 0;
   /// sm_90a: the most stages per TMA ring.
   int64_t ringStages = 2;
+  /// sm_90a: the most CTAs per multiprocessor of one-warpgroup kernels.
+  int64_t maxCtasPerSM = 2;
   /// sm_90a backward: each step's read-only vectors loaded a step ahead.
   bool loadAhead = true;
   /// Backward: the gradients of the float captures the score_mod reads.

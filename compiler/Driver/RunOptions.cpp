@@ -155,6 +155,10 @@ const char *runUsage() {
   --ring-stages S           cuda sm_90a: the most stages per TMA ring (default
                             2; more only where the shared memory holds them
                             at the same CTAs per multiprocessor)
+  --max-ctas-per-sm C       cuda sm_90a: the most CTAs per multiprocessor of a
+                            kernel with one consumer warpgroup (default 2;
+                            more only where the registers hold its steps'
+                            tiles; measured no faster overall)
   --no-load-ahead           cuda sm_90a backward: each step's LSE and D loaded
                             where used instead of a step ahead
                             (tgpu-load-ahead; ablation)
@@ -249,7 +253,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
                                          {"short-keys", {&o.shortKeys, 0}},
                                          {"page-size", {&o.pageSize, 1}},
                                          {"key-block", {&o.keyBlock, 0}},
-                                         {"ring-stages", {&o.ringStages, 1}}};
+                                         {"ring-stages", {&o.ringStages, 1}},
+                                         {"max-ctas-per-sm", {&o.maxCtasPerSM, 1}}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];

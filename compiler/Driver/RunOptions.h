@@ -114,6 +114,9 @@ struct RunOptions {
   int64_t keyBlock = 0;
   /// --ring-stages S: sm_90a, the most stages per TMA ring.
   int64_t ringStages = 2;
+  /// --max-ctas-per-sm C: sm_90a, the most CTAs per multiprocessor of a kernel
+  /// with one consumer warpgroup.
+  int64_t maxCtasPerSM = 2;
   /// --no-load-ahead: the backward's LSE and D loaded where used.
   bool loadAhead = true;
   /// --capture-gradients: the backward also differentiates the float

@@ -236,6 +236,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
           options.persistent && !options.pingPong && !options.pipelineProducts;
       specialize.doubleTileBuffers = options.doubleTileBuffers;
       specialize.stages = options.ringStages;
+      specialize.maxCtasPerSM = options.maxCtasPerSM;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
       if (options.pingPong && !options.pipelineProducts)
         pm.addPass(tgpu::createTileGPUPingPong());
@@ -337,6 +338,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       specialize.persistent = options.persistentBackward;
       specialize.doubleTileBuffers = options.doubleTileBuffers;
       specialize.stages = options.ringStages;
+      specialize.maxCtasPerSM = options.maxCtasPerSM;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
     }
     // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under

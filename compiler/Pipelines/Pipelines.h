@@ -284,6 +284,13 @@ struct CUDAPipelineOptions
                      "take is then missing for later passes' staging "
                      "(tgpu-bulk-reductions, tgpu-tma-stores fall back)"),
       llvm::cl::init(2)};
+  Option<int64_t> maxCtasPerSM{
+      *this, "max-ctas-per-sm",
+      llvm::cl::desc("sm_90a, warp-specialized kernels of one consumer "
+                     "warpgroup: the most CTAs per multiprocessor "
+                     "(tgpu-warp-specialize max-ctas-per-sm); more than two "
+                     "only where the registers hold the steps' tiles"),
+      llvm::cl::init(2)};
   Option<bool> persistentBackward{
       *this, "persistent-backward",
       llvm::cl::desc("sm_90a backward: the dQ and dK/dV kernels' CTAs loop "

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/TileGPU/Transforms/Passes.h"
+#include "dialects/TileGPU/Transforms/RegisterEstimate.h"
 
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
@@ -100,23 +101,6 @@ Value cloneFor(OpBuilder &b, Block *body, Value v, IRMapping &mapping) {
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-/// 32-bit registers a thread holds of a register tile (0 if unknown).
-int64_t registersPerThread(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.getElementType().isIntOrFloat())
-    return 0;
-  int64_t elements = 0;
-  if (auto mma = dyn_cast_or_null<tgpu::MmaLayoutAttr>(tensor.getEncoding()))
-    elements = tensor.getNumElements() / (32 * mma.getWarps());
-  else if (auto rows =
-               dyn_cast_or_null<tgpu::RowsLayoutAttr>(tensor.getEncoding()))
-    elements = tensor.getDimSize(0) / (8 * rows.getWarps());
-  else if (isa_and_nonnull<tgpu::ColsLayoutAttr>(tensor.getEncoding()))
-    elements = tensor.getDimSize(0) / 4;
-  int64_t bits = tensor.getElementTypeBitWidth();
-  return (elements * bits + 31) / 32;
-}
-
 /// The loads of `loop`'s body worth moving: 1-D register tiles (a vector
 /// per step: the backward's LSE and D of the step's queries, a mask's
 /// per-key ids) from arrays the kernel never writes, at offsets the next
@@ -134,26 +118,7 @@ SmallVector<tile::LoadOp> candidates(func::FuncOp kernel, scf::ForOp loop,
   // ahead spilled at D = 96 (96 carried), and ALiBi's two position tiles
   // (64 more live through the loop) took the room at D = 64 (-5% forward
   // + backward on an H200 before this rule).
-  int64_t budget = registers / 2;
-  for (Value carried : loop.getRegionIterArgs())
-    budget -= registersPerThread(carried.getType());
-  // Register tiles made before the loop and read in it live through it too
-  // (ALiBi's position tiles), but for a splat (a scalar) and a broadcast
-  // (its vector).
-  llvm::SmallPtrSet<Value, 8> liveIn;
-  loop.getBody()->walk([&](Operation *op) {
-    for (Value operand : op->getOperands()) {
-      if (!loop.isDefinedOutsideOfLoop(operand) ||
-          !liveIn.insert(operand).second)
-        continue;
-      Operation *def = operand.getDefiningOp();
-      if (isa_and_nonnull<tile::SplatOp>(def))
-        continue;
-      if (auto broadcast = dyn_cast_or_null<tile::BroadcastOp>(def))
-        operand = broadcast.getSource();
-      budget -= registersPerThread(operand.getType());
-    }
-  });
+  int64_t budget = registers / 2 - tgpu::registersAcrossSteps(loop);
   SmallVector<tile::LoadOp> loads;
   for (Operation &op : *loop.getBody()) {
     auto load = dyn_cast<tile::LoadOp>(op);
@@ -178,7 +143,7 @@ SmallVector<tile::LoadOp> candidates(func::FuncOp kernel, scf::ForOp loop,
         !iv)
       continue;
     // (16 registers spare for the step's indices and addresses.)
-    int64_t cost = registersPerThread(type);
+    int64_t cost = tgpu::registersPerThread(type);
     if (cost == 0 || cost + 16 > budget)
       continue;
     budget -= cost;

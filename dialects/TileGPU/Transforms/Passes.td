@@ -459,7 +459,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     256 and never below what the kernel may start with. With one consumer
     warpgroup (the backward's kernels) two CTAs share a multiprocessor
     where their shared memory fits (`tgpu.ctas_per_sm = 2`), each with half
-    the register file.
+    the register file; up to `max-ctas-per-sm` where the shared memory fits and
+    the registers left per consumer thread hold an estimate of the step's
+    tiles (RegisterEstimate.h: the tiles held across steps, twice the
+    step's largest tile, 32 for the rest).
 
     With `persistent` (kernels with a loaded-once buffer whose program ids
     are read in the entry block), the grid becomes min(tiles, SMs x CTAs
@@ -478,6 +481,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
            "Shared memory per CTA on the device (0: unchecked)">,
     Option<"stages", "stages", "int64_t", "2",
            "Most stages per ring">,
+    Option<"maxCtasPerSM", "max-ctas-per-sm", "int64_t", "2",
+           "Most CTAs per multiprocessor of a kernel with one consumer "
+           "warpgroup (more than two where the registers hold its steps' "
+           "tiles)">,
     Option<"persistent", "persistent", "bool", "false",
            "CTAs loop over the grid's tiles (as many CTAs as the GPU holds)">,
     Option<"doubleTileBuffers", "double-tile-buffers", "bool", "true",

@@ -9,6 +9,7 @@
 
 #include "dialects/TileGPU/Transforms/Passes.h"
 #include "dialects/TileGPU/Transforms/Persistent.h"
+#include "dialects/TileGPU/Transforms/RegisterEstimate.h"
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
 
 #include "dialects/Tile/IR/TileAttrNames.h"
@@ -432,14 +433,39 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // where it would cost a kernel of one consumer warpgroup its second CTA
   // per multiprocessor (below): measured slower (the persistent backward
   // at D = 128, docs/performance.md).
-  // One consumer warpgroup (the backward's kernels) would leave a
-  // multiprocessor with four warps to hide latency: two CTAs share it where
-  // their shared memory fits, halving the registers.
+  // One consumer warpgroup (the backward's kernels, the decode program)
+  // would leave a multiprocessor with four warps to hide latency: two CTAs
+  // share it where their shared memory fits, halving the registers, and
+  // up to `maxCtasPerSM` where the registers left per consumer thread still
+  // hold the tiles a step keeps across steps (the accumulators, and the
+  // tiles read from before the loop), twice its largest own tile (S and dP
+  // live together) and 32 for the 16-bit copies, indices and addresses.
+  // Calibrated on ptxas -v at three CTAs (136 registers): the D = 64 dQ
+  // kernel (32 + 2 x 32 + 32, and its LSE and D) compiles without a spill, its dK/dV kernel
+  // (64 carried) spills; at two CTAs every kernel fits, as before.
+  int64_t stepRegisters = 0;
+  for (scf::ForOp loop : loops)
+    stepRegisters = std::max(stepRegisters, registersAcrossSteps(loop) +
+                                                2 * largestStepTile(loop) + 32);
+  // The CTA's registers are what each thread gets at entry (its share of
+  // the file, in steps of 8) times its threads; the consumers take what the
+  // producer leaves (tgpu.warp_specialize's verifier).
+  auto consumerRegistersFor = [&](int64_t ctas) -> int64_t {
+    int64_t threads = 32 * (consumerWarps + kProducerWarps);
+    int64_t entry = std::min<int64_t>(255, 65536 / ctas / threads) / 8 * 8;
+    return std::min<int64_t>(
+        kMaxRegisters,
+        ((entry * threads - 32 * kProducerWarps * kProducerRegisters) /
+         (32 * consumerWarps)) /
+            8 * 8);
+  };
   auto ctasFor = [&](int64_t bytes) -> int64_t {
-    return 32 * consumerWarps == 128 && limit > 0 &&
-                   ctasFitting(bytes, limit) >= 2
-               ? 2
-               : 1;
+    if (32 * consumerWarps != 128 || limit <= 0)
+      return 1;
+    int64_t ctas = std::min<int64_t>(ctasFitting(bytes, limit), maxCtasPerSM);
+    while (ctas > 2 && stepRegisters > consumerRegistersFor(ctas))
+      --ctas;
+    return ctas >= 2 ? ctas : 1;
   };
   int64_t onceSlots = 1;
   if (loopTiles && doubleTileBuffers) {
@@ -657,13 +683,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   };
 
   int64_t ctas = ctasFor(sharedBytes);
-  auto ws = WarpSpecializeOp::create(
-      b, loc, kProducerWarps, kProducerRegisters,
-      std::min<int64_t>(
-          kMaxRegisters,
-          ((65536 / ctas - 32 * kProducerWarps * kProducerRegisters) /
-           consumerThreads) /
-              8 * 8));
+  auto ws = WarpSpecializeOp::create(b, loc, kProducerWarps,
+                                     kProducerRegisters,
+                                     consumerRegistersFor(ctas));
   Block *producer = b.createBlock(&ws.getProducer());
   Block *consumer = b.createBlock(&ws.getConsumer());
 

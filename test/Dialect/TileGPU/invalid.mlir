@@ -725,7 +725,7 @@ func.func @ws_registers() attributes {tgpu.num_warps = 8 : i64, tgpu.producer_wa
 // -----
 
 func.func @ws_budget() attributes {tgpu.num_warps = 12 : i64, tgpu.producer_warps = 4 : i64} {
-  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 95232 registers; a CTA has 65536 (1 per multiprocessor of 65536)}}
+  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 95232 registers; a CTA has 65536 (128 for each of its 512 threads at entry, 1 per multiprocessor of 65536)}}
   tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
     %p = arith.constant 0 : index
   } consumer {
@@ -738,8 +738,23 @@ func.func @ws_budget() attributes {tgpu.num_warps = 12 : i64, tgpu.producer_warp
 
 // Two CTAs per multiprocessor halve the registers the budgets share.
 func.func @ws_budget_two_ctas() attributes {tgpu.num_warps = 4 : i64, tgpu.producer_warps = 4 : i64, tgpu.ctas_per_sm = 2 : i64} {
-  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 35840 registers; a CTA has 32768 (2 per multiprocessor of 65536)}}
+  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 35840 registers; a CTA has 32768 (128 for each of its 256 threads at entry, 2 per multiprocessor of 65536)}}
   tgpu.warp_specialize {consumer_registers = 256 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+// Three CTAs of 256 threads start at 80 registers each (85 rounded down to
+// a multiple of 8), not a third of the file: a raise to 144 would wait
+// forever for the 1024 registers the pool lacks.
+func.func @ws_budget_three_ctas() attributes {tgpu.num_warps = 4 : i64, tgpu.producer_warps = 4 : i64, tgpu.ctas_per_sm = 3 : i64} {
+  // expected-error @+1 {{'tgpu.warp_specialize' op the two budgets need 21504 registers; a CTA has 20480 (80 for each of its 256 threads at entry, 3 per multiprocessor of 65536)}}
+  tgpu.warp_specialize {consumer_registers = 144 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
     %p = arith.constant 0 : index
   } consumer {
     %c = arith.constant 0 : index
