@@ -237,24 +237,25 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     int64_t *target;
     int64_t min;
   };
-  std::map<std::string, IntFlag> ints = {{"batch", {&o.batch, 1}},
-                                         {"heads", {&o.heads, 1}},
-                                         {"seqlen", {&o.seqQ, 1}},
-                                         {"seqlen-kv", {&o.seqKV, 1}},
-                                         {"head-dim", {&o.headDim, 1}},
-                                         {"head-dim-v", {&o.headDimV, 1}},
-                                         {"pad", {&o.pad, 0}},
-                                         {"block-m", {&o.blockM, 1}},
-                                         {"block-n", {&o.blockN, 1}},
-                                         {"repeats", {&o.repeats, 0}},
-                                         {"kv-splits", {&o.kvSplits, 1}},
-                                         {"decode-rows", {&o.decodeRows, 0}},
-                                         {"short-rows", {&o.shortRows, 0}},
-                                         {"short-keys", {&o.shortKeys, 0}},
-                                         {"page-size", {&o.pageSize, 1}},
-                                         {"key-block", {&o.keyBlock, 0}},
-                                         {"ring-stages", {&o.ringStages, 1}},
-                                         {"max-ctas-per-sm", {&o.maxCtasPerSM, 1}}};
+  std::map<std::string, IntFlag> ints = {
+      {"batch", {&o.batch, 1}},
+      {"heads", {&o.heads, 1}},
+      {"seqlen", {&o.seqQ, 1}},
+      {"seqlen-kv", {&o.seqKV, 1}},
+      {"head-dim", {&o.headDim, 1}},
+      {"head-dim-v", {&o.headDimV, 1}},
+      {"pad", {&o.pad, 0}},
+      {"block-m", {&o.blockM, 1}},
+      {"block-n", {&o.blockN, 1}},
+      {"repeats", {&o.repeats, 0}},
+      {"kv-splits", {&o.kvSplits, 1}},
+      {"decode-rows", {&o.decodeRows, 0}},
+      {"short-rows", {&o.shortRows, 0}},
+      {"short-keys", {&o.shortKeys, 0}},
+      {"page-size", {&o.pageSize, 1}},
+      {"key-block", {&o.keyBlock, 0}},
+      {"ring-stages", {&o.ringStages, 1}},
+      {"max-ctas-per-sm", {&o.maxCtasPerSM, 1}}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];

@@ -686,11 +686,12 @@ LogicalResult WarpSpecializeOp::verify() {
   if (ctas < 1 || ctas > 32)
     return emitOpError() << attrs::kCtasPerSM << " must be in [1, 32], got "
                          << ctas;
-  // The compiler allocates every thread the same registers at entry, at
-  // most min(255, its share / threads) in steps of 8 (ptxas takes that
-  // maximum for a kernel with setmaxnreg); the CTA's pool is that many per
-  // thread, and setmaxnreg.inc waits until the pool holds the raise: two
-  // budgets past it never return.
+  // The compiler allocates every thread the same registers at entry: its
+  // share of the file, at most 255, in steps of 8 (ptxas takes that maximum
+  // for a kernel with setmaxnreg; 248 here where the hardware would give
+  // 256 is a lower bound, on the safe side). The CTA's pool is that many
+  // per thread, and setmaxnreg.inc waits until the pool holds the raise:
+  // two budgets past it never return.
   int64_t share = 65536 / ctas;
   int64_t threads = 32 * (producers + consumers);
   int64_t entry = std::min<int64_t>(255, share / threads) / 8 * 8;
@@ -698,8 +699,8 @@ LogicalResult WarpSpecializeOp::verify() {
                             consumers * int64_t(getConsumerRegisters()));
   if (registers > entry * threads)
     return emitOpError() << "the two budgets need " << registers
-                         << " registers; a CTA has " << entry * threads
-                         << " (" << entry << " for each of its " << threads
+                         << " registers; a CTA has " << entry * threads << " ("
+                         << entry << " for each of its " << threads
                          << " threads at entry, " << ctas
                          << " per multiprocessor of 65536)";
   // setmaxnreg.inc may not lower what the compiler allocated at entry.

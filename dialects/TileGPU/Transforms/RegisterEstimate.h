@@ -1,4 +1,4 @@
-//===- RegisterEstimate.h - registers a loop's register tiles hold -*- C++ -*-===//
+//===- RegisterEstimate.h - registers a loop's tiles hold -------*- C++ -*-===//
 //
 // Estimates, before ptxas allocates anything, of the 32-bit registers a
 // thread spends on register tiles: what the scheduling passes weigh when a

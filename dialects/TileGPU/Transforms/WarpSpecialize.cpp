@@ -46,7 +46,7 @@ constexpr int64_t kProducerWarps = 4;
 constexpr int64_t kProducerRegisters = 24;
 /// setmaxnreg's ceiling. Consumers always raise their budget (a lower value
 /// than the compiler allocated at entry would be undefined): with one
-/// consumer warpgroup that is up to 255.
+/// consumer warpgroup and one CTA per multiprocessor that is 256.
 constexpr int64_t kMaxRegisters = 256;
 
 /// A copy the producer takes over.
@@ -283,6 +283,12 @@ struct TileGPUWarpSpecialize
   using Base::Base;
 
   void runOnOperation() override {
+    if (maxCtasPerSM < 1) {
+      getOperation()->emitError()
+          << "tgpu-warp-specialize: max-ctas-per-sm must be at least 1, got "
+          << maxCtasPerSM;
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> kernels;
     getOperation()->walk([&](func::FuncOp f) {
       auto arch = f->getAttrOfType<StringAttr>(attrs::kArch);
@@ -430,20 +436,21 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // The producer then loads the next tile's Q as soon as it has issued
   // this tile's last K and V, instead of once the consumers are past their
   // last step: a tile no longer starts on a whole TMA round trip. Not
-  // where it would cost a kernel of one consumer warpgroup its second CTA
-  // per multiprocessor (below): measured slower (the persistent backward
-  // at D = 128, docs/performance.md).
+  // where it would cost a kernel of one consumer warpgroup a CTA per
+  // multiprocessor (below): measured slower (the persistent backward at
+  // D = 128, docs/performance.md).
   // One consumer warpgroup (the backward's kernels, the decode program)
   // would leave a multiprocessor with four warps to hide latency: two CTAs
   // share it where their shared memory fits, halving the registers, and
-  // up to `maxCtasPerSM` where the registers left per consumer thread still
+  // up to `max-ctas-per-sm` where the registers left per consumer thread still
   // hold the tiles a step keeps across steps (the accumulators, and the
   // tiles read from before the loop), twice its largest own tile (S and dP
   // live together) and 32 for the 16-bit copies, indices and addresses.
   // Calibrated on ptxas -v at three CTAs (136 registers): the D = 64 dQ
-  // kernel (32 + 2 x 32 + 32, and its LSE and D) compiles without a spill, its dK/dV kernel
-  // (64 carried) spills; at two CTAs every kernel fits, as before.
-  int64_t stepRegisters = 0;
+  // kernel (32 + 2 x 32 + 32, and its LSE and D) compiles without a
+  // spill, its dK/dV kernel (64 carried) spills; at two CTAs every kernel
+  // fits, as before.
+  int64_t stepRegisters = 32;
   for (scf::ForOp loop : loops)
     stepRegisters = std::max(stepRegisters, registersAcrossSteps(loop) +
                                                 2 * largestStepTile(loop) + 32);
@@ -459,11 +466,20 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
          (32 * consumerWarps)) /
             8 * 8);
   };
+  // (At most 2048 threads per multiprocessor, and never a budget below
+  // the entry allocation, which setmaxnreg.inc cannot lower.)
   auto ctasFor = [&](int64_t bytes) -> int64_t {
     if (32 * consumerWarps != 128 || limit <= 0)
       return 1;
-    int64_t ctas = std::min<int64_t>(ctasFitting(bytes, limit), maxCtasPerSM);
-    while (ctas > 2 && stepRegisters > consumerRegistersFor(ctas))
+    int64_t threads = 32 * (consumerWarps + kProducerWarps);
+    int64_t ctas = std::min({ctasFitting(bytes, limit), int64_t(maxCtasPerSM),
+                             int64_t(2048) / threads});
+    auto fits = [&](int64_t c) {
+      int64_t entry = std::min<int64_t>(255, 65536 / c / threads) / 8 * 8;
+      int64_t registers = consumerRegistersFor(c);
+      return registers >= stepRegisters && registers >= entry;
+    };
+    while (ctas > 2 && !fits(ctas))
       --ctas;
     return ctas >= 2 ? ctas : 1;
   };
@@ -683,8 +699,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   };
 
   int64_t ctas = ctasFor(sharedBytes);
-  auto ws = WarpSpecializeOp::create(b, loc, kProducerWarps,
-                                     kProducerRegisters,
+  auto ws = WarpSpecializeOp::create(b, loc, kProducerWarps, kProducerRegisters,
                                      consumerRegistersFor(ctas));
   Block *producer = b.createBlock(&ws.getProducer());
   Block *consumer = b.createBlock(&ws.getConsumer());

@@ -314,6 +314,23 @@ func.func @warp_specialized(%map: !tgpu.tensor_map {tgpu.tensor_map = {tensor = 
 
 // -----
 
+// Three CTAs of one consumer warpgroup: 80 registers per thread at entry, a
+// pool of 20480, of which a producer at 24 leaves the consumers 136 (the
+// verifier's bound, met exactly; 144 is rejected in invalid.mlir).
+// CHECK-LABEL: func.func @warp_specialized_three_ctas
+// CHECK: tgpu.warp_specialize {consumer_registers = 136 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64}
+func.func @warp_specialized_three_ctas()
+    attributes {tgpu.num_warps = 4 : i64, tgpu.producer_warps = 4 : i64, tgpu.ctas_per_sm = 3 : i64} {
+  tgpu.warp_specialize {consumer_registers = 136 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    %p = arith.constant 0 : index
+  } consumer {
+    %c = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
 // tgpu.bulk_reduce_add and tgpu.bulk_wait (the atomic backward's dQ shares
 // by bulk reductions): an f32 tile staged through a buffer of its shape,
 // added into a descriptor, waited for.
