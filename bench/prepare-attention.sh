@@ -100,9 +100,6 @@ done
 for v in plain causal sliding_window; do # a third CTA per SM where the registers allow
   ablate $v c3 bwd --max-ctas-per-sm 3
 done
-for v in plain softcap alibi causal; do           # atomic dK/dV programs from the first Q block (causal: control)
-  ablate $v norot bwd --no-rotate-query-blocks
-done
 # Tile shapes beside the chosen ones (attn-choose-tiles' rule against a sweep).
 for v in plain causal; do
   ablate $v n96 fwd --block-n 96                 # 96-key steps

@@ -171,12 +171,6 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "variable), so its copies sit in top-level loops a producer "
            "warpgroup can feed; false: a loop over the heads around the "
            "ranges' loops (ablation)">,
-    Option<"rotateQueryBlocks", "rotate-query-blocks", "bool", "true",
-           "The atomic schedule without a band: each dK/dV program walks "
-           "its Q blocks starting at its own key block's index (mod the "
-           "count), so the programs running at once add their dQ shares "
-           "into different rows; false: every program from the first Q "
-           "block (ablation)">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",
            "Where the band is exact, split each kernel's loop into the "
            "blocks inside every row's band and inside both lengths (no "

@@ -38,7 +38,6 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   });
   pipelineOptions.splitMaskedBlocks = o.splitMaskedBlocks;
   pipelineOptions.groupSteps = o.groupSteps;
-  pipelineOptions.rotateQueryBlocks = o.rotateQueryBlocks;
   pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.decodeRows = o.decodeRows;
   pipelineOptions.shortRows = o.shortRows;

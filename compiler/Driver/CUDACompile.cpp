@@ -81,7 +81,6 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.packLhsFirst = choices.packLhsFirst;
   options.splitMaskedBlocks = choices.splitMaskedBlocks;
   options.groupSteps = choices.groupSteps;
-  options.rotateQueryBlocks = choices.rotateQueryBlocks;
   options.orderBeforeWaits = choices.orderBeforeWaits;
   options.keysByQueries = choices.keysByQueries;
   options.splitDkdv = choices.splitDkdv;
@@ -166,7 +165,6 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.packLhsFirst = o.packLhsFirst;
   choices.splitMaskedBlocks = o.splitMaskedBlocks;
   choices.groupSteps = o.groupSteps;
-  choices.rotateQueryBlocks = o.rotateQueryBlocks;
   choices.orderBeforeWaits = o.orderBeforeWaits;
   return choices;
 }

@@ -48,7 +48,6 @@ struct ScheduleChoices {
   bool packLhsFirst = true;       ///< tgpu-warpgroup-mma pack-lhs-first
   bool splitMaskedBlocks = true;  ///< full blocks unmasked (ablation)
   bool groupSteps = true;         ///< GQA dK/dV: one loop per range
-  bool rotateQueryBlocks = true;  ///< atomic dK/dV: rotated Q blocks
   bool orderBeforeWaits = false;  ///< ...order-before-waits (opt-in)
   /// Backward dK/dV on Sᵀ = K Qᵀ: chosen with the schedule, or forced.
   KeysByQueries keysByQueries = KeysByQueries::Auto;

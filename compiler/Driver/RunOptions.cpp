@@ -90,10 +90,6 @@ const char *runUsage() {
   --no-group-steps          backward: GQA's dK/dV kernel loops over the group's
                             heads around its Q blocks' loops (ablation: no
                             producer warpgroup for it)
-  --no-rotate-query-blocks  backward, atomic schedule without a band: every
-                            dK/dV program walks its Q blocks from the first
-                            (ablation; default each starts at its key block's
-                            index, spreading the dQ adds over the rows)
   --no-split-kv             forward: no KV split across programs for small grids
                             (ablation of tile-split-kv)
   --kv-splits S             forward: run with S KV splits instead of the plan's
@@ -292,8 +288,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     bool isSwitch =
         name == "help" || name == "h" || name == "check" ||
         name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
-        name == "no-group-steps" || name == "no-rotate-query-blocks" ||
-        name == "combine-by-rows" ||
+        name == "no-group-steps" || name == "combine-by-rows" ||
         name == "no-visible-below" || name == "no-split-position-differences" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
         name == "scale-after-max" || name == "no-scale-after-max" ||
@@ -327,8 +322,6 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.splitMaskedBlocks = false;
     } else if (name == "no-group-steps") {
       o.groupSteps = false;
-    } else if (name == "no-rotate-query-blocks") {
-      o.rotateQueryBlocks = false;
     } else if (name == "no-split-kv") {
       o.splitKv = false;
     } else if (name == "no-gqa-pack") {

@@ -63,10 +63,6 @@ struct RunOptions {
   /// Backward: GQA's dK/dV kernel in one loop per range of Q blocks over
   /// the group's heads (ablation switch --no-group-steps).
   bool groupSteps = true;
-  /// Backward, atomic schedule without a band: each dK/dV program starts
-  /// its Q blocks at its key block's index (ablation switch
-  /// --no-rotate-query-blocks).
-  bool rotateQueryBlocks = true;
   /// Forward: tile-split-kv (ablation switch --no-split-kv), and the number
   /// of splits to run with (0: the plan's run-time choice).
   bool splitKv = true;

@@ -45,7 +45,6 @@ void buildForwardTilePipeline(OpPassManager &pm,
         options.deterministicCaptureGradients;
     backward.splitMaskedBlocks = options.splitMaskedBlocks;
     backward.groupSteps = options.groupSteps;
-    backward.rotateQueryBlocks = options.rotateQueryBlocks;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
@@ -307,7 +306,6 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.keyBlock = options.keyBlock;
   program.splitMaskedBlocks = options.splitMaskedBlocks;
   program.groupSteps = options.groupSteps;
-  program.rotateQueryBlocks = options.rotateQueryBlocks;
   program.captureGradients = options.captureGradients;
   program.splitPositionDifferences = options.splitPositionDifferences;
   program.reassociateLowRank = options.fastMath && options.reassociateLowRank;

@@ -28,12 +28,6 @@ struct ForwardPipelineOptions
                      "Q blocks over the group's heads "
                      "(convert-attn-to-tile-backward group-steps)"),
       llvm::cl::init(true)};
-  Option<bool> rotateQueryBlocks{
-      *this, "rotate-query-blocks",
-      llvm::cl::desc("Backward, atomic schedule without a band: each dK/dV "
-                     "program starts its Q blocks at its key block's index "
-                     "(convert-attn-to-tile-backward rotate-query-blocks)"),
-      llvm::cl::init(true)};
   Option<bool> forward{*this, "forward",
                        llvm::cl::desc("Lower the forward kernel (off: only "
                                       "the backward kernels, with backward)"),
@@ -316,14 +310,6 @@ struct CUDAPipelineOptions
                      "per range of Q blocks over the group's heads, which a "
                      "producer warpgroup can feed (false: a loop over the "
                      "heads; ablation)"),
-      llvm::cl::init(true)};
-  Option<bool> rotateQueryBlocks{
-      *this, "rotate-query-blocks",
-      llvm::cl::desc("kiln-cuda-bwd-pipeline, atomic schedule without a "
-                     "band: each dK/dV program starts its Q blocks at its "
-                     "key block's index, so that the programs running at "
-                     "once add dQ shares into different rows (false: "
-                     "ablation)"),
       llvm::cl::init(true)};
   Option<bool> splitMaskedBlocks{
       *this, "split-masked-blocks",

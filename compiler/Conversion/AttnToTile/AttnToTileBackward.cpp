@@ -468,8 +468,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             int64_t bk, bool atomic, bool keysByQueries,
                             bool splitDkdv, bool captureGradients,
                             bool deterministicCaptureGradients,
-                            bool splitMaskedBlocks, bool groupSteps,
-                            bool rotateQueryBlocks) {
+                            bool splitMaskedBlocks, bool groupSteps) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -920,16 +919,6 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       return ranges;
     };
     SmallVector<Value> sums;
-    // The atomic schedule's dQ shares: without a band every dK/dV program
-    // walks the same Q blocks in the same order, so the programs running at
-    // once (a whole head's key blocks at long sequences) add into the same
-    // dQ rows at the same time, and the L2 serialises the reductions of a
-    // line. Each program starts at its own key block's index instead. (A
-    // band staggers the programs already: each starts at its diagonal.)
-    auto bandAttr = spec.getKvBandAttr();
-    bool rotate = atomic && rotateQueryBlocks && !sparse &&
-                  (!bandAttr || (bandAttr.getLower().empty() &&
-                                 bandAttr.getUpper().empty()));
     // (A varlen batch keeps the loop over heads: its views are ragged, which
     // the producer does not take per step, and the grouped loops would each
     // stage Q and dO in buffers of their own.)
@@ -960,35 +949,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
             }
             SmallVector<Value> acc(outer);
             for (const QRange &r : qRanges(hp, hv.lenQ)) {
-              if (!rotate) {
-                auto qs = scf::ForOp::create(
-                    hb, l, r.from, r.to, hp.index(bm), acc,
-                    [&](OpBuilder &qb, Location l2, Value i,
-                        ValueRange inner) {
-                      ProgramBuilder ip{qb, l2};
-                      scf::YieldOp::create(
-                          qb, l2, qStep(ip, hv, i, inner, false, r.unmasked));
-                    });
-                qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr(r.role));
-                acc.assign(qs.getResults().begin(), qs.getResults().end());
-                continue;
-              }
-              // Step k takes Q block (k + first) mod steps of the range,
-              // first = this key block's index mod steps. (An empty range
-              // runs no step, so its division by 0 never happens; the
-              // first block's divides by at least 1.)
-              Value steps = arith::CeilDivSIOp::create(
-                  hb, l, hp.maxIndex(hp.sub(r.to, r.from), hp.index(0)),
-                  hp.index(bm));
-              Value first = arith::RemUIOp::create(
-                  hb, l, kvb, hp.maxIndex(steps, hp.index(1)));
               auto qs = scf::ForOp::create(
-                  hb, l, hp.index(0), steps, hp.index(1), acc,
-                  [&](OpBuilder &qb, Location l2, Value k, ValueRange inner) {
+                  hb, l, r.from, r.to, hp.index(bm), acc,
+                  [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
                     ProgramBuilder ip{qb, l2};
-                    Value block = arith::RemUIOp::create(
-                        qb, l2, ip.add(k, first), steps);
-                    Value i = ip.add(r.from, ip.mul(block, ip.index(bm)));
                     scf::YieldOp::create(
                         qb, l2, qStep(ip, hv, i, inner, false, r.unmasked));
                   });
@@ -1161,8 +1125,7 @@ struct ConvertAttnToTileBackward
       if (failed(lowerBackward(
               spec, tiles.first, tiles.second, keys, atomic, keysByQueries,
               split, captureGradients || deterministicCaptureGradients,
-              deterministicCaptureGradients, splitMaskedBlocks, groupSteps,
-              rotateQueryBlocks)))
+              deterministicCaptureGradients, splitMaskedBlocks, groupSteps)))
         return signalPassFailure();
     }
   }

@@ -128,13 +128,8 @@ attn.attention @floor_mod {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 // ATOMIC-LABEL: func.func @softcap_atomic_bwd_dkdv(
 // ATOMIC: %[[K:.*]] = tile.load %{{[0-9]+}}[%{{[0-9]+}}, %c0{{(_[0-9]+)?}}] {{.*}} -> tensor<64x64xbf16>
 // ATOMIC-NOT: tensor<64x32xbf16>
-// (Its Q block is the loop's step rotated by the key block's index:
-// backward-rotate-query-blocks.mlir.)
 // ATOMIC: scf.for
-// ATOMIC:   scf.for %{{[a-z0-9]+}} =
-// ATOMIC:     %[[BLOCK:[0-9]+]] = arith.remui
-// ATOMIC:     %[[OFF:[0-9]+]] = arith.muli %[[BLOCK]], %c64{{(_[0-9]+)?}} : index
-// ATOMIC:     %[[I:[0-9]+]] = arith.addi %{{.+}}, %[[OFF]] : index
+// ATOMIC:   scf.for %[[I:[a-z0-9]+]] =
 // ATOMIC:     %[[PART:[0-9]+]] = tile.dot %{{[0-9]+}}, %[[K]] : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
 // ATOMIC:     tile.atomic_add %[[PART]], %{{.*}}[%[[I]], %c0{{(_[0-9]+)?}}] : tensor<64x64xf32>, <?x64xf32>
 // The f32 accumulator scaled once and rounded to the input type by a convert
