@@ -35,7 +35,8 @@ inline constexpr llvm::StringLiteral kOrderedWaits = "tgpu.ordered_waits";
 /// as producers: the CTA launches with both.
 inline constexpr llvm::StringLiteral kProducerWarps = "tgpu.producer_warps";
 /// CTAs of a warp-specialized kernel per multiprocessor (absent: 1): the
-/// register budgets of tgpu.warp_specialize share 65536 / this registers.
+/// register budgets of tgpu.warp_specialize share entryRegisters(this,
+/// threads) per thread.
 inline constexpr llvm::StringLiteral kCtasPerSM = "tgpu.ctas_per_sm";
 /// A warp-specialized kernel whose CTAs loop over the grid's tiles
 /// (tgpu-warp-specialize persistent=true): tile.grid is its CTAs.

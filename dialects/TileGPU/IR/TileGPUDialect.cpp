@@ -82,6 +82,10 @@ int64_t kiln::tgpu::groupColumns(RankedTensorType tile) {
          cast<MmaLayoutAttr>(tile.getEncoding()).getColGroups();
 }
 
+int64_t kiln::tgpu::entryRegisters(int64_t ctasPerSM, int64_t threads) {
+  return std::min<int64_t>(255, 65536 / ctasPerSM / threads) / 8 * 8;
+}
+
 BlockArgument kiln::tgpu::appendTensorMap(FunctionOpInterface kernel,
                                           unsigned tensor,
                                           ArrayRef<int64_t> dims,
@@ -686,15 +690,11 @@ LogicalResult WarpSpecializeOp::verify() {
   if (ctas < 1 || ctas > 32)
     return emitOpError() << attrs::kCtasPerSM << " must be in [1, 32], got "
                          << ctas;
-  // The compiler allocates every thread the same registers at entry: its
-  // share of the file, at most 255, in steps of 8 (ptxas takes that maximum
-  // for a kernel with setmaxnreg; 248 here where the hardware would give
-  // 256 is a lower bound, on the safe side). The CTA's pool is that many
-  // per thread, and setmaxnreg.inc waits until the pool holds the raise:
-  // two budgets past it never return.
-  int64_t share = 65536 / ctas;
+  // The CTA's pool is what each thread gets at entry times its threads,
+  // and setmaxnreg.inc waits until the pool holds the raise: two budgets
+  // past it never return.
   int64_t threads = 32 * (producers + consumers);
-  int64_t entry = std::min<int64_t>(255, share / threads) / 8 * 8;
+  int64_t entry = entryRegisters(ctas, threads);
   int64_t registers = 32 * (producers * int64_t(getProducerRegisters()) +
                             consumers * int64_t(getConsumerRegisters()));
   if (registers > entry * threads)

@@ -46,6 +46,14 @@ bool hasWarpgroupColumns(int64_t cols, MmaLayoutAttr layout);
 int64_t warpBlockRows(mlir::RankedTensorType tile);
 int64_t groupColumns(mlir::RankedTensorType tile);
 
+/// The registers each of a CTA's `threads` threads gets at entry with
+/// `ctasPerSM` CTAs per multiprocessor: its share of the 65536, at most
+/// 255, in steps of 8 (ptxas takes that maximum for a kernel with
+/// setmaxnreg; 248 where the hardware would give 256 is a lower bound, on
+/// the safe side). The CTA's pool for tgpu.warp_specialize's budgets is
+/// that many per thread.
+int64_t entryRegisters(int64_t ctasPerSM, int64_t threads);
+
 /// Appends to `kernel` a `!tgpu.tensor_map` argument describing its argument
 /// `tensor` (dimensions innermost first, the box over them, the swizzle in
 /// bytes), which the runtime encodes per launch; returns it.

@@ -454,30 +454,28 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   for (scf::ForOp loop : loops)
     stepRegisters = std::max(stepRegisters, registersAcrossSteps(loop) +
                                                 2 * largestStepTile(loop) + 32);
-  // The CTA's registers are what each thread gets at entry (its share of
-  // the file, in steps of 8) times its threads; the consumers take what the
-  // producer leaves (tgpu.warp_specialize's verifier).
+  // The CTA's registers are what each thread gets at entry times its
+  // threads; the consumers take what the producer leaves
+  // (tgpu.warp_specialize's verifier).
+  int64_t threads = 32 * (consumerWarps + kProducerWarps);
   auto consumerRegistersFor = [&](int64_t ctas) -> int64_t {
-    int64_t threads = 32 * (consumerWarps + kProducerWarps);
-    int64_t entry = std::min<int64_t>(255, 65536 / ctas / threads) / 8 * 8;
-    return std::min<int64_t>(
-        kMaxRegisters,
-        ((entry * threads - 32 * kProducerWarps * kProducerRegisters) /
-         (32 * consumerWarps)) /
-            8 * 8);
+    return std::min<int64_t>(kMaxRegisters,
+                             ((entryRegisters(ctas, threads) * threads -
+                               32 * kProducerWarps * kProducerRegisters) /
+                              (32 * consumerWarps)) /
+                                 8 * 8);
   };
   // (At most 2048 threads per multiprocessor, and never a budget below
   // the entry allocation, which setmaxnreg.inc cannot lower.)
   auto ctasFor = [&](int64_t bytes) -> int64_t {
     if (32 * consumerWarps != 128 || limit <= 0)
       return 1;
-    int64_t threads = 32 * (consumerWarps + kProducerWarps);
     int64_t ctas = std::min({ctasFitting(bytes, limit), int64_t(maxCtasPerSM),
                              int64_t(2048) / threads});
     auto fits = [&](int64_t c) {
-      int64_t entry = std::min<int64_t>(255, 65536 / c / threads) / 8 * 8;
       int64_t registers = consumerRegistersFor(c);
-      return registers >= stepRegisters && registers >= entry;
+      return registers >= stepRegisters &&
+             registers >= entryRegisters(c, threads);
     };
     while (ctas > 2 && !fits(ctas))
       --ctas;
