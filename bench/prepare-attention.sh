@@ -100,6 +100,12 @@ done
 for v in plain causal sliding_window; do # a third CTA per SM where the registers allow
   ablate $v c3 bwd --max-ctas-per-sm 3
 done
+for v in plain causal softcap gqa_causal; do # dQ's accumulator row-major, TMA tensor reductions
+  ablate $v rowmajor bwd --no-core-order
+done
+for v in plain causal softcap sliding_window gqa_causal; do # the 128-key atomic schedule where it is not the default
+  ablate $v atomic128 bwd --bwd-schedule atomic --key-block 128
+done
 # Tile shapes beside the chosen ones (attn-choose-tiles' rule against a sweep).
 for v in plain causal; do
   ablate $v n96 fwd --block-n 96                 # 96-key steps

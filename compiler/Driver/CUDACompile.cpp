@@ -76,6 +76,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.bulkReductions = choices.bulkReductions;
+  options.coreOrder = choices.coreOrder;
   options.tmaStores = choices.tmaStores;
   options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
@@ -160,6 +161,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
   choices.bulkReductions = o.bulkReductions;
+  choices.coreOrder = o.coreOrder;
   choices.tmaStores = o.tmaStores;
   choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;

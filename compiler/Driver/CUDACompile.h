@@ -43,6 +43,7 @@ struct ScheduleChoices {
   bool persistentBackward = false; ///< likewise the backward's (opt-in)
   bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
   bool bulkReductions = true;     ///< tgpu-bulk-reductions (sm_90a bwd)
+  bool coreOrder = true;          ///< ...dQ's accumulator in core order
   bool tmaStores = true;          ///< tgpu-tma-stores (sm_90a fwd)
   bool asyncAccumulate = true;    ///< dV, dK waited at the yield (sm_90a)
   bool packLhsFirst = true;       ///< tgpu-warpgroup-mma pack-lhs-first

@@ -177,6 +177,10 @@ const char *runUsage() {
   --no-bulk-reductions      cuda sm_90a: the atomic backward adds dQ with
                             red.global from registers instead of bulk
                             reductions from shared memory (ablation)
+  --no-core-order           cuda sm_90a: the atomic backward's dQ
+                            accumulator kept row-major (its shares added by
+                            TMA tensor reductions) instead of in mma
+                            core-block order (ablation)
   --no-tma-stores           cuda sm_90a forward: the output tile stored from
                             registers by every lane instead of staged in
                             shared memory and stored by TMA (ablation)
@@ -292,9 +296,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-visible-below" || name == "no-split-position-differences" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
         name == "scale-after-max" || name == "no-scale-after-max" ||
-        name == "no-column-bounds" ||
-        name == "lazy-rescale" || name == "skip-unit-scales" ||
-        name == "no-overlap-copies" ||
+        name == "no-column-bounds" || name == "lazy-rescale" ||
+        name == "skip-unit-scales" || name == "no-overlap-copies" ||
         name == "no-prefetch" || name == "no-fast-math" ||
         name == "no-warpgroup-mma" || name == "no-double-buffer" ||
         name == "pipeline-products" || name == "no-warp-specialize" ||
@@ -303,11 +306,11 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "persistent-backward" || name == "ping-pong" ||
         name == "no-overlap-products" || name == "backward" ||
         name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
-        name == "no-tma-stores" || name == "no-load-ahead" ||
-        name == "no-async-accumulate" || name == "order-before-waits" ||
-        name == "keys-by-queries" || name == "no-keys-by-queries" ||
-        name == "split-dkdv" || name == "no-split-dkdv" ||
-        name == "capture-gradients" ||
+        name == "no-core-order" || name == "no-tma-stores" ||
+        name == "no-load-ahead" || name == "no-async-accumulate" ||
+        name == "order-before-waits" || name == "keys-by-queries" ||
+        name == "no-keys-by-queries" || name == "split-dkdv" ||
+        name == "no-split-dkdv" || name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -395,6 +398,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.overlapProducts = false;
     } else if (name == "no-bulk-reductions") {
       o.bulkReductions = false;
+    } else if (name == "no-core-order") {
+      o.coreOrder = false;
     } else if (name == "no-tma-stores") {
       o.tmaStores = false;
     } else if (name == "no-async-accumulate") {

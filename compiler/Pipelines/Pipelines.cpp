@@ -358,6 +358,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
     if (options.bulkReductions) {
       tgpu::TileGPUBulkReductionsOptions bulk;
       bulk.sharedMemoryBytes = sharedLimit(options);
+      bulk.coreOrder = options.coreOrder;
       pm.addPass(tgpu::createTileGPUBulkReductions(bulk));
     }
     // The dK/dV kernel's LSE and D of the step's queries, loaded a step

@@ -353,6 +353,12 @@ struct CUDAPipelineOptions
                      "(tgpu-bulk-reductions) where the staging costs no CTA "
                      "per multiprocessor"),
       llvm::cl::init(true)};
+  Option<bool> coreOrder{
+      *this, "core-order",
+      llvm::cl::desc("sm_90a: the atomic backward's dQ accumulator kept in "
+                     "mma core-block order, so that a warp's share is one "
+                     "contiguous run (tgpu-bulk-reductions core-order)"),
+      llvm::cl::init(true)};
   Option<bool> tmaStores{
       *this, "tma-stores",
       llvm::cl::desc("sm_90a forward: the consumers' output tiles staged in "

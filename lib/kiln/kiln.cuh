@@ -6,6 +6,7 @@
 #pragma once
 #include "kiln/bulk.cuh"
 #include "kiln/copy.cuh"
+#include "kiln/core_order.cuh"
 #include "kiln/layout.cuh"
 #include "kiln/load.cuh"
 #include "kiln/mma.cuh"

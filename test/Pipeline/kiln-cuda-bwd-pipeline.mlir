@@ -64,7 +64,7 @@
 // rhs is K's whole swizzled tile), its lhs the consumers' own copy of dSᵀ
 // read MN-major, and it is added to the f32 accumulator through a staging
 // buffer by a bulk reduction per warp (tgpu-bulk-reductions: the
-// head-major accumulator's query block is one contiguous run). dK's
+// accumulator in core order, a warp's 16 rows one contiguous run). dK's
 // product comes after dQ's, reads dS from the same buffer and stays in
 // flight while the share is added (tgpu-overlap-products' async-accumulate;
 // the step waits for it before its yield).
@@ -77,16 +77,16 @@
 // WGMMA-ATOMIC-NEXT: tgpu.barrier
 // WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // WGMMA-ATOMIC-NEXT: [[DK:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {async} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
-// WGMMA-ATOMIC-NEXT: tgpu.bulk_reduce_add [[DQ]], %{{.+}}, %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, <?x64xf32>
+// WGMMA-ATOMIC-NEXT: tgpu.core_reduce_add [[DQ]], %{{.+}}, %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, <?x64xf32>
 // WGMMA-ATOMIC: tgpu.warpgroup_wait [[DK]]
 // WGMMA-ATOMIC: scf.yield
 // The query loop split as the forward's KV loop: the Q blocks whose rows
 // all see the key block run unmasked between the partial ones; each adds
 // its share of dQ.
 // WGMMA-ATOMIC: } {tile.q_loop = "leading_partial"}
-// WGMMA-ATOMIC: tgpu.bulk_reduce_add
+// WGMMA-ATOMIC: tgpu.core_reduce_add
 // WGMMA-ATOMIC: } {tile.q_loop = "full"}
-// WGMMA-ATOMIC: tgpu.bulk_reduce_add
+// WGMMA-ATOMIC: tgpu.core_reduce_add
 // WGMMA-ATOMIC: } {tile.q_loop = "trailing_partial"}
 // WGMMA-ATOMIC-NOT: tile.atomic_add
 // The sums complete before the consumers end.

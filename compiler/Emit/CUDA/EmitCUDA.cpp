@@ -824,12 +824,26 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         os << ", " << name(a.getValue()) << ");\n";
         return success();
       })
-      .Case([&](tgpu::BulkReduceAddOp a) {
-        line() << "kiln::bulk_reduce_add(" << name(a.getDesc());
+      .Case<tgpu::BulkReduceAddOp, tgpu::CoreReduceAddOp>([&](auto a) {
+        line() << (isa<tgpu::CoreReduceAddOp>(a.getOperation())
+                       ? "kiln::core_reduce_add("
+                       : "kiln::bulk_reduce_add(")
+               << name(a.getDesc());
         for (Value o : a.getOffsets())
           os << ", " << name(o);
         os << ", " << name(a.getStaging()) << ", " << name(a.getValue())
            << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::CoreLoadOp l) -> LogicalResult {
+        auto type = cppType(l.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << *type << " " << name(l) << ";\n";
+        line() << "kiln::core_load(" << name(l) << ", " << name(l.getDesc());
+        for (Value o : l.getOffsets())
+          os << ", " << name(o);
+        os << ", " << floatLiteral(l.getFill().convertToDouble()) << ");\n";
         return success();
       })
       .Case<tgpu::TmaStoreOp, tgpu::TmaReduceAddOp>([&](auto a) {

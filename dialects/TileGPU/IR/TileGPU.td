@@ -499,6 +499,60 @@ def TileGPU_BulkReduceAddOp
   let hasVerifier = 1;
 }
 
+def TileGPU_CoreReduceAddOp
+    : TileGPU_Op<"core_reduce_add", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "adds an f32 register tile into an array kept in mma core-block order, by bulk reductions";
+  let description = [{
+    Element (r, c) of `value` is added to element (`row` + r, `col` + c)
+    of `desc`, a dense f32 array whose 16-row bands are each kept in **core
+    order**: a band holds its rows' bytes, ordered by the 16 x 8 core blocks
+    of the mma fragments from left to right, each block as 32 lanes of 4
+    floats (lane l: rows l/4 and l/4 + 8 of the band, columns 2(l%4) and
+    2(l%4) + 1 of the block; a `#tgpu.mma` thread's four elements of a core
+    block, in their order). Each warp writes its elements into `staging`
+    (an unswizzled f32 shared buffer of the tile's shape, holding the tile
+    in the same order: one 16-byte store per core block, a warp's 32 of
+    them 512 contiguous bytes), fences them for the async proxy, and its
+    lane 0 adds each band of its block (16 rows of its column group: one
+    contiguous run of the array) with one `cp.reduce.async.bulk .add.f32`.
+    A row-major accumulator needs, for a warp in column groups, a tensor map
+    and a TMA reduction per 128-byte span, and 8-byte stores at swizzled
+    addresses computed per element.
+
+    `row` and `col` are multiples of 16 and 8, and `desc`'s rows a multiple
+    of 16 (the array's last band is whole); bands at or past the
+    descriptor's rows are skipped. No barrier: a warp's part of `staging`
+    is its own, and its lanes wait until their previous reductions have
+    read it before writing. The sums are complete in global memory after
+    `tgpu.bulk_wait`. Only `tgpu.core_load` reads such an array back.
+  }];
+  let arguments = (ins AnyRankedTensor:$value, AnyStaticShapeMemRef:$staging,
+                       TileGPU_TileDesc:$desc, Variadic<Index>:$offsets);
+  let assemblyFormat = [{
+    $value `,` $staging `,` $desc `[` $offsets `]` attr-dict `:` type($value) `,` type($staging) `,` type($desc)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_CoreLoadOp : TileGPU_Op<"core_load", [MemoryEffects<[MemRead]>]> {
+  let summary = "loads an f32 register tile from an array kept in mma core-block order";
+  let description = [{
+    The read side of `tgpu.core_reduce_add`: element (r, c) of the result
+    is element (`row` + r, `col` + c) of `desc`, whose 16-row bands are in
+    core order. A thread's four elements of a core block are one 16-byte
+    load, a warp's 32 of them 512 contiguous bytes, whatever the result's
+    `#tgpu.mma` warps and column groups. Bands past the descriptor's rows
+    read `fill`. `row` and `col` are multiples of 16 and 8.
+  }];
+  let arguments = (ins TileGPU_TileDesc:$desc, Variadic<Index>:$offsets,
+                       F32Attr:$fill);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $desc `[` $offsets `]` `fill` $fill attr-dict `:` type($desc) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileGPU_TmaReduceAddOp
     : TileGPU_Op<"tma_reduce_add", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "adds an f32 register tile into a tensor through a TMA tensor map, a box per warp";

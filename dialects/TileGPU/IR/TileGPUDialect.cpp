@@ -4,6 +4,7 @@
 
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -465,6 +466,72 @@ static IntegerAttr enclosingNumWarps(Operation *op) {
   return warps;
 }
 
+/// Whether `staging` is an unpadded, unswizzled shared buffer of `value`'s
+/// shape and element type (the bulk reductions' staging).
+static bool isPlainStaging(MemRefType staging, RankedTensorType value) {
+  return isSharedMemRef(staging) && !swizzleBytes(staging) &&
+         staging.getShape() == value.getShape() &&
+         staging.getElementType() == value.getElementType() &&
+         staging.getLayout().isIdentity();
+}
+
+/// Checks shared by tgpu.core_reduce_add and tgpu.core_load: a 2-D f32
+/// #tgpu.mma tile, as many warps as the kernel runs, at a row and a column
+/// of a plain 2-D f32 descriptor at least as wide, whose constant offsets
+/// are on core-block boundaries.
+static LogicalResult verifyCoreOrderAccess(Operation *op, RankedTensorType type,
+                                           kiln::tile::DescType desc,
+                                           ValueRange offsets) {
+  if (type.getRank() != 2 || !type.getElementType().isF32() ||
+      !isa_and_nonnull<MmaLayoutAttr>(type.getEncoding()))
+    return op->emitOpError() << "takes 2-D f32 #tgpu.mma tiles, got " << type;
+  if (!desc.getElementType().isF32() || desc.getShape().size() != 2 ||
+      offsets.size() != 2 || desc.isPaged() || desc.getGroup() != 1)
+    return op->emitOpError()
+           << "accesses a plain 2-D f32 descriptor at a row and a column, got "
+           << desc << " with " << offsets.size() << " offsets";
+  auto layout = cast<MmaLayoutAttr>(type.getEncoding());
+  IntegerAttr warps = enclosingNumWarps(op);
+  if (warps && warps.getInt() != layout.getWarps())
+    return op->emitOpError()
+           << "the tile's layout spreads it over " << layout.getWarps()
+           << " warps, the kernel runs " << warps.getInt();
+  int64_t cols = desc.getShape()[1];
+  if (!ShapedType::isDynamic(cols) && type.getDimSize(1) > cols)
+    return op->emitOpError()
+           << "the tile's " << type.getDimSize(1)
+           << " columns are wider than the descriptor's " << cols;
+  static constexpr int64_t kUnits[] = {16, 8};
+  for (auto [offset, unit] : llvm::zip(offsets, kUnits)) {
+    std::optional<int64_t> value = getConstantIntValue(offset);
+    if (value && *value % unit != 0)
+      return op->emitOpError()
+             << "core blocks are 16 rows by 8 columns: the offset " << *value
+             << " is not a multiple of " << unit;
+  }
+  return success();
+}
+
+LogicalResult CoreReduceAddOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  if (failed(verifyCoreOrderAccess(*this, value, getDesc().getType(),
+                                   getOffsets())))
+    return failure();
+  MemRefType staging = getStaging().getType();
+  if (!isPlainStaging(staging, value))
+    return emitOpError() << "stages through an unswizzled shared buffer of "
+                            "the tile's shape and type (the tile in core "
+                            "order), got "
+                         << staging << " for " << value;
+  return success();
+}
+
+LogicalResult CoreLoadOp::verify() {
+  return verifyCoreOrderAccess(*this,
+                               cast<RankedTensorType>(getResult().getType()),
+                               getDesc().getType(), getOffsets());
+}
+
 LogicalResult BulkReduceAddOp::verify() {
   auto value = cast<RankedTensorType>(getValue().getType());
   MemRefType staging = getStaging().getType();
@@ -475,10 +542,7 @@ LogicalResult BulkReduceAddOp::verify() {
     return emitOpError() << "adds 2-D f32 #tgpu.mma tiles whose rows are "
                             "whole 16-byte chunks, got "
                          << value;
-  if (!isSharedMemRef(staging) || swizzleBytes(staging) ||
-      staging.getShape() != value.getShape() ||
-      staging.getElementType() != value.getElementType() ||
-      !staging.getLayout().isIdentity())
+  if (!isPlainStaging(staging, value))
     return emitOpError() << "stages through an unpadded, unswizzled shared "
                             "buffer of the tile's shape (rows read as one "
                             "contiguous run), got "

@@ -13,10 +13,14 @@
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
 #include "dialects/TileGPU/Transforms/Staging.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 
@@ -30,9 +34,10 @@ using namespace kiln;
 using namespace kiln::tgpu;
 
 /// How an add goes through shared memory: not at all (it stays
-/// red.global), as one contiguous run per warp, or through a tensor map of
-/// the array it adds into, a box per warp and swizzle span.
-enum class Staging { None, Run, TensorMap };
+/// red.global), as one contiguous run per warp, through a tensor map of
+/// the array it adds into, a box per warp and swizzle span, or into an
+/// array in core order (tgpu.core_reduce_add), a run per warp and band.
+enum class Staging { None, Run, TensorMap, Core };
 
 /// The view `add` adds into, where it is a plain view of an array's last two
 /// dimensions as wide as the tile: rows one after the other in a dense
@@ -89,7 +94,7 @@ static MemRefType stagingType(tile::AtomicAddOp add, Staging how) {
   auto tile = cast<RankedTensorType>(add.getValue().getType());
   auto memorySpace =
       IntegerAttr::get(IntegerType::get(tile.getContext(), 64), 3);
-  if (how == Staging::Run)
+  if (how == Staging::Run || how == Staging::Core)
     return MemRefType::get(tile.getShape(), tile.getElementType(),
                            MemRefLayoutAttrInterface(), memorySpace);
   int64_t groupBytes = groupColumns(tile) * 4;
@@ -97,6 +102,209 @@ static MemRefType stagingType(tile::AtomicAddOp add, Staging how) {
       tile.getShape(), tile.getElementType(),
       SwizzleLayoutAttr::get(tile.getContext(), widestSwizzle(groupBytes)),
       memorySpace);
+}
+
+/// Whether `v` is a multiple of `unit` (a positive constant) by the ops
+/// that compute it: constants, products with such a factor, sums, selects,
+/// minima and maxima of multiples, and loop counters starting at a multiple
+/// and stepping by one.
+static bool knownMultiple(Value v, int64_t unit, int depth = 0) {
+  if (depth > 16)
+    return false;
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c % unit == 0;
+  if (auto iv = dyn_cast<BlockArgument>(v)) {
+    auto loop = dyn_cast<scf::ForOp>(iv.getOwner()->getParentOp());
+    return loop && loop.getInductionVar() == iv &&
+           knownMultiple(loop.getLowerBound(), unit, depth + 1) &&
+           knownMultiple(loop.getStep(), unit, depth + 1);
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  if (isa<arith::MulIOp>(op))
+    return knownMultiple(op->getOperand(0), unit, depth + 1) ||
+           knownMultiple(op->getOperand(1), unit, depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MinSIOp, arith::MaxSIOp>(op))
+    return knownMultiple(op->getOperand(0), unit, depth + 1) &&
+           knownMultiple(op->getOperand(1), unit, depth + 1);
+  if (auto select = dyn_cast<arith::SelectOp>(op))
+    return knownMultiple(select.getTrueValue(), unit, depth + 1) &&
+           knownMultiple(select.getFalseValue(), unit, depth + 1);
+  return false;
+}
+
+/// Whether `add` can go into an array in core order: a 2-D f32 #tgpu.mma
+/// tile as wide as a matrix view.
+static bool coreStageable(tile::AtomicAddOp add) {
+  auto tile = dyn_cast<RankedTensorType>(add.getValue().getType());
+  return tile && tile.getRank() == 2 && tile.getElementType().isF32() &&
+         isa_and_nonnull<MmaLayoutAttr>(tile.getEncoding()) && matrixView(add);
+}
+
+/// Whether a tile at `offsets` (row, column) starts on a core block.
+static bool onCoreBlocks(ValueRange offsets) {
+  return offsets.size() == 2 && knownMultiple(offsets[0], 16) &&
+         knownMultiple(offsets[1], 8);
+}
+
+/// The workspace argument a matrix view reads, or null.
+static BlockArgument workspaceBase(tile::ViewOp view) {
+  auto arg = dyn_cast<BlockArgument>(view.getBase());
+  if (!arg)
+    return nullptr;
+  auto kernel = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!kernel ||
+      !kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kWorkspace))
+    return nullptr;
+  return arg;
+}
+
+/// The names of the f32 workspaces that can be kept in core order: each
+/// is added into, in one sm_90a kernel only, by adds `tgpu-bulk-reductions`
+/// stages, and otherwise only loaded as #tgpu.mma f32 tiles or filled with
+/// one value (the preprocess's zeros), every access at core-block offsets
+/// through a view of the array's last two dimensions, and its rows dimension
+/// has a shape expression to pad to whole bands. Nothing else reads it, so
+/// its order is the compiler's to choose.
+static llvm::StringSet<> coreOrderWorkspaces(Operation *module) {
+  llvm::StringMap<bool> ok;
+  llvm::StringMap<func::FuncOp> writer;
+  module->walk([&](func::FuncOp kernel) {
+    if (kernel.getBody().empty())
+      return;
+    auto arch = kernel->getAttrOfType<StringAttr>(attrs::kArch);
+    for (BlockArgument arg : kernel.getArguments()) {
+      auto name = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      tile::attrs::kWorkspace);
+      if (!name)
+        continue;
+      bool &good = ok.try_emplace(name.getValue(), true).first->second;
+      auto type = dyn_cast<MemRefType>(arg.getType());
+      auto shape = kernel.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                      tile::attrs::kShape);
+      if (!type || type.getRank() < 2 || !type.getElementType().isF32() ||
+          !shape || shape.size() != static_cast<size_t>(type.getRank())) {
+        good = false;
+        continue;
+      }
+      for (Operation *user : arg.getUsers()) {
+        auto view = dyn_cast<tile::ViewOp>(user);
+        int64_t rank = type.getRank();
+        if (!view || view.getPageTable() || view.getOffsets() ||
+            view.getPacked() ||
+            view.getKeep() != ArrayRef<int64_t>{rank - 2, rank - 1}) {
+          good = false;
+          break;
+        }
+        for (Operation *use : view->getUsers()) {
+          if (auto add = dyn_cast<tile::AtomicAddOp>(use)) {
+            func::FuncOp &first = writer[name.getValue()];
+            if (!arch || arch.getValue() != "sm_90a" ||
+                (first && first != kernel) || add.getDesc() != view ||
+                matrixView(add) != view || !coreStageable(add) ||
+                !stagingRegionEnd(add, kernel) ||
+                !onCoreBlocks(add.getOffsets())) {
+              good = false;
+              break;
+            }
+            first = kernel;
+            continue;
+          }
+          if (auto load = dyn_cast<tile::LoadOp>(use)) {
+            auto tile = dyn_cast<RankedTensorType>(load.getType());
+            if (load.getMask() || !tile || tile.getRank() != 2 ||
+                !tile.getElementType().isF32() ||
+                !isa_and_nonnull<MmaLayoutAttr>(tile.getEncoding()) ||
+                !isa<FloatAttr>(load.getFill()) ||
+                !onCoreBlocks(load.getOffsets())) {
+              good = false;
+              break;
+            }
+            continue;
+          }
+          if (auto store = dyn_cast<tile::StoreOp>(use)) {
+            // One value everywhere is the same in any order, where the
+            // tile covers whole bands (masked at the padded rows).
+            auto tile = dyn_cast<RankedTensorType>(store.getValue().getType());
+            if (store.getDesc() != view ||
+                !store.getValue().getDefiningOp<tile::SplatOp>() || !tile ||
+                tile.getRank() != 2 || tile.getDimSize(0) % 16 != 0 ||
+                !onCoreBlocks(store.getOffsets())) {
+              good = false;
+              break;
+            }
+            continue;
+          }
+          good = false;
+          break;
+        }
+        if (!good)
+          break;
+      }
+    }
+  });
+  llvm::StringSet<> names;
+  for (auto &[name, good] : ok)
+    if (good && writer.count(name))
+      names.insert(name);
+  return names;
+}
+
+/// Whether `add` adds into a workspace of `names`.
+static bool intoCoreWorkspace(tile::AtomicAddOp add,
+                              const llvm::StringSet<> &names) {
+  tile::ViewOp view = matrixView(add);
+  if (!view)
+    return false;
+  BlockArgument arg = workspaceBase(view);
+  if (!arg)
+    return false;
+  auto kernel = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return names.contains(kernel
+                            .getArgAttrOfType<StringAttr>(
+                                arg.getArgNumber(), tile::attrs::kWorkspace)
+                            .getValue());
+}
+
+/// Keeps the workspaces of `names` in core order in every kernel of
+/// `module`: their loads become tgpu.core_load, and their rows dimension is
+/// padded to whole bands (the last band's rows past the sequence are
+/// allocated, zeroed with the rest and added into, never stored out).
+static void useCoreOrder(Operation *module, const llvm::StringSet<> &names) {
+  module->walk([&](func::FuncOp kernel) {
+    for (BlockArgument arg : kernel.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      auto name =
+          kernel.getArgAttrOfType<StringAttr>(i, tile::attrs::kWorkspace);
+      if (!name || !names.contains(name.getValue()))
+        continue;
+      auto shape = kernel.getArgAttrOfType<ArrayAttr>(i, tile::attrs::kShape);
+      SmallVector<Attribute> dims(shape.begin(), shape.end());
+      MLIRContext *ctx = kernel.getContext();
+      auto i64 = [&](int64_t v) {
+        return IntegerAttr::get(IntegerType::get(ctx, 64), v);
+      };
+      Attribute &rows = dims[dims.size() - 2];
+      rows = ArrayAttr::get(
+          ctx, {StringAttr::get(ctx, "mul"),
+                ArrayAttr::get(
+                    ctx, {StringAttr::get(ctx, "ceildiv"), rows, i64(16)}),
+                i64(16)});
+      kernel.setArgAttr(i, tile::attrs::kShape, ArrayAttr::get(ctx, dims));
+      for (Operation *view : arg.getUsers())
+        for (Operation *use : llvm::make_early_inc_range(view->getUsers()))
+          if (auto load = dyn_cast<tile::LoadOp>(use)) {
+            OpBuilder b(load);
+            auto fill = cast<FloatAttr>(load.getFill());
+            Value core = CoreLoadOp::create(
+                b, load.getLoc(), load.getType(), load.getDesc(),
+                load.getOffsets(), b.getF32FloatAttr(fill.getValueAsDouble()));
+            load.replaceAllUsesWith(core);
+            load.erase();
+          }
+    }
+  });
 }
 
 /// The fewest registers a thread of a kernel with an f32 accumulator tile
@@ -112,10 +320,27 @@ struct TileGPUBulkReductions
   using TileGPUBulkReductionsBase::TileGPUBulkReductionsBase;
 
   void runOnOperation() override {
+    coreNames.clear();
+    if (coreOrder)
+      coreNames = coreOrderWorkspaces(getOperation());
     getOperation()->walk([&](func::FuncOp kernel) {
       if (failed(runOnKernel(kernel)))
         signalPassFailure();
     });
+    // A workspace whose adds all became tgpu.core_reduce_add is read in core
+    // order too (its writer's staging may not have fitted).
+    llvm::StringSet<> staged;
+    for (auto &entry : coreNames)
+      staged.insert(entry.getKey());
+    getOperation()->walk([&](tile::AtomicAddOp add) {
+      if (tile::ViewOp view = matrixView(add))
+        if (BlockArgument arg = workspaceBase(view))
+          staged.erase(cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                           .getArgAttrOfType<StringAttr>(
+                               arg.getArgNumber(), tile::attrs::kWorkspace)
+                           .getValue());
+    });
+    useCoreOrder(getOperation(), staged);
   }
 
   LogicalResult runOnKernel(func::FuncOp kernel) {
@@ -123,12 +348,16 @@ struct TileGPUBulkReductions
     auto arch = kernel->getAttrOfType<StringAttr>(attrs::kArch);
     if (!arch || arch.getValue() != "sm_90a" || kernel.getBody().empty())
       return success();
-    // The adds by staging buffer type: one buffer for each.
-    llvm::MapVector<Type, SmallVector<tile::AtomicAddOp>> adds;
+    // The adds by staging buffer type and order: one buffer for each (a
+    // warp's part of a buffer in core order is not its part in rows).
+    llvm::MapVector<std::pair<Type, unsigned>, SmallVector<tile::AtomicAddOp>>
+        adds;
     kernel.walk([&](tile::AtomicAddOp add) {
-      Staging how = staging(add, kernel);
+      Staging how = intoCoreWorkspace(add, coreNames) ? Staging::Core
+                                                      : staging(add, kernel);
       if (how != Staging::None && stagingRegionEnd(add, kernel))
-        adds[stagingType(add, how)].push_back(add);
+        adds[{stagingType(add, how), unsigned(how == Staging::Core)}].push_back(
+            add);
     });
     if (adds.empty())
       return success();
@@ -136,9 +365,11 @@ struct TileGPUBulkReductions
     // engine) go after the kernel's top-level buffers, where they cost no
     // CTA per multiprocessor; otherwise the adds stay red.global.
     SmallVector<SharedAllocOp> buffers;
-    if (failed(addStagingBuffers(kernel,
-                                 llvm::to_vector(llvm::make_first_range(adds)),
-                                 sharedMemoryBytes, kMinRegisters, buffers)))
+    SmallVector<Type> types;
+    for (auto &entry : adds)
+      types.push_back(entry.first.first);
+    if (failed(addStagingBuffers(kernel, types, sharedMemoryBytes,
+                                 kMinRegisters, buffers)))
       return failure();
     if (buffers.empty())
       return success();
@@ -152,7 +383,10 @@ struct TileGPUBulkReductions
     for (auto &[buffer, group] : staged) {
       for (tile::AtomicAddOp add : group) {
         b.setInsertionPoint(add);
-        if (swizzleBytes(buffer.getType()))
+        if (intoCoreWorkspace(add, coreNames))
+          CoreReduceAddOp::create(b, add.getLoc(), add.getValue(), buffer,
+                                  add.getDesc(), add.getOffsets());
+        else if (swizzleBytes(buffer.getType()))
           addThroughMap(add, buffer, kernel, b);
         else
           BulkReduceAddOp::create(b, add.getLoc(), add.getValue(), buffer,
@@ -200,6 +434,8 @@ struct TileGPUBulkReductions
   /// The tensor maps made for the kernel being rewritten, by argument and
   /// box.
   std::map<std::pair<unsigned, int64_t>, Value> maps;
+  /// The workspaces kept in core order where their adds are staged.
+  llvm::StringSet<> coreNames;
 };
 
 } // namespace

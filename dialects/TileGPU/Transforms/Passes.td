@@ -253,10 +253,24 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     a span of columns by a warp's rows): one reduction per warp and span
     (two per warp at D = 128 in two groups). `kiln run --no-bulk-reductions`
     is the ablation for both forms (the adds stay `red.global`).
+
+    With `core-order` (default; `kiln run --no-core-order` is the
+    ablation), an f32 workspace that one sm_90a kernel's stageable adds
+    write, and that is otherwise only loaded as `#tgpu.mma` f32 tiles or
+    filled with one value, every access at rows and columns proved multiples
+    of 16 and 8, is kept in mma core-block order: each 16-row band ordered
+    by the fragments' 16 x 8 core blocks, each 32 lanes x 4 floats. A warp's
+    share is then one contiguous run: its adds become
+    `tgpu.core_reduce_add` (16-byte stores, one bulk reduction per warp and
+    band, no tensor map), its loads `tgpu.core_load`, and its rows
+    dimension is padded to whole bands in every kernel that declares it.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
            "Shared memory per CTA on the device (0: unchecked)">,
+    Option<"coreOrder", "core-order", "bool", "true",
+           "Keep accumulator workspaces in mma core-block order where only "
+           "staged adds, mma-layout loads and fills touch them">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }

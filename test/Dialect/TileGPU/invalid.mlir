@@ -868,6 +868,43 @@ func.func @init_after_split(%bars: memref<4xi64, 3>, %i: index) attributes {tgpu
 }
 
 //===----------------------------------------------------------------------===//
+// tgpu.core_reduce_add, tgpu.core_load
+//===----------------------------------------------------------------------===//
+
+func.func @core_swizzled(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, %b: memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.core_reduce_add' op stages through an unswizzled shared buffer of the tile's shape and type (the tile in core order)}}
+  tgpu.core_reduce_add %t, %b, %d[%i, %i] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, #tgpu.swizzle<bytes = 128>, 3>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @core_row(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, %b: memref<64x128xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{'tgpu.core_reduce_add' op core blocks are 16 rows by 8 columns: the offset 8 is not a multiple of 16}}
+  tgpu.core_reduce_add %t, %b, %d[%c8, %i] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @core_load_bf16(%d: !tile.desc<?x64xbf16>, %i: index) -> tensor<64x64xbf16, #tgpu.mma<warps = 4>> {
+  // expected-error @+1 {{'tgpu.core_load' op takes 2-D f32 #tgpu.mma tiles}}
+  %v = tgpu.core_load %d[%i, %i] fill 0.0 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+  return %v : tensor<64x64xbf16, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
+func.func @core_load_wide(%d: !tile.desc<?x64xf32>, %i: index) -> tensor<64x128xf32, #tgpu.mma<warps = 4>> {
+  // expected-error @+1 {{'tgpu.core_load' op the tile's 128 columns are wider than the descriptor's 64}}
+  %v = tgpu.core_load %d[%i, %i] fill 0.0 : !tile.desc<?x64xf32> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+  return %v : tensor<64x128xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // tgpu.bulk_reduce_add
 //===----------------------------------------------------------------------===//
 

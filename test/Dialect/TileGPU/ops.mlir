@@ -331,6 +331,23 @@ func.func @warp_specialized_three_ctas()
 
 // -----
 
+// tgpu.core_reduce_add and tgpu.core_load (an accumulator kept in mma
+// core-block order): a tile in column groups staged through an unswizzled
+// buffer of its shape, read back in another layout.
+// CHECK-LABEL: func.func @core_order
+// CHECK: tgpu.core_reduce_add %{{.+}}, %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, <?x128xf32>
+// CHECK-NEXT: tgpu.core_load %{{.+}}[%{{.+}}, %{{.+}}] fill 0.000000e+00 : <?x128xf32> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+func.func @core_order(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>,
+                      %d: !tile.desc<?x128xf32>, %r: index) -> tensor<64x128xf32, #tgpu.mma<warps = 4>> {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<64x128xf32, 3>
+  tgpu.core_reduce_add %t, %b, %d[%r, %c0] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, !tile.desc<?x128xf32>
+  %v = tgpu.core_load %d[%r, %c0] fill 0.0 : !tile.desc<?x128xf32> -> tensor<64x128xf32, #tgpu.mma<warps = 4>>
+  return %v : tensor<64x128xf32, #tgpu.mma<warps = 4>>
+}
+
+// -----
+
 // tgpu.bulk_reduce_add and tgpu.bulk_wait (the atomic backward's dQ shares
 // by bulk reductions): an f32 tile staged through a buffer of its shape,
 // added into a descriptor, waited for.

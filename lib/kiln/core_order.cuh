@@ -1,0 +1,127 @@
+//===- core_order.cuh - f32 accumulators in mma core-block order ----------===//
+//
+// The atomic backward's dQ accumulator is written by one kernel's bulk
+// reductions and read by the next kernel's loads, and by nothing else, so
+// its layout is free. Row-major, a warp's share in column groups (16 rows
+// of its group's columns) is a strided block: staging it takes 8-byte
+// shared stores at swizzled addresses computed per element, and adding it
+// a tensor map and one TMA reduction per 128-byte span. In core order each
+// 16-row band of the array keeps its bytes but orders them by the mma
+// fragments' 16 x 8 core blocks, left to right, each block as 32 lanes of
+// 4 floats (lane l: rows l/4 and l/4 + 8 of the band, columns 2(l%4) and
+// 2(l%4) + 1 of the block: a Frag's elements 4k .. 4k + 3). A thread's
+// share of a core block is then one 16-byte chunk, a warp's 32 chunks 512
+// contiguous bytes, and a warp's 16 rows of a column group one contiguous
+// run: 16-byte stores with no bank conflicts or address arithmetic, one
+// bulk reduction per band, and coalesced 16-byte loads for any mma reader.
+//
+// The array is dense (a workspace: rows of `cols` floats, one after the
+// other), its rows a whole number of bands, and tiles start on core-block
+// boundaries (rows a multiple of 16, columns of 8): tgpu-bulk-reductions
+// chooses core order only then.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_ORDER_CUH
+#define KILN_CORE_ORDER_CUH
+
+#include "kiln/copy.cuh"
+#include "kiln/layout.cuh"
+#include "kiln/wgmma.cuh"
+
+namespace kiln {
+
+/// Float offset of this lane's chunk of the core block at (band, col) from
+/// the start of a core-ordered array of `cols` columns: band `band` (rows
+/// 16 band ..), columns col .. col + 7.
+__device__ __forceinline__ long long core_chunk(int band, int col, int cols) {
+  return (static_cast<long long>(band) * cols + col) * 16 + lane_id() * 4;
+}
+
+/// f = d[row0 .., col0 ..] from a core-ordered array: one 16-byte load per
+/// core block; bands not wholly inside [0, d.rows) read `fill`.
+template <int M, int N, int W, int G>
+__device__ __forceinline__ void core_load(Frag<float, M, N, W, G> &f,
+                                          const Desc<float> &d, int row0,
+                                          int col0, float fill) {
+  using F = Frag<float, M, N, W, G>;
+#pragma unroll
+  for (int k = 0; k < F::kSize / 4; ++k) {
+    int mt = k / F::kNT, nt = k % F::kNT;
+    int top = row0 + (F::group_warp() * F::kMT + mt) * 16;
+    int col = col0 + F::group() * F::kGroupCols + nt * 8;
+    float4 v = make_float4(fill, fill, fill, fill);
+    if (top >= 0 && top + 16 <= d.rows && col >= 0 && col + 8 <= d.cols)
+      v = *reinterpret_cast<const float4 *>(d.ptr +
+                                            core_chunk(top / 16, col, d.cols));
+    f.x[4 * k] = v.x;
+    f.x[4 * k + 1] = v.y;
+    f.x[4 * k + 2] = v.z;
+    f.x[4 * k + 3] = v.w;
+  }
+}
+
+/// d[row0 + r, col0 + c] += f[r, c] in a core-ordered array through `s`, an
+/// unswizzled shared f32 tile of f's shape holding f in core order: each
+/// warp waits until its earlier bulk reductions have read its part of `s`,
+/// writes its chunks, fences them for the async proxy, and its lane 0 adds
+/// each of its bands with one bulk reduction (bands not wholly inside
+/// [0, d.rows) are skipped). No CTA barrier: a warp's part of `s` is its
+/// own. Asynchronous: the sums land after bulk_wait.
+template <typename Tile, int M, int N, int W, int G>
+__device__ __forceinline__ void
+core_reduce_add(const Desc<float> &d, int row0, int col0, Tile s,
+                const Frag<float, M, N, W, G> &f) {
+  using F = Frag<float, M, N, W, G>;
+  static_assert(Tile::kRows == M && Tile::kCols == N &&
+                    Tile::offset(1, 0) == N * 4,
+                "an unpadded shared tile of the register tile's shape");
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+  __syncwarp();
+  float *base = reinterpret_cast<float *>(s.ptr);
+#pragma unroll
+  for (int k = 0; k < F::kSize / 4; ++k) {
+    int mt = k / F::kNT, nt = k % F::kNT;
+    int band = F::group_warp() * F::kMT + mt;
+    int col = F::group() * F::kGroupCols + nt * 8;
+    *reinterpret_cast<float4 *>(base + core_chunk(band, col, N)) =
+        make_float4(f.x[4 * k], f.x[4 * k + 1], f.x[4 * k + 2], f.x[4 * k + 3]);
+  }
+  fence_async_shared();
+  __syncwarp();
+  if (lane_id() == 0) {
+    constexpr unsigned kRunBytes = F::kGroupCols * 16 * 4;
+    int col = F::group() * F::kGroupCols;
+#pragma unroll
+    for (int mt = 0; mt < F::kMT; ++mt) {
+      int band = F::group_warp() * F::kMT + mt, top = row0 + band * 16;
+      if (top < 0 || top + 16 > d.rows || col0 + col < 0 ||
+          col0 + col + F::kGroupCols > d.cols)
+        continue;
+      // core_chunk at lane 0: the band's run of this group's columns.
+      float *dst =
+          d.ptr + (static_cast<long long>(top / 16) * d.cols + col0 + col) * 16;
+      const float *src = base + (band * N + col) * 16;
+#if __CUDA_ARCH__ >= 900
+      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add."
+                   "f32 [%0], [%1], %2;\n" ::"l"(dst),
+                   "r"(smem_addr(src)), "n"(kRunBytes)
+                   : "memory");
+#else
+      for (unsigned i = 0; i < kRunBytes / 4; ++i)
+        atomicAdd(dst + i, src[i]);
+#endif
+    }
+#if __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+  }
+  // The warp reconverges before what follows (warpgroup-wide .aligned waits
+  // among it).
+  __syncwarp();
+}
+
+} // namespace kiln
+
+#endif // KILN_CORE_ORDER_CUH
