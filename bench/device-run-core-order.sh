@@ -12,21 +12,30 @@
 #           specs (--no-core-order) beside the defaults.
 #   bench64 - at D = 64 the `atomic128` specs (--bwd-schedule atomic
 #           --key-block 128) beside the two-kernel default.
-#   bash bench/device-run-core-order.sh check|bench|both|bench64 [seqlens] [variants]
+#   default64 - D = 64's default (the 128-key atomic schedule) checked, and
+#           the `twokernel` specs beside it.
+#   bash bench/device-run-core-order.sh check|bench|both|bench64|default64 [seqlens] [variants]
 set -u
 MODE=$1
 SEQS=${2:-4096,16384}
 VARS=${3:-plain,causal,softcap,gqa_causal}
 . bench/device-env.sh
+# edge_cases HD LABEL: causal's backward at head dim HD in fp16, with one
+# query, over many query blocks and at 70 x 70, and the block-sparse
+# document mask, against float64.
+edge_cases() {
+  local hd=$1 label=$2 case
+  for case in "--dtype fp16" "--seqlen 1 --seqlen-kv 700" "--seqlen 2000 --heads 16 --batch 3" "--seqlen 70 --seqlen-kv 70"; do
+    echo "== causal hd$hd $label $case"
+    timeout 90 $KILN run examples/causal.mlir --backend cuda --backward --head-dim $hd $case --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
+  done
+  echo "== block_sparse_document hd$hd $label"
+  timeout 90 $KILN run examples/block_sparse_document.mlir --backend cuda --backward --head-dim $hd --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
+}
 if [ "$MODE" = check ] || [ "$MODE" = both ]; then
   {
     check_examples core "64 96 128"
-    for case in "--dtype fp16" "--seqlen 1 --seqlen-kv 700" "--seqlen 2000 --heads 16 --batch 3" "--seqlen 70 --seqlen-kv 70"; do
-      echo "== causal hd128 core $case"
-      timeout 90 $KILN run examples/causal.mlir --backend cuda --backward --head-dim 128 $case --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
-    done
-    echo "== block_sparse_document hd128 core"
-    timeout 90 $KILN run examples/block_sparse_document.mlir --backend cuda --backward --head-dim 128 --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
+    edge_cases 128 core
     echo "== varlen_causal hd128 (packed accumulator: row-major, red.global)"
     timeout 90 $KILN run examples/varlen_causal.mlir --backend cuda --backward --head-dim 128 --seqlens 3,100,513,0,250 --heads 4 --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
     check_examples "atomic128 core" "64 96" --bwd-schedule atomic --key-block 128
@@ -42,4 +51,18 @@ fi
 # `VARIANTS=... ABLATIONS="atomic128" ABLATION_HDIMS=64 bash bench/prepare-attention.sh build 64`.
 if [ "$MODE" = bench64 ]; then
   bench_ablations core64 atomic128 --backward --hdims 64 --seqlens "$SEQS" --variants "$VARS"
+fi
+# D = 64 with the 128-key atomic schedule as its default, on a .device/ built
+# with `ABLATIONS="twokernel" ABLATION_HDIMS=64`: the checks of its default
+# backward (and of the 64-key atomic one, whose warps hold whole rows), the
+# sanitizers, and the two-kernel schedule beside it.
+if [ "$MODE" = default64 ]; then
+  {
+    check_examples default "64"
+    check_examples "atomic64 core" "64" --bwd-schedule atomic
+    edge_cases 64 default
+  } > "$OUT/checks64.txt" 2>&1
+  summarize_checks "$OUT/checks64.txt"
+  sanitize "causal_softcap hd64 backward default" examples/causal_softcap.mlir --backend cuda --backward --head-dim 64 --seqlen 333 --seqlen-kv 517 --heads 2 | tee "$OUT/sanitize64.txt"
+  bench_ablations default64 twokernel --backward --hdims 64 --seqlens "$SEQS" --variants "$VARS"
 fi

@@ -103,6 +103,9 @@ done
 for v in plain causal softcap gqa_causal; do # dQ's accumulator row-major, TMA tensor reductions
   ablate $v rowmajor bwd --no-core-order
 done
+for v in softcap alibi; do                       # dQ in its own kernel, no atomics (as plain's and causal's above)
+  ablate $v twokernel bwd --bwd-schedule two-kernel
+done
 for v in plain causal softcap sliding_window gqa_causal; do # the 128-key atomic schedule where it is not the default
   ablate $v atomic128 bwd --bwd-schedule atomic --key-block 128
 done

@@ -58,8 +58,9 @@ const char *runUsage() {
                             runs and times the backward with --repeats
   --bwd-schedule S          auto (default: on sm_90a the atomic schedule at 128
                             keys per dK/dV CTA where it measured faster: D =
-                            128, not GQA, varlen, windows or deterministic
-                            capture gradients; two-kernel elsewhere),
+                            64 and 128, not GQA, varlen, windows or
+                            deterministic capture gradients; two-kernel
+                            elsewhere),
                             two-kernel (deterministic: the same bits in every
                             run) or atomic (one kernel, atomic dQ)
   --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and

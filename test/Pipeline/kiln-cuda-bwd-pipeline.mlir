@@ -6,7 +6,7 @@
 // RUN: not kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD-SCHEDULE
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="keys-by-queries=false" | FileCheck %s --check-prefix=WGMMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="arch=sm_80 block-m=64 keys-by-queries=true" | FileCheck %s --check-prefix=KBQ
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline | FileCheck %s --check-prefix=WGMMA-KBQ
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=two-kernel" | FileCheck %s --check-prefix=WGMMA-KBQ
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NO-WGMMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=atomic" | FileCheck %s --check-prefix=WGMMA-ATOMIC
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="overlap-products=false" | FileCheck %s --check-prefix=NO-OVERLAP
@@ -229,9 +229,10 @@
 // KBQ: tile.store
 // KBQ: tile.store
 // KBQ-NEXT: return
-// sm_90a by default (keys-by-queries=auto): Pᵀ and dSᵀ feed wgmma from
-// registers, and with no thread writing shared memory the dK/dV kernel gets
-// its producer warpgroup too (two CTAs per multiprocessor).
+// sm_90a by default (keys-by-queries=auto), in the two-kernel schedule (D =
+// 64's default is the 128-key atomic one since core order): Pᵀ and dSᵀ feed
+// wgmma from registers, and with no thread writing shared memory the dK/dV
+// kernel gets its producer warpgroup too (two CTAs per multiprocessor).
 // WGMMA-KBQ-LABEL: func.func @causal_softcap_bwd_dq(
 // WGMMA-KBQ-NOT: {{= tgpu\.mma }}
 // WGMMA-KBQ: tgpu.warpgroup_mma {{.*}} {async, transpose_rhs}

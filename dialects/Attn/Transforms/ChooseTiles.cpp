@@ -132,14 +132,17 @@ Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV, int64_t blockM,
 int64_t chooseAtomicKeyBlock(int64_t headDimQK, int64_t headDimV) {
   // 128 keys per CTA over two consumer warpgroups (FlashAttention-3's
   // dK/dV CTA), dQ = dS K split by columns between them and added to L2 by
-  // TMA reductions: at D = 128 (each warpgroup's dK and dV of 64 keys fill
+  // bulk reductions: at D = 128 (each warpgroup's dK and dV of 64 keys fill
   // 128 registers per thread) measured 1.00-1.12x the two-kernel backward
-  // on the H100 for N = 2k-16k, plain and causal; at D = 64 and 96
-  // 0.87-1.03x, the staging and the reductions outweighing the products.
-  // Other head dims are not marked: not measured, and some (Dqk != Dv, a
-  // share of 112 columns) have no 128-key atomic lowering at all.
+  // on the H100 for N = 2k-16k, plain and causal; at D = 64, once dQ's
+  // accumulator was kept in core order (tgpu-bulk-reductions), 1.01-1.10x
+  // on an H200 (0.87-1.03x before, the staging and the reductions
+  // outweighing the products). D = 96 (0.87-1.03x then) is not measured
+  // since; other head dims are not marked: not measured, and some
+  // (Dqk != Dv, a share of 112 columns) have no 128-key atomic lowering.
   // docs/performance.md has the runs.
-  return headDimQK == 128 && headDimV == 128 ? 128 : 0;
+  return headDimQK == headDimV && (headDimQK == 64 || headDimQK == 128) ? 128
+                                                                        : 0;
 }
 
 namespace {

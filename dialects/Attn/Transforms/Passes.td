@@ -93,10 +93,12 @@ def AttnChooseTiles : Pass<"attn-choose-tiles", "::mlir::ModuleOp"> {
     Backward: BLOCK_N = 64 keys and BLOCK_M = 128 query rows at head dims
     up to 64, 64 above (the dK/dV accumulators share the register file).
     `block-m` / `block-n` override either choice. Backward on sm_90a at
-    Dqk = Dv = 128: also `attn.atomic_key_block = 128`, the atomic schedule
-    with 128 keys per dK/dV program having measured faster there than the
-    two-kernel one (convert-attn-to-tile-backward `schedule=auto` takes it;
-    0.87-1.03x at D = 64 and 96, so not there; other head dims unmeasured).
+    Dqk = Dv = 64 or 128: also `attn.atomic_key_block = 128`, the atomic
+    schedule with 128 keys per dK/dV program having measured faster there
+    than the two-kernel one (convert-attn-to-tile-backward `schedule=auto`
+    takes it; at D = 64 since dQ's accumulator is kept in core order,
+    1.01-1.10x; 0.87-1.03x at D = 96 before that, so not there; other head
+    dims unmeasured).
 
     Before:
     ```mlir

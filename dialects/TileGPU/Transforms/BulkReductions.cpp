@@ -225,11 +225,17 @@ static llvm::StringSet<> coreOrderWorkspaces(Operation *module) {
           }
           if (auto store = dyn_cast<tile::StoreOp>(use)) {
             // One value everywhere is the same in any order, where the
-            // tile covers whole bands (masked at the padded rows).
+            // tile covers whole bands (masked at the padded rows): whole
+            // rows of the array, from a band's first.
             auto tile = dyn_cast<RankedTensorType>(store.getValue().getType());
+            std::optional<int64_t> col =
+                store.getOffsets().size() == 2
+                    ? getConstantIntValue(store.getOffsets()[1])
+                    : std::nullopt;
             if (store.getDesc() != view ||
                 !store.getValue().getDefiningOp<tile::SplatOp>() || !tile ||
                 tile.getRank() != 2 || tile.getDimSize(0) % 16 != 0 ||
+                tile.getDimSize(1) != type.getShape().back() || col != 0 ||
                 !onCoreBlocks(store.getOffsets())) {
               good = false;
               break;

@@ -257,9 +257,10 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     With `core-order` (default; `kiln run --no-core-order` is the
     ablation), an f32 workspace that one sm_90a kernel's stageable adds
     write, and that is otherwise only loaded as `#tgpu.mma` f32 tiles or
-    filled with one value, every access at rows and columns proved multiples
-    of 16 and 8, is kept in mma core-block order: each 16-row band ordered
-    by the fragments' 16 x 8 core blocks, each 32 lanes x 4 floats. A warp's
+    filled with one value over whole rows, every access at rows and columns
+    proved multiples of 16 and 8, is kept in mma core-block order: each
+    16-row band ordered by the fragments' 16 x 8 core blocks, each 32 lanes
+    x 4 floats. A warp's
     share is then one contiguous run: its adds become
     `tgpu.core_reduce_add` (16-byte stores, one bulk reduction per warp and
     band, no tensor map), its loads `tgpu.core_load`, and its rows

@@ -17,7 +17,7 @@
 // spare and whose tiles fit the shared memory; when none fits, the sm_80
 // rule. The backward takes 64 keys and 64 query rows on sm_90a (wgmma's
 // one m16 tile per warp), and on sm_80 128 query rows up to head dim 64;
-// on sm_90a at Dqk = Dv = 128 it also marks the atomic
+// on sm_90a at Dqk = Dv = 64 or 128 it also marks the atomic
 // schedule's 128 keys per dK/dV program, measured the faster schedule there
 // (attn.atomic_key_block sorts first: the other ops have none).
 
@@ -27,7 +27,7 @@
 // FWD80-LABEL: attn.attention @hd64
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @hd64
-// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-SAME: {attn.atomic_key_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64
 // BWD80-LABEL: attn.attention @hd64
 // BWD80-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // GIVEN-LABEL: attn.attention @hd64

@@ -113,3 +113,28 @@ func.func @second(%a: !m {tile.workspace = "acc", tile.shape = ["batch", "heads"
   tile.atomic_add %t, %d[%c0, %c0] : !acc, !tile.desc<?x128xf32>
   return
 }
+
+// -----
+
+// A fill of some columns only (not whole rows) is not the same elements in
+// core order: the workspace keeps its rows.
+!m = memref<?x?x?x128xf32, strided<[?, ?, ?, ?], offset: ?>>
+!acc = tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
+// CHECK-LABEL: func.func @half_zero(
+// CHECK-SAME: tile.shape = ["batch", "heads", "seq_q", 128]
+// CHECK-LABEL: func.func @writer3(
+// CHECK-NOT: tgpu.core_reduce_add
+func.func @half_zero(%a: !m {tile.workspace = "acc", tile.shape = ["batch", "heads", "seq_q", 128]}) attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 0.0 : f32
+  %d = tile.view %a[%c0, %c0] keep [2, 3] : !m -> !tile.desc<?x128xf32>
+  %z = tile.splat %cst : f32 -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+  tile.store %z, %d[%c0, %c0] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, !tile.desc<?x128xf32>
+  return
+}
+func.func @writer3(%a: !m {tile.workspace = "acc", tile.shape = ["batch", "heads", "seq_q", 128]}, %t: !acc) attributes {tgpu.arch = "sm_90a", tgpu.num_warps = 8 : i64, tgpu.shared_bytes = 8192 : i64} {
+  %c0 = arith.constant 0 : index
+  %d = tile.view %a[%c0, %c0] keep [2, 3] : !m -> !tile.desc<?x128xf32>
+  tile.atomic_add %t, %d[%c0, %c0] : !acc, !tile.desc<?x128xf32>
+  return
+}

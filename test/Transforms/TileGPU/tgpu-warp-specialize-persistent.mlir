@@ -1,9 +1,9 @@
 // RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize="persistent=true double-tile-buffers=false" -cse | FileCheck %s --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize="persistent=true" -cse | FileCheck %s --check-prefix=TWO --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -tgpu-warp-specialize -cse | FileCheck %s --check-prefix=ONE
-// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward | FileCheck %s --check-prefix=BWD
-// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu | FileCheck %s --check-prefix=BWD-OFF
-// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 64 | FileCheck %s --check-prefix=BWD64
+// RUN: kiln run %examples/causal.mlir --backward --bwd-schedule two-kernel -emit=tgpu --persistent-backward | FileCheck %s --check-prefix=BWD
+// RUN: kiln run %examples/causal.mlir --backward --bwd-schedule two-kernel -emit=tgpu | FileCheck %s --check-prefix=BWD-OFF
+// RUN: kiln run %examples/causal.mlir --backward --bwd-schedule two-kernel -emit=tgpu --persistent-backward --head-dim 64 | FileCheck %s --check-prefix=BWD64
 // RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 128 --bwd-schedule two-kernel | FileCheck %s --check-prefix=BWD128
 
 // tgpu-warp-specialize persistent=true: the grid becomes min(tiles, SMs x
