@@ -82,7 +82,7 @@ Status compile(const Variant &variant, const CompileOptions &options,
 /// dK and dV) with no atomics, bit-identical across runs, 12 N^2 d FLOPs;
 /// or one dK/dV kernel adding dQ atomically in f32, 10 N^2 d FLOPs; or
 /// Auto, the faster of the two for the variant's head dims on the arch
-/// (the atomic one at D = 128 on sm_90a; two kernels where the capture
+/// (the atomic one at D = 64 and 128 on sm_90a; two kernels where the capture
 /// gradients are to be deterministic).
 enum class BackwardSchedule { TwoKernel, AtomicDQ, Auto };
 
