@@ -156,7 +156,7 @@ def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p
     kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices)."""
     key = _key(q, v, variant, name, page_size, dropout_p, capture_gradients, varlen, block_sparse, build_block_mask)
     # The backward's faster schedule adds dQ atomically where that wins
-    # (D = 128 on sm_90a); torch.use_deterministic_algorithms(True) asks for
+    # (D = 64 and 128 on sm_90a); torch.use_deterministic_algorithms(True) asks for
     # the same bits in every run: the two-kernel one.
     if q.device.type == "cuda" and program == "backward" and torch.are_deterministic_algorithms_enabled():
         program = "backward-two-kernel"
