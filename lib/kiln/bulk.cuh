@@ -19,20 +19,55 @@
 
 namespace kiln {
 
-/// Writes this warp's elements of `f` into `s` for the copy engine to read:
-/// first waits until the warp's earlier bulk reductions (issued by its
-/// lanes; a bulk group is per thread) have read `s`, then fences the writes
-/// for the async proxy.
-template <typename Tile, typename T, int M, int N, int W, int G>
-__device__ __forceinline__ void stage_for_bulk(Tile s,
-                                               const Frag<T, M, N, W, G> &f) {
+/// Runs `write` (this warp's shared-memory writes for the copy engine to
+/// read): first waits until the warp's earlier bulk copies and reductions
+/// (issued by its lanes; a bulk group is per thread) have read the buffer,
+/// then fences the writes for the async proxy.
+template <typename Write>
+__device__ __forceinline__ void stage_for_bulk_with(Write write) {
 #if __CUDA_ARCH__ >= 900
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 #endif
   __syncwarp();
-  store_shared(s, f);
+  write();
   fence_async_shared();
   __syncwarp();
+}
+
+/// Writes this warp's elements of `f` into `s` (same-shaped) for the copy
+/// engine to read (stage_for_bulk_with).
+template <typename Tile, typename T, int M, int N, int W, int G>
+__device__ __forceinline__ void stage_for_bulk(Tile s,
+                                               const Frag<T, M, N, W, G> &f) {
+  stage_for_bulk_with([&] { store_shared(s, f); });
+}
+
+#if __CUDA_ARCH__ >= 900
+// dst[i] += src[i] for `bytes` / 4 floats, shared to global, by one bulk
+// reduction in this thread's bulk group (16-byte aligned, whole chunks);
+// the size an immediate where it is known.
+#define KILN_BULK_ADD_F32(BYTES_CONSTRAINT, BYTES)                             \
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add."       \
+               "f32 [%0], [%1], %2;\n" ::"l"(dst),                             \
+               "r"(smem_addr(src)), BYTES_CONSTRAINT(BYTES)                    \
+               : "memory")
+__device__ __forceinline__ void bulk_add_f32(float *dst, const void *src,
+                                             unsigned bytes) {
+  KILN_BULK_ADD_F32("r", bytes);
+}
+template <unsigned BYTES>
+__device__ __forceinline__ void bulk_add_f32(float *dst, const void *src) {
+  KILN_BULK_ADD_F32("n", BYTES);
+}
+#undef KILN_BULK_ADD_F32
+#endif
+
+/// Closes this thread's bulk group of the copies and reductions issued
+/// since the last one (what bulk_wait and the staging's read wait count).
+__device__ __forceinline__ void bulk_commit() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
 }
 
 /// d[row0 + r, col0 + c] += f[r, c] through `s`, a shared f32 tile of f's
@@ -72,12 +107,8 @@ __device__ __forceinline__ void bulk_reduce_add(const Desc<float> &d, int row0,
   if (d.col_stride == 1 && col0 == 0 && d.cols == N && d.row_stride == N &&
       (reinterpret_cast<unsigned long long>(dst0) & 15) == 0) {
     if (lane_id() == 0) {
-      unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(base));
-      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add."
-                   "f32 [%0], [%1], %2;\n" ::"l"(dst0),
-                   "r"(smem), "r"(rows * kBytes)
-                   : "memory");
-      asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+      bulk_add_f32(dst0, base, rows * kBytes);
+      bulk_commit();
     }
     return;
   }
@@ -88,11 +119,7 @@ __device__ __forceinline__ void bulk_reduce_add(const Desc<float> &d, int row0,
 #if __CUDA_ARCH__ >= 900
     if (d.col_stride == 1 && col0 >= 0 && col0 + N <= d.cols &&
         (reinterpret_cast<unsigned long long>(dst) & 15) == 0) {
-      unsigned smem = static_cast<unsigned>(__cvta_generic_to_shared(src));
-      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add."
-                   "f32 [%0], [%1], %2;\n" ::"l"(dst),
-                   "r"(smem), "n"(kBytes)
-                   : "memory");
+      bulk_add_f32<kBytes>(dst, src);
       continue;
     }
 #endif
@@ -101,9 +128,7 @@ __device__ __forceinline__ void bulk_reduce_add(const Desc<float> &d, int row0,
       if (col0 + c >= 0 && col0 + c < d.cols)
         atomicAdd(dst + c * d.col_stride, src[c]);
   }
-#if __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
+  bulk_commit();
 }
 
 /// Writes the swizzled box at `src` (shared memory) into the tensor of `map`
@@ -190,9 +215,7 @@ tma_out(const TensorMap &map, SwizzledTile<T, ROWS, COLS, SWIZZLE> s,
       const int coords[] = {col0 + c, row0 + r, static_cast<int>(outer)...};
       tma_out_box<ADD>(map, base + decltype(s)::offset(r, c), coords);
     }
-#if __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
+    bulk_commit();
   }
   // The warp reconverges before what follows (warpgroup-wide .aligned
   // waits among it).

@@ -24,9 +24,8 @@
 #ifndef KILN_CORE_ORDER_CUH
 #define KILN_CORE_ORDER_CUH
 
-#include "kiln/copy.cuh"
+#include "kiln/bulk.cuh"
 #include "kiln/layout.cuh"
-#include "kiln/wgmma.cuh"
 
 namespace kiln {
 
@@ -75,21 +74,18 @@ core_reduce_add(const Desc<float> &d, int row0, int col0, Tile s,
   static_assert(Tile::kRows == M && Tile::kCols == N &&
                     Tile::offset(1, 0) == N * 4,
                 "an unpadded shared tile of the register tile's shape");
-#if __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-#endif
-  __syncwarp();
   float *base = reinterpret_cast<float *>(s.ptr);
+  stage_for_bulk_with([&] {
 #pragma unroll
-  for (int k = 0; k < F::kSize / 4; ++k) {
-    int mt = k / F::kNT, nt = k % F::kNT;
-    int band = F::group_warp() * F::kMT + mt;
-    int col = F::group() * F::kGroupCols + nt * 8;
-    *reinterpret_cast<float4 *>(base + core_chunk(band, col, N)) =
-        make_float4(f.x[4 * k], f.x[4 * k + 1], f.x[4 * k + 2], f.x[4 * k + 3]);
-  }
-  fence_async_shared();
-  __syncwarp();
+    for (int k = 0; k < F::kSize / 4; ++k) {
+      int mt = k / F::kNT, nt = k % F::kNT;
+      int band = F::group_warp() * F::kMT + mt;
+      int col = F::group() * F::kGroupCols + nt * 8;
+      *reinterpret_cast<float4 *>(base + core_chunk(band, col, N)) =
+          make_float4(f.x[4 * k], f.x[4 * k + 1], f.x[4 * k + 2],
+                      f.x[4 * k + 3]);
+    }
+  });
   if (lane_id() == 0) {
     constexpr unsigned kRunBytes = F::kGroupCols * 16 * 4;
     int col = F::group() * F::kGroupCols;
@@ -104,18 +100,13 @@ core_reduce_add(const Desc<float> &d, int row0, int col0, Tile s,
           d.ptr + (static_cast<long long>(top / 16) * d.cols + col0 + col) * 16;
       const float *src = base + (band * N + col) * 16;
 #if __CUDA_ARCH__ >= 900
-      asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add."
-                   "f32 [%0], [%1], %2;\n" ::"l"(dst),
-                   "r"(smem_addr(src)), "n"(kRunBytes)
-                   : "memory");
+      bulk_add_f32<kRunBytes>(dst, src);
 #else
       for (unsigned i = 0; i < kRunBytes / 4; ++i)
         atomicAdd(dst + i, src[i]);
 #endif
     }
-#if __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
+    bulk_commit();
   }
   // The warp reconverges before what follows (warpgroup-wide .aligned waits
   // among it).

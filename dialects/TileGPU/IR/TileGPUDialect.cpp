@@ -475,6 +475,32 @@ static bool isPlainStaging(MemRefType staging, RankedTensorType value) {
          staging.getLayout().isIdentity();
 }
 
+/// A staged #tgpu.mma tile's warps against its kernel's: each warp of the
+/// kernel writes what the layout gives it, and a layout of fewer warps than
+/// run would leave the others writing past the buffer.
+static LogicalResult verifyLayoutWarps(Operation *op, RankedTensorType type) {
+  int64_t layoutWarps = cast<MmaLayoutAttr>(type.getEncoding()).getWarps();
+  IntegerAttr warps = enclosingNumWarps(op);
+  if (warps && warps.getInt() != layoutWarps)
+    return op->emitOpError()
+           << "the tile's layout spreads it over " << layoutWarps
+           << " warps, the kernel runs " << warps.getInt();
+  return success();
+}
+
+/// verifyLayoutWarps, and the tile no wider than its descriptor.
+static LogicalResult verifyWarpsAndWidth(Operation *op, RankedTensorType type,
+                                         kiln::tile::DescType desc) {
+  if (failed(verifyLayoutWarps(op, type)))
+    return failure();
+  int64_t cols = desc.getShape()[1];
+  if (!ShapedType::isDynamic(cols) && type.getDimSize(1) > cols)
+    return op->emitOpError()
+           << "the tile's " << type.getDimSize(1)
+           << " columns are wider than the descriptor's " << cols;
+  return success();
+}
+
 /// Checks shared by tgpu.core_reduce_add and tgpu.core_load: a 2-D f32
 /// #tgpu.mma tile, as many warps as the kernel runs, at a row and a column
 /// of a plain 2-D f32 descriptor at least as wide, whose constant offsets
@@ -490,17 +516,8 @@ static LogicalResult verifyCoreOrderAccess(Operation *op, RankedTensorType type,
     return op->emitOpError()
            << "accesses a plain 2-D f32 descriptor at a row and a column, got "
            << desc << " with " << offsets.size() << " offsets";
-  auto layout = cast<MmaLayoutAttr>(type.getEncoding());
-  IntegerAttr warps = enclosingNumWarps(op);
-  if (warps && warps.getInt() != layout.getWarps())
-    return op->emitOpError()
-           << "the tile's layout spreads it over " << layout.getWarps()
-           << " warps, the kernel runs " << warps.getInt();
-  int64_t cols = desc.getShape()[1];
-  if (!ShapedType::isDynamic(cols) && type.getDimSize(1) > cols)
-    return op->emitOpError()
-           << "the tile's " << type.getDimSize(1)
-           << " columns are wider than the descriptor's " << cols;
+  if (failed(verifyWarpsAndWidth(op, type, desc)))
+    return failure();
   static constexpr int64_t kUnits[] = {16, 8};
   for (auto [offset, unit] : llvm::zip(offsets, kUnits)) {
     std::optional<int64_t> value = getConstantIntValue(offset);
@@ -553,22 +570,10 @@ LogicalResult BulkReduceAddOp::verify() {
                             "and a column, got "
                          << desc << " with " << getOffsets().size()
                          << " offsets";
-  // Each warp of the kernel stages the rows the layout gives it: a layout of
-  // fewer warps than run would leave the others writing past the buffer.
-  IntegerAttr warps = enclosingNumWarps(*this);
   if (cast<MmaLayoutAttr>(value.getEncoding()).getColGroups() != 1)
     return emitOpError() << "stages whole rows per warp; a tile in column "
                             "groups is added with tgpu.tma_reduce_add";
-  int64_t layoutWarps = cast<MmaLayoutAttr>(value.getEncoding()).getWarps();
-  if (warps && warps.getInt() != layoutWarps)
-    return emitOpError() << "the tile's layout spreads it over "
-                         << layoutWarps << " warps, the kernel runs "
-                         << warps.getInt();
-  int64_t cols = desc.getShape()[1];
-  if (!ShapedType::isDynamic(cols) && value.getDimSize(1) > cols)
-    return emitOpError() << "the tile's " << value.getDimSize(1)
-                         << " columns are wider than the descriptor's " << cols;
-  return success();
+  return verifyWarpsAndWidth(*this, value, desc);
 }
 
 /// What the kernel says of a tensor-map argument: its dims, box, swizzle and
@@ -611,7 +616,6 @@ static KernelMapInfo kernelMapInfo(Value map) {
 static LogicalResult verifyTmaOut(Operation *op, RankedTensorType value,
                                   MemRefType staging, size_t coords,
                                   StringRef dimsWord) {
-  auto layout = cast<MmaLayoutAttr>(value.getEncoding());
   int64_t warpRows = warpBlockRows(value);
   int64_t groupBytes =
       groupColumns(value) * value.getElementTypeBitWidth() / 8;
@@ -628,11 +632,8 @@ static LogicalResult verifyTmaOut(Operation *op, RankedTensorType value,
     return op->emitOpError() << "a warp's " << warpRows
                              << " rows are not whole m16 tiles of a TMA box "
                                 "(at most 256 rows)";
-  IntegerAttr warps = enclosingNumWarps(op);
-  if (warps && warps.getInt() != layout.getWarps())
-    return op->emitOpError() << "the tile's layout spreads it over "
-                             << layout.getWarps() << " warps, the kernel runs "
-                             << warps.getInt();
+  if (failed(verifyLayoutWarps(op, value)))
+    return failure();
   if (coords < 2 || coords > 5)
     return op->emitOpError()
            << "takes 2 to 5 coordinates (column, row, then the " << dimsWord

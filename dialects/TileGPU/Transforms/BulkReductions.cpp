@@ -148,16 +148,16 @@ static bool onCoreBlocks(ValueRange offsets) {
          knownMultiple(offsets[1], 8);
 }
 
-/// The workspace argument a matrix view reads, or null.
-static BlockArgument workspaceBase(tile::ViewOp view) {
-  auto arg = dyn_cast<BlockArgument>(view.getBase());
-  if (!arg)
+/// The name of the workspace `add` adds into through a matrix view, or null.
+static StringAttr addedWorkspace(tile::AtomicAddOp add) {
+  tile::ViewOp view = matrixView(add);
+  auto arg = view ? dyn_cast<BlockArgument>(view.getBase()) : nullptr;
+  auto kernel =
+      arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+  if (!kernel)
     return nullptr;
-  auto kernel = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  if (!kernel ||
-      !kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kWorkspace))
-    return nullptr;
-  return arg;
+  return kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                             tile::attrs::kWorkspace);
 }
 
 /// The names of the f32 workspaces that can be kept in core order: each
@@ -260,17 +260,8 @@ static llvm::StringSet<> coreOrderWorkspaces(Operation *module) {
 /// Whether `add` adds into a workspace of `names`.
 static bool intoCoreWorkspace(tile::AtomicAddOp add,
                               const llvm::StringSet<> &names) {
-  tile::ViewOp view = matrixView(add);
-  if (!view)
-    return false;
-  BlockArgument arg = workspaceBase(view);
-  if (!arg)
-    return false;
-  auto kernel = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  return names.contains(kernel
-                            .getArgAttrOfType<StringAttr>(
-                                arg.getArgNumber(), tile::attrs::kWorkspace)
-                            .getValue());
+  StringAttr name = addedWorkspace(add);
+  return name && names.contains(name.getValue());
 }
 
 /// Keeps the workspaces of `names` in core order in every kernel of
@@ -339,12 +330,8 @@ struct TileGPUBulkReductions
     for (auto &entry : coreNames)
       staged.insert(entry.getKey());
     getOperation()->walk([&](tile::AtomicAddOp add) {
-      if (tile::ViewOp view = matrixView(add))
-        if (BlockArgument arg = workspaceBase(view))
-          staged.erase(cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                           .getArgAttrOfType<StringAttr>(
-                               arg.getArgNumber(), tile::attrs::kWorkspace)
-                           .getValue());
+      if (StringAttr name = addedWorkspace(add))
+        staged.erase(name.getValue());
     });
     useCoreOrder(getOperation(), staged);
   }
