@@ -106,8 +106,8 @@
 // Two-kernel schedule
 //===----------------------------------------------------------------------===//
 
-// D = rowsum(dO * O), with O and dO read straight into registers: no shared
-// memory, no barrier, no mma.
+// D = rowsum(dO * O) and the base-2 LSE, with O, dO and LSE read straight into
+// registers: no shared memory, no barrier, no mma.
 // CHECK-LABEL: func.func @causal_softcap_bwd_preprocess(
 // CHECK-SAME: tile.workspace = "delta"
 // CHECK-SAME: tgpu.arch = "sm_80", tgpu.fast_math, tgpu.num_warps = 4 : i64, tgpu.shared_bytes = 0 : i64, tile.block_m = 64 : i64, tile.block_n = 64 : i64, tile.bwd_stage = "preprocess"
@@ -119,6 +119,9 @@
 // CHECK-NOT: {{tgpu\.(shared_alloc|copy_async|barrier|async_wait|store_shared)|= tgpu\.mma}}
 // CHECK: [[D:%.+]] = tile.reduce sum %{{.+}} dim 1 : tensor<64x64xf32, #tgpu.mma<warps = 4>> -> tensor<64xf32, #tgpu.rows<warps = 4>>
 // CHECK: tile.store [[D]], {{.*}} : tensor<64xf32, #tgpu.rows<warps = 4>>, <?xf32>
+// CHECK: [[LSE:%.+]] = tile.load {{.*}} fill 0x7F800000 : f32 : <?xf32> -> tensor<64xf32, #tgpu.rows<warps = 4>>
+// CHECK: [[REF:%.+]] = arith.select {{.*}}, [[LSE2:%.+]] : tensor<64xi1, #tgpu.rows<warps = 4>>, tensor<64xf32, #tgpu.rows<warps = 4>>
+// CHECK: tile.store [[REF]], {{.*}} : tensor<64xf32, #tgpu.rows<warps = 4>>, <?xf32>
 // CHECK-NEXT: return
 
 // dQ for one Q block: S = Q K^T and dP = dO V^T from shared buffers, then
@@ -260,12 +263,12 @@
 // Atomic schedule
 //===----------------------------------------------------------------------===//
 
-// The preprocess also zeroes the f32 dQ accumulator (its fourth argument).
+// The preprocess also zeroes the f32 dQ accumulator (its sixth argument).
 // ATOMIC-LABEL: func.func @causal_softcap_bwd_preprocess(
-// ATOMIC-SAME: %arg3: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "heads", "seq_q", 64], tile.workspace = "dq_accum"})
+// ATOMIC-SAME: %arg5: memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "heads", "seq_q", 64], tile.workspace = "dq_accum"})
 // ATOMIC-SAME: tile.bwd_stage = "preprocess"
 // ATOMIC: tile.reduce sum
-// ATOMIC: [[ACCD:%.+]] = tile.view %arg3[
+// ATOMIC: [[ACCD:%.+]] = tile.view %arg5[
 // ATOMIC: [[Z:%.+]] = tile.splat %{{.+}} : f32 -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // ATOMIC-NEXT: tile.store [[Z]], [[ACCD]]{{.*}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, <?x64xf32>
 // No dQ kernel...

@@ -95,7 +95,9 @@ Value dot(ProgramBuilder &pb, ArrayRef<int64_t> shape, Value lhs, Value rhs,
 
 /// The base-2 LSE of a block of rows as P's reference: +inf where the row saw
 /// no key (LSE = -inf) or lies past Lq (read as +inf), so P = exp2(s - ref)
-/// is 0 there instead of exp2(-inf - -inf) = NaN.
+/// is 0 there instead of exp2(-inf - -inf) = NaN. The preprocess computes it
+/// once per query (the "lse_log2" workspace); the kernels that recompute P
+/// load it as it is.
 Value lseReference(ProgramBuilder &pb, Value lseDesc, Value rowStart,
                    int64_t rows) {
   Value lse = pb.load(lseDesc, {rows}, pb.b.getF32Type(), {rowStart}, kInf);
@@ -301,6 +303,22 @@ struct Layout {
   SmallVector<Attribute> rowShape(Builder &b) const {
     return varlen ? packedRowShape(b) : kiln::rowShape(b);
   }
+  /// The preprocess's per-query workspaces (D, the base-2 LSE), read a
+  /// block of `block` queries at a time: dense, each head's row padded to
+  /// whole blocks, which the preprocess's blocks write (P = 0 and dS = 0
+  /// there), so that a block never reads past its row and a row starts at
+  /// a multiple of 16 bytes (a bulk copy's alignment, tgpu-warp-specialize);
+  /// packed (varlen), as the queries.
+  SmallVector<Attribute> blockRowShape(Builder &b, int64_t block) const {
+    if (varlen)
+      return packedRowShape(b);
+    Attribute rows = tile::sizeSymbol(b, "seq_q");
+    Attribute blockSize = tile::sizeConstant(b, block);
+    return {tile::sizeSymbol(b, "batch"), tile::sizeSymbol(b, "heads"),
+            tile::sizeOp(b, "mul",
+                         {tile::sizeOp(b, "ceildiv", {rows, blockSize}),
+                          blockSize})};
+  }
   SmallVector<Attribute, 3> queryGrid(Builder &b, int64_t block) const {
     return varlen ? raggedBlockGrid(b, "total_q", "heads", block)
                   : queryBlockGrid(b, block);
@@ -494,14 +512,15 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   MemRefType rows = layout.perRow();
   MemRefType gQK = layout.matrix(dqk, f32);
   using Role = KernelArgDecl::Role;
-  // q, k, v, dout, lse, D: what the dQ and dK/dV kernels both start with.
+  // q, k, v, dout, the base-2 LSE, D: what the dQ and dK/dV kernels both
+  // start with.
   auto commonArgs = [&]() -> SmallVector<KernelArgDecl> {
     return {{Role::Tensor, tQK, "q", layout.queryShape(b, dqk)},
             {Role::Tensor, tQK, "k", layout.keyShape(b, dqk)},
             {Role::Tensor, tV, "v", layout.keyShape(b, dv)},
             {Role::Tensor, tV, "dout", layout.queryShape(b, dv)},
-            {Role::Tensor, rows, "lse", layout.rowShape(b)},
-            {Role::Workspace, rows, "delta", layout.rowShape(b)}};
+            {Role::Workspace, rows, "lse_log2", layout.blockRowShape(b, bm)},
+            {Role::Workspace, rows, "delta", layout.blockRowShape(b, bm)}};
   };
   // Kernels that recompute P read the dropout's generator state after
   // their outputs (before the captures).
@@ -544,12 +563,14 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     return positions;
   };
 
-  // --- D = rowsum(dO ∘ O) ------------------------------------------------
+  // --- D = rowsum(dO ∘ O), the base-2 LSE -------------------------------
   {
     SmallVector<KernelArgDecl> args{
         {Role::Tensor, tV, "out", layout.queryShape(b, dv)},
         {Role::Tensor, tV, "dout", layout.queryShape(b, dv)},
-        {Role::Workspace, rows, "delta", layout.rowShape(b)}};
+        {Role::Workspace, rows, "delta", layout.blockRowShape(b, bm)},
+        {Role::Tensor, rows, "lse", layout.rowShape(b)},
+        {Role::Workspace, rows, "lse_log2", layout.blockRowShape(b, bm)}};
     if (atomic) // dQ, zeroed here for the atomic accumulation
       args.push_back(
           {Role::Workspace, gQK, "dq_accum", layout.accumShape(b, dqk)});
@@ -572,10 +593,16 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value d = pb.reduce(tile::ReduceKind::sum, pb.mul(o32, dO32));
     tile::StoreOp::create(kb, loc, d, prog.rows(pb, k.entry->getArgument(2), h),
                           ValueRange{q0});
+    // Once per query here instead of once per step in the kernels below.
+    Value lseRef =
+        lseReference(pb, prog.rows(pb, k.entry->getArgument(3), h), q0, bm);
+    tile::StoreOp::create(kb, loc, lseRef,
+                          prog.rows(pb, k.entry->getArgument(4), h),
+                          ValueRange{q0});
     if (atomic)
       tile::StoreOp::create(
           kb, loc, pb.splatF32(0.0, {bm, dqk}),
-          prog.accum(pb, k.entry->getArgument(3), h, dqk),
+          prog.accum(pb, k.entry->getArgument(5), h, dqk),
           ValueRange{q0, pb.index(0)});
     func::ReturnOp::create(kb, loc);
     b.setInsertionPointAfter(k.func);
@@ -614,7 +641,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     BlockInputs in;
     in.q = pb.load(qd, {bm, dqk}, elt, {q0, pb.index(0)}, 0.0);
     in.dO = pb.load(dOd, {bm, dv}, elt, {q0, pb.index(0)}, 0.0);
-    in.lseRef = lseReference(pb, prog.rows(pb, e->getArgument(4), h), q0, bm);
+    in.lseRef = pb.load(prog.rows(pb, e->getArgument(4), h), {bm}, f32, {q0},
+                        kInf);
     in.d = pb.load(prog.rows(pb, e->getArgument(5), h), {bm}, f32, {q0}, 0.0);
     in.batch = bt;
     in.head = h;
@@ -812,7 +840,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       in.dO = ip.load(hv.dO, {bm, dv}, elt, {i, ip.index(0)}, 0.0);
       in.k = kTile;
       in.v = vTile;
-      in.lseRef = lseReference(ip, hv.lse, i, bm);
+      in.lseRef = ip.load(hv.lse, {bm}, ip.b.getF32Type(), {i}, kInf);
       in.d = ip.load(hv.d, {bm}, ip.b.getF32Type(), {i}, 0.0);
       Value qIota = ip.iota(keysByQueries ? 1 : 0, sShape);
       in.qIdx = ip.add(qIota, ip.splat(i, sShape));

@@ -3,21 +3,32 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward="keys-by-queries=true" | FileCheck %s --check-prefix=KBQ
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics -convert-attn-to-tile-backward="keys-by-queries=true schedule=atomic" | FileCheck %s --check-prefix=KBQ-ATOMIC
 
-// Three kernels next to the (kept) spec: D = rowsum(dO * O); dQ over KV
-// blocks; dK/dV over the query heads of a KV head and their Q blocks.
+// Three kernels next to the (kept) spec: D = rowsum(dO * O) and the
+// base-2 LSE; dQ over KV blocks; dK/dV over the query heads of a KV head and
+// their Q blocks.
 // CHECK-LABEL: attn.attention @softcap
 // CHECK-LABEL: func.func @softcap_bwd_preprocess(
+// CHECK-SAME: {tile.shape = ["batch", "heads", ["mul", ["ceildiv", "seq_q", 64], 64]], tile.workspace = "delta"}
+// CHECK-SAME: {tile.shape = ["batch", "heads", "seq_q"], tile.tensor = "lse"}
+// CHECK-SAME: {tile.shape = ["batch", "heads", ["mul", ["ceildiv", "seq_q", 64], 64]], tile.workspace = "lse_log2"}
 // CHECK-SAME: tile.bwd_stage = "preprocess"
 // CHECK: %[[O:.*]] = arith.extf %{{.*}} : tensor<64x64xbf16> to tensor<64x64xf32>
 // CHECK: %[[DO:.*]] = arith.extf %{{.*}} : tensor<64x64xbf16> to tensor<64x64xf32>
 // CHECK: %[[PROD:.*]] = arith.mulf %[[O]], %[[DO]] : tensor<64x64xf32>
 // CHECK: tile.reduce sum %[[PROD]] dim 1
+// Rows past Lq read LSE = +inf and rows that saw no key (-inf) use +inf, so
+// P = 0 there; the padding's rows are written too.
+// CHECK: %[[LSE:.*]] = tile.load %{{.*}} fill 0x7F800000 : f32
+// CHECK: %[[LSE2:.*]] = arith.mulf %[[LSE]], %{{.*}} : tensor<64xf32>
+// CHECK: %[[EMPTY:.*]] = arith.cmpf oeq, %[[LSE2]], %{{.*}} : tensor<64xf32>
+// CHECK: %[[REF:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[LSE2]]
+// CHECK: tile.store %[[REF]]
 // CHECK-LABEL: func.func @softcap_bwd_dq(
 // CHECK-SAME: %{{[a-z0-9]+}}: memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>> {tile.shape = ["batch", "seq_q", "heads", 64], tile.tensor = "dq"})
 // CHECK-SAME: tile.bwd_stage = "dq"
-// Padded rows read LSE = +inf and rows that saw no key (-inf) use +inf: P = 0.
+// The kernels read the base-2 LSE as it is (+inf past the padding).
 // CHECK: %[[LSE:.*]] = tile.load %{{.*}} fill 0x7F800000 : f32
-// CHECK: arith.cmpf oeq
+// CHECK-NOT: arith.cmpf oeq
 // CHECK: scf.for
 // CHECK:   %[[S:.*]] = tile.dot %{{.*}}, %{{.*}} {transpose_rhs} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
 // The softcap and its derivative 1 - tanh^2, built side by side.

@@ -39,7 +39,7 @@
 // kernel their key blocks.
 // BWD-LABEL: func.func @varlen_bwd_preprocess(
 // BWD-SAME: tile.tensor = "cu_seqlens_q"
-// BWD: tile.ragged_block %arg3[%{{.*}}] block 64
+// BWD: tile.ragged_block %arg5[%{{.*}}] block 64
 // BWD-LABEL: func.func @varlen_bwd_dq(
 // BWD-SAME: tile.grid = {{\[}}["add", ["ceildiv", "total_q", 64], "batch"], "heads", 1]
 // BWD: tile.ragged_block %arg7[%{{.*}}] block 64

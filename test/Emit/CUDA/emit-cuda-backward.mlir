@@ -101,7 +101,7 @@ func.func @int_load(%id: !tile.desc<?xi32>, %row: index)
 }
 
 // Two-kernel schedule. The preprocess reads O and dO straight into
-// registers (no shared memory) and stores rowsum(dO * O).
+// registers (no shared memory) and stores rowsum(dO * O) and the base-2 LSE.
 // TWO-LABEL: // Kernel causal_softcap_bwd_preprocess: 4 warps, 0 bytes of shared memory
 // TWO-NEXT: extern "C" __global__ void __launch_bounds__(128)
 // TWO-NEXT: causal_softcap_bwd_preprocess(kiln::Tensor<kiln::bf16, 4> {{v[0-9]+}},
@@ -115,6 +115,9 @@ func.func @int_load(%id: !tile.desc<?xi32>, %row: index)
 // TWO-NEXT: kiln::load([[DO]], {{v[0-9]+}}, [[ROW]], [[C0]], 0.000000000e+00f);
 // TWO-NOT: kiln_smem +
 // TWO: kiln::reduce_rows<false>(
+// TWO: kiln::store({{v[0-9]+}}, [[ROW]], {{v[0-9]+}});
+// Then the base-2 LSE, +inf past Lq: once per query here, not per step below.
+// TWO: kiln::load({{v[0-9]+}}, {{v[0-9]+}}, [[ROW]], kiln::pos_inf());
 // TWO: kiln::store({{v[0-9]+}}, [[ROW]], {{v[0-9]+}});
 // TWO-NEXT: return;
 //
@@ -215,8 +218,12 @@ func.func @int_load(%id: !tile.desc<?xi32>, %row: index)
 // ATOMIC: causal_softcap_bwd_preprocess(kiln::Tensor<kiln::bf16, 4> {{v[0-9]+}},
 // ATOMIC-NEXT: kiln::Tensor<kiln::bf16, 4> {{v[0-9]+}},
 // ATOMIC-NEXT: kiln::Tensor<float, 3> {{v[0-9]+}},
+// ATOMIC-NEXT: kiln::Tensor<float, 3> {{v[0-9]+}},
+// ATOMIC-NEXT: kiln::Tensor<float, 3> {{v[0-9]+}},
 // ATOMIC-NEXT: kiln::Tensor<float, 4> {{v[0-9]+}}) {
 // ATOMIC: const float [[ZERO:v[0-9]+]] = 0.000000000e+00f;
+// ATOMIC: kiln::load({{.*}}, kiln::pos_inf());
+// ATOMIC: // tile.store loc(
 // ATOMIC: // tile.splat loc(
 // ATOMIC-NEXT: kiln::Frag<float, 64, 64, 4> [[Z:v[0-9]+]];
 // ATOMIC-NEXT: #pragma unroll

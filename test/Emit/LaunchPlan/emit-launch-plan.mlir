@@ -55,16 +55,18 @@
 // SCHED: "gqa_group": 4,
 // SCHED: {"name":"out","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":0},
 // SCHED-NEXT: {"name":"dout","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":16},
+// SCHED-NEXT: {"name":"lse","dtype":"f32","shape":["batch","heads","seq_q"],"align":0},
 // SCHED-NEXT: {"name":"q","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":16},
 // SCHED-NEXT: {"name":"k","dtype":"bf16","shape":["batch","seq_kv","kv_heads",128],"align":16},
 // SCHED: "workspaces": [
-// SCHED-NEXT: {"name":"delta","dtype":"f32","shape":["batch","heads","seq_q"],"zero_fill":false},
+// SCHED-NEXT: {"name":"delta","dtype":"f32","shape":["batch","heads",["mul",["ceildiv","seq_q",64],64]],"zero_fill":false},
+// SCHED-NEXT: {"name":"lse_log2","dtype":"f32","shape":["batch","heads",["mul",["ceildiv","seq_q",64],64]],"zero_fill":false},
 // SCHED-NEXT: {"name":"dq_accum","dtype":"f32","shape":["batch","heads","seq_q",128],"zero_fill":false}
 // SCHED-NEXT: {{^ \]}},
 // SCHED-NEXT: "constraints": {{\[\["heads",\["mul","kv_heads",4\]\]\]}},
 // SCHED-NEXT: "kernels": [
-// SCHED-NEXT: {"name":"gqa_causal_bwd_preprocess","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"tensor":"out","rank":4},{"tensor":"dout","rank":4},{"workspace":"delta","rank":3},{"workspace":"dq_accum","rank":4}]},
-// SCHED-NEXT: {"name":"gqa_causal_bwd_dkdv","grid":{{\[\["ceildiv","seq_kv",64\],"kv_heads","batch"\]}},"threads":128,"shared_bytes":{{[1-9][0-9]*}},"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"dout","rank":4},{"tensor":"lse","rank":3},{"workspace":"delta","rank":3},{"tensor":"dk","rank":4},{"tensor":"dv","rank":4},{"workspace":"dq_accum","rank":4}]},
+// SCHED-NEXT: {"name":"gqa_causal_bwd_preprocess","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"tensor":"out","rank":4},{"tensor":"dout","rank":4},{"workspace":"delta","rank":3},{"tensor":"lse","rank":3},{"workspace":"lse_log2","rank":3},{"workspace":"dq_accum","rank":4}]},
+// SCHED-NEXT: {"name":"gqa_causal_bwd_dkdv","grid":{{\[\["ceildiv","seq_kv",64\],"kv_heads","batch"\]}},"threads":128,"shared_bytes":{{[1-9][0-9]*}},"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"dout","rank":4},{"workspace":"lse_log2","rank":3},{"workspace":"delta","rank":3},{"tensor":"dk","rank":4},{"tensor":"dv","rank":4},{"workspace":"dq_accum","rank":4}]},
 // SCHED-NEXT: {"name":"gqa_causal_bwd_dq_convert","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"workspace":"dq_accum","rank":4},{"tensor":"dq","rank":4}]}
 // SCHED-NEXT: {{^ \]}},
 
