@@ -97,6 +97,9 @@ done
 for v in plain causal softcap alibi gqa_causal; do # the backward's LSE and D loaded where used
   ablate $v nola bwd --no-load-ahead
 done
+for v in plain causal softcap alibi sliding_window; do # the LSE and D loaded by the consumers, not the producer
+  ablate $v norv bwd --no-ring-vectors
+done
 for v in plain causal sliding_window; do # a third CTA per SM where the registers allow
   ablate $v c3 bwd --max-ctas-per-sm 3
 done

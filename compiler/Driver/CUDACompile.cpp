@@ -73,6 +73,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.ringStages = choices.ringStages;
   options.maxCtasPerSM = choices.maxCtasPerSM;
   options.loadAhead = choices.loadAhead;
+  options.ringVectors = choices.ringVectors;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.bulkReductions = choices.bulkReductions;
@@ -139,6 +140,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.ringStages = o.ringStages;
   choices.maxCtasPerSM = o.maxCtasPerSM;
   choices.loadAhead = o.loadAhead;
+  choices.ringVectors = o.ringVectors;
   choices.captureGradients = o.captureGradients;
   choices.deterministicCaptureGradients = o.deterministicCaptureGradients;
   choices.longestFirst = o.longestFirst;

@@ -62,6 +62,8 @@ struct ScheduleChoices {
   int64_t maxCtasPerSM = 2;
   /// sm_90a backward: each step's read-only vectors loaded a step ahead.
   bool loadAhead = true;
+  /// sm_90a: each step's per-query vectors copied by the producer.
+  bool ringVectors = true;
   /// Backward: the gradients of the float captures the score_mod reads.
   bool captureGradients = false;
   /// ...the same bit for bit in every run (fixed-point sums).

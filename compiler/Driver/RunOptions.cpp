@@ -160,6 +160,10 @@ const char *runUsage() {
                             kernel with one consumer warpgroup (default 2;
                             more only where the registers hold its steps'
                             tiles; measured no faster overall)
+  --no-ring-vectors         cuda sm_90a backward: each step's LSE and D loaded
+                            by the consumers instead of copied by the
+                            producer beside Q (tgpu-warp-specialize
+                            ring-vectors; ablation)
   --no-load-ahead           cuda sm_90a backward: each step's LSE and D loaded
                             where used instead of a step ahead
                             (tgpu-load-ahead; ablation)
@@ -309,9 +313,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
         name == "no-core-order" || name == "no-tma-stores" ||
         name == "no-load-ahead" || name == "no-async-accumulate" ||
-        name == "order-before-waits" || name == "keys-by-queries" ||
-        name == "no-keys-by-queries" || name == "split-dkdv" ||
-        name == "no-split-dkdv" || name == "capture-gradients" ||
+        name == "no-ring-vectors" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -393,6 +398,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.doubleTileBuffers = false;
     } else if (name == "no-load-ahead") {
       o.loadAhead = false;
+    } else if (name == "no-ring-vectors") {
+      o.ringVectors = false;
     } else if (name == "persistent-backward") {
       o.persistentBackward = true;
     } else if (name == "no-overlap-products") {

@@ -117,6 +117,9 @@ struct RunOptions {
   /// --max-ctas-per-sm C: sm_90a, the most CTAs per multiprocessor of a kernel
   /// with one consumer warpgroup.
   int64_t maxCtasPerSM = 2;
+  /// --no-ring-vectors: the backward's LSE and D loaded by the consumers,
+  /// not copied by the producer beside Q.
+  bool ringVectors = true;
   /// --no-load-ahead: the backward's LSE and D loaded where used.
   bool loadAhead = true;
   /// --capture-gradients: the backward also differentiates the float

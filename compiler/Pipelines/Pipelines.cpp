@@ -237,6 +237,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
       specialize.doubleTileBuffers = options.doubleTileBuffers;
       specialize.stages = options.ringStages;
       specialize.maxCtasPerSM = options.maxCtasPerSM;
+      specialize.ringVectors = options.ringVectors;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
       if (options.pingPong && !options.pipelineProducts)
         pm.addPass(tgpu::createTileGPUPingPong());
@@ -339,6 +340,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       specialize.doubleTileBuffers = options.doubleTileBuffers;
       specialize.stages = options.ringStages;
       specialize.maxCtasPerSM = options.maxCtasPerSM;
+      specialize.ringVectors = options.ringVectors;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
     }
     // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under

@@ -269,6 +269,13 @@ struct CUDAPipelineOptions
                      "loads while this one runs (tgpu-warp-specialize "
                      "double-tile-buffers=true)"),
       llvm::cl::init(true)};
+  Option<bool> ringVectors{
+      *this, "ring-vectors",
+      llvm::cl::desc("sm_90a, warp-specialized kernels: each step's "
+                     "per-query vectors (the backward's LSE and D) copied "
+                     "by the producer beside the ring's tile "
+                     "(tgpu-warp-specialize ring-vectors=true)"),
+      llvm::cl::init(true)};
   Option<bool> loadAhead{
       *this, "load-ahead",
       llvm::cl::desc("sm_90a backward, warp-specialized kernels: each "

@@ -75,6 +75,10 @@ template <typename T, int N, int W> struct ColFrag {
   }
 };
 
+/// A vector of N elements in shared memory (16-byte aligned): a ring slot of
+/// per-query values the producer copies (tgpu.bulk_load).
+template <typename T, int N> struct SmemVector { T *ptr; };
+
 /// A rows x cols tile in shared memory with a row pitch of PITCH elements
 /// (padded rows: ldmatrix's eight row addresses hit distinct banks).
 template <typename T, int ROWS, int COLS, int PITCH> struct SmemTile {

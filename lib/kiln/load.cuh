@@ -1,4 +1,5 @@
-// kiln/load.cuh - global memory -> register tiles, filling what is outside.
+// kiln/load.cuh - global (or shared) memory -> register tiles, filling what is
+// outside.
 //
 // For tiles that never meet a tensor core (row statistics, the backward
 // preprocess's O and dO): plain loads straight into the mma layout, so no
@@ -84,4 +85,44 @@ __device__ __forceinline__ void load(ColFrag<T, N, W> &f, const Desc<T> &d,
     f.x[s] = c >= 0 && c < d.rows ? d.ptr[c * d.row_stride] : outside;
   }
 }
+/// A shared vector's elements into a thread's rows (tgpu.load_shared): those
+/// at or past `count` read `fill` (a descriptor's end, as load fills past
+/// it).
+template <typename T, int M, int W>
+__device__ __forceinline__ void load_shared(RowFrag<T, M, W> &f,
+                                            const SmemVector<T, M> &src,
+                                            int count, float fill) {
+  using R = RowFrag<T, M, W>;
+  const T outside = from_float<T>(fill);
+#pragma unroll
+  for (int s = 0; s < R::kSize; ++s)
+    f.x[s] = R::row(s) < count ? src.ptr[R::row(s)] : outside;
+}
+
+/// The same into a thread's columns: adjacent pairs, one 8-byte read each,
+/// then the fill where the vector is cut short.
+template <typename T, int N, int W>
+__device__ __forceinline__ void load_shared(ColFrag<T, N, W> &f,
+                                            const SmemVector<T, N> &src,
+                                            int count, float fill) {
+  using C = ColFrag<T, N, W>;
+  static_assert(sizeof(T) == 4, "pairs of 32-bit values");
+  struct alignas(8) Pair {
+    T first, second;
+  };
+#pragma unroll
+  for (int s = 0; s < C::kSize; s += 2) {
+    Pair pair = *reinterpret_cast<const Pair *>(src.ptr + C::col(s));
+    f.x[s] = pair.first;
+    f.x[s + 1] = pair.second;
+  }
+  if (count < N) {
+    const T outside = from_float<T>(fill);
+#pragma unroll
+    for (int s = 0; s < C::kSize; ++s)
+      if (C::col(s) >= count)
+        f.x[s] = outside;
+  }
+}
+
 } // namespace kiln

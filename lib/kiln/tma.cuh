@@ -40,6 +40,20 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(
 #endif
 }
 
+/// Expects `bytes` more of asynchronous copies in the current phase of
+/// `bar` without arriving: the phase cannot complete before the arrival
+/// that follows (the same thread's mbarrier_arrive_expect_tx).
+__device__ __forceinline__ void mbarrier_expect_tx(unsigned long long *bar,
+                                                   unsigned bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile(
+      "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(
+          smem_addr(bar)),
+      "r"(bytes)
+      : "memory");
+#endif
+}
+
 /// Waits until the phase with parity `phase` of `bar` has completed.
 __device__ __forceinline__ void mbarrier_wait(unsigned long long *bar,
                                               unsigned phase) {
@@ -85,6 +99,43 @@ __device__ __forceinline__ void tma_load_3d(void *dst, const TensorMap &map,
                "l"(reinterpret_cast<unsigned long long>(&map)),
                "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
                : "memory");
+#endif
+}
+
+/// Copies elements offset .. offset + N - 1 of the vector `src` (those
+/// before its end) into `dst` (shared memory, 16-byte aligned), completing
+/// on `bar` without arriving: one bulk copy where the run is contiguous,
+/// 16-byte aligned and whole 16-byte chunks (a per-query workspace padded
+/// to whole blocks), else this thread's own loads and stores, which the
+/// arrival that follows publishes (release). Slots past the end keep what
+/// they held; the reader fills them. One thread calls it, before the copy
+/// that arrives on `bar`.
+template <typename T, int N>
+__device__ __forceinline__ void bulk_load_vector(const SmemVector<T, N> &dst,
+                                                 const Desc<T> &src, int offset,
+                                                 unsigned long long *bar) {
+#if __CUDA_ARCH__ >= 900
+  int left = src.rows - offset;
+  int n = left < 0 ? 0 : left < N ? left : N;
+  if (n == 0)
+    return;
+  const T *from = src.ptr + static_cast<long long>(offset) * src.row_stride;
+  unsigned bytes = static_cast<unsigned>(n * sizeof(T));
+  if (src.row_stride == 1 && bytes % 16 == 0 &&
+      reinterpret_cast<unsigned long long>(from) % 16 == 0) {
+    mbarrier_expect_tx(bar, bytes);
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+                 "bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_addr(dst.ptr)),
+                 "l"(reinterpret_cast<unsigned long long>(from)), "r"(bytes),
+                 "r"(smem_addr(bar))
+                 : "memory");
+    return;
+  }
+#pragma unroll 1
+  for (int i = 0; i < n; ++i)
+    dst.ptr[i] = from[i * src.row_stride];
+  // Later phases fill the slot by the copy engine (the async proxy).
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
 

@@ -131,6 +131,11 @@ private:
       if (tgpu::isSharedMemRef(memref) && memref.getRank() == 1 &&
           memref.getElementType().isInteger(64))
         return std::string("unsigned long long *"); // mbarriers
+      if (tgpu::isSharedMemRef(memref) && memref.getRank() == 1 &&
+          memref.hasStaticShape())
+        return llvm::formatv("kiln::SmemVector<{0}, {1}>", *elt,
+                             memref.getDimSize(0))
+            .str();
       if (tgpu::isSharedMemRef(memref)) {
         SmallVector<int64_t> strides;
         int64_t offset;
@@ -1009,6 +1014,23 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         for (Value c : t.getCoords())
           os << ", " << name(c);
         os << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::BulkLoadOp t) {
+        line() << "if (kiln::lane_id() == 0) kiln::bulk_load_vector("
+               << name(t.getDest()) << ", " << name(t.getSource()) << ", "
+               << name(t.getOffset()) << ", "
+               << barrier(t.getBarriers(), t.getIndex()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::LoadSharedOp l) -> LogicalResult {
+        auto type = cppType(l.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << *type << " " << name(l) << ";\n";
+        line() << "kiln::load_shared(" << name(l) << ", " << name(l.getSource())
+               << ", " << name(l.getCount()) << ", "
+               << floatLiteral(l.getFill().convertToDouble()) << ");\n";
         return success();
       })
       .Case([&](tgpu::TmaLoadPagesOp t) {

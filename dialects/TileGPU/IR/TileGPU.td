@@ -453,6 +453,49 @@ def TileGPU_ScaleRowsOp
   let hasVerifier = 1;
 }
 
+def TileGPU_BulkLoadOp : TileGPU_Op<"bulk_load"> {
+  let summary = "copies a run of a vector into shared memory, completing on an mbarrier";
+  let description = [{
+    Elements `offset` .. `offset + N - 1` of the 1-D descriptor `source`
+    (a per-query vector: the backward's base-2 LSE and D) into the
+    N-element shared vector `dest`, by one bulk copy
+    (`cp.async.bulk`, no tensor map) whose bytes complete on the barrier:
+    the producer's one thread adds them to the phase's expected bytes
+    (`mbarrier.expect_tx`) without arriving, so it issues this before the
+    copy that arrives on the same barrier (the ring's tile). Elements at or
+    past the descriptor's end are not copied: their slots keep stale data,
+    which the reader's `tgpu.load_shared` replaces by its fill. Where the
+    run is not a contiguous, 16-byte aligned multiple of 16 bytes the thread
+    copies it element by element instead (slower, never wrong).
+  }];
+  let arguments = (ins TileGPU_TileDesc:$source, Index:$offset,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$dest,
+                       Arg<TileGPU_MbarrierMemRef, "", [MemWrite]>:$barriers,
+                       Index:$index);
+  let assemblyFormat = [{
+    $source `[` $offset `]` `,` $dest `,` $barriers `[` $index `]` attr-dict `:` type($source) `,` type($dest) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_LoadSharedOp
+    : TileGPU_Op<"load_shared", [MemoryEffects<[MemRead]>]> {
+  let summary = "reads a shared vector into registers, filling what lies past a count";
+  let description = [{
+    Every thread reads the elements it holds in the result's `#tgpu.rows`
+    or `#tgpu.cols` layout from the shared vector `source`; elements at
+    index `count` and past read `fill` instead (a descriptor's end, as
+    `tile.load` fills past it). The consumers' side of `tgpu.bulk_load`.
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemRead]>:$source,
+                       Index:$count, F32Attr:$fill);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source `[` $count `]` `fill` $fill attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileGPU_ZeroRowsPastOp : TileGPU_Op<"zero_rows_past"> {
   let summary = "the consumers zero the rows of a shared tile past a descriptor's end";
   let description = [{

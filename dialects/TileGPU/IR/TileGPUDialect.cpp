@@ -543,6 +543,40 @@ LogicalResult CoreReduceAddOp::verify() {
   return success();
 }
 
+LogicalResult BulkLoadOp::verify() {
+  MemRefType dest = getDest().getType();
+  tile::DescType desc = getSource().getType();
+  if (!isSharedMemRef(dest) || dest.getRank() != 1 ||
+      (dest.getDimSize(0) * dest.getElementTypeBitWidth() / 8) % 16 != 0)
+    return emitOpError() << "copies into a 1-D shared vector of whole 16-byte "
+                            "chunks (a bulk copy's unit), got "
+                         << dest;
+  if (desc.getShape().size() != 1 || desc.isPaged() || desc.getGroup() != 1 ||
+      desc.getElementType() != dest.getElementType())
+    return emitOpError() << "copies from a plain 1-D descriptor of the "
+                            "vector's element type, got "
+                         << desc << " into " << dest;
+  if (!inProducer(*this))
+    return emitOpError() << "is issued by the producer's one thread: it sits "
+                            "in a tgpu.warp_specialize producer region";
+  return verifyBarrier(*this, getBarriers(), getIndex());
+}
+
+LogicalResult LoadSharedOp::verify() {
+  MemRefType source = getSource().getType();
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (!isSharedMemRef(source) || source.getRank() != 1 ||
+      !source.getElementType().isF32())
+    return emitOpError() << "reads a 1-D f32 shared vector, got " << source;
+  if (result.getShape() != source.getShape() ||
+      result.getElementType() != source.getElementType() ||
+      !isa_and_nonnull<RowsLayoutAttr, ColsLayoutAttr>(result.getEncoding()))
+    return emitOpError() << "reads the vector whole into a #tgpu.rows or "
+                            "#tgpu.cols tile of its shape, got "
+                         << result << " from " << source;
+  return success();
+}
+
 LogicalResult CoreLoadOp::verify() {
   return verifyCoreOrderAccess(*this,
                                cast<RankedTensorType>(getResult().getType()),

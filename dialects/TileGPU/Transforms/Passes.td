@@ -479,6 +479,20 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     tiles (RegisterEstimate.h: the tiles held across steps, twice the
     step's largest tile, 32 for the rest).
 
+    With `ring-vectors` (the default), a step's per-query vectors (the
+    backward's base-2 LSE and D: unmasked 1-D f32 `tile.load`s in a
+    `#tgpu.rows` or `#tgpu.cols` layout, of the last dimension of a
+    workspace whose rows start 16-byte aligned by its shape, through a view
+    made before the loops, at the rows of a ring's copy in the same loop)
+    travel with that copy: the producer issues a `tgpu.bulk_load` of each
+    into a slot per stage beside the ring's tile, on the ring's barriers,
+    before the tile's copy, and the consumers read it with
+    `tgpu.load_shared` where the step first uses it, filling the elements
+    past the view's end as the load did. Without them each step's first
+    product waits for a load from global memory issued at the top of the
+    step. Only where the slots cost no stage, loaded-once copy or CTA per
+    multiprocessor.
+
     With `persistent` (kernels with a loaded-once buffer whose program ids
     are read in the entry block), the grid becomes min(tiles, SMs x CTAs
     per SM) CTAs and both sides loop over tiles (Persistent.h): each CTA
@@ -496,6 +510,9 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
            "Shared memory per CTA on the device (0: unchecked)">,
     Option<"stages", "stages", "int64_t", "2",
            "Most stages per ring">,
+    Option<"ringVectors", "ring-vectors", "bool", "true",
+           "Per-query vectors of the loops' steps (the backward's base-2 "
+           "LSE and D) copied by the producer beside a ring's tile">,
     Option<"maxCtasPerSM", "max-ctas-per-sm", "int64_t", "2",
            "Most CTAs per multiprocessor of a kernel with one consumer "
            "warpgroup (more than two where the registers hold its steps' "

@@ -81,7 +81,99 @@ struct Ring {
   int64_t index = 0; ///< position among the rings
 };
 
+/// A step's per-query vector (the backward's base-2 LSE and D) that the
+/// producer copies beside a ring's tile (tgpu.bulk_load), completing on that
+/// ring's barriers: the consumers read it from shared memory after the wait
+/// they already do, instead of waiting on a load from global memory in front
+/// of the step's first product. Each (ring, view) pair has one slot per
+/// stage, shared by the loops that load the ring.
+struct Vector {
+  tile::LoadOp load;
+  scf::ForOp loop;
+  tile::ViewOp view;
+  int64_t ring; ///< the ring whose barriers it shares
+  int64_t slot; ///< its buffer among `VectorSlot`s
+  /// The consumers' read and the ops computing its count, in order.
+  SmallVector<Operation *> read;
+  /// Read right after the ring's wait (else where the step first uses it).
+  bool early = false;
+};
+struct VectorSlot {
+  int64_t ring;
+  Value view;
+  RankedTensorType type;
+  Value buffer;
+  SmallVector<Value> stages;
+};
+
 bool isRegisterTile(Type t) { return isa<RankedTensorType>(t); }
+
+/// Whether each row of argument `arg`'s last dimension starts a whole number
+/// of 16-byte chunks after the previous one: its size expression is a
+/// constant, or a product with a constant factor, that is a multiple of
+/// 16 / `eltBytes` (the backward's per-query workspaces, padded to whole
+/// query blocks).
+bool rowsOfWholeChunks(func::FuncOp kernel, unsigned arg, int64_t eltBytes) {
+  auto shape = kernel.getArgAttrOfType<ArrayAttr>(arg, tile::attrs::kShape);
+  if (!shape || shape.empty() || 16 % eltBytes != 0)
+    return false;
+  int64_t chunk = 16 / eltBytes;
+  auto multiple = [&](Attribute a) {
+    auto c = dyn_cast<IntegerAttr>(a);
+    return c && c.getInt() > 0 && c.getInt() % chunk == 0;
+  };
+  Attribute last = shape[shape.size() - 1];
+  if (multiple(last))
+    return true;
+  auto product = dyn_cast<ArrayAttr>(last);
+  if (!product || product.empty())
+    return false;
+  auto op = dyn_cast<StringAttr>(product[0]);
+  return op && op.getValue() == "mul" &&
+         llvm::any_of(product.getValue().drop_front(), multiple);
+}
+
+/// The vectors of `loops`' bodies the producer can copy beside a ring's tile
+/// (see Vector): unmasked 1-D f32 loads, in a `#tgpu.rows` or `#tgpu.cols`
+/// layout of whole 16-byte chunks, of the last dimension of a workspace
+/// whose rows start 16-byte aligned, through a view made before the loops,
+/// at the rows of a ring's copy in the same loop.
+SmallVector<Vector> ringVectorsOf(func::FuncOp kernel,
+                                  MutableArrayRef<Load> loads,
+                                  ArrayRef<scf::ForOp> loops,
+                                  const DenseMap<Value, int64_t> &ringOf) {
+  SmallVector<Vector> vectors;
+  Block &entry = kernel.front();
+  for (scf::ForOp loop : loops)
+    for (Operation &op : *loop.getBody()) {
+      auto load = dyn_cast<tile::LoadOp>(&op);
+      if (!load || load.getMask() || !isa<FloatAttr>(load.getFill()))
+        continue;
+      auto type = cast<RankedTensorType>(load.getType());
+      if (type.getRank() != 1 || !type.getElementType().isF32() ||
+          (type.getDimSize(0) * 4) % 16 != 0 ||
+          !isa_and_nonnull<RowsLayoutAttr, ColsLayoutAttr>(type.getEncoding()))
+        continue;
+      auto view = load.getDesc().getDefiningOp<tile::ViewOp>();
+      auto arg =
+          view ? dyn_cast<BlockArgument>(view.getBase()) : BlockArgument();
+      auto base = arg ? dyn_cast<MemRefType>(arg.getType()) : MemRefType();
+      if (!base || arg.getOwner() != &entry || view->getBlock() != &entry ||
+          view.isPaged() || view.isRagged() ||
+          view.getKeep() != ArrayRef<int64_t>{base.getRank() - 1} ||
+          !kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kWorkspace) ||
+          !rowsOfWholeChunks(kernel, arg.getArgNumber(), 4))
+        continue;
+      for (Load &host : loads)
+        if (host.loop == loop &&
+            host.copy.getOffsets()[0] == load.getOffsets()[0]) {
+          vectors.push_back(
+              {load, loop, view, ringOf.lookup(host.copy.getDest()), -1});
+          break;
+        }
+    }
+  return vectors;
+}
 
 /// A scalar read of a kernel argument that the kernel only ever reads by
 /// scalar loads (a capture: a mask's per-program key bound, VisibleBelow.h;
@@ -403,12 +495,31 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     return a->isBeforeInBlock(b);
   });
 
+  // The vectors copied beside the rings' tiles, their slots, and the bytes
+  // those take per stage.
+  SmallVector<Vector> vectors;
+  SmallVector<VectorSlot> slots;
+  int64_t vectorBytes = 0;
+  if (ringVectors)
+    vectors = ringVectorsOf(kernel, loads, loops, ringOf);
+  for (Vector &v : vectors) {
+    auto type = cast<RankedTensorType>(v.load.getType());
+    for (auto [i, slot] : llvm::enumerate(slots))
+      if (slot.ring == v.ring && slot.view == v.view.getResult() &&
+          slot.type == type)
+        v.slot = int64_t(i);
+    if (v.slot >= 0)
+      continue;
+    v.slot = int64_t(slots.size());
+    slots.push_back({v.ring, v.view.getResult(), type, Value(), {}});
+    vectorBytes += llvm::alignTo(type.getDimSize(0) * 4, 128);
+  }
+
   // As many stages as the shared memory holds, up to two; more (up to
   // `stages`) below, after the loaded-once buffers' second copies.
   int64_t ringBytes = 0;
   for (Ring &ring : rings)
     ringBytes += sharedBufferBytes(cast<MemRefType>(ring.buffer.getType()));
-  int64_t numStages = 0, sharedBytes = 0;
   int64_t limit = sharedMemoryBytes;
   // Persistent: a buffer loaded once per tile also gets a "free" barrier
   // (every consumer past its last read) before the next tile's copy.
@@ -420,25 +531,6 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   int64_t barrierBytes =
       8 * (2 * int64_t(rings.size()) * stages + onceBarriers) + 128;
   int64_t baseStages = std::max<int64_t>(std::min<int64_t>(stages, 2), 1);
-  for (int64_t s = 1; s <= baseStages; ++s) {
-    int64_t needed = sharedAttr.getInt() + (s - 1) * (ringBytes + 1024) +
-                     barrierBytes;
-    if (limit > 0 && needed > limit)
-      break;
-    numStages = s;
-    sharedBytes = needed;
-  }
-  if (numStages == 0)
-    return success(); // not even the barriers fit: keep cp.async
-  // Persistent: two copies of each loaded-once buffer where the shared
-  // memory holds them after the ring's stages, used by turns (slot = the
-  // tile's round mod 2), each with its own barriers and program-id words.
-  // The producer then loads the next tile's Q as soon as it has issued
-  // this tile's last K and V, instead of once the consumers are past their
-  // last step: a tile no longer starts on a whole TMA round trip. Not
-  // where it would cost a kernel of one consumer warpgroup a CTA per
-  // multiprocessor (below): measured slower (the persistent backward at
-  // D = 128, docs/performance.md).
   // One consumer warpgroup (the backward's kernels, the decode program)
   // would leave a multiprocessor with four warps to hide latency: two CTAs
   // share it where their shared memory fits, halving the registers, and
@@ -481,27 +573,71 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       --ctas;
     return ctas >= 2 ? ctas : 1;
   };
-  int64_t onceSlots = 1;
-  if (loopTiles && doubleTileBuffers) {
-    int64_t extra = 8 * onceBarriers;
-    for (Load *load : once)
-      extra += sharedBufferBytes(load->copy.getDest().getType()) + 1024;
-    bool losesCta = ctasFor(sharedBytes + extra) < ctasFor(sharedBytes);
-    if ((limit <= 0 || sharedBytes + extra <= limit) && !losesCta) {
-      onceSlots = 2;
-      sharedBytes += extra;
+  // The stages, shared memory and loaded-once copies with `extra` bytes per
+  // stage beside the rings' tiles (the vectors' slots).
+  struct Sizing {
+    int64_t stages = 0, bytes = 0, onceSlots = 1;
+  };
+  auto size = [&](int64_t extra) {
+    Sizing z;
+    int64_t perStage = ringBytes + extra;
+    for (int64_t s = 1; s <= baseStages; ++s) {
+      int64_t needed = sharedAttr.getInt() + extra +
+                       (s - 1) * (perStage + 1024) + barrierBytes;
+      if (limit > 0 && needed > limit)
+        break;
+      z.stages = s;
+      z.bytes = needed;
+    }
+    if (z.stages == 0)
+      return z;
+    // Persistent: two copies of each loaded-once buffer where the shared
+    // memory holds them after the ring's stages, used by turns (slot = the
+    // tile's round mod 2), each with its own barriers and program-id words.
+    // The producer then loads the next tile's Q as soon as it has issued
+    // this tile's last K and V, instead of once the consumers are past their
+    // last step: a tile no longer starts on a whole TMA round trip. Not
+    // where it would cost a kernel of one consumer warpgroup a CTA per
+    // multiprocessor (below): measured slower (the persistent backward at
+    // D = 128, docs/performance.md).
+    if (loopTiles && doubleTileBuffers) {
+      int64_t more = 8 * onceBarriers;
+      for (Load *load : once)
+        more += sharedBufferBytes(load->copy.getDest().getType()) + 1024;
+      bool losesCta = ctasFor(z.bytes + more) < ctasFor(z.bytes);
+      if ((limit <= 0 || z.bytes + more <= limit) && !losesCta) {
+        z.onceSlots = 2;
+        z.bytes += more;
+      }
+    }
+    // Deeper rings (`stages` above two, opt-in: measured no faster, see
+    // docs/performance.md) where the shared memory holds them without
+    // costing a CTA per multiprocessor.
+    for (; z.stages >= 2 && z.stages < stages; ++z.stages) {
+      int64_t needed = z.bytes + perStage + 1024;
+      if ((limit > 0 && needed > limit) || ctasFor(needed) < ctasFor(z.bytes))
+        break;
+      z.bytes = needed;
+    }
+    return z;
+  };
+  Sizing sizing = size(0);
+  if (sizing.stages == 0)
+    return success(); // not even the barriers fit: keep cp.async
+  // The vectors' slots only where they cost no stage, loaded-once copy or
+  // CTA per multiprocessor; else the consumers keep loading them.
+  if (!vectors.empty()) {
+    Sizing with = size(vectorBytes);
+    if (with.stages == sizing.stages && with.onceSlots == sizing.onceSlots &&
+        ctasFor(with.bytes) == ctasFor(sizing.bytes)) {
+      sizing = with;
+    } else {
+      vectors.clear();
+      slots.clear();
     }
   }
-  // Deeper rings (`stages` above two, opt-in: measured no faster, see
-  // docs/performance.md) where the shared memory holds them without
-  // costing a CTA per multiprocessor.
-  for (; numStages >= 2 && numStages < stages; ++numStages) {
-    int64_t needed = sharedBytes + ringBytes + 1024;
-    if ((limit > 0 && needed > limit) ||
-        ctasFor(needed) < ctasFor(sharedBytes))
-      break;
-    sharedBytes = needed;
-  }
+  int64_t numStages = sizing.stages, sharedBytes = sizing.bytes;
+  int64_t onceSlots = sizing.onceSlots;
   int64_t numRingBarriers = 2 * int64_t(rings.size()) * numStages;
   int64_t numBarriers = numRingBarriers + onceBarriers * onceSlots;
   auto onceFullIndex = [&](size_t i) {
@@ -547,6 +683,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
         if (load.loop.isDefinedOutsideOfLoop(operand))
           needed.insert(operand);
   }
+  // The producer copies the vectors through their views.
+  for (Vector &v : vectors)
+    needed.insert(v.view.getResult());
   llvm::SmallPtrSet<Operation *, 16> hoist;
   for (size_t i = 0; i < needed.size(); ++i) {
     Operation *def = needed[i].getDefiningOp();
@@ -580,6 +719,15 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     b.setInsertionPointAfter(alloc);
     for (int64_t s = 1; s < numStages; ++s)
       ring.stages.push_back(b.clone(*alloc)->getResult(0));
+  }
+  for (VectorSlot &slot : slots) {
+    b.setInsertionPoint(split);
+    auto type = MemRefType::get(
+        slot.type.getShape(), slot.type.getElementType(),
+        MemRefLayoutAttrInterface(), b.getI64IntegerAttr(kSharedMemorySpace));
+    for (int64_t s = 0; s < numStages; ++s)
+      slot.stages.push_back(SharedAllocOp::create(b, loc, type, 0));
+    slot.buffer = slot.stages.front();
   }
   b.setInsertionPoint(split);
   auto barrierType = MemRefType::get(
@@ -747,6 +895,67 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       clears.push_back(
           {wait, onceBuffers[i], load, load->copy.getOffsets()[0]});
   }
+  // Each vector read from its slot where the step first uses it (after the
+  // wait for the ring's tile, which the first product already needs), the
+  // elements past the view's end filled as the load filled them; read
+  // right after that wait instead (below), so that the shared loads'
+  // latency runs under the step's products, where the registers hold the
+  // vector from there on: the loop's tiles across steps, the step's tiles
+  // live at its first use (S and dP, issued asynchronously, and what the
+  // mod keeps from S), the vectors read early before it and itself, with 8
+  // to spare, within the consumers' budget. (Calibrated on the H200: read
+  // early, the D = 128 dK/dV kernels of softcap and ALiBi spilled 68 and 184
+  // bytes and ALiBi's backward ran 8% slower, and this rule reads theirs
+  // where used; plain's and causal's at D = 128 (224 and 234 of 240) and
+  // every D = 64 kernel compile without a spill and ran 1-7% faster read
+  // early.)
+  int64_t budget = consumerRegistersFor(ctas);
+  DenseMap<Operation *, int64_t> earlyRegisters; // per loop
+  auto isVectorRead = [&](Operation *op) {
+    if (isa<LoadSharedOp>(op))
+      return true;
+    return llvm::any_of(vectors, [&](const Vector &v) { return v.load == op; });
+  };
+  for (Vector &v : vectors) {
+    Block *body = v.load->getBlock();
+    Operation *first = nullptr;
+    for (Operation *user : v.load->getUsers()) {
+      Operation *top = body->findAncestorOpInBlock(*user);
+      if (top && (!first || top->isBeforeInBlock(first)))
+        first = top;
+    }
+    int64_t live = 0;
+    for (Operation &op : *body) {
+      if (first && !op.isBeforeInBlock(first))
+        break;
+      if (isVectorRead(&op))
+        continue;
+      for (Value result : op.getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              Operation *top = body->findAncestorOpInBlock(*user);
+              return top && first && !top->isBeforeInBlock(first);
+            }))
+          live += registersPerThread(result.getType());
+    }
+    int64_t own = registersPerThread(v.load.getType());
+    int64_t &early = earlyRegisters[v.loop];
+    v.early = registersAcrossSteps(v.loop) + live + early + own + 8 <= budget;
+    if (v.early)
+      early += own;
+    b.setInsertionPoint(first ? first : v.load.getOperation());
+    Value rows = tile::DimOp::create(b, v.load.getLoc(), b.getIndexType(),
+                                     v.view.getResult(), 0);
+    Value count =
+        arith::SubIOp::create(b, v.load.getLoc(), rows, v.load.getOffsets()[0]);
+    auto fill = cast<FloatAttr>(v.load.getFill());
+    auto read = LoadSharedOp::create(
+        b, v.load.getLoc(), v.load.getType(), slots[v.slot].buffer, count,
+        b.getF32FloatAttr(float(fill.getValueAsDouble())));
+    v.load.getResult().replaceAllUsesWith(read.getResult());
+    v.load.erase();
+    v.load = nullptr;
+    v.read = {rows.getDefiningOp(), count.getDefiningOp(), read};
+  }
   for (auto [k, loop] : llvm::enumerate(loops)) {
     Block &body = *loop.getBody();
     b.setInsertionPointToStart(&body);
@@ -757,33 +966,72 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       if (load.loop != loop)
         continue;
       Ring &ring = rings[ringOf.lookup(load.copy.getDest())];
-      // This step's readers (ops of the body), before any select of the
-      // stage's buffer reads the buffer too.
-      SmallVector<OpOperand *> reads;
+      // This step's readers (ops of the body) of the ring's tile and of the
+      // vectors beside it, before any select of the stage's buffer reads
+      // the buffer too.
+      SmallVector<std::pair<Value, ArrayRef<Value>>> buffers{
+          {ring.buffer, ring.stages}};
+      for (VectorSlot &slot : slots)
+        if (slot.ring == ring.index)
+          buffers.push_back({slot.buffer, slot.stages});
       Operation *first = nullptr, *last = nullptr;
-      for (OpOperand &use : ring.buffer.getUses()) {
-        Operation *reader = body.findAncestorOpInBlock(*use.getOwner());
-        if (!reader || isa<CopyAsyncOp>(use.getOwner()))
+      Value current;                    // the stage's tile
+      SmallVector<Operation *> readers; // of either, ops of the body
+      for (auto [buffer, stageBuffers] : buffers) {
+        SmallVector<OpOperand *> reads;
+        for (OpOperand &use : buffer.getUses()) {
+          Operation *reader = body.findAncestorOpInBlock(*use.getOwner());
+          if (!reader || isa<CopyAsyncOp>(use.getOwner()))
+            continue;
+          reads.push_back(&use);
+          readers.push_back(reader);
+          if (!first || reader->isBeforeInBlock(first))
+            first = reader;
+          if (!last || last->isBeforeInBlock(reader))
+            last = reader;
+        }
+        if (reads.empty())
           continue;
-        reads.push_back(&use);
-        if (!first || reader->isBeforeInBlock(first))
-          first = reader;
-        if (!last || last->isBeforeInBlock(reader))
-          last = reader;
+        b.setInsertionPointAfter(step.parity.getDefiningOp());
+        Value stageSlot = stageBuffer(
+            b, loc, Ring{buffer, to_vector(stageBuffers)}, step.stage);
+        for (OpOperand *use : reads)
+          use->set(stageSlot);
+        if (buffer == ring.buffer)
+          current = stageSlot;
       }
       assert(first && "unsupported() rejects rings their loop never reads");
-      b.setInsertionPointAfter(step.parity.getDefiningOp());
-      Value current = stageBuffer(b, loc, ring, step.stage);
-      for (OpOperand *use : reads)
-        use->set(current);
       Value full = fullSlot(ring, step.stage);
       Value empty = emptySlot(ring, step.stage);
       b.setInsertionPoint(first);
       auto wait = MbarrierWaitOp::create(b, loc, barriers, full, step.parity);
+      // The vectors read right after that wait (where the step's rows are
+      // known there): the shared loads' latency runs under the products
+      // issued next instead of in front of the first use.
+      Operation *after = wait;
+      for (Vector &v : vectors) {
+        if (!v.early || v.ring != ring.index ||
+            v.read.back()->getBlock() != &body)
+          continue;
+        Value row = v.read[1]->getOperand(1);
+        Operation *def = row.getDefiningOp();
+        if (def && def->getBlock() == &body && !def->isBeforeInBlock(wait))
+          continue;
+        for (Operation *op : v.read) {
+          op->moveAfter(after);
+          after = op;
+        }
+      }
       auto role = loop->getAttrOfType<StringAttr>(tile::attrs::kKvLoop);
       if ((load.paged() || load.ragged()) &&
           !(role && role.getValue() == "full"))
         clears.push_back({wait, current, &load, loop.getInductionVar()});
+      // Released after the last reader where it now stands (a vector read
+      // early may have been the last).
+      last = nullptr;
+      for (Operation *reader : readers)
+        if (!last || last->isBeforeInBlock(reader))
+          last = reader;
       b.setInsertionPointAfter(last);
       MbarrierArriveOp::create(b, loc, barriers, empty);
     }
@@ -834,6 +1082,17 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       MbarrierWaitOp::create(b, loc, barriers, emptySlot(ring, step.stage),
                              emptyParity);
       Value full = fullSlot(ring, step.stage);
+      // The vectors first: their bytes must be expected before the tile's
+      // copy arrives, or the phase could complete without them.
+      for (Vector &v : vectors)
+        if (v.loop == loop && v.ring == ring.index)
+          BulkLoadOp::create(
+              b, loc, v.view.getResult(),
+              atStep.lookupOrDefault(load.copy.getOffsets()[0]),
+              stageBuffer(b, loc,
+                          Ring{slots[v.slot].buffer, slots[v.slot].stages},
+                          step.stage),
+              barriers, full);
       if (load.paged())
         TmaLoadPagesOp::create(
             b, loc, mapFor(load), load.view.getResult(),

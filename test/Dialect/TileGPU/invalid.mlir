@@ -700,6 +700,49 @@ func.func @tma_tall(%map: !tgpu.tensor_map, %dst: memref<512x64xbf16, #tgpu.swiz
 
 // -----
 
+func.func @bulk_load_odd_bytes(%d: !tile.desc<?xf32>, %dst: memref<6xf32, 3>,
+                               %bars: memref<4xi64, 3>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_load' op copies into a 1-D shared vector of whole 16-byte chunks (a bulk copy's unit), got 'memref<6xf32, 3>'}}
+  tgpu.bulk_load %d[%i], %dst, %bars[%i] : !tile.desc<?xf32>, memref<6xf32, 3>, memref<4xi64, 3>
+  return
+}
+
+// -----
+
+func.func @bulk_load_matrix(%d: !tile.desc<?x64xf32>, %dst: memref<64xf32, 3>,
+                            %bars: memref<4xi64, 3>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_load' op copies from a plain 1-D descriptor of the vector's element type}}
+  tgpu.bulk_load %d[%i], %dst, %bars[%i] : !tile.desc<?x64xf32>, memref<64xf32, 3>, memref<4xi64, 3>
+  return
+}
+
+// -----
+
+func.func @bulk_load_by_consumers(%d: !tile.desc<?xf32>, %dst: memref<64xf32, 3>,
+                                  %bars: memref<4xi64, 3>, %i: index) {
+  // expected-error @+1 {{'tgpu.bulk_load' op is issued by the producer's one thread: it sits in a tgpu.warp_specialize producer region}}
+  tgpu.bulk_load %d[%i], %dst, %bars[%i] : !tile.desc<?xf32>, memref<64xf32, 3>, memref<4xi64, 3>
+  return
+}
+
+// -----
+
+func.func @load_shared_mma(%src: memref<64xf32, 3>, %n: index) {
+  // expected-error @+1 {{'tgpu.load_shared' op reads the vector whole into a #tgpu.rows or #tgpu.cols tile of its shape}}
+  %v = tgpu.load_shared %src[%n] fill 0.0 : memref<64xf32, 3> -> tensor<32xf32, #tgpu.cols<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @load_shared_global(%src: memref<64xf32>, %n: index) {
+  // expected-error @+1 {{'tgpu.load_shared' op reads a 1-D f32 shared vector, got 'memref<64xf32>'}}
+  %v = tgpu.load_shared %src[%n] fill 0.0 : memref<64xf32> -> tensor<64xf32, #tgpu.cols<warps = 4>>
+  return
+}
+
+// -----
+
 func.func @ws_half_warpgroup() attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
   // expected-error @+1 {{'tgpu.warp_specialize' op the producer is whole warpgroups (a multiple of 4 warps: setmaxnreg acts per warpgroup), got 2}}
   tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 2 : i64} producer {

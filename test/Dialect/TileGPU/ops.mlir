@@ -314,6 +314,36 @@ func.func @warp_specialized(%map: !tgpu.tensor_map {tgpu.tensor_map = {tensor = 
 
 // -----
 
+// tgpu.bulk_load and tgpu.load_shared (a step's per-query vector copied by
+// the producer beside a ring's tile, read by the consumers).
+// CHECK-LABEL: func.func @ring_vector
+// CHECK: tgpu.bulk_load %{{.+}}[%{{.+}}], %{{.+}}, %{{.+}}[%{{.+}}] : <?xf32>, memref<64xf32, 3>, memref<2xi64, 3>
+// CHECK: tgpu.load_shared %{{.+}}[%{{.+}}] fill 0x7F800000 : memref<64xf32, 3> -> tensor<64xf32, #tgpu.cols<warps = 4>>
+// CHECK: tgpu.load_shared %{{.+}}[%{{.+}}] fill 0.000000e+00 : memref<64xf32, 3> -> tensor<64xf32, #tgpu.rows<warps = 4>>
+func.func @ring_vector(%d: !tile.desc<?xf32>, %row: index)
+    attributes {tgpu.num_warps = 4 : i64, tgpu.producer_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %v = tgpu.shared_alloc offset 0 : memref<64xf32, 3>
+  %bars = tgpu.shared_alloc offset 256 : memref<2xi64, 3>
+  tgpu.mbarrier_init %bars[%c0] count 1 : memref<2xi64, 3>
+  tgpu.mbarrier_init %bars[%c1] count 128 : memref<2xi64, 3>
+  tgpu.barrier
+  tgpu.warp_specialize {consumer_registers = 256 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    tgpu.bulk_load %d[%row], %v, %bars[%c0] : !tile.desc<?xf32>, memref<64xf32, 3>, memref<2xi64, 3>
+  } consumer {
+    tgpu.mbarrier_wait %bars[%c0], %c0 : memref<2xi64, 3>
+    %n = tile.dim %d, 0 : !tile.desc<?xf32>
+    %count = arith.subi %n, %row : index
+    %l = tgpu.load_shared %v[%count] fill 0x7F800000 : memref<64xf32, 3> -> tensor<64xf32, #tgpu.cols<warps = 4>>
+    %r = tgpu.load_shared %v[%count] fill 0.0 : memref<64xf32, 3> -> tensor<64xf32, #tgpu.rows<warps = 4>>
+    tgpu.mbarrier_arrive %bars[%c1] : memref<2xi64, 3>
+  }
+  return
+}
+
+// -----
+
 // Three CTAs of one consumer warpgroup: 80 registers per thread at entry, a
 // pool of 20480, of which a producer at 24 leaves the consumers 136 (the
 // verifier's bound, met exactly; 144 is rejected in invalid.mlir).
