@@ -415,14 +415,16 @@ StepIndex stepIndex(OpBuilder &b, Location loc, Value iv, Value lb, Value step,
   return {stage, parity};
 }
 
-/// The stage's buffer of `ring` (a chain of selects; one stage: the buffer).
-Value stageBuffer(OpBuilder &b, Location loc, const Ring &ring, Value stage) {
-  Value current = ring.stages[0];
-  for (size_t i = 1; i < ring.stages.size(); ++i) {
+/// The stage's buffer among `stages` (a ring's, or a vector slot's: a
+/// chain of selects; one stage: the buffer).
+Value stageBuffer(OpBuilder &b, Location loc, ArrayRef<Value> stages,
+                  Value stage) {
+  Value current = stages[0];
+  for (size_t i = 1; i < stages.size(); ++i) {
     Value is = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq, stage,
         arith::ConstantIndexOp::create(b, loc, int64_t(i)));
-    current = arith::SelectOp::create(b, loc, is, ring.stages[i], current);
+    current = arith::SelectOp::create(b, loc, is, stages[i], current);
   }
   return current;
 }
@@ -993,8 +995,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
         if (reads.empty())
           continue;
         b.setInsertionPointAfter(step.parity.getDefiningOp());
-        Value stageSlot = stageBuffer(
-            b, loc, Ring{buffer, to_vector(stageBuffers)}, step.stage);
+        Value stageSlot = stageBuffer(b, loc, stageBuffers, step.stage);
         for (OpOperand *use : reads)
           use->set(stageSlot);
         if (buffer == ring.buffer)
@@ -1089,9 +1090,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
           BulkLoadOp::create(
               b, loc, v.view.getResult(),
               atStep.lookupOrDefault(load.copy.getOffsets()[0]),
-              stageBuffer(b, loc,
-                          Ring{slots[v.slot].buffer, slots[v.slot].stages},
-                          step.stage),
+              stageBuffer(b, loc, slots[v.slot].stages, step.stage),
               barriers, full);
       if (load.paged())
         TmaLoadPagesOp::create(
@@ -1099,11 +1098,11 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
             atStep.lookupOrDefault(load.copy.getOffsets()[1]),
             copyLoop.getInductionVar(),
             atStep.lookupOrDefault(load.view.getIndices()[1]),
-            stageBuffer(b, loc, ring, step.stage), barriers, full);
+            stageBuffer(b, loc, ring.stages, step.stage), barriers, full);
       else
         TmaLoadOp::create(
             b, loc, mapFor(load), coordinates(b, loc, load, atStep),
-            stageBuffer(b, loc, ring, step.stage), barriers, full);
+            stageBuffer(b, loc, ring.stages, step.stage), barriers, full);
     }
   }
 
