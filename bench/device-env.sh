@@ -24,6 +24,14 @@ check_examples() {
     done
   done
 }
+# run_check LABEL RUN-ARGS...: one "== LABEL" line, then the verdicts of
+# `kiln run RUN-ARGS --check` (against float64).
+run_check() {
+  local label=$1
+  shift
+  echo "== $label"
+  timeout 90 $KILN run "$@" --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
+}
 # summarize_checks FILE: the PASS / FAIL counts of a check_examples-style log
 # ("== case" lines, then the verdicts), and the lines around each failure.
 summarize_checks() {

@@ -18,12 +18,6 @@ MODE=$1
 SEQS=${2:-4096,16384}
 VARS=${3:-plain,causal,softcap,alibi}
 . bench/device-env.sh
-run_check() { # LABEL ARGS...
-  local label=$1
-  shift
-  echo "== $label"
-  timeout 90 $KILN run "$@" --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
-}
 if [ "$MODE" = check ] || [ "$MODE" = both ]; then
   {
     check_examples rv "64 96 128"

@@ -78,6 +78,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.overlapProducts = choices.overlapProducts;
   options.bulkReductions = choices.bulkReductions;
   options.coreOrder = choices.coreOrder;
+  options.deferFlush = choices.deferFlush;
   options.tmaStores = choices.tmaStores;
   options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
@@ -164,6 +165,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.overlapProducts = o.overlapProducts;
   choices.bulkReductions = o.bulkReductions;
   choices.coreOrder = o.coreOrder;
+  choices.deferFlush = o.deferFlush;
   choices.tmaStores = o.tmaStores;
   choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;

@@ -143,6 +143,7 @@ struct RunOptions {
   bool overlapProducts = true;  ///< cuda sm_90a: tgpu-overlap-products
   bool bulkReductions = true;   ///< cuda sm_90a: tgpu-bulk-reductions
   bool coreOrder = true;        ///< ...dQ's accumulator in core order
+  bool deferFlush = true;       ///< ...its shares added a step later
   bool tmaStores = true;        ///< cuda sm_90a: tgpu-tma-stores
   bool asyncAccumulate = true;  ///< cuda sm_90a: dV, dK waited at the yield
   bool packLhsFirst = true;     ///< cuda sm_90a: P packed before wgmma's fence

@@ -366,6 +366,12 @@ struct CUDAPipelineOptions
                      "mma core-block order, so that a warp's share is one "
                      "contiguous run (tgpu-bulk-reductions core-order)"),
       llvm::cl::init(true)};
+  Option<bool> deferFlush{
+      *this, "defer-flush",
+      llvm::cl::desc("sm_90a: with core-order, a step's dQ share fenced and "
+                     "added during the next step (tgpu-bulk-reductions "
+                     "defer-flush)"),
+      llvm::cl::init(true)};
   Option<bool> tmaStores{
       *this, "tma-stores",
       llvm::cl::desc("sm_90a forward: the consumers' output tiles staged in "

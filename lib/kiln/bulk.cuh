@@ -19,15 +19,21 @@
 
 namespace kiln {
 
-/// Runs `write` (this warp's shared-memory writes for the copy engine to
-/// read): first waits until the warp's earlier bulk copies and reductions
-/// (issued by its lanes; a bulk group is per thread) have read the buffer,
-/// then fences the writes for the async proxy.
-template <typename Write>
-__device__ __forceinline__ void stage_for_bulk_with(Write write) {
+/// Waits until this thread's bulk copies and reductions have read their
+/// shared-memory sources (a bulk group is per thread).
+__device__ __forceinline__ void bulk_wait_read() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 #endif
+}
+
+/// Runs `write` (this warp's shared-memory writes for the copy engine to
+/// read): first waits until the warp's earlier bulk copies and reductions
+/// (issued by its lanes) have read the buffer, then fences the writes for
+/// the async proxy.
+template <typename Write>
+__device__ __forceinline__ void stage_for_bulk_with(Write write) {
+  bulk_wait_read();
   __syncwarp();
   write();
   fence_async_shared();

@@ -59,33 +59,43 @@ __device__ __forceinline__ void core_load(Frag<float, M, N, W, G> &f,
   }
 }
 
-/// d[row0 + r, col0 + c] += f[r, c] in a core-ordered array through `s`, an
-/// unswizzled shared f32 tile of f's shape holding f in core order: each
-/// warp waits until its earlier bulk reductions have read its part of `s`,
-/// writes its chunks, fences them for the async proxy, and its lane 0 adds
-/// each of its bands with one bulk reduction (bands not wholly inside
-/// [0, d.rows) are skipped). No CTA barrier: a warp's part of `s` is its
-/// own. Asynchronous: the sums land after bulk_wait.
+/// Writes this warp's elements of `f` into `s`, an unswizzled shared f32
+/// tile of f's shape, in core order (one 16-byte store per core block),
+/// once the warp's earlier bulk reductions have read its part of `s`. No
+/// fence: core_flush, by the same warp, fences the writes and adds them.
 template <typename Tile, int M, int N, int W, int G>
-__device__ __forceinline__ void
-core_reduce_add(const Desc<float> &d, int row0, int col0, Tile s,
-                const Frag<float, M, N, W, G> &f) {
+__device__ __forceinline__ void core_stage(Tile s,
+                                           const Frag<float, M, N, W, G> &f) {
   using F = Frag<float, M, N, W, G>;
   static_assert(Tile::kRows == M && Tile::kCols == N &&
                     Tile::offset(1, 0) == N * 4,
                 "an unpadded shared tile of the register tile's shape");
   float *base = reinterpret_cast<float *>(s.ptr);
-  stage_for_bulk_with([&] {
+  bulk_wait_read();
+  __syncwarp();
 #pragma unroll
-    for (int k = 0; k < F::kSize / 4; ++k) {
-      int mt = k / F::kNT, nt = k % F::kNT;
-      int band = F::group_warp() * F::kMT + mt;
-      int col = F::group() * F::kGroupCols + nt * 8;
-      *reinterpret_cast<float4 *>(base + core_chunk(band, col, N)) =
-          make_float4(f.x[4 * k], f.x[4 * k + 1], f.x[4 * k + 2],
-                      f.x[4 * k + 3]);
-    }
-  });
+  for (int k = 0; k < F::kSize / 4; ++k) {
+    int mt = k / F::kNT, nt = k % F::kNT;
+    int band = F::group_warp() * F::kMT + mt;
+    int col = F::group() * F::kGroupCols + nt * 8;
+    *reinterpret_cast<float4 *>(base + core_chunk(band, col, N)) =
+        make_float4(f.x[4 * k], f.x[4 * k + 1], f.x[4 * k + 2], f.x[4 * k + 3]);
+  }
+}
+
+/// d[row0 + r, col0 + c] += s[r, c] for this warp's part of `s`, which a
+/// core_stage of an F tile wrote: the warp fences its writes for the async
+/// proxy and its lane 0 adds each of its bands with one bulk reduction
+/// (bands not wholly inside [0, d.rows) are skipped). Asynchronous: the
+/// sums land after bulk_wait.
+template <typename F, typename Tile>
+__device__ __forceinline__ void core_flush(const Desc<float> &d, int row0,
+                                           int col0, Tile s) {
+  static_assert(Tile::kRows == F::kRows && Tile::kCols == F::kCols,
+                "the staged tile's shape");
+  const float *base = reinterpret_cast<const float *>(s.ptr);
+  fence_async_shared();
+  __syncwarp();
   if (lane_id() == 0) {
     constexpr unsigned kRunBytes = F::kGroupCols * 16 * 4;
     int col = F::group() * F::kGroupCols;
@@ -98,7 +108,7 @@ core_reduce_add(const Desc<float> &d, int row0, int col0, Tile s,
       // core_chunk at lane 0: the band's run of this group's columns.
       float *dst =
           d.ptr + (static_cast<long long>(top / 16) * d.cols + col0 + col) * 16;
-      const float *src = base + (band * N + col) * 16;
+      const float *src = base + (band * Tile::kCols + col) * 16;
 #if __CUDA_ARCH__ >= 900
       bulk_add_f32<kRunBytes>(dst, src);
 #else
@@ -111,6 +121,21 @@ core_reduce_add(const Desc<float> &d, int row0, int col0, Tile s,
   // The warp reconverges before what follows (warpgroup-wide .aligned waits
   // among it).
   __syncwarp();
+}
+
+/// d[row0 + r, col0 + c] += f[r, c] in a core-ordered array through `s`, an
+/// unswizzled shared f32 tile of f's shape holding f in core order: each
+/// warp waits until its earlier bulk reductions have read its part of `s`,
+/// writes its chunks, fences them for the async proxy, and its lane 0 adds
+/// each of its bands with one bulk reduction (core_stage, then core_flush).
+/// No CTA barrier: a warp's part of `s` is its own. Asynchronous: the sums
+/// land after bulk_wait.
+template <typename Tile, int M, int N, int W, int G>
+__device__ __forceinline__ void
+core_reduce_add(const Desc<float> &d, int row0, int col0, Tile s,
+                const Frag<float, M, N, W, G> &f) {
+  core_stage(s, f);
+  core_flush<Frag<float, M, N, W, G>>(d, row0, col0, s);
 }
 
 } // namespace kiln

@@ -12,6 +12,7 @@ namespace kiln {
 /// every row, its warps splitting the rows as above.
 template <typename T, int M, int N, int W, int G = 1> struct Frag {
   static_assert(W % G == 0, "column groups of whole warps");
+  static constexpr int kRows = M, kCols = N;
   static constexpr int kGroupWarps = W / G;
   static_assert(M % (16 * kGroupWarps) == 0,
                 "rows must split into m16 tiles per warp");

@@ -77,17 +77,24 @@
 // WGMMA-ATOMIC-NEXT: tgpu.barrier
 // WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
 // WGMMA-ATOMIC-NEXT: [[DK:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {async} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
-// WGMMA-ATOMIC-NEXT: tgpu.core_reduce_add [[DQ]], %{{.+}}, %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>, <?x64xf32>
+// WGMMA-ATOMIC-NEXT: tgpu.core_stage [[DQ]], [[STAGING:%[0-9]+]] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>
 // WGMMA-ATOMIC: tgpu.warpgroup_wait [[DK]]
 // WGMMA-ATOMIC: scf.yield
 // The query loop split as the forward's KV loop: the Q blocks whose rows
 // all see the key block run unmasked between the partial ones; each adds
-// its share of dQ.
+// its share of dQ, fenced and added during the next step (defer-flush),
+// the last step's after the loop.
 // WGMMA-ATOMIC: } {tile.q_loop = "leading_partial"}
-// WGMMA-ATOMIC: tgpu.core_reduce_add
+// WGMMA-ATOMIC-NEXT: arith.cmpi slt
+// WGMMA-ATOMIC: tgpu.core_flush [[STAGING]], %{{.+}}[%{{.+}}, %{{.+}}] if
+// WGMMA-ATOMIC: scf.for
+// WGMMA-ATOMIC: tgpu.core_flush [[STAGING]], %{{.+}}[%{{.+}}, %{{.+}}] if
+// WGMMA-ATOMIC-NEXT: tgpu.warpgroup_wait %{{.+}} {pending = 1 : i64}
+// WGMMA-ATOMIC: tgpu.core_stage
 // WGMMA-ATOMIC: } {tile.q_loop = "full"}
-// WGMMA-ATOMIC: tgpu.core_reduce_add
+// WGMMA-ATOMIC: tgpu.core_flush
 // WGMMA-ATOMIC: } {tile.q_loop = "trailing_partial"}
+// WGMMA-ATOMIC: tgpu.core_flush
 // WGMMA-ATOMIC-NOT: tile.atomic_add
 // The sums complete before the consumers end.
 // WGMMA-ATOMIC: tgpu.bulk_wait{{$}}

@@ -840,6 +840,24 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
            << ");\n";
         return success();
       })
+      .Case([&](tgpu::CoreStageOp a) -> LogicalResult {
+        line() << "kiln::core_stage(" << name(a.getStaging()) << ", "
+               << name(a.getValue()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::CoreFlushOp a) -> LogicalResult {
+        auto type = cppType(a.getTile(), loc);
+        if (failed(type))
+          return failure();
+        line();
+        if (Value pending = a.getPending())
+          os << "if (" << name(pending) << ") ";
+        os << "kiln::core_flush<" << *type << ">(" << name(a.getDesc());
+        for (Value o : a.getOffsets())
+          os << ", " << name(o);
+        os << ", " << name(a.getStaging()) << ");\n";
+        return success();
+      })
       .Case([&](tgpu::CoreLoadOp l) -> LogicalResult {
         auto type = cppType(l.getType(), loc);
         if (failed(type))

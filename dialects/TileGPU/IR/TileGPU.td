@@ -577,6 +577,48 @@ def TileGPU_CoreReduceAddOp
   let hasVerifier = 1;
 }
 
+def TileGPU_CoreStageOp
+    : TileGPU_Op<"core_stage", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "writes an f32 register tile into its staging buffer in core order, for a later tgpu.core_flush";
+  let description = [{
+    The first half of `tgpu.core_reduce_add`: each warp waits until its
+    lanes' earlier bulk reductions have read its part of `staging`, then
+    writes its elements of `value` there in core order (one 16-byte store
+    per core block). No fence and no reduction: a later `tgpu.core_flush`
+    of the same buffer, by the same warps, fences the writes for the async
+    proxy and adds them. Splitting the two lets the fence, which waits for
+    the stores to complete, run a step later, when they have
+    (`tgpu-bulk-reductions` `defer-flush`).
+  }];
+  let arguments = (ins AnyRankedTensor:$value, AnyStaticShapeMemRef:$staging);
+  let assemblyFormat = [{
+    $value `,` $staging attr-dict `:` type($value) `,` type($staging)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_CoreFlushOp
+    : TileGPU_Op<"core_flush", [MemoryEffects<[MemRead, MemWrite]>,
+                               AttrSizedOperandSegments]> {
+  let summary = "adds a staged tile into an array in core order, by bulk reductions";
+  let description = [{
+    The second half of `tgpu.core_reduce_add`: each warp fences its part of
+    `staging` (written by a `tgpu.core_stage` of a tile of type `tile`) for
+    the async proxy, and its lane 0 adds each of its bands into `desc` at
+    (`row`, `col`) with one `cp.reduce.async.bulk .add.f32`, as
+    `tgpu.core_reduce_add` does. With `if %pending`, nothing happens where
+    `pending` is false (a loop's first step, with no earlier step's tile
+    staged). The sums are complete after `tgpu.bulk_wait`.
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$staging, TileGPU_TileDesc:$desc,
+                       Variadic<Index>:$offsets, Optional<I1>:$pending,
+                       TypeAttr:$tile);
+  let assemblyFormat = [{
+    $staging `,` $desc `[` $offsets `]` (`if` $pending^)? attr-dict `:` $tile `,` type($staging) `,` type($desc)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileGPU_CoreLoadOp : TileGPU_Op<"core_load", [MemoryEffects<[MemRead]>]> {
   let summary = "loads an f32 register tile from an array kept in mma core-block order";
   let description = [{

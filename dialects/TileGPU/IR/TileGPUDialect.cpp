@@ -529,18 +529,42 @@ static LogicalResult verifyCoreOrderAccess(Operation *op, RankedTensorType type,
   return success();
 }
 
+/// The staging buffer of a core-order add: unswizzled shared memory of
+/// the tile's shape and type (the tile in core order).
+static LogicalResult verifyCoreStaging(Operation *op, MemRefType staging,
+                                       RankedTensorType tile) {
+  if (isPlainStaging(staging, tile))
+    return success();
+  return op->emitOpError() << "stages through an unswizzled shared buffer of "
+                              "the tile's shape and type (the tile in core "
+                              "order), got "
+                           << staging << " for " << tile;
+}
+
 LogicalResult CoreReduceAddOp::verify() {
   auto value = cast<RankedTensorType>(getValue().getType());
   if (failed(verifyCoreOrderAccess(*this, value, getDesc().getType(),
                                    getOffsets())))
     return failure();
-  MemRefType staging = getStaging().getType();
-  if (!isPlainStaging(staging, value))
-    return emitOpError() << "stages through an unswizzled shared buffer of "
-                            "the tile's shape and type (the tile in core "
-                            "order), got "
-                         << staging << " for " << value;
-  return success();
+  return verifyCoreStaging(*this, getStaging().getType(), value);
+}
+
+LogicalResult CoreStageOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  if (value.getRank() != 2 || !value.getElementType().isF32() ||
+      !isa_and_nonnull<MmaLayoutAttr>(value.getEncoding()))
+    return emitOpError() << "takes 2-D f32 #tgpu.mma tiles, got " << value;
+  return verifyCoreStaging(*this, getStaging().getType(), value);
+}
+
+LogicalResult CoreFlushOp::verify() {
+  auto tile = dyn_cast<RankedTensorType>(getTile());
+  if (!tile)
+    return emitOpError() << "names the staged tile's type, got " << getTile();
+  if (failed(verifyCoreOrderAccess(*this, tile, getDesc().getType(),
+                                   getOffsets())))
+    return failure();
+  return verifyCoreStaging(*this, getStaging().getType(), tile);
 }
 
 LogicalResult BulkLoadOp::verify() {

@@ -10,6 +10,7 @@
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 #include "dialects/TileGPU/IR/TileGPUDialect.h"
+#include "dialects/TileGPU/Transforms/DeferFlush.h"
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
 #include "dialects/TileGPU/Transforms/Staging.h"
 
@@ -373,12 +374,14 @@ struct TileGPUBulkReductions
 
     OpBuilder b(kernel.getContext());
     llvm::SetVector<Block *> ends;
+    SmallVector<CoreReduceAddOp> coreAdds;
     for (auto &[buffer, group] : staged) {
       for (tile::AtomicAddOp add : group) {
         b.setInsertionPoint(add);
         if (intoCoreWorkspace(add, coreNames))
-          CoreReduceAddOp::create(b, add.getLoc(), add.getValue(), buffer,
-                                  add.getDesc(), add.getOffsets());
+          coreAdds.push_back(
+              CoreReduceAddOp::create(b, add.getLoc(), add.getValue(), buffer,
+                                      add.getDesc(), add.getOffsets()));
         else if (swizzleBytes(buffer.getType()))
           addThroughMap(add, buffer, kernel, b);
         else
@@ -392,6 +395,9 @@ struct TileGPUBulkReductions
     // The sums are complete before the kernel ends (the next kernel, dQ's
     // conversion, reads them).
     waitAtEnds(ends.getArrayRef(), kernel.getLoc());
+    if (deferFlushes)
+      for (CoreReduceAddOp add : coreAdds)
+        deferFlush(add);
     return success();
   }
 

@@ -265,6 +265,18 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     `tgpu.core_reduce_add` (16-byte stores, one bulk reduction per warp and
     band, no tensor map), its loads `tgpu.core_load`, and its rows
     dimension is padded to whole bands in every kernel that declares it.
+
+    With `defer-flush` (default; `kiln run --no-defer-flush` is the
+    ablation) a `tgpu.core_reduce_add` in a loop's step is split: a
+    `tgpu.core_stage` in its place writes the share into the staging
+    buffer, and a `tgpu.core_flush` in the next step, before that step's
+    first wait for a product (the warps wait there anyway; else at the
+    step's start), fences it and issues the bulk reductions; the loop
+    carries a flag (no tile staged before the first step) and the offsets
+    the step computed, and the last step's share is flushed after the loop.
+    The fence waits for the staging stores to complete, which in the step
+    that made them left the warps idle (Nsight Compute: the consumers'
+    largest single stall in the atomic dK/dV kernels at D = 64 and 128).
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
@@ -272,6 +284,9 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     Option<"coreOrder", "core-order", "bool", "true",
            "Keep accumulator workspaces in mma core-block order where only "
            "staged adds, mma-layout loads and fills touch them">,
+    Option<"deferFlushes", "defer-flush", "bool", "true",
+           "Fence and add a loop step's core-order share during the next "
+           "step (tgpu.core_stage, tgpu.core_flush)">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }

@@ -59,4 +59,8 @@ int64_t largestStepTile(scf::ForOp loop) {
   return largest;
 }
 
+int64_t stepRegisters(scf::ForOp loop) {
+  return registersAcrossSteps(loop) + 2 * largestStepTile(loop) + 32;
+}
+
 } // namespace kiln::tgpu

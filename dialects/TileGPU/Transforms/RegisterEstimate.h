@@ -27,6 +27,11 @@ int64_t registersAcrossSteps(mlir::scf::ForOp loop);
 /// (S, dP: the products' accumulators).
 int64_t largestStepTile(mlir::scf::ForOp loop);
 
+/// A step of `loop` at its fullest: what it holds across steps, two of its
+/// largest tiles (S and dP in flight together) and 32 for the rest (indices,
+/// addresses). Calibrated on ptxas -v of the dQ and dK/dV kernels.
+int64_t stepRegisters(mlir::scf::ForOp loop);
+
 } // namespace kiln::tgpu
 
 #endif // KILN_DIALECTS_TILEGPU_TRANSFORMS_REGISTERESTIMATE_H

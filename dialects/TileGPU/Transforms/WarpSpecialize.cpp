@@ -546,8 +546,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // fits, as before.
   int64_t stepRegisters = 32;
   for (scf::ForOp loop : loops)
-    stepRegisters = std::max(stepRegisters, registersAcrossSteps(loop) +
-                                                2 * largestStepTile(loop) + 32);
+    stepRegisters = std::max(stepRegisters, tgpu::stepRegisters(loop));
   // The CTA's registers are what each thread gets at entry times its
   // threads; the consumers take what the producer leaves
   // (tgpu.warp_specialize's verifier).

@@ -931,6 +931,47 @@ func.func @core_row(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>
 
 // -----
 
+func.func @core_stage_bf16(%t: tensor<64x128xbf16, #tgpu.mma<warps = 8>>, %b: memref<64x128xbf16, 3>) {
+  // expected-error @+1 {{'tgpu.core_stage' op takes 2-D f32 #tgpu.mma tiles}}
+  tgpu.core_stage %t, %b : tensor<64x128xbf16, #tgpu.mma<warps = 8>>, memref<64x128xbf16, 3>
+  return
+}
+
+// -----
+
+func.func @core_stage_shape(%t: tensor<64x128xf32, #tgpu.mma<warps = 8>>, %b: memref<64x64xf32, 3>) {
+  // expected-error @+1 {{'tgpu.core_stage' op stages through an unswizzled shared buffer of the tile's shape and type}}
+  tgpu.core_stage %t, %b : tensor<64x128xf32, #tgpu.mma<warps = 8>>, memref<64x64xf32, 3>
+  return
+}
+
+// -----
+
+func.func @core_flush_column(%b: memref<64x128xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{'tgpu.core_flush' op core blocks are 16 rows by 8 columns: the offset 4 is not a multiple of 8}}
+  tgpu.core_flush %b, %d[%i, %c4] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @core_flush_not_tile(%b: memref<64x128xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.core_flush' op names the staged tile's type, got 'memref<64x128xf32, 3>'}}
+  tgpu.core_flush %b, %d[%i, %i] : memref<64x128xf32, 3>, memref<64x128xf32, 3>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @core_flush_staging(%b: memref<64x64xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.core_flush' op stages through an unswizzled shared buffer of the tile's shape and type}}
+  tgpu.core_flush %b, %d[%i, %i] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x64xf32, 3>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
 func.func @core_load_bf16(%d: !tile.desc<?x64xbf16>, %i: index) -> tensor<64x64xbf16, #tgpu.mma<warps = 4>> {
   // expected-error @+1 {{'tgpu.core_load' op takes 2-D f32 #tgpu.mma tiles}}
   %v = tgpu.core_load %d[%i, %i] fill 0.0 : !tile.desc<?x64xbf16> -> tensor<64x64xbf16, #tgpu.mma<warps = 4>>

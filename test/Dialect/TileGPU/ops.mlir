@@ -378,6 +378,24 @@ func.func @core_order(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2
 
 // -----
 
+// tgpu.core_stage and tgpu.core_flush: tgpu.core_reduce_add in two halves,
+// the flush with or without a predicate.
+// CHECK-LABEL: func.func @core_stage_flush
+// CHECK: tgpu.core_stage %{{.+}}, %{{.+}} : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>
+// CHECK-NEXT: tgpu.core_flush %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] if %{{.+}} : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, <?x128xf32>
+// CHECK-NEXT: tgpu.core_flush %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, <?x128xf32>
+func.func @core_stage_flush(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>,
+                            %d: !tile.desc<?x128xf32>, %r: index, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<64x128xf32, 3>
+  tgpu.core_stage %t, %b : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>
+  tgpu.core_flush %b, %d[%r, %c0] if %p : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, !tile.desc<?x128xf32>
+  tgpu.core_flush %b, %d[%r, %c0] : tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2>>, memref<64x128xf32, 3>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
 // tgpu.bulk_reduce_add and tgpu.bulk_wait (the atomic backward's dQ shares
 // by bulk reductions): an f32 tile staged through a buffer of its shape,
 // added into a descriptor, waited for.

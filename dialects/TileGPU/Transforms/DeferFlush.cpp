@@ -1,0 +1,127 @@
+//===- DeferFlush.cpp - a step's dQ share added during the next step ------===//
+//
+// The atomic dK/dV kernel adds each step's dQ share into L2: the warps
+// store it into a staging buffer, fence the stores for the async proxy
+// and issue bulk reductions. The fence waits for the stores to complete,
+// and the step has nothing else to do by then (Nsight Compute: the fence
+// is the consumers' largest single stall, 6-8% of the D = 64 and 128
+// kernels' samples). A step later the stores are long complete, and the
+// warps are waiting for the next step's first products anyway.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/TileGPU/Transforms/DeferFlush.h"
+
+#include "dialects/TileGPU/Transforms/RegisterEstimate.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace kiln::tgpu {
+
+/// Where the flush of the previous step's tile goes in `body`: before the
+/// first product wait ahead of `stage`, else at the start.
+static Operation *flushPoint(Block *body, Operation *stage) {
+  for (Operation &op : *body) {
+    if (&op == stage)
+      break;
+    if (isa<WarpgroupWaitOp>(op))
+      return &op;
+  }
+  return &body->front();
+}
+
+/// Whether `v`, computed in `loop`'s step, depends on the step only through
+/// its induction variable and pure ops (so another step's value can be
+/// computed again from that step's induction variable).
+static bool recomputable(scf::ForOp loop, Value v) {
+  if (loop.isDefinedOutsideOfLoop(v) || v == loop.getInductionVar())
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != loop.getBody() || def->getNumRegions() ||
+      !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return recomputable(loop, operand);
+  });
+}
+
+/// Clones the ops of `loop`'s step that `v` (recomputable) needs at `b`,
+/// under `mapping` (the induction variable to another step's).
+static Value recompute(OpBuilder &b, scf::ForOp loop, Value v,
+                       IRMapping &mapping) {
+  if (Value mapped = mapping.lookupOrNull(v))
+    return mapped;
+  if (loop.isDefinedOutsideOfLoop(v))
+    return v;
+  Operation *def = v.getDefiningOp();
+  for (Value operand : def->getOperands())
+    recompute(b, loop, operand, mapping);
+  return b.clone(*def, mapping)->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+/// Flushes the tile `add` staged in the step whose induction variable is
+/// `iv` (its view and offsets computed again at `b`) where `pending` holds.
+static void flushStep(OpBuilder &b, scf::ForOp loop, CoreReduceAddOp add,
+                      Value iv, Value pending) {
+  IRMapping mapping;
+  mapping.map(loop.getInductionVar(), iv);
+  SmallVector<Value> offsets;
+  for (Value offset : add.getOffsets())
+    offsets.push_back(recompute(b, loop, offset, mapping));
+  Value desc = recompute(b, loop, add.getDesc(), mapping);
+  CoreFlushOp::create(b, add.getLoc(), add.getStaging(), desc, offsets, pending,
+                      TypeAttr::get(add.getValue().getType()));
+}
+
+/// The previous step is the one at iv - step (none in the first, iv == lb),
+/// the loop's last at lb + ((ub - lb - 1) / step) step (none where ub <=
+/// lb): no state carried across steps.
+static void deferRecomputed(CoreReduceAddOp add, scf::ForOp loop) {
+  Location loc = add.getLoc();
+  OpBuilder b(add);
+  Value iv = loop.getInductionVar(), lb = loop.getLowerBound(),
+        ub = loop.getUpperBound(), step = loop.getStep();
+  b.setInsertionPoint(flushPoint(loop.getBody(), add));
+  Value previous = arith::SubIOp::create(b, loc, iv, step);
+  Value pending =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, iv, lb);
+  flushStep(b, loop, add, previous, pending);
+  b.setInsertionPointAfter(loop);
+  Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value span =
+      arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), one);
+  Value steps = arith::DivUIOp::create(b, loc, span, step);
+  Value last = arith::AddIOp::create(
+      b, loc, lb, arith::MulIOp::create(b, loc, steps, step));
+  flushStep(b, loop, add, last, ran);
+  b.setInsertionPoint(add);
+  CoreStageOp::create(b, loc, add.getValue(), add.getStaging());
+  add.erase();
+}
+
+bool deferFlush(CoreReduceAddOp add) {
+  auto loop = dyn_cast<scf::ForOp>(add->getParentOp());
+  if (!loop)
+    return false;
+  // A flush anywhere but right after its stage makes ptxas spill where the
+  // step's registers are short: every atomic dK/dV kernel at D = 128
+  // (64-372 bytes of local memory; 43 reloads per step in plain's), whose
+  // estimate (288-352) exceeds the budget (240); at D = 64 (160-224 of 232)
+  // only ALiBi's, 8 bytes, and it measured faster still.
+  auto ws = add->getParentOfType<WarpSpecializeOp>();
+  if (!ws || stepRegisters(loop) > ws.getConsumerRegisters())
+    return false;
+  if (!recomputable(loop, add.getDesc()) ||
+      !llvm::all_of(add.getOffsets(),
+                    [&](Value offset) { return recomputable(loop, offset); }))
+    return false;
+  deferRecomputed(add, loop);
+  return true;
+}
+
+} // namespace kiln::tgpu
