@@ -361,7 +361,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       tgpu::TileGPUBulkReductionsOptions bulk;
       bulk.sharedMemoryBytes = sharedLimit(options);
       bulk.coreOrder = options.coreOrder;
-      bulk.deferFlushes = options.deferFlush;
+      bulk.deferFlush = options.deferFlush;
       pm.addPass(tgpu::createTileGPUBulkReductions(bulk));
     }
     // The dK/dV kernel's LSE and D of the step's queries, loaded a step

@@ -395,9 +395,11 @@ struct TileGPUBulkReductions
     // The sums are complete before the kernel ends (the next kernel, dQ's
     // conversion, reads them).
     waitAtEnds(ends.getArrayRef(), kernel.getLoc());
-    if (deferFlushes)
+    // After the waits: a split add's last flush follows its loop, inside the
+    // region whose end waits for the reductions.
+    if (deferFlush)
       for (CoreReduceAddOp add : coreAdds)
-        deferFlush(add);
+        (void)deferCoreFlush(add); // Those it leaves stay whole.
     return success();
   }
 

@@ -77,10 +77,24 @@ static void flushStep(OpBuilder &b, scf::ForOp loop, CoreReduceAddOp add,
                       TypeAttr::get(add.getValue().getType()));
 }
 
-/// The previous step is the one at iv - step (none in the first, iv == lb),
-/// the loop's last at lb + ((ub - lb - 1) / step) step (none where ub <=
-/// lb): no state carried across steps.
-static void deferRecomputed(CoreReduceAddOp add, scf::ForOp loop) {
+/// Erases `v`'s op and the ops only it read, where nothing else reads them
+/// (the step's own offsets of a split add).
+static void eraseIfDead(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isOpTriviallyDead(def))
+    return;
+  SmallVector<Value> operands(def->getOperands());
+  def->erase();
+  for (Value operand : operands)
+    eraseIfDead(operand);
+}
+
+/// Splits `add` into its stage and the flushes: the previous step is the
+/// one at iv - step (none in the first, iv == lb), the loop's last at
+/// lb + ((ub - lb - 1) / step) step (none where ub <= lb, where the span is
+/// taken as 0 so that the index arithmetic cannot overflow): no state is
+/// carried across steps.
+static void splitIntoStageAndFlushes(CoreReduceAddOp add, scf::ForOp loop) {
   Location loc = add.getLoc();
   OpBuilder b(add);
   Value iv = loop.getInductionVar(), lb = loop.getLowerBound(),
@@ -92,35 +106,52 @@ static void deferRecomputed(CoreReduceAddOp add, scf::ForOp loop) {
   flushStep(b, loop, add, previous, pending);
   b.setInsertionPointAfter(loop);
   Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value span =
-      arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), one);
+  Value span = arith::SelectOp::create(
+      b, loc, ran,
+      arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, ub, lb), one),
+      zero);
   Value steps = arith::DivUIOp::create(b, loc, span, step);
   Value last = arith::AddIOp::create(
       b, loc, lb, arith::MulIOp::create(b, loc, steps, step));
   flushStep(b, loop, add, last, ran);
   b.setInsertionPoint(add);
   CoreStageOp::create(b, loc, add.getValue(), add.getStaging());
+  SmallVector<Value> read(add.getOffsets());
+  read.push_back(add.getDesc());
   add.erase();
+  for (Value v : read)
+    eraseIfDead(v);
 }
 
-bool deferFlush(CoreReduceAddOp add) {
+bool deferCoreFlush(CoreReduceAddOp add) {
   auto loop = dyn_cast<scf::ForOp>(add->getParentOp());
-  if (!loop)
+  if (!loop || !loop.getInductionVar().getType().isIndex() ||
+      loop.getUnsignedCmp())
+    return false;
+  // Another use of the staging buffer in the step (a second add of the
+  // same tile type shares it) would write it between this add's stage and
+  // its flush.
+  Value staging = add.getStaging();
+  if (llvm::any_of(staging.getUsers(), [&](Operation *user) {
+        return user != add.getOperation() && loop->isAncestor(user);
+      }))
     return false;
   // A flush anywhere but right after its stage makes ptxas spill where the
   // step's registers are short: every atomic dK/dV kernel at D = 128
   // (64-372 bytes of local memory; 43 reloads per step in plain's), whose
-  // estimate (288-352) exceeds the budget (240); at D = 64 (160-224 of 232)
+  // estimate (288-352) exceeds the budget (240); at D = 64 (160-224 of 240)
   // only ALiBi's, 8 bytes, and it measured faster still.
   auto ws = add->getParentOfType<WarpSpecializeOp>();
-  if (!ws || stepRegisters(loop) > ws.getConsumerRegisters())
+  if (!ws || !ws.getConsumer().isAncestor(add->getParentRegion()) ||
+      stepRegisters(loop) > static_cast<int64_t>(ws.getConsumerRegisters()))
     return false;
   if (!recomputable(loop, add.getDesc()) ||
       !llvm::all_of(add.getOffsets(),
                     [&](Value offset) { return recomputable(loop, offset); }))
     return false;
-  deferRecomputed(add, loop);
+  splitIntoStageAndFlushes(add, loop);
   return true;
 }
 

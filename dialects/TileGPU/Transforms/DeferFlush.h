@@ -22,11 +22,12 @@ namespace kiln::tgpu {
 /// not the first, and after the loop for its last step. The flushes compute
 /// the view and offsets of the step they add again from its induction
 /// variable. Returns false (and leaves `add` alone) where its parent is not
-/// an scf.for of a warp-specialized kernel's consumers, its view or offsets
-/// depend on more of the step than its induction variable and pure ops, or
-/// the step's register estimate (stepRegisters) exceeds the consumers'
-/// budget.
-bool deferFlush(CoreReduceAddOp add);
+/// an scf.for over index (signed bounds) in a warp-specialized kernel's
+/// consumers, another op of the loop uses its staging buffer, its view or
+/// offsets depend on more of the step than its induction variable and pure
+/// ops, or the step's register estimate (stepRegisters) exceeds the
+/// consumers' budget.
+bool deferCoreFlush(CoreReduceAddOp add);
 
 } // namespace kiln::tgpu
 

@@ -271,9 +271,13 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     `tgpu.core_stage` in its place writes the share into the staging
     buffer, and a `tgpu.core_flush` in the next step, before that step's
     first wait for a product (the warps wait there anyway; else at the
-    step's start), fences it and issues the bulk reductions; the loop
-    carries a flag (no tile staged before the first step) and the offsets
-    the step computed, and the last step's share is flushed after the loop.
+    step's start), fences it and issues the bulk reductions, where the step
+    is not the loop's first (`iv != lb`), with the view and offsets computed
+    again at `iv - step` (nothing is carried across steps); the last step's
+    share is flushed after the loop. Only where the step's register
+    estimate fits the consumers' budget (at D = 128 the split made ptxas
+    spill), no other op of the loop uses the staging buffer, and the view
+    and offsets depend on the step only through its induction variable.
     The fence waits for the staging stores to complete, which in the step
     that made them left the warps idle (Nsight Compute: the consumers'
     largest single stall in the atomic dK/dV kernels at D = 64 and 128).
@@ -284,7 +288,7 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     Option<"coreOrder", "core-order", "bool", "true",
            "Keep accumulator workspaces in mma core-block order where only "
            "staged adds, mma-layout loads and fills touch them">,
-    Option<"deferFlushes", "defer-flush", "bool", "true",
+    Option<"deferFlush", "defer-flush", "bool", "true",
            "Fence and add a loop step's core-order share during the next "
            "step (tgpu.core_stage, tgpu.core_flush)">,
   ];
