@@ -65,3 +65,30 @@ bench_ablations() {
   sed -n '/^TFLOP\/s of visible pairs/,$p' "$OUT/$tag-bench.txt"
   python3 bench/ablation_ratios.py "$OUT/$tag.json" "$names"
 }
+# check_atomic_backward LABEL HDIMS: the atomic backward's checks, into
+# $OUT/checks.txt and $OUT/sanitize.txt: every example's forward + backward
+# against float64 at HDIMS (Lq = 333: a partial last block), D = 256,
+# causal and plain in fp16, with one query, with one Q block per loop
+# (Lq = 64, 70), over many query blocks, varlen, the block-sparse document
+# mask; then memcheck, racecheck and synccheck on causal softcap's backward
+# at D = 64 and 128. Prints the counts and the sanitizers' verdicts.
+check_atomic_backward() {
+  local label=$1 hdims=$2 ex case
+  {
+    check_examples "$label" "$hdims"
+    for ex in plain causal_softcap; do
+      run_check "$ex hd256 $label" examples/$ex.mlir --backend cuda --backward --head-dim 256 --seqlen 333 --seqlen-kv 517 --heads 2
+    done
+    for case in "--dtype fp16" "--seqlen 1 --seqlen-kv 700" "--seqlen 64 --seqlen-kv 700" "--seqlen 2000 --heads 16 --batch 3" "--seqlen 70 --seqlen-kv 70"; do
+      run_check "causal hd128 $label $case" examples/causal.mlir --backend cuda --backward --head-dim 128 $case
+      run_check "plain hd64 $label $case" examples/plain.mlir --backend cuda --backward --head-dim 64 $case
+    done
+    run_check "varlen_causal hd128" examples/varlen_causal.mlir --backend cuda --backward --head-dim 128 --seqlens 3,100,513,0,250 --heads 4
+    run_check "block_sparse_document hd128" examples/block_sparse_document.mlir --backend cuda --backward --head-dim 128
+  } > "$OUT/checks.txt" 2>&1
+  summarize_checks "$OUT/checks.txt"
+  {
+    sanitize "causal_softcap hd128 backward $label" examples/causal_softcap.mlir --backend cuda --backward --head-dim 128 --seqlen 333 --seqlen-kv 517 --heads 2
+    sanitize "causal_softcap hd64 backward $label" examples/causal_softcap.mlir --backend cuda --backward --head-dim 64 --seqlen 333 --seqlen-kv 517 --heads 2
+  } | tee "$OUT/sanitize.txt"
+}

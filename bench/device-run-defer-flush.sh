@@ -19,23 +19,7 @@ VARS=${3:-plain,causal,softcap,alibi}
 HDIMS=${4:-64,128}
 . bench/device-env.sh
 if [ "$MODE" = check ] || [ "$MODE" = both ]; then
-  {
-    check_examples df "64 96 128"
-    for ex in plain causal_softcap; do
-      run_check "$ex hd256 df" examples/$ex.mlir --backend cuda --backward --head-dim 256 --seqlen 333 --seqlen-kv 517 --heads 2
-    done
-    for case in "--dtype fp16" "--seqlen 1 --seqlen-kv 700" "--seqlen 64 --seqlen-kv 700" "--seqlen 2000 --heads 16 --batch 3" "--seqlen 70 --seqlen-kv 70"; do
-      run_check "causal hd128 df $case" examples/causal.mlir --backend cuda --backward --head-dim 128 $case
-      run_check "plain hd64 df $case" examples/plain.mlir --backend cuda --backward --head-dim 64 $case
-    done
-    run_check "varlen_causal hd128" examples/varlen_causal.mlir --backend cuda --backward --head-dim 128 --seqlens 3,100,513,0,250 --heads 4
-    run_check "block_sparse_document hd128" examples/block_sparse_document.mlir --backend cuda --backward --head-dim 128
-  } > "$OUT/checks.txt" 2>&1
-  summarize_checks "$OUT/checks.txt"
-  {
-    sanitize "causal_softcap hd128 backward df" examples/causal_softcap.mlir --backend cuda --backward --head-dim 128 --seqlen 333 --seqlen-kv 517 --heads 2
-    sanitize "causal_softcap hd64 backward df" examples/causal_softcap.mlir --backend cuda --backward --head-dim 64 --seqlen 333 --seqlen-kv 517 --heads 2
-  } | tee "$OUT/sanitize.txt"
+  check_atomic_backward df "64 96 128"
 fi
 if [ "$MODE" = bench ] || [ "$MODE" = both ]; then
   bench_ablations df nodefer --backward --hdims "$HDIMS" --seqlens "$SEQS" --variants "$VARS"

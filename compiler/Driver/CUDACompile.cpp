@@ -79,6 +79,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.bulkReductions = choices.bulkReductions;
   options.coreOrder = choices.coreOrder;
   options.deferFlush = choices.deferFlush;
+  options.producerReductions = choices.producerReductions;
   options.tmaStores = choices.tmaStores;
   options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
@@ -166,6 +167,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.bulkReductions = o.bulkReductions;
   choices.coreOrder = o.coreOrder;
   choices.deferFlush = o.deferFlush;
+  choices.producerReductions = o.producerReductions;
   choices.tmaStores = o.tmaStores;
   choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;

@@ -45,6 +45,7 @@ struct ScheduleChoices {
   bool bulkReductions = true;     ///< tgpu-bulk-reductions (sm_90a bwd)
   bool coreOrder = true;          ///< ...dQ's accumulator in core order
   bool deferFlush = true;         ///< ...its shares added a step later
+  bool producerReductions = true; ///< ...and by the producer's warp
   bool tmaStores = true;          ///< tgpu-tma-stores (sm_90a fwd)
   bool asyncAccumulate = true;    ///< dV, dK waited at the yield (sm_90a)
   bool packLhsFirst = true;       ///< tgpu-warpgroup-mma pack-lhs-first

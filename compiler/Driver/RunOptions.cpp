@@ -189,6 +189,10 @@ const char *runUsage() {
   --no-defer-flush          cuda sm_90a: the atomic backward's dQ share
                             fenced and added in the step that computed it
                             instead of during the next step (ablation)
+  --no-producer-reductions  cuda sm_90a: the atomic backward's dQ share
+                            added by bulk reductions each consumer warp
+                            issues, through one staging buffer, instead of
+                            by the producer's warp through two (ablation)
   --no-tma-stores           cuda sm_90a forward: the output tile stored from
                             registers by every lane instead of staged in
                             shared memory and stored by TMA (ablation)
@@ -315,11 +319,12 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-overlap-products" || name == "backward" ||
         name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
         name == "no-core-order" || name == "no-defer-flush" ||
-        name == "no-tma-stores" || name == "no-load-ahead" ||
-        name == "no-async-accumulate" || name == "no-ring-vectors" ||
-        name == "order-before-waits" || name == "keys-by-queries" ||
-        name == "no-keys-by-queries" || name == "split-dkdv" ||
-        name == "no-split-dkdv" || name == "capture-gradients" ||
+        name == "no-producer-reductions" || name == "no-tma-stores" ||
+        name == "no-load-ahead" || name == "no-async-accumulate" ||
+        name == "no-ring-vectors" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -413,6 +418,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.coreOrder = false;
     } else if (name == "no-defer-flush") {
       o.deferFlush = false;
+    } else if (name == "no-producer-reductions") {
+      o.producerReductions = false;
     } else if (name == "no-tma-stores") {
       o.tmaStores = false;
     } else if (name == "no-async-accumulate") {

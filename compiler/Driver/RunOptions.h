@@ -144,6 +144,7 @@ struct RunOptions {
   bool bulkReductions = true;   ///< cuda sm_90a: tgpu-bulk-reductions
   bool coreOrder = true;        ///< ...dQ's accumulator in core order
   bool deferFlush = true;       ///< ...its shares added a step later
+  bool producerReductions = true; ///< ...and by the producer's warp
   bool tmaStores = true;        ///< cuda sm_90a: tgpu-tma-stores
   bool asyncAccumulate = true;  ///< cuda sm_90a: dV, dK waited at the yield
   bool packLhsFirst = true;     ///< cuda sm_90a: P packed before wgmma's fence

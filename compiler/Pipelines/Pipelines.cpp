@@ -362,6 +362,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       bulk.sharedMemoryBytes = sharedLimit(options);
       bulk.coreOrder = options.coreOrder;
       bulk.deferFlush = options.deferFlush;
+      bulk.producerReductions = options.producerReductions;
       pm.addPass(tgpu::createTileGPUBulkReductions(bulk));
     }
     // The dK/dV kernel's LSE and D of the step's queries, loaded a step

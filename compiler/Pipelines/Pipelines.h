@@ -372,6 +372,13 @@ struct CUDAPipelineOptions
                      "added during the next step (tgpu-bulk-reductions "
                      "defer-flush)"),
       llvm::cl::init(true)};
+  Option<bool> producerReductions{
+      *this, "producer-reductions",
+      llvm::cl::desc("sm_90a: with core-order, the consumers stage each "
+                     "step's dQ share into two buffers by turns and the "
+                     "producer's warp issues its bulk reductions "
+                     "(tgpu-bulk-reductions producer-reductions)"),
+      llvm::cl::init(true)};
   Option<bool> tmaStores{
       *this, "tma-stores",
       llvm::cl::desc("sm_90a forward: the consumers' output tiles staged in "

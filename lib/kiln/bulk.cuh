@@ -21,9 +21,11 @@ namespace kiln {
 
 /// Waits until this thread's bulk copies and reductions have read their
 /// shared-memory sources (a bulk group is per thread).
-__device__ __forceinline__ void bulk_wait_read() {
+/// Waits until every bulk group this thread committed but the `PENDING`
+/// most recent has read its shared source.
+template <int PENDING = 0> __device__ __forceinline__ void bulk_wait_read() {
 #if __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
 #endif
 }
 

@@ -123,6 +123,40 @@ __device__ __forceinline__ void core_flush(const Desc<float> &d, int row0,
   __syncwarp();
 }
 
+/// d[row0 + r, col0 + c] += s[r, c] for the whole of `s`, an unswizzled
+/// shared f32 tile that core_stage calls filled (and fenced) in core order,
+/// run by one thread (the producer warp's lane 0, once the consumers'
+/// barrier says the tile is staged): one bulk reduction per 16-row band, a
+/// contiguous run in both `s` and the array; bands not wholly inside
+/// [0, d.rows) are skipped. Commits the reductions as one bulk group.
+template <typename Tile>
+__device__ __forceinline__ void core_add_staged(const Desc<float> &d, int row0,
+                                                int col0, Tile s) {
+  constexpr unsigned kBandBytes = Tile::kCols * 16 * 4;
+  static_assert(Tile::kRows % 16 == 0 && Tile::kCols % 8 == 0 &&
+                    Tile::offset(1, 0) == Tile::kCols * 4,
+                "an unpadded shared tile of whole core blocks");
+  const float *base = reinterpret_cast<const float *>(s.ptr);
+  if (col0 >= 0 && col0 + Tile::kCols <= d.cols) {
+#pragma unroll
+    for (int band = 0; band < Tile::kRows / 16; ++band) {
+      int top = row0 + band * 16;
+      if (top < 0 || top + 16 > d.rows)
+        continue;
+      float *dst =
+          d.ptr + (static_cast<long long>(top / 16) * d.cols + col0) * 16;
+      const float *src = base + band * Tile::kCols * 16;
+#if __CUDA_ARCH__ >= 900
+      bulk_add_f32<kBandBytes>(dst, src);
+#else
+      for (unsigned i = 0; i < kBandBytes / 4; ++i)
+        atomicAdd(dst + i, src[i]);
+#endif
+    }
+  }
+  bulk_commit();
+}
+
 /// d[row0 + r, col0 + c] += f[r, c] in a core-ordered array through `s`, an
 /// unswizzled shared f32 tile of f's shape holding f in core order: each
 /// warp waits until its earlier bulk reductions have read its part of `s`,

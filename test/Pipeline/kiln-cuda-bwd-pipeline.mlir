@@ -9,6 +9,7 @@
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=two-kernel" | FileCheck %s --check-prefix=WGMMA-KBQ
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NO-WGMMA
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=atomic" | FileCheck %s --check-prefix=WGMMA-ATOMIC
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="backward-schedule=atomic producer-reductions=false" | FileCheck %s --check-prefix=WGMMA-DEFER
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-bwd-pipeline="overlap-products=false" | FileCheck %s --check-prefix=NO-OVERLAP
 
 // attn -> the scheduled tgpu backward kernels, for each backward schedule:
@@ -62,44 +63,101 @@
 // The atomic schedule on sm_90a: keys by queries with a producer, every
 // product on wgmma. dQ's share dS K is one product, not column chunks (its
 // rhs is K's whole swizzled tile), its lhs the consumers' own copy of dSᵀ
+// read MN-major, and it is added to the f32 accumulator in core order
+// (tgpu-bulk-reductions). The consumers stage each step's share into one of
+// two buffers by turns, fence it and arrive on its "full" barrier; the
+// producer's warp issues the bulk reductions and releases the buffer on its
+// "empty" barrier (producer-reductions). dK's product comes after dQ's,
+// reads dS from the same buffer and stays in flight while the share is
+// staged (tgpu-overlap-products' async-accumulate).
+// WGMMA-ATOMIC-LABEL: func.func @causal_softcap_bwd_dkdv(
+// WGMMA-ATOMIC-SAME: tgpu.producer_warps = 4 : i64
+// WGMMA-ATOMIC-NOT: {{= tgpu\.mma }}
+// WGMMA-ATOMIC: [[FIRST:%[0-9]+]] = tgpu.shared_alloc offset {{[0-9]+}} : memref<64x64xf32, 3>
+// WGMMA-ATOMIC-NEXT: [[SECOND:%[0-9]+]] = tgpu.shared_alloc offset {{[0-9]+}} : memref<64x64xf32, 3>
+// WGMMA-ATOMIC-NEXT: [[BARS:%[0-9]+]] = tgpu.shared_alloc offset {{[0-9]+}} : memref<4xi64, 3>
+// WGMMA-ATOMIC: tgpu.mbarrier_init [[BARS]][%c0] count 128
+// WGMMA-ATOMIC-NEXT: tgpu.mbarrier_init [[BARS]][%c2] count 32
+// WGMMA-ATOMIC-NEXT: tgpu.mbarrier_init [[BARS]][%c1] count 128
+// WGMMA-ATOMIC-NEXT: tgpu.mbarrier_init [[BARS]][%c3] count 32
+// WGMMA-ATOMIC: tgpu.warp_specialize
+// The producer: after each step's loads, the previous step's share (none
+// before the first), then its wait for the reductions before to have read
+// their buffer and the release of that buffer (none before the second).
+// WGMMA-ATOMIC: scf.if
+// WGMMA-ATOMIC: tgpu.mbarrier_wait [[BARS]]
+// WGMMA-ATOMIC: arith.select %{{.+}}, [[SECOND]], [[FIRST]]
+// WGMMA-ATOMIC-NEXT: tgpu.core_add_staged %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x64xf32, 3>
+// WGMMA-ATOMIC-NEXT: tgpu.bulk_wait_read 1
+// WGMMA-ATOMIC: scf.if
+// WGMMA-ATOMIC: tgpu.mbarrier_arrive [[BARS]]
+// WGMMA-ATOMIC: } {tile.q_loop = "leading_partial"}
+// WGMMA-ATOMIC: tgpu.core_add_staged
+// WGMMA-ATOMIC: } {tile.q_loop = "full"}
+// WGMMA-ATOMIC: tgpu.core_add_staged
+// WGMMA-ATOMIC: } {tile.q_loop = "trailing_partial"}
+// The last share after the loops, and the sums complete before the end.
+// WGMMA-ATOMIC: tgpu.core_add_staged
+// WGMMA-ATOMIC: tgpu.bulk_wait{{$}}
+// WGMMA-ATOMIC-NEXT: } consumer {
+// WGMMA-ATOMIC: tgpu.store_shared %{{.+}}, [[DST:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// WGMMA-ATOMIC-NEXT: tgpu.fence_async_shared
+// WGMMA-ATOMIC-NEXT: tgpu.barrier
+// WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// WGMMA-ATOMIC-NEXT: [[DK:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {async} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// WGMMA-ATOMIC: tgpu.mbarrier_wait [[BARS]]
+// WGMMA-ATOMIC-NEXT: arith.select %{{.+}}, [[SECOND]], [[FIRST]]
+// WGMMA-ATOMIC-NEXT: tgpu.core_stage [[DQ]], %{{.+}} : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>
+// WGMMA-ATOMIC-NEXT: tgpu.fence_async_shared
+// WGMMA-ATOMIC-NEXT: tgpu.mbarrier_arrive [[BARS]]
+// WGMMA-ATOMIC: tgpu.warpgroup_wait [[DK]]
+// WGMMA-ATOMIC: scf.yield
+// WGMMA-ATOMIC-NOT: tile.atomic_add
+// WGMMA-ATOMIC-NOT: tgpu.bulk_wait
+// WGMMA-ATOMIC-NOT: tgpu.core_flush
+// WGMMA-ATOMIC: func.func @causal_softcap_bwd_dq_convert(
+// With producer-reductions=false (the ablation) the consumers add the
+// shares themselves. The atomic schedule on sm_90a: keys by queries with a producer, every
+// product on wgmma. dQ's share dS K is one product, not column chunks (its
+// rhs is K's whole swizzled tile), its lhs the consumers' own copy of dSᵀ
 // read MN-major, and it is added to the f32 accumulator through a staging
 // buffer by a bulk reduction per warp (tgpu-bulk-reductions: the
 // accumulator in core order, a warp's 16 rows one contiguous run). dK's
 // product comes after dQ's, reads dS from the same buffer and stays in
 // flight while the share is added (tgpu-overlap-products' async-accumulate;
 // the step waits for it before its yield).
-// WGMMA-ATOMIC-LABEL: func.func @causal_softcap_bwd_dkdv(
-// WGMMA-ATOMIC-SAME: tgpu.producer_warps = 4 : i64
-// WGMMA-ATOMIC-NOT: {{= tgpu\.mma }}
-// WGMMA-ATOMIC: tgpu.warp_specialize
-// WGMMA-ATOMIC: tgpu.store_shared %{{.+}}, [[DST:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
-// WGMMA-ATOMIC-NEXT: tgpu.fence_async_shared
-// WGMMA-ATOMIC-NEXT: tgpu.barrier
-// WGMMA-ATOMIC-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
-// WGMMA-ATOMIC-NEXT: [[DK:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {async} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
-// WGMMA-ATOMIC-NEXT: tgpu.core_stage [[DQ]], [[STAGING:%[0-9]+]] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>
-// WGMMA-ATOMIC: tgpu.warpgroup_wait [[DK]]
-// WGMMA-ATOMIC: scf.yield
+// WGMMA-DEFER-LABEL: func.func @causal_softcap_bwd_dkdv(
+// WGMMA-DEFER-SAME: tgpu.producer_warps = 4 : i64
+// WGMMA-DEFER-NOT: {{= tgpu\.mma }}
+// WGMMA-DEFER: tgpu.warp_specialize
+// WGMMA-DEFER: tgpu.store_shared %{{.+}}, [[DST:%[0-9]+]] : tensor<64x64xbf16, #tgpu.mma<warps = 4>>, memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// WGMMA-DEFER-NEXT: tgpu.fence_async_shared
+// WGMMA-DEFER-NEXT: tgpu.barrier
+// WGMMA-DEFER-NEXT: [[DQ:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {transpose_lhs} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// WGMMA-DEFER-NEXT: [[DK:%[0-9]+]] = tgpu.warpgroup_mma [[DST]], %{{.+}}, %{{.+}} {async} : {{.*}} -> tensor<64x64xf32, #tgpu.mma<warps = 4>>
+// WGMMA-DEFER-NEXT: tgpu.core_stage [[DQ]], [[STAGING:%[0-9]+]] : tensor<64x64xf32, #tgpu.mma<warps = 4>>, memref<64x64xf32, 3>
+// WGMMA-DEFER: tgpu.warpgroup_wait [[DK]]
+// WGMMA-DEFER: scf.yield
 // The query loop split as the forward's KV loop: the Q blocks whose rows
 // all see the key block run unmasked between the partial ones; each adds
 // its share of dQ, fenced and added during the next step (defer-flush),
 // the last step's after the loop.
-// WGMMA-ATOMIC: } {tile.q_loop = "leading_partial"}
-// WGMMA-ATOMIC-NEXT: arith.cmpi slt
-// WGMMA-ATOMIC: tgpu.core_flush [[STAGING]], %{{.+}}[%{{.+}}, %{{.+}}] if
-// WGMMA-ATOMIC: scf.for
-// WGMMA-ATOMIC: tgpu.core_flush [[STAGING]], %{{.+}}[%{{.+}}, %{{.+}}] if
-// WGMMA-ATOMIC-NEXT: tgpu.warpgroup_wait %{{.+}} {pending = 1 : i64}
-// WGMMA-ATOMIC: tgpu.core_stage
-// WGMMA-ATOMIC: } {tile.q_loop = "full"}
-// WGMMA-ATOMIC: tgpu.core_flush
-// WGMMA-ATOMIC: } {tile.q_loop = "trailing_partial"}
-// WGMMA-ATOMIC: tgpu.core_flush
-// WGMMA-ATOMIC-NOT: tile.atomic_add
+// WGMMA-DEFER: } {tile.q_loop = "leading_partial"}
+// WGMMA-DEFER-NEXT: arith.cmpi slt
+// WGMMA-DEFER: tgpu.core_flush [[STAGING]], %{{.+}}[%{{.+}}, %{{.+}}] if
+// WGMMA-DEFER: scf.for
+// WGMMA-DEFER: tgpu.core_flush [[STAGING]], %{{.+}}[%{{.+}}, %{{.+}}] if
+// WGMMA-DEFER-NEXT: tgpu.warpgroup_wait %{{.+}} {pending = 1 : i64}
+// WGMMA-DEFER: tgpu.core_stage
+// WGMMA-DEFER: } {tile.q_loop = "full"}
+// WGMMA-DEFER: tgpu.core_flush
+// WGMMA-DEFER: } {tile.q_loop = "trailing_partial"}
+// WGMMA-DEFER: tgpu.core_flush
+// WGMMA-DEFER-NOT: tile.atomic_add
 // The sums complete before the consumers end.
-// WGMMA-ATOMIC: tgpu.bulk_wait{{$}}
-// WGMMA-ATOMIC-NEXT: }
-// WGMMA-ATOMIC: return
+// WGMMA-DEFER: tgpu.bulk_wait{{$}}
+// WGMMA-DEFER-NEXT: }
+// WGMMA-DEFER: return
 // The overlap's ablation: every product waited for in turn.
 // NO-OVERLAP-NOT: {async
 // NO-OVERLAP-NOT: tgpu.warpgroup_wait

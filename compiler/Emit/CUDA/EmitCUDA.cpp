@@ -351,7 +351,31 @@ FailureOr<std::string> CUDAPrinter::expression(Operation *op,
         return failure();
       })
       .Case<arith::SelectOp>(
-          [&](auto) { return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")"; })
+          [&](arith::SelectOp select) -> FailureOr<std::string> {
+            // One of two shared buffers (a ring's stages): the buffer at a
+            // chosen offset of the dynamic shared memory, whose address space
+            // the compiler then keeps; a choice between two pointers can reach
+            // the uses as a generic one (a staging buffer's stores were
+            // generic).
+            auto first =
+                select.getTrueValue().getDefiningOp<tgpu::SharedAllocOp>();
+            auto second =
+                select.getFalseValue().getDefiningOp<tgpu::SharedAllocOp>();
+            if (first && second) {
+              auto type = cppType(select.getType(), op->getLoc());
+              auto elt =
+                  scalarType(first.getType().getElementType(), op->getLoc());
+              if (failed(type) || failed(elt))
+                return failure();
+              std::string at = "kiln_smem + (" + a[0] + " ? " +
+                               std::to_string(first.getOffset()) + " : " +
+                               std::to_string(second.getOffset()) + ")";
+              if (StringRef(*type).ends_with("*"))
+                return "reinterpret_cast<" + *type + ">(" + at + ")";
+              return *type + "{reinterpret_cast<" + *elt + " *>(" + at + ")}";
+            }
+            return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+          })
       .Case<arith::ExtFOp>([&](arith::ExtFOp) -> FailureOr<std::string> {
         if (resultType.isF32())
           return call("kiln::to_float");
@@ -856,6 +880,20 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         for (Value o : a.getOffsets())
           os << ", " << name(o);
         os << ", " << name(a.getStaging()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::CoreAddStagedOp a) -> LogicalResult {
+        // The producer's warp runs it; one lane issues the reductions and
+        // owns their bulk group.
+        line() << "if (kiln::lane_id() == 0) kiln::core_add_staged("
+               << name(a.getDesc());
+        for (Value o : a.getOffsets())
+          os << ", " << name(o);
+        os << ", " << name(a.getStaging()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::BulkWaitReadOp w) {
+        line() << "kiln::bulk_wait_read<" << w.getPending() << ">();\n";
         return success();
       })
       .Case([&](tgpu::CoreLoadOp l) -> LogicalResult {

@@ -619,6 +619,42 @@ def TileGPU_CoreFlushOp
   let hasVerifier = 1;
 }
 
+def TileGPU_CoreAddStagedOp
+    : TileGPU_Op<"core_add_staged", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "adds a whole staged tile into an array in core order, from the producer's warp";
+  let description = [{
+    The producer's side of `tgpu-bulk-reductions` `producer-reductions`:
+    the consumers staged a tile in `staging` (`tgpu.core_stage`), fenced it
+    and arrived on a barrier the producer waited for; one lane of the
+    producer's warp now adds every 16-row band of the buffer (an
+    unswizzled f32 tile in core order: one contiguous run per band, as in
+    the array) into `desc` at (`row`, `col`) with one
+    `cp.reduce.async.bulk .add.f32` per band, and commits them as one bulk
+    group. Bands at or past the descriptor's rows are skipped. The buffer
+    may be written again once `tgpu.bulk_wait_read` says the group has
+    read it; the sums are complete after `tgpu.bulk_wait`.
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$staging, TileGPU_TileDesc:$desc,
+                       Variadic<Index>:$offsets);
+  let assemblyFormat = [{
+    $staging `,` $desc `[` $offsets `]` attr-dict `:` type($staging) `,` type($desc)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_BulkWaitReadOp : TileGPU_Op<"bulk_wait_read"> {
+  let summary = "waits until this thread's older bulk groups have read their shared memory";
+  let description = [{
+    `cp.async.bulk.wait_group.read pending`: every bulk group this thread
+    committed, but the `pending` most recent, has finished reading its
+    shared source, which may then be written again (the sums need not have
+    landed). Threads that committed none pass at once.
+  }];
+  let arguments = (ins I64Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+  let hasVerifier = 1;
+}
+
 def TileGPU_CoreLoadOp : TileGPU_Op<"core_load", [MemoryEffects<[MemRead]>]> {
   let summary = "loads an f32 register tile from an array kept in mma core-block order";
   let description = [{

@@ -567,6 +567,47 @@ LogicalResult CoreFlushOp::verify() {
   return verifyCoreStaging(*this, getStaging().getType(), tile);
 }
 
+LogicalResult CoreAddStagedOp::verify() {
+  MemRefType staging = getStaging().getType();
+  if (!isSharedMemRef(staging) || swizzleBytes(staging) ||
+      !staging.getLayout().isIdentity() || staging.getRank() != 2 ||
+      !staging.getElementType().isF32() || staging.getDimSize(0) % 16 != 0 ||
+      staging.getDimSize(1) % 8 != 0)
+    return emitOpError() << "adds an unswizzled 2-D f32 shared tile of whole "
+                            "16 x 8 core blocks, got "
+                         << staging;
+  kiln::tile::DescType desc = getDesc().getType();
+  if (!desc.getElementType().isF32() || desc.getShape().size() != 2 ||
+      getOffsets().size() != 2 || desc.isPaged() || desc.getGroup() != 1)
+    return emitOpError()
+           << "adds into a plain 2-D f32 descriptor at a row and a column, got "
+           << desc << " with " << getOffsets().size() << " offsets";
+  int64_t cols = desc.getShape()[1];
+  if (!ShapedType::isDynamic(cols) && staging.getDimSize(1) > cols)
+    return emitOpError() << "the tile's " << staging.getDimSize(1)
+                         << " columns are wider than the descriptor's " << cols;
+  static constexpr int64_t kUnits[] = {16, 8};
+  for (auto [offset, unit] : llvm::zip(getOffsets(), kUnits)) {
+    std::optional<int64_t> value = getConstantIntValue(offset);
+    if (value && *value % unit != 0)
+      return emitOpError()
+             << "core blocks are 16 rows by 8 columns: the offset " << *value
+             << " is not a multiple of " << unit;
+  }
+  if (!inProducer(*this))
+    return emitOpError() << "is issued by a lane of the producer's warp: it "
+                            "sits in a tgpu.warp_specialize producer region";
+  return success();
+}
+
+LogicalResult BulkWaitReadOp::verify() {
+  if (getPending() < 0 || getPending() > 7)
+    return emitOpError() << "leaves 0 to 7 bulk groups pending (the "
+                            "instruction's immediate), got "
+                         << getPending();
+  return success();
+}
+
 LogicalResult BulkLoadOp::verify() {
   MemRefType dest = getDest().getType();
   tile::DescType desc = getSource().getType();

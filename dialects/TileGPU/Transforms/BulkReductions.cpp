@@ -11,6 +11,7 @@
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 #include "dialects/TileGPU/IR/TileGPUDialect.h"
 #include "dialects/TileGPU/Transforms/DeferFlush.h"
+#include "dialects/TileGPU/Transforms/ProducerReductions.h"
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
 #include "dialects/TileGPU/Transforms/Staging.h"
 
@@ -397,6 +398,9 @@ struct TileGPUBulkReductions
     waitAtEnds(ends.getArrayRef(), kernel.getLoc());
     // After the waits: a split add's last flush follows its loop, inside the
     // region whose end waits for the reductions.
+    if (producerReductions &&
+        issueFromProducer(kernel, coreAdds, sharedMemoryBytes))
+      return success();
     if (deferFlush)
       for (CoreReduceAddOp add : coreAdds)
         (void)deferCoreFlush(add); // Those it leaves stay whole.

@@ -13,6 +13,7 @@
 #include "dialects/TileGPU/Transforms/DeferFlush.h"
 
 #include "dialects/TileGPU/Transforms/RegisterEstimate.h"
+#include "dialects/TileGPU/Transforms/StepValues.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -34,35 +35,6 @@ static Operation *flushPoint(Block *body, Operation *stage) {
   return &body->front();
 }
 
-/// Whether `v`, computed in `loop`'s step, depends on the step only through
-/// its induction variable and pure ops (so another step's value can be
-/// computed again from that step's induction variable).
-static bool recomputable(scf::ForOp loop, Value v) {
-  if (loop.isDefinedOutsideOfLoop(v) || v == loop.getInductionVar())
-    return true;
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != loop.getBody() || def->getNumRegions() ||
-      !isPure(def))
-    return false;
-  return llvm::all_of(def->getOperands(), [&](Value operand) {
-    return recomputable(loop, operand);
-  });
-}
-
-/// Clones the ops of `loop`'s step that `v` (recomputable) needs at `b`,
-/// under `mapping` (the induction variable to another step's).
-static Value recompute(OpBuilder &b, scf::ForOp loop, Value v,
-                       IRMapping &mapping) {
-  if (Value mapped = mapping.lookupOrNull(v))
-    return mapped;
-  if (loop.isDefinedOutsideOfLoop(v))
-    return v;
-  Operation *def = v.getDefiningOp();
-  for (Value operand : def->getOperands())
-    recompute(b, loop, operand, mapping);
-  return b.clone(*def, mapping)->getResult(cast<OpResult>(v).getResultNumber());
-}
-
 /// Flushes the tile `add` staged in the step whose induction variable is
 /// `iv` (its view and offsets computed again at `b`) where `pending` holds.
 static void flushStep(OpBuilder &b, scf::ForOp loop, CoreReduceAddOp add,
@@ -75,18 +47,6 @@ static void flushStep(OpBuilder &b, scf::ForOp loop, CoreReduceAddOp add,
   Value desc = recompute(b, loop, add.getDesc(), mapping);
   CoreFlushOp::create(b, add.getLoc(), add.getStaging(), desc, offsets, pending,
                       TypeAttr::get(add.getValue().getType()));
-}
-
-/// Erases `v`'s op and the ops only it read, where nothing else reads them
-/// (the step's own offsets of a split add).
-static void eraseIfDead(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (!def || !isOpTriviallyDead(def))
-    return;
-  SmallVector<Value> operands(def->getOperands());
-  def->erase();
-  for (Value operand : operands)
-    eraseIfDead(operand);
 }
 
 /// Splits `add` into its stage and the flushes: the previous step is the

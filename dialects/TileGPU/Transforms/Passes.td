@@ -281,6 +281,22 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     The fence waits for the staging stores to complete, which in the step
     that made them left the warps idle (Nsight Compute: the consumers'
     largest single stall in the atomic dK/dV kernels at D = 64 and 128).
+
+    With `producer-reductions` (default; `kiln run --no-producer-reductions`
+    is the ablation), taken before `defer-flush`, the consumers of a
+    warp-specialized kernel only stage each loop step's core-order share,
+    fence it and arrive on a barrier, and the producer's warp issues the
+    bulk reductions (`tgpu.core_add_staged`), FlashAttention-3's
+    arrangement: the share of step n - 1 after the loads of step n (which
+    waited for the consumers to finish step n - 2, so the share's wait
+    delays no load), the last after the producer's loops. A second staging
+    buffer lets the consumers stage a share while the copy engine reads
+    the previous one; the producer releases a buffer (an "empty" barrier)
+    once the reductions of its share have read it (`tgpu.bulk_wait_read`).
+    Only where every add is the one add of a loop at the top of the
+    consumer region whose range a producer loop runs too, the producer can
+    compute the view and offsets from its own induction variable, and the
+    second buffer costs no CTA per multiprocessor.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
@@ -291,6 +307,9 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     Option<"deferFlush", "defer-flush", "bool", "true",
            "Fence and add a loop step's core-order share during the next "
            "step (tgpu.core_stage, tgpu.core_flush)">,
+    Option<"producerReductions", "producer-reductions", "bool", "true",
+           "Issue a warp-specialized kernel's core-order reductions from the "
+           "producer's warp, the consumers staging into two buffers by turns">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }

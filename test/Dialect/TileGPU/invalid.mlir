@@ -947,6 +947,38 @@ func.func @core_stage_shape(%t: tensor<64x128xf32, #tgpu.mma<warps = 8>>, %b: me
 
 // -----
 
+func.func @core_add_staged_consumers(%b: memref<64x128xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.core_add_staged' op is issued by a lane of the producer's warp: it sits in a tgpu.warp_specialize producer region}}
+  tgpu.core_add_staged %b, %d[%i, %i] : memref<64x128xf32, 3>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @core_add_staged_bands(%b: memref<40x128xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.core_add_staged' op adds an unswizzled 2-D f32 shared tile of whole 16 x 8 core blocks, got 'memref<40x128xf32, 3>'}}
+  tgpu.core_add_staged %b, %d[%i, %i] : memref<40x128xf32, 3>, !tile.desc<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @core_add_staged_wide(%b: memref<64x128xf32, 3>, %d: !tile.desc<?x64xf32>, %i: index) {
+  // expected-error @+1 {{'tgpu.core_add_staged' op the tile's 128 columns are wider than the descriptor's 64}}
+  tgpu.core_add_staged %b, %d[%i, %i] : memref<64x128xf32, 3>, !tile.desc<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @bulk_wait_read_pending() {
+  // expected-error @+1 {{'tgpu.bulk_wait_read' op leaves 0 to 7 bulk groups pending}}
+  tgpu.bulk_wait_read 9
+  return
+}
+
+// -----
+
 func.func @core_flush_column(%b: memref<64x128xf32, 3>, %d: !tile.desc<?x128xf32>, %i: index) {
   %c4 = arith.constant 4 : index
   // expected-error @+1 {{'tgpu.core_flush' op core blocks are 16 rows by 8 columns: the offset 4 is not a multiple of 8}}

@@ -378,6 +378,28 @@ func.func @core_order(%t: tensor<64x128xf32, #tgpu.mma<warps = 8, col_groups = 2
 
 // -----
 
+// tgpu.core_add_staged (the producer's warp adds a staged tile) and
+// tgpu.bulk_wait_read (its older reductions have read their buffers).
+// CHECK-LABEL: func.func @core_add_staged
+// CHECK: tgpu.core_add_staged %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<64x128xf32, 3>, <?x128xf32>
+// CHECK-NEXT: tgpu.bulk_wait_read 1
+// CHECK-NEXT: tgpu.bulk_wait{{$}}
+func.func @core_add_staged(%d: !tile.desc<?x128xf32>, %r: index)
+    attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
+  %c0 = arith.constant 0 : index
+  %b = tgpu.shared_alloc offset 0 : memref<64x128xf32, 3>
+  tgpu.warp_specialize {consumer_registers = 240 : i64, producer_registers = 24 : i64, producer_warps = 4 : i64} producer {
+    tgpu.core_add_staged %b, %d[%r, %c0] : memref<64x128xf32, 3>, !tile.desc<?x128xf32>
+    tgpu.bulk_wait_read 1
+    tgpu.bulk_wait
+  } consumer {
+    tgpu.barrier
+  }
+  return
+}
+
+// -----
+
 // tgpu.core_stage and tgpu.core_flush: tgpu.core_reduce_add in two halves,
 // the flush with or without a predicate.
 // CHECK-LABEL: func.func @core_stage_flush

@@ -26,9 +26,11 @@
 // WGMMA-NEXT: kiln::cp_async_wait<0>();
 // WGMMA-NEXT: // tgpu.fence_async_shared
 // WGMMA-NEXT: kiln::fence_async_shared();
-// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[V:v[0-9]+]] = ([[ODD:v[0-9]+]] ? {{v[0-9]+}} : {{v[0-9]+}});
-// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> {{v[0-9]+}} = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
-// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[K:v[0-9]+]] = ([[ODD]] ? {{v[0-9]+}} : {{v[0-9]+}});
+// A ring's stage is chosen by its offset in the dynamic shared memory (so
+// that the compiler keeps the shared address space).
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[V:v[0-9]+]] = kiln::SwizzledTile<kiln::bf16, 128, 64, 128>{reinterpret_cast<kiln::bf16 *>(kiln_smem + ([[ODD:v[0-9]+]] ? {{[0-9]+}} : {{[0-9]+}}))};
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> {{v[0-9]+}} = kiln::SwizzledTile<kiln::bf16, 128, 64, 128>{reinterpret_cast<kiln::bf16 *>(kiln_smem + ([[ODD]] ? {{[0-9]+}} : {{[0-9]+}}))};
+// WGMMA: const kiln::SwizzledTile<kiln::bf16, 128, 64, 128> [[K:v[0-9]+]] = kiln::SwizzledTile<kiln::bf16, 128, 64, 128>{reinterpret_cast<kiln::bf16 *>(kiln_smem + ([[ODD]] ? {{[0-9]+}} : {{[0-9]+}}))};
 // WGMMA: kiln::cp_async_wait<2>();
 // Q K^T starts from zeros: the first wgmma step ignores the accumulator
 // (scale-d 0), so no zero tile is copied in. The full steps come first.
@@ -60,7 +62,7 @@
 // WSP2: kiln::setmaxnreg_dec<24>();
 // WSP2: const bool [[SECOND:v[0-9]+]] = ([[SLOT:v[0-9]+]] == {{v[0-9]+}});
 // WSP2-NEXT: // arith.select
-// WSP2-NEXT: const kiln::SwizzledTile<kiln::bf16, 192, 64, 128> [[Q:v[0-9]+]] = ([[SECOND]] ? [[Q1:v[0-9]+]] : [[Q0:v[0-9]+]]);
+// WSP2-NEXT: const kiln::SwizzledTile<kiln::bf16, 192, 64, 128> [[Q:v[0-9]+]] = kiln::SwizzledTile<kiln::bf16, 192, 64, 128>{reinterpret_cast<kiln::bf16 *>(kiln_smem + ([[SECOND]] ? [[Q1:[0-9]+]] : [[Q0:[0-9]+]]))};
 // WSP2: const int [[FREE:v[0-9]+]] = ({{v[0-9]+}} + [[SLOT]]);
 // WSP2-NEXT: // tgpu.mbarrier_wait
 // WSP2-NEXT: kiln::mbarrier_wait([[BARS:v[0-9]+]] + [[FREE]], {{v[0-9]+}});
@@ -70,7 +72,7 @@
 // WSP2-NEXT: if (kiln::lane_id() == 0) kiln::tma_load_tile([[Q]], {{v[0-9]+}}, [[BARS]] + [[FULL]],
 // The consumers read the copy of their tile's slot.
 // WSP2: kiln::setmaxnreg_inc<160>();
-// WSP2: = ({{v[0-9]+}} ? [[Q1]] : [[Q0]]);
+// WSP2: (kiln_smem + ({{v[0-9]+}} ? [[Q1]] : [[Q0]]))};
 
 // WSP: extern "C" __global__ void __launch_bounds__(512, 1)
 // WSP: kiln::Tensor<int, 1> [[TILES:v[0-9]+]],

@@ -1,0 +1,392 @@
+//===- ProducerReductions.cpp - dQ shares added by the producer warp ------===//
+//
+// The atomic dK/dV kernel's consumers spent 28% of their samples in the
+// step's dQ share after its product (Nsight Compute, D = 128): the staging
+// stores, the fence that waits for them, and the bulk reductions each warp's
+// lane 0 issued, waiting for the copy engine to take them. FlashAttention-3's
+// arrangement leaves the consumers the stores, the fence and one barrier
+// arrival, and has a producer warp issue the reductions; a second staging
+// buffer lets the consumers stage a step's share while the copy engine still
+// reads the previous one.
+//
+// The producer's warp already runs the kernel's loops, issuing each step's
+// loads. After step n's loads it takes step n - 1's share: by then the
+// consumers have finished step n - 2 (the ring slot the loads waited for),
+// and step n - 1's share is staged when they finish that step, which is also
+// when the loads of step n + 1 can go. So waiting for the share delays no
+// load. Shares are counted across the loops (the same count on both sides):
+// share m uses buffer m mod 2, its "full" barrier (the consumers' arrivals)
+// and its "empty" one (the producer's, once the reductions of the share
+// before have read their buffer).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/TileGPU/Transforms/ProducerReductions.h"
+
+#include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+#include "dialects/TileGPU/Transforms/SharedLayout.h"
+#include "dialects/TileGPU/Transforms/StepValues.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace kiln::tgpu {
+
+namespace {
+
+/// An add, the consumers' loop it is in, and the producer's loop over the
+/// same range.
+struct Site {
+  CoreReduceAddOp add;
+  scf::ForOp loop, producer;
+};
+
+/// The barriers' indices: full[slot], then empty[slot].
+constexpr int64_t kFull = 0, kEmpty = 2;
+
+/// Whether `v` is defined inside `scope`'s regions.
+bool definedIn(Operation *scope, Value v) {
+  Operation *owner = v.getDefiningOp();
+  if (!owner)
+    owner = cast<BlockArgument>(v).getOwner()->getParentOp();
+  return scope->isAncestor(owner) && !(owner == scope && v.getDefiningOp());
+}
+
+/// Whether the producer region can compute `v` (recomputable in `loop`'s
+/// step): everything it reads outside the step is defined outside `ws`.
+bool producerComputable(scf::ForOp loop, Value v, Operation *ws) {
+  if (v == loop.getInductionVar())
+    return true;
+  if (loop.isDefinedOutsideOfLoop(v))
+    return !definedIn(ws, v);
+  return llvm::all_of(v.getDefiningOp()->getOperands(), [&](Value operand) {
+    return producerComputable(loop, operand, ws);
+  });
+}
+
+/// Whether `v` can be computed again outside `ws` from values defined
+/// outside it, by pure ops of `block` (the consumers' region: a view made
+/// before their loops).
+bool hoistable(Block *block, Value v, Operation *ws) {
+  if (!definedIn(ws, v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != block || def->getNumRegions() || !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return hoistable(block, operand, ws);
+  });
+}
+
+/// Clones the ops of `ws` that `v` (hoistable) needs at `b`.
+Value hoist(OpBuilder &b, Value v, Operation *ws, IRMapping &mapping) {
+  if (Value mapped = mapping.lookupOrNull(v))
+    return mapped;
+  if (!definedIn(ws, v))
+    return v;
+  Operation *def = v.getDefiningOp();
+  for (Value operand : def->getOperands())
+    hoist(b, operand, ws, mapping);
+  return b.clone(*def, mapping)->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+Value constant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Share m's buffer (m mod 2) and the parity of its pass over the two
+/// ((m / 2) mod 2).
+std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, Value m) {
+  Value two = constant(b, loc, 2), one = constant(b, loc, 1);
+  return {arith::RemUIOp::create(b, loc, m, two),
+          arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, m, two),
+                                one)};
+}
+
+/// The two staging buffers' `slot`th.
+Value bufferOf(OpBuilder &b, Location loc, Value slot, Value first,
+               Value second) {
+  Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot,
+                                         constant(b, loc, 1));
+  return arith::SelectOp::create(b, loc, isSecond, second, first);
+}
+
+/// The offsets of `site`'s add at the step whose induction variable is `iv`.
+SmallVector<Value> offsetsAt(OpBuilder &b, Site site, Value iv) {
+  IRMapping mapping;
+  mapping.map(site.loop.getInductionVar(), iv);
+  SmallVector<Value> offsets;
+  for (Value offset : site.add.getOffsets())
+    offsets.push_back(recompute(b, site.loop, offset, mapping));
+  return offsets;
+}
+
+} // namespace
+
+bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
+                       int64_t sharedLimit) {
+  if (adds.empty())
+    return false;
+  auto ws = adds.front()->getParentOfType<WarpSpecializeOp>();
+  if (!ws || ws->getBlock() != &kernel.front())
+    return false;
+  Block *consumers = &ws.getConsumer().front();
+  Block *producer = &ws.getProducer().front();
+  CoreReduceAddOp front = adds.front();
+  Value staging = front.getStaging();
+  Value desc = front.getDesc();
+  auto stagingAlloc = staging.getDefiningOp<SharedAllocOp>();
+  if (!stagingAlloc || stagingAlloc->getBlock() != &kernel.front() ||
+      !hoistable(consumers, desc, ws))
+    return false;
+  // Nothing but these adds may write the buffers.
+  for (Operation *user : staging.getUsers())
+    if (!llvm::is_contained(adds, dyn_cast<CoreReduceAddOp>(user)))
+      return false;
+
+  // One add per loop at the top of the consumers, each loop's range run by
+  // a loop of the producer, in the same order.
+  SmallVector<scf::ForOp> producerLoops;
+  for (Operation &op : *producer)
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      producerLoops.push_back(loop);
+  SmallVector<Site> sites;
+  size_t next = 0;
+  for (CoreReduceAddOp add : adds) {
+    auto loop = dyn_cast<scf::ForOp>(add->getParentOp());
+    if (!loop || loop->getBlock() != consumers || add.getDesc() != desc ||
+        add.getStaging() != staging ||
+        !loop.getInductionVar().getType().isIndex() || loop.getUnsignedCmp() ||
+        llvm::any_of(sites, [&](const Site &s) { return s.loop == loop; }))
+      return false;
+    for (Value offset : add.getOffsets())
+      if (!recomputable(loop, offset) || !producerComputable(loop, offset, ws))
+        return false;
+    while (next < producerLoops.size() &&
+           (producerLoops[next].getLowerBound() != loop.getLowerBound() ||
+            producerLoops[next].getUpperBound() != loop.getUpperBound() ||
+            producerLoops[next].getStep() != loop.getStep()))
+      ++next;
+    if (next == producerLoops.size())
+      return false;
+    sites.push_back({add, loop, producerLoops[next++]});
+  }
+  llvm::sort(sites, [](const Site &a, const Site &b) {
+    return a.loop->isBeforeInBlock(b.loop);
+  });
+  for (size_t i = 1; i < sites.size(); ++i)
+    if (!sites[i - 1].producer->isBeforeInBlock(sites[i].producer))
+      return false;
+
+  // The second buffer and the four barriers, where they cost no CTA.
+  MLIRContext *ctx = kernel.getContext();
+  Location loc = ws.getLoc();
+  auto stagingType = cast<MemRefType>(staging.getType());
+  auto barrierType = MemRefType::get({4}, IntegerType::get(ctx, 64),
+                                     MemRefLayoutAttrInterface(),
+                                     stagingType.getMemorySpace());
+  auto ctasAttr = kernel->getAttrOfType<IntegerAttr>(attrs::kCtasPerSM);
+  auto warpsAttr = kernel->getAttrOfType<IntegerAttr>(attrs::kNumWarps);
+  if (!warpsAttr)
+    return false;
+  OpBuilder b(stagingAlloc);
+  b.setInsertionPointAfter(stagingAlloc);
+  Value second = SharedAllocOp::create(b, loc, stagingType, 0);
+  Value barriers = SharedAllocOp::create(b, loc, barrierType, 0);
+  if (failed(layoutSharedBuffers(kernel, 0, "the producer's reductions")))
+    return false;
+  int64_t bytes =
+      kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes).getInt();
+  if (sharedLimit > 0 &&
+      ctasFitting(bytes, sharedLimit) < (ctasAttr ? ctasAttr.getInt() : 1)) {
+    second.getDefiningOp()->erase();
+    barriers.getDefiningOp()->erase();
+    (void)layoutSharedBuffers(kernel, 0, "the kernel's buffers");
+    return false;
+  }
+
+  // The barriers, initialised with the kernel's others (before the CTA
+  // barrier that publishes them, else with one of their own).
+  BarrierOp publish;
+  for (Operation *op = ws->getPrevNode(); op; op = op->getPrevNode())
+    if ((publish = dyn_cast<BarrierOp>(op)))
+      break;
+  if (publish && publish->isBeforeInBlock(barriers.getDefiningOp()))
+    publish = nullptr;
+  b.setInsertionPoint(publish ? publish.getOperation() : ws.getOperation());
+  int64_t consumerThreads = 32 * warpsAttr.getInt();
+  for (int64_t slot = 0; slot < 2; ++slot) {
+    MbarrierInitOp::create(b, loc, barriers, constant(b, loc, kFull + slot),
+                           consumerThreads);
+    // The producer region runs on the 32 lanes of its warp, each arriving.
+    MbarrierInitOp::create(b, loc, barriers, constant(b, loc, kEmpty + slot),
+                           32);
+  }
+  if (!publish)
+    BarrierOp::create(b, loc);
+
+  // Each loop's first share's number: the steps of the loops before it.
+  b.setInsertionPoint(ws);
+  SmallVector<Value> bases;
+  Value total = constant(b, loc, 0);
+  for (Site site : sites) {
+    bases.push_back(total);
+    scf::ForOp loop = site.loop;
+    Value span = arith::MaxSIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, loop.getUpperBound(),
+                              loop.getLowerBound()),
+        constant(b, loc, 0));
+    total = arith::AddIOp::create(
+        b, loc, total,
+        arith::CeilDivSIOp::create(b, loc, span, loop.getStep()));
+  }
+
+  // The consumers: wait for the buffer, stage, fence, arrive.
+  for (auto [site, base] : llvm::zip(sites, bases)) {
+    CoreReduceAddOp add = site.add;
+    scf::ForOp loop = site.loop;
+    b.setInsertionPoint(add);
+    Location at = add.getLoc();
+    Value n = arith::AddIOp::create(
+        b, at, base,
+        arith::DivUIOp::create(b, at,
+                               arith::SubIOp::create(b, at,
+                                                     loop.getInductionVar(),
+                                                     loop.getLowerBound()),
+                               loop.getStep()));
+    auto [slot, parity] = slotAndParity(b, at, n);
+    // A fresh barrier passes a wait for parity 1: the first two shares
+    // find their buffers free.
+    MbarrierWaitOp::create(
+        b, at, barriers,
+        arith::AddIOp::create(b, at, slot, constant(b, at, kEmpty)),
+        arith::XOrIOp::create(b, at, parity, constant(b, at, 1)));
+    CoreStageOp::create(b, at, add.getValue(),
+                        bufferOf(b, at, slot, staging, second));
+    // The fence waits for the stores. Moved into the next step (as
+    // defer-flush moves it) with the arrival, it measured 1.5-8% slower at
+    // D = 64 for plain, causal and ALiBi (softcap 3-4% faster;
+    // performance.md), so it stays here.
+    FenceAsyncSharedOp::create(b, at);
+    MbarrierArriveOp::create(
+        b, at, barriers,
+        arith::AddIOp::create(b, at, slot, constant(b, at, kFull)));
+  }
+
+  // The producer: its view of the array, then each share after the next
+  // step's loads, the last after the loops.
+  b.setInsertionPointToStart(producer);
+  IRMapping hoisted;
+  Value producerDesc = hoist(b, desc, ws, hoisted);
+  auto take = [&](OpBuilder &b, Location at, Value m, ValueRange offsets) {
+    auto [slot, parity] = slotAndParity(b, at, m);
+    MbarrierWaitOp::create(
+        b, at, barriers,
+        arith::AddIOp::create(b, at, slot, constant(b, at, kFull)), parity);
+    CoreAddStagedOp::create(b, at, bufferOf(b, at, slot, staging, second),
+                            producerDesc, offsets);
+    // Share m - 1's reductions have read their buffer: the consumers may
+    // stage share m + 1 there.
+    BulkWaitReadOp::create(b, at, 1);
+    auto released =
+        scf::IfOp::create(b, at,
+                          arith::CmpIOp::create(b, at, arith::CmpIPredicate::ne,
+                                                m, constant(b, at, 0)),
+                          /*withElseRegion=*/false);
+    OpBuilder inside = OpBuilder::atBlockBegin(released.thenBlock());
+    MbarrierArriveOp::create(
+        inside, at, barriers,
+        arith::SubIOp::create(inside, at, constant(inside, at, kEmpty + 1),
+                              slot));
+  };
+  // The offsets of the share before each loop's first (the last step of
+  // the loops before that ran; unread before the first loop).
+  SmallVector<Value> previous =
+      offsetsAt(b, sites.front(), sites.front().loop.getLowerBound());
+  for (auto [site, base] : llvm::zip(sites, bases)) {
+    scf::ForOp loop = site.producer;
+    Location at = site.add.getLoc();
+    Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+          step = loop.getStep(), iv = loop.getInductionVar();
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value n = arith::AddIOp::create(
+        b, at, base,
+        arith::DivUIOp::create(b, at, arith::SubIOp::create(b, at, iv, lb),
+                               step));
+    auto pending =
+        scf::IfOp::create(b, at,
+                          arith::CmpIOp::create(b, at, arith::CmpIPredicate::ne,
+                                                n, constant(b, at, 0)),
+                          /*withElseRegion=*/false);
+    OpBuilder inside = OpBuilder::atBlockBegin(pending.thenBlock());
+    Value first =
+        arith::CmpIOp::create(inside, at, arith::CmpIPredicate::eq, iv, lb);
+    SmallVector<Value> offsets =
+        offsetsAt(inside, site, arith::SubIOp::create(inside, at, iv, step));
+    for (auto [offset, before] : llvm::zip(offsets, previous))
+      offset = arith::SelectOp::create(inside, at, first, before, offset);
+    take(inside, at,
+         arith::SubIOp::create(inside, at, n, constant(inside, at, 1)),
+         offsets);
+    // After the loop: its last step's offsets where it ran (the span
+    // taken as 0 where it did not, so the arithmetic cannot overflow).
+    b.setInsertionPointAfter(loop);
+    Value ran = arith::CmpIOp::create(b, at, arith::CmpIPredicate::slt, lb, ub);
+    Value span = arith::SelectOp::create(
+        b, at, ran,
+        arith::SubIOp::create(b, at, arith::SubIOp::create(b, at, ub, lb),
+                              constant(b, at, 1)),
+        constant(b, at, 0));
+    Value last = arith::AddIOp::create(
+        b, at, lb,
+        arith::MulIOp::create(b, at, arith::DivUIOp::create(b, at, span, step),
+                              step));
+    SmallVector<Value> lastOffsets = offsetsAt(b, site, last);
+    for (auto [before, latest] : llvm::zip(previous, lastOffsets))
+      before = arith::SelectOp::create(b, at, ran, latest, before);
+  }
+  // The last share once everything else is issued, then the sums complete
+  // before the kernel ends (the next kernel reads them).
+  if (!producer->empty() && producer->back().hasTrait<OpTrait::IsTerminator>())
+    b.setInsertionPoint(&producer->back());
+  else
+    b.setInsertionPointToEnd(producer);
+  auto any =
+      scf::IfOp::create(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                              total, constant(b, loc, 0)),
+                        /*withElseRegion=*/false);
+  OpBuilder inside = OpBuilder::atBlockBegin(any.thenBlock());
+  take(inside, loc,
+       arith::SubIOp::create(inside, loc, total, constant(inside, loc, 1)),
+       previous);
+  BulkWaitOp::create(b, loc);
+
+  for (Site site : sites) {
+    SmallVector<Value> read(site.add.getOffsets());
+    site.add.erase();
+    for (Value v : read)
+      eraseIfDead(v);
+  }
+  eraseIfDead(desc);
+  // The consumers issue no bulk operations now, unless something else
+  // does: their wait at the end has nothing to wait for.
+  bool issues = false;
+  ws.getConsumer().walk([&](Operation *op) {
+    issues |= isa<BulkReduceAddOp, TmaReduceAddOp, TmaStoreOp, CoreReduceAddOp,
+                  CoreFlushOp>(op);
+  });
+  if (!issues)
+    for (Operation &op : llvm::make_early_inc_range(*consumers))
+      if (isa<BulkWaitOp>(op))
+        op.erase();
+  return true;
+}
+
+} // namespace kiln::tgpu

@@ -1,0 +1,38 @@
+//===- StepValues.h - a loop step's scalars computed for another step -*- C++
+//-*-===//
+//
+// Passes that move work between steps of a KV or Q loop (defer-flush, the
+// producer's reductions) need the offsets and views a step computed from its
+// induction variable at another step's: they clone the pure ops in between
+// rather than carry the values across steps in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_TILEGPU_TRANSFORMS_STEPVALUES_H
+#define KILN_DIALECTS_TILEGPU_TRANSFORMS_STEPVALUES_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace kiln::tgpu {
+
+/// Whether `v`, computed in `loop`'s step, depends on the step only through
+/// its induction variable and pure, region-free ops of the loop's body (so
+/// another step's value can be computed again from that step's induction
+/// variable).
+bool recomputable(mlir::scf::ForOp loop, mlir::Value v);
+
+/// Clones the ops of `loop`'s step that `v` (recomputable) needs at `b`,
+/// under `mapping` (the induction variable to another step's); returns the
+/// clone's value (or `v` where it is defined outside the loop).
+mlir::Value recompute(mlir::OpBuilder &b, mlir::scf::ForOp loop, mlir::Value v,
+                      mlir::IRMapping &mapping);
+
+/// Erases `v`'s op and the ops only it read, where nothing else reads them
+/// (a rewritten op's own offsets).
+void eraseIfDead(mlir::Value v);
+
+} // namespace kiln::tgpu
+
+#endif // KILN_DIALECTS_TILEGPU_TRANSFORMS_STEPVALUES_H
