@@ -19,10 +19,9 @@
 
 namespace kiln {
 
-/// Waits until this thread's bulk copies and reductions have read their
-/// shared-memory sources (a bulk group is per thread).
-/// Waits until every bulk group this thread committed but the `PENDING`
-/// most recent has read its shared source.
+/// Waits until every bulk group (copies and reductions) this thread
+/// committed but the `PENDING` most recent has read its shared-memory
+/// source (a bulk group is per thread).
 template <int PENDING = 0> __device__ __forceinline__ void bulk_wait_read() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");

@@ -61,8 +61,10 @@ __device__ __forceinline__ void core_load(Frag<float, M, N, W, G> &f,
 
 /// Writes this warp's elements of `f` into `s`, an unswizzled shared f32
 /// tile of f's shape, in core order (one 16-byte store per core block),
-/// once the warp's earlier bulk reductions have read its part of `s`. No
-/// fence: core_flush, by the same warp, fences the writes and adds them.
+/// once the warp's earlier bulk reductions have read its part of `s` (at
+/// once where it issued none). No fence: the writers fence before the copy
+/// engine reads, in core_flush (the same warp adds its part) or before they
+/// hand the tile to the producer's core_add_staged.
 template <typename Tile, int M, int N, int W, int G>
 __device__ __forceinline__ void core_stage(Tile s,
                                            const Frag<float, M, N, W, G> &f) {
@@ -124,7 +126,8 @@ __device__ __forceinline__ void core_flush(const Desc<float> &d, int row0,
 }
 
 /// d[row0 + r, col0 + c] += s[r, c] for the whole of `s`, an unswizzled
-/// shared f32 tile that core_stage calls filled (and fenced) in core order,
+/// shared f32 tile that core_stage calls filled in core order (and their
+/// threads fenced),
 /// run by one thread (the producer warp's lane 0, once the consumers'
 /// barrier says the tile is staged): one bulk reduction per 16-row band, a
 /// contiguous run in both `s` and the array; bands not wholly inside

@@ -117,12 +117,8 @@
 // WGMMA-ATOMIC-NOT: tgpu.core_flush
 // WGMMA-ATOMIC: func.func @causal_softcap_bwd_dq_convert(
 // With producer-reductions=false (the ablation) the consumers add the
-// shares themselves. The atomic schedule on sm_90a: keys by queries with a producer, every
-// product on wgmma. dQ's share dS K is one product, not column chunks (its
-// rhs is K's whole swizzled tile), its lhs the consumers' own copy of dSᵀ
-// read MN-major, and it is added to the f32 accumulator through a staging
-// buffer by a bulk reduction per warp (tgpu-bulk-reductions: the
-// accumulator in core order, a warp's 16 rows one contiguous run). dK's
+// shares themselves: through one staging buffer, by a bulk reduction per
+// warp (a warp's 16 rows one contiguous run of the core-ordered array). dK's
 // product comes after dQ's, reads dS from the same buffer and stays in
 // flight while the share is added (tgpu-overlap-products' async-accumulate;
 // the step waits for it before its yield).

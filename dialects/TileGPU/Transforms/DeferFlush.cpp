@@ -81,8 +81,7 @@ static void splitIntoStageAndFlushes(CoreReduceAddOp add, scf::ForOp loop) {
   SmallVector<Value> read(add.getOffsets());
   read.push_back(add.getDesc());
   add.erase();
-  for (Value v : read)
-    eraseIfDead(v);
+  eraseIfDead(read);
 }
 
 bool deferCoreFlush(CoreReduceAddOp add) {

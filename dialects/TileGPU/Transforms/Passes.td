@@ -289,14 +289,16 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     bulk reductions (`tgpu.core_add_staged`), FlashAttention-3's
     arrangement: the share of step n - 1 after the loads of step n (which
     waited for the consumers to finish step n - 2, so the share's wait
-    delays no load), the last after the producer's loops. A second staging
+    delays no load; lane 0's wait for the share before to have been read
+    comes before the next loads), the last after the producer's loops. A second staging
     buffer lets the consumers stage a share while the copy engine reads
     the previous one; the producer releases a buffer (an "empty" barrier)
     once the reductions of its share have read it (`tgpu.bulk_wait_read`).
     Only where every add is the one add of a loop at the top of the
     consumer region whose range a producer loop runs too, the producer can
     compute the view and offsets from its own induction variable, and the
-    second buffer costs no CTA per multiprocessor.
+    second buffer costs no CTA per multiprocessor, and nothing else in the
+    producer commits bulk groups.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",

@@ -11,13 +11,21 @@
 //
 // The producer's warp already runs the kernel's loops, issuing each step's
 // loads. After step n's loads it takes step n - 1's share: by then the
-// consumers have finished step n - 2 (the ring slot the loads waited for),
-// and step n - 1's share is staged when they finish that step, which is also
-// when the loads of step n + 1 can go. So waiting for the share delays no
-// load. Shares are counted across the loops (the same count on both sides):
-// share m uses buffer m mod 2, its "full" barrier (the consumers' arrivals)
-// and its "empty" one (the producer's, once the reductions of the share
-// before have read their buffer).
+// consumers have finished step n - 2 (with two ring stages, the slot the
+// loads waited for), and step n - 1's share is staged when they finish that
+// step, which is also when the loads of step n + 1 can go. So waiting for
+// the share delays no load; what can is lane 0's wait, after issuing share
+// n - 1, for share n - 2's reductions to have read their buffer (issued a
+// step earlier, so normally long done). Shares are counted across the loops
+// (the same count on both sides): share m uses buffer m mod 2, its "full"
+// barrier (the consumers' arrivals) and its "empty" one, which the producer
+// arrives on once share m's own reductions have read the buffer (after it
+// issued share m + 1).
+//
+// Freedom from deadlock rests on the consumers staging each step's share
+// before they wait for a later step's loads (the producer waits for share
+// n - 1 before it issues step n + 1's loads): the add stays where the
+// lowering put it, in its own step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +40,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -48,6 +57,9 @@ struct Site {
 
 /// The barriers' indices: full[slot], then empty[slot].
 constexpr int64_t kFull = 0, kEmpty = 2;
+/// The lanes that run a producer region and arrive on "empty": the
+/// emitter runs it on the producer warpgroup's first warp.
+constexpr int64_t kProducerLanes = 32;
 
 /// Whether `v` is defined inside `scope`'s regions.
 bool definedIn(Operation *scope, Value v) {
@@ -144,10 +156,18 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
   if (!stagingAlloc || stagingAlloc->getBlock() != &kernel.front() ||
       !hoistable(consumers, desc, ws))
     return false;
-  // Nothing but these adds may write the buffers.
+  // Nothing but these adds may write the buffers, and nothing else in the
+  // producer may commit bulk groups (its read waits count the groups).
   for (Operation *user : staging.getUsers())
     if (!llvm::is_contained(adds, dyn_cast<CoreReduceAddOp>(user)))
       return false;
+  bool groups = false;
+  ws.getProducer().walk([&](Operation *op) {
+    groups |= isa<BulkReduceAddOp, TmaReduceAddOp, TmaStoreOp, CoreReduceAddOp,
+                  CoreFlushOp, CoreAddStagedOp>(op);
+  });
+  if (groups)
+    return false;
 
   // One add per loop at the top of the consumers, each loop's range run by
   // a loop of the producer, in the same order.
@@ -223,9 +243,8 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
   for (int64_t slot = 0; slot < 2; ++slot) {
     MbarrierInitOp::create(b, loc, barriers, constant(b, loc, kFull + slot),
                            consumerThreads);
-    // The producer region runs on the 32 lanes of its warp, each arriving.
     MbarrierInitOp::create(b, loc, barriers, constant(b, loc, kEmpty + slot),
-                           32);
+                           kProducerLanes);
   }
   if (!publish)
     BarrierOp::create(b, loc);
@@ -368,13 +387,13 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
        previous);
   BulkWaitOp::create(b, loc);
 
+  llvm::SetVector<Value> read;
   for (Site site : sites) {
-    SmallVector<Value> read(site.add.getOffsets());
+    read.insert(site.add.getOffsets().begin(), site.add.getOffsets().end());
     site.add.erase();
-    for (Value v : read)
-      eraseIfDead(v);
   }
-  eraseIfDead(desc);
+  read.insert(desc);
+  eraseIfDead(read.getArrayRef());
   // The consumers issue no bulk operations now, unless something else
   // does: their wait at the end has nothing to wait for.
   bool issues = false;

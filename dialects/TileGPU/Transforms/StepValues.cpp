@@ -31,14 +31,22 @@ Value recompute(OpBuilder &b, scf::ForOp loop, Value v, IRMapping &mapping) {
   return b.clone(*def, mapping)->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-void eraseIfDead(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (!def || !isOpTriviallyDead(def))
-    return;
-  SmallVector<Value> operands(def->getOperands());
-  def->erase();
-  for (Value operand : operands)
-    eraseIfDead(operand);
+void eraseIfDead(ArrayRef<Value> values) {
+  // Values, not ops, on the worklist: an op is looked at only while its
+  // value may still be live, and a dead op is erased once (after it, its
+  // results are no longer on the list).
+  SmallVector<Value> work(values.begin(), values.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || !isOpTriviallyDead(def))
+      continue;
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+    for (Value result : def->getResults())
+      llvm::erase(work, result);
+    def->erase();
+  }
 }
 
 } // namespace kiln::tgpu

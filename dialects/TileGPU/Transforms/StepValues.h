@@ -29,9 +29,9 @@ bool recomputable(mlir::scf::ForOp loop, mlir::Value v);
 mlir::Value recompute(mlir::OpBuilder &b, mlir::scf::ForOp loop, mlir::Value v,
                       mlir::IRMapping &mapping);
 
-/// Erases `v`'s op and the ops only it read, where nothing else reads them
-/// (a rewritten op's own offsets).
-void eraseIfDead(mlir::Value v);
+/// Erases the ops of `values` and the ops only they read, where nothing else
+/// reads them (a rewritten op's own offsets); each op once, whatever repeats.
+void eraseIfDead(llvm::ArrayRef<mlir::Value> values);
 
 } // namespace kiln::tgpu
 
