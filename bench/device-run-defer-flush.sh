@@ -12,15 +12,6 @@
 #   bench - bench_attention.py (forward + backward) with the `nodefer`
 #           specs (--no-defer-flush) beside the defaults.
 #   bash bench/device-run-defer-flush.sh check|bench|both [seqlens] [variants] [hdims]
-set -u
-MODE=$1
-SEQS=${2:-4096,16384}
-VARS=${3:-plain,causal,softcap,alibi}
-HDIMS=${4:-64,128}
-. bench/device-env.sh
-if [ "$MODE" = check ] || [ "$MODE" = both ]; then
-  check_atomic_backward df "64 96 128"
-fi
-if [ "$MODE" = bench ] || [ "$MODE" = both ]; then
-  bench_ablations df nodefer --backward --hdims "$HDIMS" --seqlens "$SEQS" --variants "$VARS"
-fi
+# The same checks and benchmark as bench/device-run-producer-reductions.sh,
+# with the `nodefer` specs and the tag `df`.
+LABEL=df ABLATION=nodefer exec bash bench/device-run-producer-reductions.sh "$@"

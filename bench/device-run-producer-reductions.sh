@@ -14,7 +14,8 @@
 #           named by ABLATION (`nodefer`: --no-defer-flush, the consumers'
 #           fence and arrival in the step that staged the share).
 #   bash bench/device-run-producer-reductions.sh check|bench|both [seqlens] [variants] [hdims]
-# Environment: CHECK_HDIMS (default "64 96 128"), ABLATION (default noprod).
+# Environment: CHECK_HDIMS (default "64 96 128"), ABLATION (default noprod),
+# LABEL (the checks' and the JSON's tag, default pr).
 set -u
 MODE=$1
 SEQS=${2:-4096,16384}
@@ -22,8 +23,8 @@ VARS=${3:-plain,causal,softcap,alibi}
 HDIMS=${4:-64,128}
 . bench/device-env.sh
 if [ "$MODE" = check ] || [ "$MODE" = both ]; then
-  check_atomic_backward pr "${CHECK_HDIMS:-64 96 128}"
+  check_atomic_backward "${LABEL:-pr}" "${CHECK_HDIMS:-64 96 128}"
 fi
 if [ "$MODE" = bench ] || [ "$MODE" = both ]; then
-  bench_ablations pr "${ABLATION:-noprod}" --backward --hdims "$HDIMS" --seqlens "$SEQS" --variants "$VARS"
+  bench_ablations "${LABEL:-pr}" "${ABLATION:-noprod}" --backward --hdims "$HDIMS" --seqlens "$SEQS" --variants "$VARS"
 fi

@@ -33,6 +33,7 @@
 
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+#include "dialects/TileGPU/Transforms/Rings.h"
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
 #include "dialects/TileGPU/Transforms/StepValues.h"
 
@@ -109,23 +110,6 @@ Value hoist(OpBuilder &b, Value v, Operation *ws, IRMapping &mapping) {
 
 Value constant(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-/// Share m's buffer (m mod 2) and the parity of its pass over the two
-/// ((m / 2) mod 2).
-std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, Value m) {
-  Value two = constant(b, loc, 2), one = constant(b, loc, 1);
-  return {arith::RemUIOp::create(b, loc, m, two),
-          arith::AndIOp::create(b, loc, arith::DivUIOp::create(b, loc, m, two),
-                                one)};
-}
-
-/// The two staging buffers' `slot`th.
-Value bufferOf(OpBuilder &b, Location loc, Value slot, Value first,
-               Value second) {
-  Value isSecond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot,
-                                         constant(b, loc, 1));
-  return arith::SelectOp::create(b, loc, isSecond, second, first);
 }
 
 /// The offsets of `site`'s add at the step whose induction variable is `iv`.
@@ -272,14 +256,11 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
     scf::ForOp loop = site.loop;
     b.setInsertionPoint(add);
     Location at = add.getLoc();
-    Value n = arith::AddIOp::create(
-        b, at, base,
-        arith::DivUIOp::create(b, at,
-                               arith::SubIOp::create(b, at,
-                                                     loop.getInductionVar(),
-                                                     loop.getLowerBound()),
-                               loop.getStep()));
-    auto [slot, parity] = slotAndParity(b, at, n);
+    auto [slot, parity] =
+        ringPosition(b, at,
+                     stepNumber(b, at, loop.getInductionVar(),
+                                loop.getLowerBound(), loop.getStep(), base),
+                     2);
     // A fresh barrier passes a wait for parity 1: the first two shares
     // find their buffers free.
     MbarrierWaitOp::create(
@@ -287,7 +268,7 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
         arith::AddIOp::create(b, at, slot, constant(b, at, kEmpty)),
         arith::XOrIOp::create(b, at, parity, constant(b, at, 1)));
     CoreStageOp::create(b, at, add.getValue(),
-                        bufferOf(b, at, slot, staging, second));
+                        stageBuffer(b, at, {staging, second}, slot));
     // The fence waits for the stores. Moved into the next step (as
     // defer-flush moves it) with the arrival, it measured 1.5-8% slower at
     // D = 64 for plain, causal and ALiBi (softcap 3-4% faster;
@@ -304,11 +285,11 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
   IRMapping hoisted;
   Value producerDesc = hoist(b, desc, ws, hoisted);
   auto take = [&](OpBuilder &b, Location at, Value m, ValueRange offsets) {
-    auto [slot, parity] = slotAndParity(b, at, m);
+    auto [slot, parity] = ringPosition(b, at, m, 2);
     MbarrierWaitOp::create(
         b, at, barriers,
         arith::AddIOp::create(b, at, slot, constant(b, at, kFull)), parity);
-    CoreAddStagedOp::create(b, at, bufferOf(b, at, slot, staging, second),
+    CoreAddStagedOp::create(b, at, stageBuffer(b, at, {staging, second}, slot),
                             producerDesc, offsets);
     // Share m - 1's reductions have read their buffer: the consumers may
     // stage share m + 1 there.
@@ -334,10 +315,7 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
     Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
           step = loop.getStep(), iv = loop.getInductionVar();
     b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value n = arith::AddIOp::create(
-        b, at, base,
-        arith::DivUIOp::create(b, at, arith::SubIOp::create(b, at, iv, lb),
-                               step));
+    Value n = stepNumber(b, at, iv, lb, step, base);
     auto pending =
         scf::IfOp::create(b, at,
                           arith::CmpIOp::create(b, at, arith::CmpIPredicate::ne,

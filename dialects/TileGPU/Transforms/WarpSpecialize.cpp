@@ -10,6 +10,7 @@
 #include "dialects/TileGPU/Transforms/Passes.h"
 #include "dialects/TileGPU/Transforms/Persistent.h"
 #include "dialects/TileGPU/Transforms/RegisterEstimate.h"
+#include "dialects/TileGPU/Transforms/Rings.h"
 #include "dialects/TileGPU/Transforms/SharedLayout.h"
 
 #include "dialects/Tile/IR/TileAttrNames.h"
@@ -395,38 +396,11 @@ struct TileGPUWarpSpecialize
   LogicalResult runOnKernel(func::FuncOp kernel);
 };
 
-/// The ring position n = base + (iv - lb) / step of a step of `loop`, as its
-/// stage (n mod S) and the parity of its pass over the ring ((n / S) mod 2).
-struct StepIndex {
-  Value stage, parity;
-};
-
-StepIndex stepIndex(OpBuilder &b, Location loc, Value iv, Value lb, Value step,
-                    Value base, int64_t stages) {
-  Value n = arith::AddIOp::create(
-      b, loc, base,
-      arith::DivUIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb),
-                             step));
-  Value s = arith::ConstantIndexOp::create(b, loc, stages);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value stage = arith::RemUIOp::create(b, loc, n, s);
-  Value parity = arith::AndIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, n, s), one);
-  return {stage, parity};
-}
-
-/// The stage's buffer among `stages` (a ring's, or a vector slot's: a
-/// chain of selects; one stage: the buffer).
-Value stageBuffer(OpBuilder &b, Location loc, ArrayRef<Value> stages,
-                  Value stage) {
-  Value current = stages[0];
-  for (size_t i = 1; i < stages.size(); ++i) {
-    Value is = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, stage,
-        arith::ConstantIndexOp::create(b, loc, int64_t(i)));
-    current = arith::SelectOp::create(b, loc, is, stages[i], current);
-  }
-  return current;
+/// The ring position of a step of a loop (the ring's use number base +
+/// (iv - lb) / step).
+RingPosition stepIndex(OpBuilder &b, Location loc, Value iv, Value lb,
+                       Value step, Value base, int64_t stages) {
+  return ringPosition(b, loc, stepNumber(b, loc, iv, lb, step, base), stages);
 }
 
 /// The TMA coordinates of `load` (column, row, head, batch: the map's
@@ -960,9 +934,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   for (auto [k, loop] : llvm::enumerate(loops)) {
     Block &body = *loop.getBody();
     b.setInsertionPointToStart(&body);
-    StepIndex step = stepIndex(b, loc, loop.getInductionVar(),
-                               loop.getLowerBound(), loop.getStep(), bases[k],
-                               numStages);
+    RingPosition step =
+        stepIndex(b, loc, loop.getInductionVar(), loop.getLowerBound(),
+                  loop.getStep(), bases[k], numStages);
     for (Load &load : loads) {
       if (load.loop != loop)
         continue;
@@ -1065,9 +1039,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
                                        loop.getUpperBound(), loop.getStep());
     copyLoop->setAttrs(loop->getDiscardableAttrDictionary());
     b.setInsertionPointToStart(copyLoop.getBody());
-    StepIndex step = stepIndex(b, loc, copyLoop.getInductionVar(),
-                               loop.getLowerBound(), loop.getStep(), bases[k],
-                               numStages);
+    RingPosition step =
+        stepIndex(b, loc, copyLoop.getInductionVar(), loop.getLowerBound(),
+                  loop.getStep(), bases[k], numStages);
     Value emptyParity = arith::XOrIOp::create(b, loc, step.parity, index(1));
     IRMapping atStep;
     atStep.map(loop.getInductionVar(), copyLoop.getInductionVar());
