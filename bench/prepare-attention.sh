@@ -67,6 +67,7 @@ for v in plain causal; do
   ablate $v twokernel bwd --bwd-schedule two-kernel # dQ in its own kernel, no atomics
   ablate $v nokq bwd --no-keys-by-queries        # dK/dV kernel on S = Q K^T
   ablate $v noasync bwd --no-async-accumulate    # dV and dK waited for where issued
+  ablate $v notmab bwd --no-tma-stores          # dK, dV (and a bf16 dQ) by per-lane stores
 done
 ablate causal noshort fwd --short-rows 0         # no 128-row program for short masked rows
 ablate softcap precise both --no-fast-math       # precise tanhf in the score_mod

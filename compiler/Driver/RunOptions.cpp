@@ -193,9 +193,10 @@ const char *runUsage() {
                             added by bulk reductions each consumer warp
                             issues, through one staging buffer, instead of
                             by the producer's warp through two (ablation)
-  --no-tma-stores           cuda sm_90a forward: the output tile stored from
-                            registers by every lane instead of staged in
-                            shared memory and stored by TMA (ablation)
+  --no-tma-stores           cuda sm_90a: the output tile (forward; dK, dV and a
+                            bf16 dQ in the backward) stored from registers by
+                            every lane instead of staged in shared memory and
+                            stored by TMA (ablation)
   --no-pack-lhs-first       cuda sm_90a: pack P into wgmma's fragments at each
                             k16 step instead of before the products' fence
                             (ptxas then inserts warpgroup.arrive; ablation)

@@ -369,6 +369,12 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
     // ahead instead of in front of the step's first product.
     if (options.warpSpecialize && options.loadAhead)
       pm.addPass(tgpu::createTileGPULoadAhead());
+    // dK and dV by TMA from shared memory, as the forward's output.
+    if (options.warpSpecialize && options.tmaStores) {
+      tgpu::TileGPUTmaStoresOptions stores;
+      stores.sharedMemoryBytes = sharedLimit(options);
+      pm.addPass(tgpu::createTileGPUTmaStores(stores));
+    }
   }
   pm.addPass(createCSEPass());
 }

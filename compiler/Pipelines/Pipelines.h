@@ -381,9 +381,10 @@ struct CUDAPipelineOptions
       llvm::cl::init(true)};
   Option<bool> tmaStores{
       *this, "tma-stores",
-      llvm::cl::desc("sm_90a forward: the consumers' output tiles staged in "
-                     "shared memory and stored by TMA (tgpu-tma-stores) "
-                     "where the staging costs no CTA per multiprocessor"),
+      llvm::cl::desc("sm_90a: the consumers' output tiles (the forward's; "
+                     "dK, dV and a bf16 dQ) staged in shared memory and "
+                     "stored by TMA (tgpu-tma-stores) where the staging "
+                     "costs no CTA per multiprocessor"),
       llvm::cl::init(true)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",

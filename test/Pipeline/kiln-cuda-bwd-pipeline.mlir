@@ -115,6 +115,10 @@
 // WGMMA-ATOMIC-NOT: tile.atomic_add
 // WGMMA-ATOMIC-NOT: tgpu.bulk_wait
 // WGMMA-ATOMIC-NOT: tgpu.core_flush
+// The consumers' bulk operations are dK's and dV's stores (tgpu-tma-stores).
+// WGMMA-ATOMIC: tgpu.tma_store
+// WGMMA-ATOMIC: tgpu.tma_store
+// WGMMA-ATOMIC-NEXT: tgpu.bulk_wait
 // WGMMA-ATOMIC: func.func @causal_softcap_bwd_dq_convert(
 // With producer-reductions=false (the ablation) the consumers add the
 // shares themselves: through one staging buffer, by a bulk reduction per

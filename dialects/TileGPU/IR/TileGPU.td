@@ -135,9 +135,25 @@ class TileGPU_Op<string mnemonic, list<Trait> traits = []>
 
 def TileGPU_SharedAllocOp : TileGPU_Op<"shared_alloc"> {
   let summary = "a buffer in shared memory (memory space 3) at a fixed offset";
-  let arguments = (ins I64Attr:$offset);
+  let description = [{
+    With `overlays %b`, the buffer reuses the memory from buffer `%b`'s
+    offset on (its offset is `%b`'s; the layout places it there and counts
+    its end, not its bytes beside the others). The pass that makes it
+    guarantees that every buffer it covers is dead (no access pending or
+    to come) wherever the overlay is used.
+  }];
+  let arguments = (ins I64Attr:$offset,
+                       Optional<AnyStaticShapeMemRef>:$overlays);
   let results = (outs Res<AnyStaticShapeMemRef, "", [MemAlloc]>:$buffer);
-  let assemblyFormat = "`offset` $offset attr-dict `:` type($buffer)";
+  let assemblyFormat = [{
+    (`overlays` $overlays^ `:` type($overlays) `,`)? `offset` $offset attr-dict
+    `:` type($buffer)
+  }];
+  let builders = [
+    OpBuilder<(ins "mlir::Type":$type, "int64_t":$offset), [{
+      build($_builder, $_state, type, offset, mlir::Value());
+    }]>,
+  ];
   let hasVerifier = 1;
 }
 

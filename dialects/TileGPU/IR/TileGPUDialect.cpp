@@ -173,6 +173,16 @@ LogicalResult SharedAllocOp::verify() {
     return emitOpError() << "offset must be a non-negative multiple of 16 "
                             "bytes (cp.async and ldmatrix alignment), got "
                          << offset;
+  if (Value overlaid = getOverlays()) {
+    auto base = overlaid.getDefiningOp<SharedAllocOp>();
+    if (!base || base.getOverlays())
+      return emitOpError() << "overlays a buffer of its own (a "
+                              "tgpu.shared_alloc without `overlays`)";
+    if (static_cast<int64_t>(base.getOffset()) != offset)
+      return emitOpError()
+             << "starts where the buffer it overlays does (offset "
+             << base.getOffset() << "), got offset " << offset;
+  }
   return success();
 }
 

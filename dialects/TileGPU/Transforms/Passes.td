@@ -203,11 +203,20 @@ def TileGPUTmaStores : Pass<"tgpu-tma-stores"> {
     ragged (varlen) or packed (GQA) views, or of f32 tiles (the split-KV
     partials) keep their per-lane stores.
 
-    Runs after `tgpu-warp-specialize`; a kernel whose staging would not fit
-    `shared-memory-bytes` beside its buffers without losing a CTA per
-    multiprocessor (its `tgpu.ctas_per_sm`) keeps its stores (the D = 128
-    prefill kernel of 192 rows, whose second Q copy fills the shared
-    memory). `kiln run --no-tma-stores` is the ablation.
+    Runs after `tgpu-warp-specialize`, last in both sm_90a pipelines (the
+    backward's dK and dV, and a bf16 dQ). Where the staging would not fit
+    `shared-memory-bytes` beside the kernel's buffers without losing a CTA
+    per multiprocessor (its `tgpu.ctas_per_sm`), a kernel of one tile per
+    CTA whose stores of one tile type lie in the consumers' region itself
+    stages over buffers only its loops use (`tgpu.shared_alloc overlays`:
+    ring stages and per-step buffers, which the consumers have finished
+    with, and the producer has stopped writing, when they store), at a
+    1024-byte aligned buffer that no other buffer overlaps, behind a barrier
+    of the consumers before the first store (another warpgroup may still be
+    reading them): the D = 128 dK/dV kernel. A persistent kernel (its next
+    tile's copies refill the rings under the epilogue) keeps its stores
+    there (the D = 128 prefill kernel of 192 rows, whose second Q copy fills
+    the shared memory). `kiln run --no-tma-stores` is the ablation.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",

@@ -7,6 +7,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace kiln::tgpu {
@@ -30,11 +32,24 @@ int64_t ctasFitting(int64_t bytes, int64_t limit) {
 LogicalResult layoutSharedBuffers(func::FuncOp kernel, int64_t limit,
                                   StringRef what) {
   int64_t next = 0;
+  SmallVector<SharedAllocOp> overlays;
   kernel.walk([&](SharedAllocOp alloc) {
+    if (alloc.getOverlays()) {
+      overlays.push_back(alloc);
+      return;
+    }
     next = llvm::alignTo(next, swizzleBytes(alloc.getType()) ? 1024 : 128);
     alloc.setOffset(next);
     next += sharedBufferBytes(alloc.getType());
   });
+  // An overlay starts where its buffer does; it may reach past the last.
+  for (SharedAllocOp overlay : overlays) {
+    uint64_t offset =
+        overlay.getOverlays().getDefiningOp<SharedAllocOp>().getOffset();
+    overlay.setOffset(offset);
+    next = std::max<int64_t>(next, static_cast<int64_t>(offset) +
+                                       sharedBufferBytes(overlay.getType()));
+  }
   next = llvm::alignTo(next, 128);
   if (limit > 0 && next > limit)
     return kernel.emitError() << what << " needs " << next

@@ -19,8 +19,9 @@ int64_t ctasFitting(int64_t bytes, int64_t limit);
 
 /// Places every tgpu.shared_alloc of `kernel` one after the other in walk
 /// order (swizzled buffers 1024-byte aligned, the swizzle's period; others
-/// 128) and sets tgpu.shared_bytes. Fails with a diagnostic naming `what`
-/// when the total exceeds `limit` (0: unchecked).
+/// 128), each overlay (`overlays %b`) at its buffer's offset, and sets
+/// tgpu.shared_bytes (the end of the last buffer or overlay). Fails with a
+/// diagnostic naming `what` when the total exceeds `limit` (0: unchecked).
 mlir::LogicalResult layoutSharedBuffers(mlir::func::FuncOp kernel,
                                         int64_t limit, llvm::StringRef what);
 

@@ -86,6 +86,10 @@ void waitAtEnds(ArrayRef<Block *> ends, Location loc) {
       b.setInsertionPoint(&end->back());
     else
       b.setInsertionPointToEnd(end);
+    // One wait covers every copy before it (another pass's, already there).
+    Block::iterator point = b.getInsertionPoint();
+    if (point != end->begin() && isa<BulkWaitOp>(*std::prev(point)))
+      continue;
     BulkWaitOp::create(b, loc);
   }
 }

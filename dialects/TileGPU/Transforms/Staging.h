@@ -41,7 +41,8 @@ addStagingBuffers(mlir::func::FuncOp kernel, llvm::ArrayRef<mlir::Type> types,
                   llvm::SmallVectorImpl<SharedAllocOp> &buffers);
 
 /// A tgpu.bulk_wait at the end of each block in `ends` (before its
-/// terminator): the copies issued in it are complete before it ends.
+/// terminator; none where one is already last): the copies issued in it are
+/// complete before it ends.
 void waitAtEnds(llvm::ArrayRef<mlir::Block *> ends, mlir::Location loc);
 
 } // namespace kiln::tgpu

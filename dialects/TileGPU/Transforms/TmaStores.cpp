@@ -11,9 +11,12 @@
 #include "dialects/Tile/IR/TileDialect.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 #include "dialects/TileGPU/IR/TileGPUDialect.h"
+#include "dialects/TileGPU/Transforms/SharedLayout.h"
 #include "dialects/TileGPU/Transforms/Staging.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -81,6 +84,73 @@ static MemRefType stagingType(tile::StoreOp store) {
 /// multiprocessor are their attribute; the count is not used for them).
 constexpr int64_t kMinRegisters = 128;
 
+/// Whether every use of `value`, and of the choices (arith.select) that pick
+/// it, lies in a loop of `ws`'s producer region or of its consumer region
+/// before `point` (in the consumers' block): a ring stage or a step's
+/// vector, which the consumers have finished with at `point` (each waited
+/// for every copy into it), and which the producer, whose loops issue only
+/// the copies the consumers wait for, writes no more.
+static bool deadAfterLoops(Value value, WarpSpecializeOp ws, Operation *point) {
+  Block *block = point->getBlock();
+  for (Operation *user : value.getUsers()) {
+    if (!user->getParentOfType<scf::ForOp>())
+      return false;
+    if (Operation *top = block->findAncestorOpInBlock(*user)) {
+      if (top == point || !top->isBeforeInBlock(point))
+        return false;
+    } else if (!ws.getProducer().isAncestor(user->getParentRegion())) {
+      return false;
+    }
+    if (isa<arith::SelectOp>(user) &&
+        !deadAfterLoops(user->getResult(0), ws, point))
+      return false;
+  }
+  return true;
+}
+
+/// Where no staging buffer fits beside the kernel's buffers: one of `type`
+/// over buffers dead at `first` (the first store through it, in the
+/// consumers' region), a 1024-byte aligned run of them that no live buffer
+/// overlaps, or null. Only a kernel of one tile per CTA (a persistent CTA's
+/// next tile refills its rings under the epilogue) whose stores lie in the
+/// consumers' region itself (all of them reach the barrier placed before
+/// the first).
+static SharedAllocOp overlayStaging(func::FuncOp kernel, MemRefType type,
+                                    tile::StoreOp first) {
+  Block *block = first->getBlock();
+  auto ws = dyn_cast_or_null<WarpSpecializeOp>(block->getParentOp());
+  if (kernel->hasAttr(attrs::kPersistent) || !ws ||
+      block->getParent() != &ws.getConsumer())
+    return nullptr;
+  SmallVector<SharedAllocOp> dead, live;
+  kernel.walk([&](SharedAllocOp alloc) {
+    (!alloc.getOverlays() && deadAfterLoops(alloc, ws, first) ? dead : live)
+        .push_back(alloc);
+  });
+  llvm::sort(dead, [](SharedAllocOp a, SharedAllocOp b) {
+    return a.getOffset() < b.getOffset();
+  });
+  int64_t bytes = sharedBufferBytes(type);
+  auto overlaps = [](SharedAllocOp a, int64_t lo, int64_t hi) {
+    int64_t start = static_cast<int64_t>(a.getOffset());
+    return start < hi && lo < start + sharedBufferBytes(a.getType());
+  };
+  for (SharedAllocOp base : dead) {
+    int64_t lo = static_cast<int64_t>(base.getOffset()), hi = lo + bytes;
+    if (lo % 1024 != 0 || llvm::any_of(live, [&](SharedAllocOp a) {
+          return overlaps(a, lo, hi);
+        }))
+      continue;
+    OpBuilder b(kernel.getContext());
+    b.setInsertionPointAfter(base);
+    for (SharedAllocOp alloc : dead)
+      if (alloc->getBlock() == base->getBlock() && base->isBeforeInBlock(alloc))
+        b.setInsertionPointAfter(alloc);
+    return SharedAllocOp::create(b, kernel.getLoc(), type, lo, base);
+  }
+  return nullptr;
+}
+
 namespace {
 
 struct TileGPUTmaStores
@@ -122,6 +192,33 @@ struct TileGPUTmaStores
     if (failed(addStagingBuffers(kernel, types, sharedMemoryBytes,
                                  kMinRegisters, buffers)))
       return failure();
+    // Staging beside the buffers would cost a CTA per multiprocessor (the
+    // D = 128 dK/dV kernel's 214 KB): over the loops' rings instead, which
+    // the consumers are done with when they store, behind a barrier of the
+    // consumers (the other warpgroups may still read the ring).
+    if (buffers.empty() && stores.size() == 1) {
+      tile::StoreOp first = stores.front().second.front();
+      for (tile::StoreOp store : stores.front().second)
+        if (store->getBlock() != first->getBlock())
+          return success();
+      if (SharedAllocOp overlay =
+              overlayStaging(kernel, cast<MemRefType>(types.front()), first)) {
+        auto before = kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes);
+        if (failed(layoutSharedBuffers(kernel, 0, "the staging overlay")))
+          return failure();
+        auto after = kernel->getAttrOfType<IntegerAttr>(attrs::kSharedBytes);
+        if (before && after.getInt() > before.getInt() &&
+            sharedMemoryBytes > 0 &&
+            ctasFitting(after.getInt(), sharedMemoryBytes) <
+                ctasFitting(before.getInt(), sharedMemoryBytes)) {
+          overlay.erase();
+          return layoutSharedBuffers(kernel, 0, "the kernel's buffers");
+        }
+        buffers.push_back(overlay);
+        OpBuilder b(first);
+        BarrierOp::create(b, first.getLoc());
+      }
+    }
     if (buffers.empty())
       return success();
 

@@ -39,6 +39,33 @@ func.func @shared_alloc_misaligned() {
 
 // -----
 
+func.func @shared_alloc_overlay_elsewhere() {
+  %a = tgpu.shared_alloc offset 0 : memref<64x64xbf16, 3>
+  // expected-error @+1 {{'tgpu.shared_alloc' op starts where the buffer it overlays does (offset 0), got offset 8192}}
+  %b = tgpu.shared_alloc overlays %a : memref<64x64xbf16, 3>, offset 8192 : memref<64xf32, 3>
+  return
+}
+
+// -----
+
+func.func @shared_alloc_overlay_of_argument(%a: memref<64x64xbf16, 3>) {
+  // expected-error @+1 {{'tgpu.shared_alloc' op overlays a buffer of its own (a tgpu.shared_alloc without `overlays`)}}
+  %b = tgpu.shared_alloc overlays %a : memref<64x64xbf16, 3>, offset 0 : memref<64xf32, 3>
+  return
+}
+
+// -----
+
+func.func @shared_alloc_overlay_of_overlay() {
+  %a = tgpu.shared_alloc offset 0 : memref<64x64xbf16, 3>
+  %b = tgpu.shared_alloc overlays %a : memref<64x64xbf16, 3>, offset 0 : memref<64xf32, 3>
+  // expected-error @+1 {{'tgpu.shared_alloc' op overlays a buffer of its own (a tgpu.shared_alloc without `overlays`)}}
+  %c = tgpu.shared_alloc overlays %b : memref<64xf32, 3>, offset 0 : memref<16xf32, 3>
+  return
+}
+
+// -----
+
 // A negative offset is rejected too (it used to be compared as unsigned).
 func.func @shared_alloc_negative() {
   // expected-error @+1 {{'tgpu.shared_alloc' op offset must be a non-negative multiple of 16 bytes (cp.async and ldmatrix alignment), got -16}}

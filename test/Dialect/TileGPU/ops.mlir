@@ -63,6 +63,21 @@ func.func @shared_alloc()
 
 // -----
 
+// An overlay: a buffer over another's memory from its offset on (here a
+// 32 KB swizzled tile over a 16 KB one and what follows it).
+// CHECK-LABEL: func.func @shared_alloc_overlay
+// CHECK-NEXT: [[A:%.+]] = tgpu.shared_alloc offset 1024 : memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// CHECK-NEXT: [[B:%.+]] = tgpu.shared_alloc overlays [[A]] : memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, offset 1024 : memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+// CHECK-NEXT: return [[B]]
+func.func @shared_alloc_overlay()
+    -> memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3> {
+  %a = tgpu.shared_alloc offset 1024 : memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  %b = tgpu.shared_alloc overlays %a : memref<64x128xbf16, #tgpu.swizzle<bytes = 128>, 3>, offset 1024 : memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+  return %b : memref<128x128xbf16, #tgpu.swizzle<bytes = 128>, 3>
+}
+
+// -----
+
 // The staged copy: barrier, copy_async from a descriptor, async_wait with
 // the default (elided) and an explicit pending count, barrier.
 // CHECK-LABEL: func.func @staged_copies
