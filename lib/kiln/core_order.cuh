@@ -85,6 +85,22 @@ __device__ __forceinline__ void core_stage(Tile s,
   }
 }
 
+/// Adds the BYTES of shared `src` to the run of the core-ordered array `d`
+/// that starts at the band of 16 rows from `top`, column `col` (a band's
+/// columns are one contiguous run): one bulk reduction on sm_90, atomics
+/// elsewhere. Run by one thread.
+template <unsigned BYTES>
+__device__ __forceinline__ void core_add_run(const Desc<float> &d, int top,
+                                             int col, const float *src) {
+  float *dst = d.ptr + (static_cast<long long>(top / 16) * d.cols + col) * 16;
+#if __CUDA_ARCH__ >= 900
+  bulk_add_f32<BYTES>(dst, src);
+#else
+  for (unsigned i = 0; i < BYTES / 4; ++i)
+    atomicAdd(dst + i, src[i]);
+#endif
+}
+
 /// d[row0 + r, col0 + c] += s[r, c] for this warp's part of `s`, which a
 /// core_stage of an F tile wrote: the warp fences its writes for the async
 /// proxy and its lane 0 adds each of its bands with one bulk reduction
@@ -108,15 +124,8 @@ __device__ __forceinline__ void core_flush(const Desc<float> &d, int row0,
           col0 + col + F::kGroupCols > d.cols)
         continue;
       // core_chunk at lane 0: the band's run of this group's columns.
-      float *dst =
-          d.ptr + (static_cast<long long>(top / 16) * d.cols + col0 + col) * 16;
-      const float *src = base + (band * Tile::kCols + col) * 16;
-#if __CUDA_ARCH__ >= 900
-      bulk_add_f32<kRunBytes>(dst, src);
-#else
-      for (unsigned i = 0; i < kRunBytes / 4; ++i)
-        atomicAdd(dst + i, src[i]);
-#endif
+      core_add_run<kRunBytes>(d, top, col0 + col,
+                              base + (band * Tile::kCols + col) * 16);
     }
     bulk_commit();
   }
@@ -146,15 +155,7 @@ __device__ __forceinline__ void core_add_staged(const Desc<float> &d, int row0,
       int top = row0 + band * 16;
       if (top < 0 || top + 16 > d.rows)
         continue;
-      float *dst =
-          d.ptr + (static_cast<long long>(top / 16) * d.cols + col0) * 16;
-      const float *src = base + band * Tile::kCols * 16;
-#if __CUDA_ARCH__ >= 900
-      bulk_add_f32<kBandBytes>(dst, src);
-#else
-      for (unsigned i = 0; i < kBandBytes / 4; ++i)
-        atomicAdd(dst + i, src[i]);
-#endif
+      core_add_run<kBandBytes>(d, top, col0, base + band * Tile::kCols * 16);
     }
   }
   bulk_commit();
