@@ -320,7 +320,8 @@ def _block_mask_tensors(q, k, lists, block_q, block_kv):
             raise _capi.KilnError(f"{name} must be int32 [B or 1, H or 1, {', '.join(map(str, want))}] for q "
                                   f"{list(q.shape)}, k {list(k.shape)} and blocks ({block_q}, {block_kv}); got "
                                   f"{t.dtype} {list(t.shape)}")
-        named[name] = t.expand(batch, heads, *want)
+        # (Contiguous in the last dimension, as the runtime requires.)
+        named[name] = (t if t.stride(-1) == 1 else t.contiguous()).expand(batch, heads, *want)
     return named
 
 

@@ -67,16 +67,20 @@ Status checkAligned(const char *what, const TensorRef &t, int64_t alignBytes) {
   size_t rank = t.strides.size();
   if (rank == 0 || chunk < 1)
     return Status();
-  if (t.strides[rank - 1] != 1)
+  // (A last dimension of one element is only ever read at index 0.)
+  if (t.strides[rank - 1] != 1 && t.sizes[rank - 1] != 1)
     return Status::error(std::string(what) +
                          " must be contiguous in its last dimension, got "
                          "stride " +
                          std::to_string(t.strides[rank - 1]));
   if (reinterpret_cast<uintptr_t>(t.data) % alignBytes != 0)
     return Status::error(std::string(what) + " must be " +
-                         std::to_string(alignBytes) +
-                         "-byte aligned (its rows are copied in " +
-                         std::to_string(alignBytes) + "-byte chunks)");
+                         std::to_string(alignBytes) + "-byte aligned (" +
+                         (chunk == 1 ? std::string("its element size")
+                                     : "its rows are copied in " +
+                                           std::to_string(alignBytes) +
+                                           "-byte chunks") +
+                         ")");
   for (size_t dim = 0; dim + 1 < rank; ++dim)
     if (t.strides[dim] % chunk != 0)
       return Status::error(std::string(what) + " stride " +

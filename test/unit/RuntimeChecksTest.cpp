@@ -89,6 +89,25 @@ TEST(RuntimeChecks, CopiedTensorsNeedUnitInnerStrideAndAlignedRows) {
   EXPECT_TRUE(checkAligned("v", ok, 16).ok());
 }
 
+// Every other tensor is aligned to its element size: contiguous in its last
+// dimension (which the kernels index with a literal stride of 1), unless
+// that dimension holds one element; any other strides.
+TEST(RuntimeChecks, OtherTensorsNeedUnitInnerStride) {
+  TensorRef lse = tensor(DType::F32, {2, 3, 5}, {15, 5, 1});
+  EXPECT_TRUE(checkAligned("lse", lse, 4).ok());
+  TensorRef strided = tensor(DType::F32, {2, 3, 5}, {30, 10, 2});
+  EXPECT_EQ(checkAligned("lse", strided, 4).message(),
+            "lse must be contiguous in its last dimension, got stride 2");
+  TensorRef single = tensor(DType::BF16, {4, 3, 1}, {3, 1, 3});
+  EXPECT_TRUE(checkAligned("out", single, 2).ok());
+  TensorRef odd = tensor(DType::BF16, {1, 4, 1, 64}, {256, 64, 64, 1},
+                         kDeviceLikeStorage + 1);
+  EXPECT_EQ(checkAligned("out", odd, 2).message(),
+            "out must be 2-byte aligned (its element size)");
+  TensorRef padded = tensor(DType::BF16, {1, 4, 1, 64}, {268, 67, 67, 1});
+  EXPECT_TRUE(checkAligned("out", padded, 2).ok());
+}
+
 /// A forward plan as the compiler writes it: q, k, v, out, lse, one kernel
 /// over query blocks, GQA group `group`, the given captures.
 ProgramSpec forwardPlan(int64_t group, std::vector<CaptureSpec> captures = {}) {

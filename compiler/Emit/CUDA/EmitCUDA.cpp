@@ -53,6 +53,22 @@ private:
     return n;
   }
 
+  /// `memref`'s stride along `d`, as printed: the launch plan requires every
+  /// tensor to be contiguous in its last dimension (the runtime checks it),
+  /// and the runtime allocates workspaces contiguous, so a kernel argument's
+  /// innermost stride is the literal 1, which folds the index arithmetic.
+  std::string stride(Value memref, int64_t d) {
+    if (auto arg = dyn_cast<BlockArgument>(memref))
+      if (auto func =
+              dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp());
+          func && arg.getOwner()->isEntryBlock() &&
+          d + 1 == cast<MemRefType>(arg.getType()).getRank() &&
+          (func.getArgAttr(arg.getArgNumber(), tile::attrs::kTensor) ||
+           func.getArgAttr(arg.getArgNumber(), tile::attrs::kWorkspace)))
+        return "1";
+    return name(memref) + ".stride[" + std::to_string(d) + "]";
+  }
+
   FailureOr<std::string> scalarType(Type t, Location loc) {
     if (t.isF32())
       return std::string("float");
@@ -637,12 +653,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                  << ") * " << base << ".stride[2], " << table << ".ptr + "
                  << seq << " * " << table
                  << ".stride[0], kiln::imin(kiln::imax(" << lens << ".ptr["
-                 << seq << " * " << lens << ".stride[0]], 0), static_cast<int>("
-                 << table << ".size[1]) * " << v.getType().getPageSize()
-                 << "), static_cast<int>(" << base << ".size[3]), " << base
-                 << ".stride[1], " << base << ".stride[3], " << base
-                 << ".stride[0], " << table << ".stride[1], static_cast<int>("
-                 << base << ".size[0])};\n";
+                 << seq << " * " << stride(v.getLengths(), 0)
+                 << "], 0), static_cast<int>(" << table << ".size[1]) * "
+                 << v.getType().getPageSize() << "), static_cast<int>(" << base
+                 << ".size[3]), " << base << ".stride[1], "
+                 << stride(v.getBase(), 3) << ", " << base << ".stride[0], "
+                 << stride(v.getPageTable(), 1) << ", static_cast<int>(" << base
+                 << ".size[0])};\n";
           return success();
         }
         std::string ptr = base + ".ptr";
@@ -652,7 +669,7 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         for (int64_t d = 0; d < rank; ++d)
           if (!llvm::is_contained(keep, d))
             ptr += " + static_cast<long long>(" + name(*index++) + ") * " +
-                   base + ".stride[" + std::to_string(d) + "]";
+                   stride(v.getBase(), d);
         std::string rows = base + ".size[" + std::to_string(keep[0]) + "]";
         if (v.isRagged()) {
           // One sequence of a packed batch: its first row and row count.
@@ -661,8 +678,7 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
           line() << "kiln::ragged_rows(" << name(v.getOffsets())
                  << ", static_cast<long long>(" << name(v.getSequence())
                  << "), " << rows << ", " << start << ", " << count << ");\n";
-          ptr += " + " + start + " * " + base + ".stride[" +
-                 std::to_string(keep[0]) + "]";
+          ptr += " + " + start + " * " + stride(v.getBase(), keep[0]);
           rows = count;
         }
         // Packed (GQA rows): G rows per position of the kept dimension, the
@@ -670,14 +686,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         std::string groupStride = "0";
         if (std::optional<int64_t> packed = v.getPacked()) {
           rows += " * " + std::to_string(v.getType().getGroup());
-          groupStride = base + ".stride[" + std::to_string(*packed) + "]";
+          groupStride = stride(v.getBase(), *packed);
         }
-        std::string rowStride =
-            base + ".stride[" + std::to_string(keep[0]) + "]";
+        std::string rowStride = stride(v.getBase(), keep[0]);
         std::string cols = "1", colStride = "0";
         if (keep.size() == 2) {
           cols = base + ".size[" + std::to_string(keep[1]) + "]";
-          colStride = base + ".stride[" + std::to_string(keep[1]) + "]";
+          colStride = stride(v.getBase(), keep[1]);
         }
         line() << "const " << *type << " " << name(v) << " = {" << ptr
                << ", static_cast<int>(" << rows << "), static_cast<int>("
@@ -779,8 +794,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         std::string dst = name(s.getMemRef());
         std::string offset = "0";
         for (auto [d, idx] : llvm::enumerate(s.getIndices()))
-          offset += " + static_cast<long long>(" + name(idx) + ") * " + dst +
-                    ".stride[" + std::to_string(d) + "]";
+          offset += " + static_cast<long long>(" + name(idx) + ") * " +
+                    stride(s.getMemRef(), d);
         line() << dst << ".ptr[" << offset << "] = " << name(s.getValue())
                << ";\n";
         return success();
@@ -804,8 +819,7 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         std::string offset;
         for (auto [d, idx] : llvm::enumerate(g.getIndices()))
           offset += (d ? " + " : "") + std::string("static_cast<long long>(") +
-                    name(idx) + ".x[e]) * " + src + ".stride[" +
-                    std::to_string(d) + "]";
+                    name(idx) + ".x[e]) * " + stride(g.getSource(), d);
         line() << *type << " " << name(g) << ";\n";
         line() << "#pragma unroll\n";
         line() << "for (int e = 0; e < " << *type << "::kSize; ++e) " << name(g)
@@ -819,8 +833,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         std::string src = name(l.getMemRef());
         std::string offset = "0";
         for (auto [d, idx] : llvm::enumerate(l.getIndices()))
-          offset += " + static_cast<long long>(" + name(idx) + ") * " + src +
-                    ".stride[" + std::to_string(d) + "]";
+          offset += " + static_cast<long long>(" + name(idx) + ") * " +
+                    stride(l.getMemRef(), d);
         line() << "const " << *type << " " << name(l) << " = " << src << ".ptr["
                << offset << "];\n";
         return success();

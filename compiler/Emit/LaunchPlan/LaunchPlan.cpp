@@ -240,15 +240,19 @@ LogicalResult addArgument(func::FuncOp kernel, unsigned i, bool copied,
            << ", an earlier kernel as " << earlier;
   };
   if (tensor) {
+    // Every tensor is contiguous in its last dimension (an alignment of at
+    // least its element size makes the runtime check it), so the CUDA
+    // emitter prints that stride as 1 and the kernels' index arithmetic
+    // folds; rows copied by cp.async or TMA need 16-byte alignment.
+    int64_t align =
+        copied ? kCopyAsyncBytes : static_cast<int64_t>(dtypeBytes(*dtype));
     if (TensorDecl *decl = plan.findTensor(arg.name)) {
       if (decl->dtype != *dtype || shapeText(decl->shape) != shapeText(shape))
         return mismatch(std::string(dtypeName(decl->dtype)) + " " +
                         shapeText(decl->shape));
-      if (copied)
-        decl->alignBytes = kCopyAsyncBytes;
+      decl->alignBytes = std::max(decl->alignBytes, align);
     } else {
-      plan.tensors.push_back(
-          {arg.name, *dtype, shape, copied ? kCopyAsyncBytes : 0});
+      plan.tensors.push_back({arg.name, *dtype, shape, align});
     }
   } else {
     bool zeroFill = kernel.getArgAttr(i, tile::attrs::kZeroFill) != nullptr;

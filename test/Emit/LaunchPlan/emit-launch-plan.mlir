@@ -4,16 +4,17 @@
 // with their grids and arguments by role.
 
 // At the tile level (the CPU backend's plan): unscheduled kernels run one
-// program at a time and copy nothing, so no tensor needs aligned rows.
+// program at a time and copy nothing, so every tensor needs only to be
+// contiguous in its last dimension (an alignment of its element size).
 // RUN: kiln-opt %examples/alibi.mlir -kiln-fwd-tile-pipeline | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=TILE
 // TILE: "variant": "alibi",
 // TILE-NEXT: "kind": "forward",
 // TILE: "tensors": [
-// TILE-NEXT: {"name":"q","dtype":"bf16","shape":["batch","seq_q","heads",64],"align":0},
-// TILE-NEXT: {"name":"k","dtype":"bf16","shape":["batch","seq_kv","kv_heads",64],"align":0},
-// TILE-NEXT: {"name":"v","dtype":"bf16","shape":["batch","seq_kv","kv_heads",64],"align":0},
-// TILE-NEXT: {"name":"out","dtype":"bf16","shape":["batch","seq_q","heads",64],"align":0},
-// TILE-NEXT: {"name":"lse","dtype":"f32","shape":["batch","heads","seq_q"],"align":0}
+// TILE-NEXT: {"name":"q","dtype":"bf16","shape":["batch","seq_q","heads",64],"align":2},
+// TILE-NEXT: {"name":"k","dtype":"bf16","shape":["batch","seq_kv","kv_heads",64],"align":2},
+// TILE-NEXT: {"name":"v","dtype":"bf16","shape":["batch","seq_kv","kv_heads",64],"align":2},
+// TILE-NEXT: {"name":"out","dtype":"bf16","shape":["batch","seq_q","heads",64],"align":2},
+// TILE-NEXT: {"name":"lse","dtype":"f32","shape":["batch","heads","seq_q"],"align":4}
 // TILE-NEXT: {{^ \]}},
 // TILE-NEXT: "captures": [
 // TILE-NEXT: {"name":"slopes","dtype":"f32","dims":["heads"]}
@@ -53,9 +54,9 @@
 // RUN: kiln-opt %examples/gqa_causal.mlir -kiln-cuda-bwd-pipeline="backward-schedule=atomic arch=sm_80" | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=SCHED
 // SCHED: "arch": "sm_80",
 // SCHED: "gqa_group": 4,
-// SCHED: {"name":"out","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":0},
+// SCHED: {"name":"out","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":2},
 // SCHED-NEXT: {"name":"dout","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":16},
-// SCHED-NEXT: {"name":"lse","dtype":"f32","shape":["batch","heads","seq_q"],"align":0},
+// SCHED-NEXT: {"name":"lse","dtype":"f32","shape":["batch","heads","seq_q"],"align":4},
 // SCHED-NEXT: {"name":"q","dtype":"bf16","shape":["batch","seq_q","heads",128],"align":16},
 // SCHED-NEXT: {"name":"k","dtype":"bf16","shape":["batch","seq_kv","kv_heads",128],"align":16},
 // SCHED: "workspaces": [
