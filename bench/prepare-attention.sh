@@ -91,6 +91,9 @@ done
 for v in plain causal sliding_window alibi; do   # output tiles stored by every lane
   ablate $v notma fwd --no-tma-stores
 done
+for v in plain causal softcap causal_softcap; do # the output staged nowhere where the 192-row prefill kernel has no room
+  ablate $v noq fwd --no-stage-in-q              # (per-lane stores) instead of in the tile's own copy of Q
+done
 for v in plain causal; do                        # deeper TMA rings (tgpu-warp-specialize stages)
   ablate $v r3 both --ring-stages 3
   ablate $v r4 both --ring-stages 4

@@ -81,6 +81,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.deferFlush = choices.deferFlush;
   options.producerReductions = choices.producerReductions;
   options.tmaStores = choices.tmaStores;
+  options.stageInQ = choices.stageInQ;
   options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
   options.splitMaskedBlocks = choices.splitMaskedBlocks;
@@ -169,6 +170,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.deferFlush = o.deferFlush;
   choices.producerReductions = o.producerReductions;
   choices.tmaStores = o.tmaStores;
+  choices.stageInQ = o.stageInQ;
   choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;
   choices.splitMaskedBlocks = o.splitMaskedBlocks;

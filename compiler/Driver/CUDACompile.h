@@ -47,6 +47,7 @@ struct ScheduleChoices {
   bool deferFlush = true;         ///< ...its shares added a step later
   bool producerReductions = true; ///< ...and by the producer's warp
   bool tmaStores = true;          ///< tgpu-tma-stores (sm_90a fwd)
+  bool stageInQ = true;           ///< ...staged in the tile's copy of Q
   bool asyncAccumulate = true;    ///< dV, dK waited at the yield (sm_90a)
   bool packLhsFirst = true;       ///< tgpu-warpgroup-mma pack-lhs-first
   bool splitMaskedBlocks = true;  ///< full blocks unmasked (ablation)

@@ -197,6 +197,10 @@ const char *runUsage() {
                             bf16 dQ in the backward) stored from registers by
                             every lane instead of staged in shared memory and
                             stored by TMA (ablation)
+  --no-stage-in-q           cuda sm_90a: a persistent kernel without room for
+                            the output's staging keeps its per-lane stores
+                            instead of staging in the tile's own copy of Q
+                            (ablation; the D = 128 prefill kernel)
   --no-pack-lhs-first       cuda sm_90a: pack P into wgmma's fragments at each
                             k16 step instead of before the products' fence
                             (ptxas then inserts warpgroup.arrive; ablation)
@@ -321,11 +325,11 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
         name == "no-core-order" || name == "no-defer-flush" ||
         name == "no-producer-reductions" || name == "no-tma-stores" ||
-        name == "no-load-ahead" || name == "no-async-accumulate" ||
-        name == "no-ring-vectors" || name == "order-before-waits" ||
-        name == "keys-by-queries" || name == "no-keys-by-queries" ||
-        name == "split-dkdv" || name == "no-split-dkdv" ||
-        name == "capture-gradients" ||
+        name == "no-stage-in-q" || name == "no-load-ahead" ||
+        name == "no-async-accumulate" || name == "no-ring-vectors" ||
+        name == "order-before-waits" || name == "keys-by-queries" ||
+        name == "no-keys-by-queries" || name == "split-dkdv" ||
+        name == "no-split-dkdv" || name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -423,6 +427,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.producerReductions = false;
     } else if (name == "no-tma-stores") {
       o.tmaStores = false;
+    } else if (name == "no-stage-in-q") {
+      o.stageInQ = false;
     } else if (name == "no-async-accumulate") {
       o.asyncAccumulate = false;
     } else if (name == "no-pack-lhs-first") {

@@ -146,6 +146,7 @@ struct RunOptions {
   bool deferFlush = true;       ///< ...its shares added a step later
   bool producerReductions = true; ///< ...and by the producer's warp
   bool tmaStores = true;        ///< cuda sm_90a: tgpu-tma-stores
+  bool stageInQ = true;         ///< ...staged in the tile's copy of Q
   bool asyncAccumulate = true;  ///< cuda sm_90a: dV, dK waited at the yield
   bool packLhsFirst = true;     ///< cuda sm_90a: P packed before wgmma's fence
   bool orderBeforeWaits = false; ///< cuda sm_90a: ptxas keeps pinned work

@@ -271,6 +271,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   if (specialize && options.tmaStores) {
     tgpu::TileGPUTmaStoresOptions stores;
     stores.sharedMemoryBytes = limit;
+    stores.stageInOwnCopy = options.stageInQ;
     pm.addPass(tgpu::createTileGPUTmaStores(stores));
   }
   pm.addPass(createCSEPass());
@@ -373,6 +374,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
     if (options.warpSpecialize && options.tmaStores) {
       tgpu::TileGPUTmaStoresOptions stores;
       stores.sharedMemoryBytes = sharedLimit(options);
+      stores.stageInOwnCopy = options.stageInQ;
       pm.addPass(tgpu::createTileGPUTmaStores(stores));
     }
   }

@@ -386,6 +386,13 @@ struct CUDAPipelineOptions
                      "stored by TMA (tgpu-tma-stores) where the staging "
                      "costs no CTA per multiprocessor"),
       llvm::cl::init(true)};
+  Option<bool> stageInQ{
+      *this, "stage-in-q",
+      llvm::cl::desc("sm_90a: where no staging fits a persistent kernel, "
+                     "tgpu-tma-stores stages the output in the tile's own "
+                     "copy of Q, freed for the producer after the stores "
+                     "(tgpu-tma-stores stage-in-own-copy)"),
+      llvm::cl::init(true)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",
       llvm::cl::desc("sm_90a: TMA loads from a producer warpgroup "

@@ -321,10 +321,26 @@ def TileGPU_MbarrierArriveOp : TileGPU_Op<"mbarrier_arrive"> {
     Release semantics: what the thread read or wrote before it is ordered
     before the phase's completion. Consumers release a ring slot this way
     after their last read of it.
+
+    With `frees %buffer`, the arrival hands `%buffer` (a shared buffer, or
+    a choice among copies of one) back to the producer, whose next copy
+    into it waits for the phase: the consumers read it no more after the
+    arrival. Passes that reuse the buffer before that (tgpu-tma-stores
+    staging an output tile in the tile's own copy of Q) move the arrival
+    after their last use; the emitted code is the same.
   }];
   let arguments = (ins Arg<TileGPU_MbarrierMemRef, "", [MemWrite]>:$barriers,
-                       Index:$index);
-  let assemblyFormat = "$barriers `[` $index `]` attr-dict `:` type($barriers)";
+                       Index:$index,
+                       Optional<AnyStaticShapeMemRef>:$frees);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` (`frees` $frees^ `:` type($frees))? attr-dict
+    `:` type($barriers)
+  }];
+  let builders = [
+    OpBuilder<(ins "mlir::Value":$barriers, "mlir::Value":$index), [{
+      build($_builder, $_state, barriers, index, mlir::Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

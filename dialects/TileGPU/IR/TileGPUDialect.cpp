@@ -417,6 +417,9 @@ LogicalResult MbarrierInitOp::verify() {
 }
 
 LogicalResult MbarrierArriveOp::verify() {
+  if (Value frees = getFrees(); frees && !isSharedMemRef(frees.getType()))
+    return emitOpError() << "frees a shared buffer (memory space 3), got "
+                         << frees.getType();
   return verifyBarrier(*this, getBarriers(), getIndex());
 }
 

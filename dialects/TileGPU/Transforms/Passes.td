@@ -214,13 +214,25 @@ def TileGPUTmaStores : Pass<"tgpu-tma-stores"> {
     1024-byte aligned buffer that no other buffer overlaps, behind a barrier
     of the consumers before the first store (another warpgroup may still be
     reading them): the D = 128 dK/dV kernel. A persistent kernel (its next
-    tile's copies refill the rings under the epilogue) keeps its stores
-    there (the D = 128 prefill kernel of 192 rows, whose second Q copy fills
-    the shared memory). `kiln run --no-tma-stores` is the ablation.
+    tile's copies refill the rings under the epilogue) stages instead in the
+    tile's own copy of a buffer of the staging's type that it holds in turns
+    and frees before the stores (`tgpu.mbarrier_arrive ... frees`: Q, whose
+    other copy the producer fills for the next tile meanwhile): the arrival
+    moves after the stores, behind a `tgpu.bulk_wait_read` (the stores have
+    read the copy), and where a warp's rows of the copy are read by other
+    warpgroups than its own (anything but the A operand of products split
+    by rows like the stored tile), a consumers' barrier comes before the
+    first store. That is the D = 128 prefill kernel of 192 rows, whose
+    second Q copy fills the shared memory; `stage-in-own-copy=false` (`kiln
+    run --no-stage-in-q`) keeps its per-lane stores. `kiln run
+    --no-tma-stores` is the pass's ablation.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",
            "Shared memory per CTA on the device (0: unchecked)">,
+    Option<"stageInOwnCopy", "stage-in-own-copy", "bool", "true",
+           "Where no staging fits a persistent kernel, stage in the tile's "
+           "own copy of a buffer it frees before the stores (Q)">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }

@@ -151,6 +151,90 @@ static SharedAllocOp overlayStaging(func::FuncOp kernel, MemRefType type,
   return nullptr;
 }
 
+/// Whether each warp's block of `buffer` (in `tile`'s layout: a warp's
+/// rows, every column) is read only by its own warpgroup: `buffer`'s uses
+/// are wgmma A operands (rows split among the warpgroups, not transposed)
+/// of products with `tile`'s rows and warps, in one column group. Each warp
+/// waits for its products before their results reach the stores, and a
+/// warpgroup's product completes for all its warps at once.
+static bool readByOwnWarpgroups(Value buffer, RankedTensorType tile,
+                                Operation *except) {
+  auto layout = dyn_cast<MmaLayoutAttr>(tile.getEncoding());
+  if (!layout || layout.getColGroups() != 1)
+    return false;
+  for (OpOperand &use : buffer.getUses()) {
+    if (use.getOwner() == except)
+      continue;
+    auto product = dyn_cast<WarpgroupMmaOp>(use.getOwner());
+    if (!product || use.getOperandNumber() != 0 || product.getTransposeLhs())
+      return false;
+    auto result = cast<RankedTensorType>(product.getResult().getType());
+    auto resultLayout = dyn_cast<MmaLayoutAttr>(result.getEncoding());
+    if (!resultLayout || resultLayout.getColGroups() != 1 ||
+        resultLayout.getWarps() != layout.getWarps() ||
+        result.getDimSize(0) != tile.getDimSize(0))
+      return false;
+  }
+  return true;
+}
+
+/// Where no staging buffer fits in a persistent kernel: the tile's own copy
+/// of a buffer the consumers free for the producer (`tgpu.mbarrier_arrive
+/// ... frees`) before the stores, of the staging's type and held in turns
+/// (a choice among copies, so the producer fills the next tile's copy in
+/// the meantime: Q used by turns). The arrival moves after the stores,
+/// behind a wait until they have read their staging; where a warp's rows of
+/// the buffer may be read by other warpgroups, a consumers' barrier comes
+/// before the first store. Returns the buffer, or null.
+static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
+  tile::StoreOp first = stores.front();
+  auto ws = first->getParentOfType<WarpSpecializeOp>();
+  if (!ws)
+    return nullptr;
+  MbarrierArriveOp found;
+  ws.getConsumer().walk([&](MbarrierArriveOp arrive) {
+    Value frees = arrive.getFrees();
+    if (found || !frees || frees.getType() != type ||
+        !frees.getDefiningOp<arith::SelectOp>())
+      return;
+    Block *block = arrive->getBlock();
+    for (tile::StoreOp store : stores) {
+      Operation *top = block->findAncestorOpInBlock(*store);
+      if (!top || !arrive->isBeforeInBlock(top))
+        return;
+    }
+    // Nothing reads the copy after the arrival, directly or through
+    // another choice.
+    for (Operation *user : frees.getUsers()) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      if (user != arrive && (!top || !top->isBeforeInBlock(arrive)))
+        return;
+    }
+    found = arrive;
+  });
+  if (!found)
+    return nullptr;
+  Block *block = found->getBlock();
+  Operation *firstTop = nullptr, *lastTop = nullptr;
+  for (tile::StoreOp store : stores) {
+    Operation *top = block->findAncestorOpInBlock(*store);
+    if (!firstTop || top->isBeforeInBlock(firstTop))
+      firstTop = top;
+    if (!lastTop || lastTop->isBeforeInBlock(top))
+      lastTop = top;
+  }
+  Value copy = found.getFrees();
+  auto tile = cast<RankedTensorType>(first.getValue().getType());
+  if (!readByOwnWarpgroups(copy, tile, found)) {
+    OpBuilder b(firstTop);
+    BarrierOp::create(b, first.getLoc());
+  }
+  found->moveAfter(lastTop);
+  OpBuilder b(found);
+  BulkWaitReadOp::create(b, found.getLoc(), 0);
+  return copy;
+}
+
 namespace {
 
 struct TileGPUTmaStores
@@ -219,12 +303,20 @@ struct TileGPUTmaStores
         BarrierOp::create(b, first.getLoc());
       }
     }
-    if (buffers.empty())
+    // A persistent kernel's stores in the tile's own copy of Q, which it
+    // hands back to the producer only once they have read it.
+    SmallVector<Value> staging(buffers.begin(), buffers.end());
+    if (staging.empty() && stores.size() == 1 && stageInOwnCopy &&
+        kernel->hasAttr(attrs::kPersistent))
+      if (Value copy = stageInFreedCopy(stores.front().second,
+                                        cast<MemRefType>(types.front())))
+        staging.push_back(copy);
+    if (staging.empty())
       return success();
 
     OpBuilder b(kernel.getContext());
     llvm::SetVector<Block *> ends;
-    for (auto [buffer, entry] : llvm::zip(buffers, stores)) {
+    for (auto [buffer, entry] : llvm::zip(staging, stores)) {
       for (tile::StoreOp store : entry.second) {
         b.setInsertionPoint(store);
         storeThroughMap(store, buffer, kernel, b);
@@ -244,12 +336,12 @@ struct TileGPUTmaStores
   /// the argument's other dimensions innermost first; the box one swizzle
   /// span of columns by a warp's rows; the coordinates the tile's column and
   /// row, then the view's index of each other dimension in the map's order.
-  void storeThroughMap(tile::StoreOp store, SharedAllocOp buffer,
-                       func::FuncOp kernel, OpBuilder &b) {
+  void storeThroughMap(tile::StoreOp store, Value buffer, func::FuncOp kernel,
+                       OpBuilder &b) {
     tile::ViewOp view = mappedView(store, kernel);
     BlockArgument base = mappableBase(view, kernel);
     auto tile = cast<RankedTensorType>(store.getValue().getType());
-    int64_t swizzle = swizzleBytes(buffer.getType());
+    int64_t swizzle = swizzleBytes(cast<MemRefType>(buffer.getType()));
     int64_t rank = cast<MemRefType>(base.getType()).getRank();
     ArrayRef<int64_t> keep = view.getKeep();
     // The view's index of each dimension it fixes: its indices name the

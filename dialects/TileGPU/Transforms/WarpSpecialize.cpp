@@ -864,7 +864,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       }
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointAfter(last ? last : wait.getOperation());
-      MbarrierArriveOp::create(b, loc, barriers, inSlot(onceFreeIndex(i)));
+      MbarrierArriveOp::create(b, loc, barriers, inSlot(onceFreeIndex(i)),
+                               onceBuffers[i]);
     }
     if (load->ragged())
       clears.push_back(

@@ -692,6 +692,14 @@ func.func @mbarrier_outside(%bars: memref<4xi64, 3>, %parity: index) {
 
 // -----
 
+func.func @mbarrier_frees_global(%bars: memref<4xi64, 3>, %buf: memref<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tgpu.mbarrier_arrive' op frees a shared buffer (memory space 3), got 'memref<64x64xbf16>'}}
+  tgpu.mbarrier_arrive %bars[%i] frees %buf : memref<64x64xbf16> : memref<4xi64, 3>
+  return
+}
+
+// -----
+
 func.func @mbarrier_wrong_type(%bars: memref<4xi32, 3>, %i: index) {
   // expected-error @+1 {{'tgpu.mbarrier_arrive' op operand #0 must be 1D memref of 64-bit signless integer values}}
   tgpu.mbarrier_arrive %bars[%i] : memref<4xi32, 3>

@@ -309,6 +309,8 @@ func.func @mma_transpose_both(%acc: tensor<64x128xf32, #tgpu.mma<warps = 2>>)
 // CHECK-NEXT: } consumer {
 // CHECK-NEXT: tgpu.mbarrier_wait %{{.+}}[%{{.+}}], %{{.+}} : memref<2xi64, 3>
 // CHECK-NEXT: tgpu.mbarrier_arrive %{{.+}}[%{{.+}}] : memref<2xi64, 3>
+// The arrival that hands a buffer back to the producer names it.
+// CHECK-NEXT: tgpu.mbarrier_arrive %{{.+}}[%{{.+}}] frees %{{.+}} : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3> : memref<2xi64, 3>
 func.func @warp_specialized(%map: !tgpu.tensor_map {tgpu.tensor_map = {tensor = 0 : i64}})
     attributes {tgpu.num_warps = 8 : i64, tgpu.producer_warps = 4 : i64} {
   %c0 = arith.constant 0 : index
@@ -323,6 +325,7 @@ func.func @warp_specialized(%map: !tgpu.tensor_map {tgpu.tensor_map = {tensor = 
   } consumer {
     tgpu.mbarrier_wait %bars[%c0], %c0 : memref<2xi64, 3>
     tgpu.mbarrier_arrive %bars[%c1] : memref<2xi64, 3>
+    tgpu.mbarrier_arrive %bars[%c1] frees %buf : memref<64x64xbf16, #tgpu.swizzle<bytes = 128>, 3> : memref<2xi64, 3>
   }
   return
 }
