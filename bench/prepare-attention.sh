@@ -88,6 +88,9 @@ done
 for v in causal causal_softcap sliding_window gqa_causal; do # mask compares per element as written
   ablate $v nocb fwd --no-column-bounds
 done
+for v in causal causal_softcap gqa_causal; do # one-sided bounds (causal) compared as written everywhere
+  ablate $v noos both --one-sided-bounds-elements 0
+done
 for v in plain causal sliding_window alibi; do   # output tiles stored by every lane
   ablate $v notma fwd --no-tma-stores
 done

@@ -49,6 +49,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.reassociateLowRank = o.cpuReassociateLowRank;
   pipelineOptions.scaleAfterMax = o.scaleAfterMax;
   pipelineOptions.columnBounds = o.columnBounds;
+  pipelineOptions.oneSidedBoundsElements = o.oneSidedBoundsElements;
   pipelineOptions.lazyRescale = o.lazyRescale;
   pipelineOptions.backward = o.backward;
   pipelineOptions.backwardSchedule = o.backwardSchedule;

@@ -65,6 +65,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.reassociateLowRank = choices.reassociateLowRank;
   options.scaleAfterMax = choices.scaleAfterMax;
   options.columnBounds = choices.columnBounds;
+  options.oneSidedBoundsElements = choices.oneSidedBoundsElements;
   options.lazyRescale = choices.lazyRescale;
   options.skipUnitScales = choices.skipUnitScales;
   options.pingPong = choices.pingPong;
@@ -158,6 +159,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.reassociateLowRank = o.reassociateLowRank;
   choices.scaleAfterMax = o.scaleAfterMax;
   choices.columnBounds = o.columnBounds;
+  choices.oneSidedBoundsElements = o.oneSidedBoundsElements;
   choices.lazyRescale = o.lazyRescale;
   choices.skipUnitScales = o.skipUnitScales;
   choices.pingPong = o.pingPong;

@@ -35,6 +35,7 @@ struct ScheduleChoices {
   bool reassociateLowRank = true;       ///< mods: per-row/column terms first
   bool scaleAfterMax = true;            ///< rows' maxima before the scale
   bool columnBounds = true;             ///< tile-column-bounds
+  int64_t oneSidedBoundsElements = 16384; ///< ...its one-sided-elements
   bool lazyRescale = false;       ///< forward: the reference maximum in steps
   bool skipUnitScales = false;    ///< forward: correction skipped where all 1
   bool pingPong = false;          ///< tgpu-ping-pong (sm_90a forward)

@@ -123,6 +123,12 @@ const char *runUsage() {
                             element as written instead of one test of the
                             column index against per-row bounds
                             (tile-column-bounds; ablation)
+  --one-sided-bounds-elements E
+                            both back ends: compares bounded on one side
+                            (causal's diagonal and partial block) merged
+                            into one per-row bound in KV loops carrying at
+                            most E f32 accumulator elements (default 16384,
+                            128 x 128; 0: never, the ablation)
   --lazy-rescale            both back ends, forward: the softmax's reference
                             maximum moves only when a step's maximum exceeds
                             it by more than 8 (log2 units: a factor of 2^8),
@@ -273,6 +279,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"decode-rows", {&o.decodeRows, 0}},
       {"short-rows", {&o.shortRows, 0}},
       {"short-keys", {&o.shortKeys, 0}},
+      {"one-sided-bounds-elements", {&o.oneSidedBoundsElements, 0}},
       {"page-size", {&o.pageSize, 1}},
       {"key-block", {&o.keyBlock, 0}},
       {"ring-stages", {&o.ringStages, 1}},

@@ -97,6 +97,7 @@ struct RunOptions {
   /// A mask's position compares as per-row bounds of the column index
   /// (tile-column-bounds; ablation switch --no-column-bounds).
   bool columnBounds = true;
+  int64_t oneSidedBoundsElements = 16384; ///< ...its one-sided-elements
   /// Both back ends, forward: the softmax's reference maximum moves in steps
   /// of 2^8 (tile-lazy-rescale; opt-in --lazy-rescale: measured -11% to +3%
   /// on Hopper, docs/performance.md).

@@ -77,8 +77,11 @@ void buildForwardTilePipeline(OpPassManager &pm,
     pm.addPass(tile::createTileScaleAfterMax());
   // A mask's position compares as one interval test of the column index
   // per element (per-row bounds; exact).
-  if (options.columnBounds)
-    pm.addPass(tile::createTileColumnBounds());
+  if (options.columnBounds) {
+    tile::TileColumnBoundsOptions bounds;
+    bounds.oneSidedElements = options.oneSidedBoundsElements;
+    pm.addPass(tile::createTileColumnBounds(bounds));
+  }
   // The softmax's reference maximum in steps of 2^8, so that most KV steps
   // rescale by exactly 1 (opt-in: on the H100/H200 together with
   // tgpu-skip-unit-scales +2-3% at D = 128 for plain and causal, but -9 to
@@ -197,6 +200,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.reassociateLowRank = options.fastMath && options.reassociateLowRank;
   forward.scaleAfterMax = options.scaleAfterMax;
   forward.columnBounds = options.columnBounds;
+  forward.oneSidedBoundsElements = options.oneSidedBoundsElements;
   forward.lazyRescale = options.lazyRescale;
   forward.decodeRows = options.decodeRows;
   forward.shortRows = options.shortRows;
@@ -313,6 +317,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.reassociateLowRank = options.fastMath && options.reassociateLowRank;
   program.scaleAfterMax = options.scaleAfterMax;
   program.columnBounds = options.columnBounds;
+  program.oneSidedBoundsElements = options.oneSidedBoundsElements;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.

@@ -87,6 +87,12 @@ struct ForwardPipelineOptions
                      "the column index against per-row bounds "
                      "(tile-column-bounds; exact)"),
       llvm::cl::init(true)};
+  Option<int64_t> oneSidedBoundsElements{
+      *this, "one-sided-bounds-elements",
+      llvm::cl::desc("tile-column-bounds merges compares bounded on one "
+                     "side (causal) in loops carrying at most this many f32 "
+                     "accumulator elements (one-sided-elements; 0: never)"),
+      llvm::cl::init(16384)};
   Option<bool> scaleAfterMax{
       *this, "scale-after-max",
       llvm::cl::desc("Rows' maxima taken before the softmax's positive "
@@ -417,6 +423,12 @@ struct CUDAPipelineOptions
                      "the column index against per-row bounds "
                      "(tile-column-bounds; exact)"),
       llvm::cl::init(true)};
+  Option<int64_t> oneSidedBoundsElements{
+      *this, "one-sided-bounds-elements",
+      llvm::cl::desc("tile-column-bounds merges compares bounded on one "
+                     "side (causal) in loops carrying at most this many f32 "
+                     "accumulator elements (one-sided-elements; 0: never)"),
+      llvm::cl::init(16384)};
   Option<bool> scaleAfterMax{
       *this, "scale-after-max",
       llvm::cl::desc("Rows' maxima taken before the softmax's positive "

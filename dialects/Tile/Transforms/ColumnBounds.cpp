@@ -9,6 +9,7 @@
 #include "dialects/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -225,6 +226,8 @@ bool isNormalized(arith::CmpIOp cmp) {
 
 struct TileColumnBounds
     : public kiln::tile::impl::TileColumnBoundsBase<TileColumnBounds> {
+  using TileColumnBoundsBase::TileColumnBoundsBase;
+
   void runOnOperation() override {
     // The roots: i1 2-D tiles that are a compare or a conjunction, read by
     // something other than a conjunction.
@@ -244,6 +247,23 @@ struct TileColumnBounds
     });
     for (Value root : roots)
       rewrite(root);
+  }
+
+  /// Whether a conjunction bounded on one side is merged where `root` lies:
+  /// in a loop whose carried 2-D f32 tiles (the output's accumulator; dK's
+  /// and dV's) hold at most `oneSidedElements` elements in all, where the
+  /// CUDA compiler has registers to spare for a hoisted tile of column
+  /// indices.
+  bool mergesOneSided(Value root) {
+    auto loop = root.getDefiningOp()->getParentOfType<scf::ForOp>();
+    if (!loop || oneSidedElements <= 0)
+      return false;
+    int64_t elements = 0;
+    for (Value carried : loop.getRegionIterArgs())
+      if (auto tile = dyn_cast<RankedTensorType>(carried.getType());
+          tile && tile.getRank() == 2 && tile.getElementType().isF32())
+        elements += tile.getNumElements();
+    return elements <= oneSidedElements;
   }
 
   /// Replaces `root`'s compares of column positions by one interval test of
@@ -267,15 +287,20 @@ struct TileColumnBounds
       folds |= !isNormalized(cmp);
       bounds.push_back(*bound);
     }
-    // Only intervals: a conjunction bounded on one side only (the causal
-    // diagonal and the partial block) keeps its compares. Merged into one
-    // compare of the column index, NVIDIA's compiler folds the key offset
-    // out of both sides and hoists a tile of column indices out of the KV
-    // loop, which spilled in the 192-row kernel at D = 128 (2.6-3.7% slower
-    // causal forwards at N = 16k on an H200; docs/performance.md).
+    // A conjunction bounded on one side only (the causal diagonal and the
+    // partial block) keeps its compares in loops carrying more than
+    // `oneSidedElements` accumulator elements. Merged into one compare of
+    // the column index, NVIDIA's compiler folds the key offset out of both
+    // sides and hoists a tile of column indices out of the KV loop, which
+    // spilled in the 192-row kernel at D = 128 (192 x 128 accumulators in
+    // three consumer warpgroups at 160 registers: 2.6-3.7% slower causal
+    // forwards at N = 16k on an H200) and in the 128-row one at D = 256,
+    // while the 128-row kernels at D <= 128 gained 1-16%
+    // (docs/performance.md).
     bool lower = llvm::any_of(bounds, [](const Bound &x) { return x.lower; });
     bool upper = llvm::any_of(bounds, [](const Bound &x) { return x.upper; });
-    if (!lower || !upper || (bounds.size() == 1 && !folds))
+    bool oneSided = (lower != upper) && mergesOneSided(root);
+    if ((!oneSided && (!lower || !upper)) || (bounds.size() == 1 && !folds))
       return;
 
     Operation *at = root.getDefiningOp();
@@ -314,16 +339,26 @@ struct TileColumnBounds
         hi = hi ? arith::MinSIOp::create(b, loc, hi, x).getResult() : x;
     }
     // lo <= col <= hi as one unsigned compare: col - lo < hi - lo + 1, the
-    // count clamped at 0 for rows with no visible column.
+    // count clamped at 0 for rows with no visible column; one bound alone
+    // as one signed compare.
     Value col = tile::IotaOp::create(b, loc, type, b.getI64IntegerAttr(1));
-    Value count = arith::MaxSIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, hi, lo),
-                              splat(1)),
-        splat(0));
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                              arith::SubIOp::create(b, loc, col, lo), count);
+    Value inside;
+    if (!lo) {
+      inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, col, hi);
+    } else if (!hi) {
+      inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, col, lo);
+    } else {
+      Value count = arith::MaxSIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, hi, lo),
+                                splat(1)),
+          splat(0));
+      inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                arith::SubIOp::create(b, loc, col, lo), count);
+    }
     for (Value other : others)
       inside = arith::AndIOp::create(b, loc, inside, other);
     if (inside.getType() != boolType)

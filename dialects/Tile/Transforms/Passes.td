@@ -146,15 +146,25 @@ def TileColumnBounds : Pass<"tile-column-bounds"> {
     at D = 64: 858 -> 729 SASS instructions).
 
     Conjunctions bounded on one side only (the causal diagonal with the
-    partial block) keep their compares: merged into one compare of the
-    column index, the CUDA compiler folds the key offset out of both sides
-    and hoists a tile of column indices out of the KV loop, which spilled in
-    the 192-row kernel at D = 128 (2.6-3.7% slower causal forwards at N =
-    16k on an H200), while the 128-row kernels gained 1-16%
+    partial block) become one signed compare of the column index against
+    the per-row bound in loops whose carried 2-D f32 tiles (the output's
+    accumulator; dK and dV) hold at most `one-sided-elements` elements
+    (128 x 128), and keep their compares in others: merged, the CUDA
+    compiler folds the key offset out of both sides and hoists a tile of
+    column indices out of the KV loop, which spilled in the 192-row kernel
+    at D = 128 (three consumer warpgroups at 160 registers: 2.6-3.7% slower
+    causal forwards at N = 16k on an H200) and in the 128-row one at D =
+    256, while the 128-row kernels at D <= 128 gained 1-16%
     (docs/performance.md). On by default in the pipelines (`kiln run
-    --no-column-bounds` is the ablation); runs on both back ends, so the CPU
-    tests check its arithmetic.
+    --no-column-bounds` is the ablation, `--one-sided-bounds-elements 0`
+    the one-sided merge's); runs on both back ends, so the CPU tests check
+    its arithmetic.
   }];
+  let options = [
+    Option<"oneSidedElements", "one-sided-elements", "int64_t", "16384",
+           "Merge conjunctions bounded on one side in loops carrying at "
+           "most this many f32 accumulator elements (0: never)">,
+  ];
   let dependentDialects = ["::kiln::tile::TileDialect",
                            "::mlir::arith::ArithDialect"];
 }

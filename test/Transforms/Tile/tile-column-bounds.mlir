@@ -42,9 +42,10 @@ func.func @window(%k0: index, %q0: index, %n: index, %s: tensor<4x8xf32>) -> ten
 // -----
 
 // Bounded on one side only (the causal diagonal and the partial block; the
-// transposed orientation below): left alone, since merged into one compare
-// of the column index NVIDIA's compiler hoists a tile of column indices out
-// of the KV loop.
+// transposed orientation below): left alone outside a KV loop, and in
+// loops carrying more than one-sided-elements accumulator elements, since
+// merged into one compare of the column index NVIDIA's compiler hoists a
+// tile of column indices out of the KV loop (the 192-row kernel spilled).
 
 // CHECK-LABEL: func.func @causal
 // CHECK: %[[INSIDE:.*]] = arith.cmpi slt
@@ -64,6 +65,76 @@ func.func @causal(%k0: index, %q0: index, %n: index) -> tensor<4x8xi1> {
   %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
   %keep = arith.andi %inside, %causal : tensor<4x8xi1>
   return %keep : tensor<4x8xi1>
+}
+
+// -----
+
+// In a KV loop carrying at most one-sided-elements (128 x 128) f32
+// accumulator elements, the two upper bounds merge into one per row:
+// col <= min(n - 1 - k0, q - k0), one signed compare per element.
+
+// CHECK-LABEL: func.func @causal_in_loop
+// CHECK: scf.for
+// CHECK: %[[HI:.*]] = arith.minsi %{{.*}}, %{{.*}} : tensor<4x8xindex>
+// CHECK: %[[COL:.*]] = tile.iota dim 1 : tensor<4x8xindex>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.cmpi sle, %[[COL]], %[[HI]] : tensor<4x8xindex>
+// CHECK: arith.select %[[KEEP]]
+// VALID-LABEL: func.func @causal_in_loop
+func.func @causal_in_loop(%k0: index, %q0: index, %n: index, %s: tensor<4x8xf32>,
+                          %acc: tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %acc, %b = %s) -> (tensor<64x128xf32>, tensor<4x8xf32>) {
+    %col = tile.iota dim 1 : tensor<4x8xindex>
+    %row = tile.iota dim 0 : tensor<4x8xindex>
+    %k0s = tile.splat %k0 : index -> tensor<4x8xindex>
+    %q0s = tile.splat %q0 : index -> tensor<4x8xindex>
+    %ns = tile.splat %n : index -> tensor<4x8xindex>
+    %kv = arith.addi %col, %k0s : tensor<4x8xindex>
+    %q = arith.addi %row, %q0s : tensor<4x8xindex>
+    %inside = arith.cmpi slt, %kv, %ns : tensor<4x8xindex>
+    %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
+    %keep = arith.andi %inside, %causal : tensor<4x8xi1>
+    %m = tile.splat %ninf : f32 -> tensor<4x8xf32>
+    %x = arith.select %keep, %b, %m : tensor<4x8xi1>, tensor<4x8xf32>
+    scf.yield %a, %x : tensor<64x128xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<64x128xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// The same in a loop carrying more (a 192 x 128 accumulator: the 192-row
+// kernel at D = 128, where the hoisted column indices spilled): the
+// compares stay.
+
+// CHECK-LABEL: func.func @causal_large_loop
+// CHECK: %[[INSIDE:.*]] = arith.cmpi slt
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi sle
+// CHECK: %[[KEEP:.*]] = arith.andi %[[INSIDE]], %[[CAUSAL]]
+// VALID-LABEL: func.func @causal_large_loop
+func.func @causal_large_loop(%k0: index, %q0: index, %n: index, %s: tensor<4x8xf32>,
+                             %acc: tensor<192x128xf32>) -> (tensor<192x128xf32>, tensor<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %acc, %b = %s) -> (tensor<192x128xf32>, tensor<4x8xf32>) {
+    %col = tile.iota dim 1 : tensor<4x8xindex>
+    %row = tile.iota dim 0 : tensor<4x8xindex>
+    %k0s = tile.splat %k0 : index -> tensor<4x8xindex>
+    %q0s = tile.splat %q0 : index -> tensor<4x8xindex>
+    %ns = tile.splat %n : index -> tensor<4x8xindex>
+    %kv = arith.addi %col, %k0s : tensor<4x8xindex>
+    %q = arith.addi %row, %q0s : tensor<4x8xindex>
+    %inside = arith.cmpi slt, %kv, %ns : tensor<4x8xindex>
+    %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
+    %keep = arith.andi %inside, %causal : tensor<4x8xi1>
+    %m = tile.splat %ninf : f32 -> tensor<4x8xf32>
+    %x = arith.select %keep, %b, %m : tensor<4x8xi1>, tensor<4x8xf32>
+    scf.yield %a, %x : tensor<192x128xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<192x128xf32>, tensor<4x8xf32>
 }
 
 // -----
