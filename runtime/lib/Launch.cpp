@@ -62,6 +62,14 @@ Status checkTensor(const char *what, const TensorRef &t, DType dtype,
   return Status();
 }
 
+/// A declared tensor's alignment, at least its element size: the kernels
+/// index its innermost dimension with a literal stride of 1, whatever the
+/// spec says (a spec of an older compiler may say 0).
+static int64_t minimumAlignment(const TensorDecl &decl) {
+  return std::max(decl.alignBytes,
+                  static_cast<int64_t>(dtypeBytes(decl.dtype)));
+}
+
 Status checkAligned(const char *what, const TensorRef &t, int64_t alignBytes) {
   int64_t chunk = alignBytes / static_cast<int64_t>(dtypeBytes(t.dtype));
   size_t rank = t.strides.size();
@@ -436,11 +444,10 @@ Status checkPointers(const ProgramSpec &spec,
     const TensorDecl &decl = spec.tensors[i];
     if (!slots[i]->data)
       return Status::error(decl.name + " is a null pointer");
-    if (decl.alignBytes > 0)
-      if (Status s =
-              checkAligned(decl.name.c_str(), *slots[i], decl.alignBytes);
-          !s.ok())
-        return s;
+    if (Status s = checkAligned(decl.name.c_str(), *slots[i],
+                                detail::minimumAlignment(decl));
+        !s.ok())
+      return s;
   }
   for (size_t i = 0; i < captures.size() && i < spec.captures.size(); ++i)
     if (!captures[i].data)
@@ -539,11 +546,10 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
             checkTensor(decl.name.c_str(), *bound.tensors[i], decl.dtype, want);
         !s.ok())
       return s;
-    if (decl.alignBytes > 0)
-      if (Status s = checkAligned(decl.name.c_str(), *bound.tensors[i],
-                                  decl.alignBytes);
-          !s.ok())
-        return s;
+    if (Status s = checkAligned(decl.name.c_str(), *bound.tensors[i],
+                                detail::minimumAlignment(decl));
+        !s.ok())
+      return s;
   }
 
   if (captures.size() != spec.captures.size())

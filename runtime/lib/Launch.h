@@ -27,9 +27,10 @@ std::string shapeString(const std::vector<int64_t> &v);
 Status checkTensor(const char *what, const TensorRef &t, DType dtype,
                    const std::vector<int64_t> &want);
 
-/// For tensors whose rows kernels copy in chunks of `alignBytes` bytes
-/// (cp.async, TMA): unit innermost stride, an aligned base pointer and
-/// every other stride a multiple of the chunk.
+/// A unit innermost stride (or a last dimension of one element), an
+/// `alignBytes`-aligned base pointer and every other stride a multiple of
+/// the chunk: the element size for every tensor, 16 bytes for those whose
+/// rows kernels copy in chunks (cp.async, TMA).
 Status checkAligned(const char *what, const TensorRef &t, int64_t alignBytes);
 
 /// `t.data` is device memory of the current context.

@@ -185,6 +185,18 @@ TEST(RuntimeChecks, SymbolsComeFromTheTensorsAndConstraintsHold) {
             "every size must be at least 1, got q [2, 0, 8, 64]");
 }
 
+// A spec of an older compiler declares `out` with no alignment; its kernels
+// read strides, but the runtime requires the unit innermost stride of every
+// tensor all the same (the kernels of this one print it as 1).
+TEST(RuntimeChecks, EveryTensorContiguousInItsLastDimension) {
+  TensorRef q = contiguousBf16({1, 16, 2, 64});
+  std::vector<NamedTensor> tensors = forwardTensors(q, q);
+  tensors[3].tensor = tensor(DType::BF16, {1, 16, 2, 64}, {4096, 256, 128, 2});
+  BoundRun bound;
+  EXPECT_EQ(bindRun(forwardPlan(1), tensors, {}, 1, bound).message(),
+            "out must be contiguous in its last dimension, got stride 2");
+}
+
 TEST(RuntimeChecks, TensorsByNameEachOnce) {
   TensorRef q = contiguousBf16({1, 16, 2, 64});
   std::vector<NamedTensor> tensors = forwardTensors(q, q);

@@ -250,20 +250,24 @@ struct TileColumnBounds
   }
 
   /// Whether a conjunction bounded on one side is merged where `root` lies:
-  /// in a loop whose carried 2-D f32 tiles (the output's accumulator; dK's
-  /// and dV's) hold at most `oneSidedElements` elements in all, where the
-  /// CUDA compiler has registers to spare for a hoisted tile of column
-  /// indices.
+  /// in a loop nest each of whose loops carries 2-D f32 tiles (the output's
+  /// accumulator; dK's and dV's) of at most `oneSidedElements` elements in
+  /// all, where the CUDA compiler has registers to spare for a hoisted tile
+  /// of column indices.
   bool mergesOneSided(Value root) {
     auto loop = root.getDefiningOp()->getParentOfType<scf::ForOp>();
     if (!loop || oneSidedElements <= 0)
       return false;
-    int64_t elements = 0;
-    for (Value carried : loop.getRegionIterArgs())
-      if (auto tile = dyn_cast<RankedTensorType>(carried.getType());
-          tile && tile.getRank() == 2 && tile.getElementType().isF32())
-        elements += tile.getNumElements();
-    return elements <= oneSidedElements;
+    for (; loop; loop = loop->getParentOfType<scf::ForOp>()) {
+      int64_t elements = 0;
+      for (Value carried : loop.getRegionIterArgs())
+        if (auto tile = dyn_cast<RankedTensorType>(carried.getType());
+            tile && tile.getRank() == 2 && tile.getElementType().isF32())
+          elements += tile.getNumElements();
+      if (elements > oneSidedElements)
+        return false;
+    }
+    return true;
   }
 
   /// Replaces `root`'s compares of column positions by one interval test of

@@ -149,7 +149,8 @@ def TileColumnBounds : Pass<"tile-column-bounds"> {
     partial block) become one signed compare of the column index against
     the per-row bound in loops whose carried 2-D f32 tiles (the output's
     accumulator; dK and dV) hold at most `one-sided-elements` elements
-    (128 x 128), and keep their compares in others: merged, the CUDA
+    (128 x 128), as do those of every loop around them, and keep their
+    compares in others: merged, the CUDA
     compiler folds the key offset out of both sides and hoists a tile of
     column indices out of the KV loop, which spilled in the 192-row kernel
     at D = 128 (three consumer warpgroups at 160 registers: 2.6-3.7% slower

@@ -20,6 +20,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
 
@@ -151,22 +152,47 @@ static SharedAllocOp overlayStaging(func::FuncOp kernel, MemRefType type,
   return nullptr;
 }
 
-/// Whether each warp's block of `buffer` (in `tile`'s layout: a warp's
-/// rows, every column) is read only by its own warpgroup: `buffer`'s uses
-/// are wgmma A operands (rows split among the warpgroups, not transposed)
-/// of products with `tile`'s rows and warps, in one column group. Each warp
-/// waits for its products before their results reach the stores, and a
+/// The consumers' reads of the copies a freed choice picks among: every use
+/// in `ws`'s consumer region of the choice's operands (the copies' buffers)
+/// and, through further choices, of what picks them, but the choices
+/// themselves.
+static SmallVector<OpOperand *> copyReads(arith::SelectOp choice,
+                                          WarpSpecializeOp ws) {
+  SmallVector<OpOperand *> reads;
+  SmallVector<Value> values{choice.getTrueValue(), choice.getFalseValue()};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!values.empty()) {
+    Value value = values.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (!ws.getConsumer().isAncestor(user->getParentRegion()))
+        continue;
+      if (auto select = dyn_cast<arith::SelectOp>(user)) {
+        if (use.getOperandNumber() != 0 && seen.insert(select).second)
+          values.push_back(select.getResult());
+        continue;
+      }
+      reads.push_back(&use);
+    }
+  }
+  return reads;
+}
+
+/// Whether each warp's block of the copies (in `tile`'s layout: a warp's
+/// rows, every column) is read only by its own warpgroup: the `reads` are
+/// wgmma A operands (rows split among the warpgroups, not transposed) of
+/// products with `tile`'s rows and warps, in one column group. A
 /// warpgroup's product completes for all its warps at once.
-static bool readByOwnWarpgroups(Value buffer, RankedTensorType tile,
-                                Operation *except) {
+static bool readByOwnWarpgroups(ArrayRef<OpOperand *> reads,
+                                RankedTensorType tile) {
   auto layout = dyn_cast<MmaLayoutAttr>(tile.getEncoding());
   if (!layout || layout.getColGroups() != 1)
     return false;
-  for (OpOperand &use : buffer.getUses()) {
-    if (use.getOwner() == except)
+  for (OpOperand *use : reads) {
+    if (isa<MbarrierArriveOp>(use->getOwner()))
       continue;
-    auto product = dyn_cast<WarpgroupMmaOp>(use.getOwner());
-    if (!product || use.getOperandNumber() != 0 || product.getTransposeLhs())
+    auto product = dyn_cast<WarpgroupMmaOp>(use->getOwner());
+    if (!product || use->getOperandNumber() != 0 || product.getTransposeLhs())
       return false;
     auto result = cast<RankedTensorType>(product.getResult().getType());
     auto resultLayout = dyn_cast<MmaLayoutAttr>(result.getEncoding());
@@ -185,7 +211,10 @@ static bool readByOwnWarpgroups(Value buffer, RankedTensorType tile,
 /// the meantime: Q used by turns). The arrival moves after the stores,
 /// behind a wait until they have read their staging; where a warp's rows of
 /// the buffer may be read by other warpgroups, a consumers' barrier comes
-/// before the first store. Returns the buffer, or null.
+/// before the first store. Returns the buffer, or null: also where a read
+/// of the copies may still be in flight at the stores (an asynchronous
+/// product waited for after them) or the arrival would move past a wait
+/// (for the producer's data: the producer might wait for this arrival).
 static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
   tile::StoreOp first = stores.front();
   auto ws = first->getParentOfType<WarpSpecializeOp>();
@@ -194,8 +223,8 @@ static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
   MbarrierArriveOp found;
   ws.getConsumer().walk([&](MbarrierArriveOp arrive) {
     Value frees = arrive.getFrees();
-    if (found || !frees || frees.getType() != type ||
-        !frees.getDefiningOp<arith::SelectOp>())
+    auto choice = frees ? frees.getDefiningOp<arith::SelectOp>() : nullptr;
+    if (found || !choice || frees.getType() != type)
       return;
     Block *block = arrive->getBlock();
     for (tile::StoreOp store : stores) {
@@ -203,12 +232,22 @@ static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
       if (!top || !arrive->isBeforeInBlock(top))
         return;
     }
-    // Nothing reads the copy after the arrival, directly or through
-    // another choice.
-    for (Operation *user : frees.getUsers()) {
+    // Nothing reads the copies after the arrival, directly or through
+    // another choice, and every asynchronous product reading them is waited
+    // for before it.
+    for (OpOperand *use : copyReads(choice, ws)) {
+      Operation *user = use->getOwner();
+      if (user == arrive.getOperation())
+        continue;
       Operation *top = block->findAncestorOpInBlock(*user);
-      if (user != arrive && (!top || !top->isBeforeInBlock(arrive)))
+      if (!top || !top->isBeforeInBlock(arrive))
         return;
+      if (auto product = dyn_cast<WarpgroupMmaOp>(user))
+        for (Operation *wait : product.getResult().getUsers()) {
+          Operation *waitTop = block->findAncestorOpInBlock(*wait);
+          if (!waitTop || !waitTop->isBeforeInBlock(arrive))
+            return;
+        }
     }
     found = arrive;
   });
@@ -223,9 +262,19 @@ static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
     if (!lastTop || lastTop->isBeforeInBlock(top))
       lastTop = top;
   }
+  for (Operation *op = found->getNextNode(); op != lastTop->getNextNode();
+       op = op->getNextNode()) {
+    WalkResult waits = op->walk([](Operation *inner) {
+      return isa<MbarrierWaitOp, ReadTileOp>(inner) ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+    });
+    if (waits.wasInterrupted())
+      return nullptr;
+  }
   Value copy = found.getFrees();
   auto tile = cast<RankedTensorType>(first.getValue().getType());
-  if (!readByOwnWarpgroups(copy, tile, found)) {
+  if (!readByOwnWarpgroups(copyReads(copy.getDefiningOp<arith::SelectOp>(), ws),
+                           tile)) {
     OpBuilder b(firstTop);
     BarrierOp::create(b, first.getLoc());
   }

@@ -91,9 +91,12 @@ struct TensorDecl {
   std::string name;
   DType dtype = DType::BF16;
   std::vector<SizeExpr> shape;
-  /// 0: any non-negative strides. Otherwise the kernels copy rows in chunks
-  /// of this many bytes (cp.async): unit innermost stride, base pointer and
-  /// every other stride multiples of it.
+  /// The compiler writes at least the element size: the kernels index the
+  /// innermost dimension with a literal stride of 1. 16 where they copy rows
+  /// in chunks (cp.async, TMA): base pointer and every other stride
+  /// multiples of it. The runtime checks a unit innermost stride and the
+  /// element size's alignment whatever a spec says (one of an older
+  /// compiler may say 0).
   int64_t alignBytes = 0;
 };
 

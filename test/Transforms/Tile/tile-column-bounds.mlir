@@ -140,6 +140,40 @@ func.func @causal_large_loop(%k0: index, %q0: index, %n: index, %s: tensor<4x8xf
 // -----
 
 // The transposed orientation (keys by queries: rows are keys, columns
+// queries) in a loop carrying dK and dV of 64 x 64: kv <= q is a lower
+// bound on the column index, q0 + col >= k0 + row, one signed compare.
+
+// CHECK-LABEL: func.func @transposed_in_loop
+// CHECK: scf.for
+// CHECK: %[[COL:.*]] = tile.iota dim 1 : tensor<4x8xindex>
+// CHECK-NEXT: %[[KEEP:.*]] = arith.cmpi sge, %[[COL]], %{{.*}} : tensor<4x8xindex>
+// CHECK: arith.select %[[KEEP]]
+// VALID-LABEL: func.func @transposed_in_loop
+func.func @transposed_in_loop(%k0: index, %q0: index, %n: index, %s: tensor<4x8xf32>,
+                              %dk: tensor<64x64xf32>, %dv: tensor<64x64xf32>)
+    -> (tensor<64x64xf32>, tensor<64x64xf32>, tensor<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %dk, %v = %dv, %b = %s)
+      -> (tensor<64x64xf32>, tensor<64x64xf32>, tensor<4x8xf32>) {
+    %col = tile.iota dim 1 : tensor<4x8xindex>
+    %row = tile.iota dim 0 : tensor<4x8xindex>
+    %k0s = tile.splat %k0 : index -> tensor<4x8xindex>
+    %q0s = tile.splat %q0 : index -> tensor<4x8xindex>
+    %kv = arith.addi %row, %k0s : tensor<4x8xindex>
+    %q = arith.addi %col, %q0s : tensor<4x8xindex>
+    %causal = arith.cmpi sle, %kv, %q : tensor<4x8xindex>
+    %m = tile.splat %ninf : f32 -> tensor<4x8xf32>
+    %x = arith.select %causal, %b, %m : tensor<4x8xi1>, tensor<4x8xf32>
+    scf.yield %a, %v, %x : tensor<64x64xf32>, tensor<64x64xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// The transposed orientation (keys by queries: rows are keys, columns
 // queries), here one-sided too: kv <= q stays.
 
 // CHECK-LABEL: func.func @transposed
