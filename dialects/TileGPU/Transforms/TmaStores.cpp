@@ -221,6 +221,7 @@ static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
   if (!ws)
     return nullptr;
   MbarrierArriveOp found;
+  SmallVector<OpOperand *> reads;
   ws.getConsumer().walk([&](MbarrierArriveOp arrive) {
     Value frees = arrive.getFrees();
     auto choice = frees ? frees.getDefiningOp<arith::SelectOp>() : nullptr;
@@ -235,7 +236,8 @@ static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
     // Nothing reads the copies after the arrival, directly or through
     // another choice, and every asynchronous product reading them is waited
     // for before it.
-    for (OpOperand *use : copyReads(choice, ws)) {
+    SmallVector<OpOperand *> candidateReads = copyReads(choice, ws);
+    for (OpOperand *use : candidateReads) {
       Operation *user = use->getOwner();
       if (user == arrive.getOperation())
         continue;
@@ -250,6 +252,7 @@ static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
         }
     }
     found = arrive;
+    reads = std::move(candidateReads);
   });
   if (!found)
     return nullptr;
@@ -273,8 +276,7 @@ static Value stageInFreedCopy(ArrayRef<tile::StoreOp> stores, MemRefType type) {
   }
   Value copy = found.getFrees();
   auto tile = cast<RankedTensorType>(first.getValue().getType());
-  if (!readByOwnWarpgroups(copyReads(copy.getDefiningOp<arith::SelectOp>(), ws),
-                           tile)) {
+  if (!readByOwnWarpgroups(reads, tile)) {
     OpBuilder b(firstTop);
     BarrierOp::create(b, first.getLoc());
   }
