@@ -269,14 +269,20 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     timed.append((f"kiln_{abl}_fwd_ms", lambda f=afwd: kiln_fwd(f)))
                 if afwd is not None and bwd is not None or abwd is not None:
                     timed.append((f"kiln_{abl}_fb_ms", lambda f=afwd or fwd, b=abwd or bwd: kiln_fb(f, b)))
-            # Ablations are checked too: a faster wrong kernel is no datum.
+            # Ablations are checked too, the output and (forward + backward)
+            # the gradients: a faster wrong kernel is no datum.
             for key, fn in timed:
                 if key.startswith("kiln_") and key not in ("kiln_fwd_ms", "kiln_fb_ms", "kiln_build_ms") \
                         and ref is not None:
                     o.fill_(float("nan"))
+                    for g in (dq, dk, dv):
+                        g.fill_(float("nan"))
                     fn()
                     torch.cuda.synchronize()
                     row[key.replace("_ms", "_relerr")] = relerr(o.transpose(1, 2), ref)
+                    if key.endswith("_fb_ms") and ref_grads is not None:
+                        row[key.replace("_ms", "_grad_relerr")] = max(
+                            relerr(g.transpose(1, 2), r) for g, r in zip((dq, dk, dv), ref_grads))
 
             # The row's spread is over the attention calls; the list builds
             # (create_block_mask is host-bound) keep theirs apart.

@@ -125,6 +125,10 @@ done
 for v in plain causal softcap sliding_window gqa_causal; do # the 128-key atomic schedule where it is not the default
   ablate $v atomic128 bwd --bwd-schedule atomic --key-block 128
 done
+for v in plain causal softcap alibi gqa_causal; do # the two-kernel schedule at 64 keys per dK/dV CTA (its D = 128 default: 128)
+  ablate $v tk64 bwd --bwd-schedule two-kernel --key-block 64
+done
+ablate gqa_causal twokernel bwd --bwd-schedule two-kernel # the two-kernel schedule (GQA's default below D = 128)
 # Tile shapes beside the chosen ones (attn-choose-tiles' rule against a sweep).
 for v in plain causal; do
   ablate $v n96 fwd --block-n 96                 # 96-key steps

@@ -148,7 +148,9 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
     Option<"keyBlock", "key-block", "int64_t", "0",
            "Keys per dK/dV program (0: block-n, or the op's "
            "attn.atomic_key_block where schedule=auto picks the atomic "
-           "schedule); the split dK and dV programs keep block-n">,
+           "schedule, or its attn.two_kernel_key_block in the two-kernel "
+           "schedule with keys by queries, but for a window or a varlen "
+           "batch); the split dK and dV programs keep block-n">,
     Option<"splitDkdvAbove", "split-dkdv-above", "int64_t", "-1",
            "Compute dK and dV in two kernels (@v_bwd_dk, @v_bwd_dv, each "
            "recomputing S) when the qk and v head dims sum to more than "

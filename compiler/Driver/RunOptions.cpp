@@ -58,16 +58,19 @@ const char *runUsage() {
                             runs and times the backward with --repeats
   --bwd-schedule S          auto (default: on sm_90a the atomic schedule at 128
                             keys per dK/dV CTA where it measured faster: D =
-                            64 and 128, not GQA, varlen, windows or
-                            deterministic capture gradients; two-kernel
-                            elsewhere),
+                            64 and 128, not GQA below D = 128, varlen,
+                            windows or deterministic capture gradients;
+                            two-kernel elsewhere, at 128 keys per dK/dV CTA
+                            at D = 128 but for varlen and windows),
                             two-kernel (deterministic: the same bits in every
                             run) or atomic (one kernel, atomic dQ)
   --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and
   --no-keys-by-queries      dS^T from registers, or on S = Q K^T with P and dS
                             through shared memory (default: keys by queries
                             where a TMA producer takes the kernel, sm_90a)
-  --key-block K             backward: keys per dK/dV program (default 0: BN);
+  --key-block K             backward: keys per dK/dV program (default 0: BN,
+                            or the schedule's choice above; 64 the ablation
+                            of the two-kernel schedule's 128 at D = 128);
                             128 on sm_90a (keys by queries): two consumer
                             warpgroups share each Q and dO tile (atomic: and
                             split each dQ share by columns)

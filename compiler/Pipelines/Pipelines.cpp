@@ -306,9 +306,9 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       (options.keysByQueries == KeysByQueries::Auto && producer);
   // key-block 128: two consumer warpgroups over 128 keys share each step's
   // Q and dO tile (FlashAttention-3's dK/dV CTA); keys by queries, the rows
-  // of every register tile are keys. In the two-kernel schedule opt-in:
-  // measured 0.83-1.03x once the loops split into full and partial blocks;
-  // the auto schedule's atomic choice takes it from attn-choose-tiles.
+  // of every register tile are keys. Without a key-block both schedules
+  // take it where attn-choose-tiles marked it (the atomic one at D = 64 and
+  // 128, the two-kernel one at D = 128, where its 64-key kernel spills).
   program.keyBlock = options.keyBlock;
   program.splitMaskedBlocks = options.splitMaskedBlocks;
   program.groupSteps = options.groupSteps;

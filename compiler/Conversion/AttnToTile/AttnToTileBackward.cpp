@@ -1121,9 +1121,10 @@ struct ConvertAttnToTileBackward
       // auto: the atomic schedule where attn-choose-tiles found it the
       // faster one for these head dims, unless the capture gradients are
       // to be the same in every run (then dQ should be too), or the variant
-      // is one where it did not measure faster at D = 128 on the H100
-      // (docs/performance.md): GQA (0.93-1.08x the two-kernel schedule
-      // forward + backward, both with the producer warpgroup), a varlen
+      // is one where it did not measure faster (docs/performance.md): GQA
+      // below D = 128 (1.05-1.11x the two-kernel schedule forward +
+      // backward at N <= 4096 on an H200, 0.96-0.97x at 16k; at D = 128
+      // 0.80-0.92x, the two-kernel dK/dV kernel spilling there), a varlen
       // batch (the packed dQ shares go by red.global: 0.76x), and a band
       // with a lower bound (a sliding window: each key block meets a few
       // query blocks, 0.82x); and only in the form measured: keys by
@@ -1132,8 +1133,11 @@ struct ConvertAttnToTileBackward
       auto atomicKeys =
           spec->getAttrOfType<IntegerAttr>(attn::attrs::kAtomicKeyBlock);
       auto band = spec.getKvBandAttr();
-      bool measuredSlower = spec.getGqaGroup() > 1 || spec.getVarlen() ||
-                            (band && !band.getLower().empty());
+      bool window = band && !band.getLower().empty();
+      bool measuredSlower =
+          (spec.getGqaGroup() > 1 &&
+           std::max(spec.getQkHeadDim(), spec.getVHeadDim()) < 128) ||
+          spec.getVarlen() || window;
       bool measuredForm =
           atomicKeys && atomicKeys.getInt() > 0 && keysByQueries && !split &&
           (keyBlock == 0 || int64_t(keyBlock) == atomicKeys.getInt());
@@ -1142,10 +1146,19 @@ struct ConvertAttnToTileBackward
                      !deterministicCaptureGradients && !measuredSlower);
       // Keys per dK/dV program: block-n, or key-block for one dK/dV
       // kernel (the split dK and dV kernels keep block-n), or the atomic
-      // schedule's chosen keys where auto picked it.
+      // schedule's chosen keys where auto picked it, or the two-kernel
+      // schedule's where attn-choose-tiles marked them, in the form
+      // measured (keys by queries; not a window, measured slower, nor a
+      // varlen batch, not measured).
       int64_t keys = keyBlock > 0 && !split ? int64_t(keyBlock) : tiles.second;
       if (schedule == "auto" && atomic && keyBlock == 0 && !split)
         keys = atomicKeys.getInt();
+      auto twoKernelKeys =
+          spec->getAttrOfType<IntegerAttr>(attn::attrs::kTwoKernelKeyBlock);
+      if (!atomic && twoKernelKeys && twoKernelKeys.getInt() > 0 &&
+          keyBlock == 0 && !split && keysByQueries && !window &&
+          !spec.getVarlen())
+        keys = twoKernelKeys.getInt();
       // (A block-sparse variant's dK/dV tile lies in one mask block: a
       // key-block that does not divide it falls back to block-n.)
       if (auto blocks = spec.getSparseBlocks(); blocks && blocks->second % keys)

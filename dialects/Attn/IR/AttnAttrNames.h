@@ -20,6 +20,12 @@ inline constexpr llvm::StringLiteral kBlockN = "attn.block_n";
 /// measured faster than the two-kernel one: its keys per dK/dV program
 /// (convert-attn-to-tile-backward schedule=auto takes it).
 inline constexpr llvm::StringLiteral kAtomicKeyBlock = "attn.atomic_key_block";
+/// Backward on sm_90a, set by attn-choose-tiles where the two-kernel
+/// schedule's dK/dV kernel measured faster over more keys than block-n: its
+/// keys per dK/dV program (convert-attn-to-tile-backward takes it where it
+/// lowers the two-kernel schedule and no key-block is given).
+inline constexpr llvm::StringLiteral kTwoKernelKeyBlock =
+    "attn.two_kernel_key_block";
 /// On a block-sparse variant: lower it to the program that builds its block
 /// mask's lists from the mask (convert-attn-to-tile), not to its forward.
 inline constexpr llvm::StringLiteral kBuildBlockMask = "attn.build_block_mask";

@@ -145,6 +145,21 @@ int64_t chooseAtomicKeyBlock(int64_t headDimQK, int64_t headDimV) {
                                                                         : 0;
 }
 
+int64_t chooseTwoKernelKeyBlock(int64_t headDimQK, int64_t headDimV) {
+  // At D = 128 the 64-key dK/dV kernel (one consumer warpgroup, two CTAs
+  // per SM, 232 registers) holds dK and dV in 128 registers per thread, and
+  // ptxas spills beside them: 24-35 local loads per step in its hottest
+  // loop. 128 keys over two consumer warpgroups (one CTA per SM, 240
+  // registers each, sharing each step's Q and dO tile) spill 11-14, and
+  // measured on an H200 (forward + backward over the 64-key schedule, N =
+  // 2k-16k) 0.90-0.91x plain, 0.89-0.94x causal, 0.89-0.95x GQA causal;
+  // but 1.03-1.04x a sliding window, whose key blocks meet few query
+  // blocks (convert-attn-to-tile-backward keeps windows at block-n). At
+  // D = 64, where nothing spills, 0.96-1.08x (causal faster, plain level,
+  // GQA and windows slower): not taken. docs/performance.md has the runs.
+  return headDimQK == 128 && headDimV == 128 ? 128 : 0;
+}
+
 namespace {
 
 struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
@@ -206,6 +221,13 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
           keys = 0;
         if (keys)
           op->setAttr(attrs::kAtomicKeyBlock, b.getI64IntegerAttr(keys));
+        int64_t twoKernelKeys = chooseTwoKernelKeyBlock(dqk, dv);
+        if (auto blocks = op.getSparseBlocks();
+            blocks && twoKernelKeys && blocks->second % twoKernelKeys != 0)
+          twoKernelKeys = 0;
+        if (twoKernelKeys)
+          op->setAttr(attrs::kTwoKernelKeyBlock,
+                      b.getI64IntegerAttr(twoKernelKeys));
       }
     });
   }

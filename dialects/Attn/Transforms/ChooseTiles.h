@@ -50,6 +50,10 @@ Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
 /// rule).
 int64_t chooseAtomicKeyBlock(int64_t headDimQK, int64_t headDimV);
 
+/// Keys per dK/dV program of the two-kernel backward on sm_90a where more
+/// than block-n measured faster for these head dims; 0 elsewhere.
+int64_t chooseTwoKernelKeyBlock(int64_t headDimQK, int64_t headDimV);
+
 } // namespace kiln::attn
 
 #endif // KILN_DIALECTS_ATTN_TRANSFORMS_CHOOSETILES_H

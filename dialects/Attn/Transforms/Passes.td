@@ -98,7 +98,11 @@ def AttnChooseTiles : Pass<"attn-choose-tiles", "::mlir::ModuleOp"> {
     than the two-kernel one (convert-attn-to-tile-backward `schedule=auto`
     takes it; at D = 64 since dQ's accumulator is kept in core order,
     1.01-1.10x; 0.87-1.03x at D = 96 before that, so not there; other head
-    dims unmeasured).
+    dims unmeasured). At Dqk = Dv = 128 also `attn.two_kernel_key_block =
+    128`: the two-kernel schedule's dK/dV kernel over 128 keys in two
+    consumer warpgroups, where its 64-key kernel spills (0.89-0.95x the
+    64-key schedule forward + backward on an H200; the backward
+    conversion keeps windows and varlen batches at block-n).
 
     Before:
     ```mlir

@@ -27,7 +27,7 @@
 // FWD80-LABEL: attn.attention @hd64
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @hd64
-// BWD-SAME: {attn.atomic_key_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-SAME: {attn.atomic_key_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64, causal
 // BWD80-LABEL: attn.attention @hd64
 // BWD80-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // GIVEN-LABEL: attn.attention @hd64
@@ -67,9 +67,11 @@ attn.attention @qk192_v128 {qk_head_dim = 192, v_head_dim = 128, element_type = 
 // -----
 
 // Head dim 128: the atomic schedule at 128 keys per dK/dV program on sm_90a
-// (not on sm_80, whose backward has no such measurement).
+// (not on sm_80, whose backward has no such measurement), and the
+// two-kernel schedule at 128 keys too (its 64-key dK/dV kernel spills
+// there).
 // BWD-LABEL: attn.attention @hd128
-// BWD-SAME: {attn.atomic_key_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-SAME: {attn.atomic_key_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64, attn.two_kernel_key_block = 128 : i64
 // BWD80-LABEL: attn.attention @hd128
 // BWD80-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
 attn.attention @hd128 {qk_head_dim = 128, v_head_dim = 128, element_type = bf16}
@@ -90,7 +92,7 @@ attn.attention @hd112 {qk_head_dim = 112, v_head_dim = 112, element_type = bf16}
 // Block-sparse with 64-key mask blocks: a dK/dV tile lies in one block, so
 // 128 keys do not fit and the two-kernel schedule stays.
 // BWD-LABEL: attn.attention @hd128_sparse64
-// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// BWD-SAME: {attn.block_m = 64 : i64, attn.block_n = 64 : i64, block_sparse
 attn.attention @hd128_sparse64 {qk_head_dim = 128, v_head_dim = 128, element_type = bf16, block_sparse = array<i64: 64, 64>}
 
 // BAD-ARCH: error: arch must be sm_80 or sm_90a, got 'sm_70'

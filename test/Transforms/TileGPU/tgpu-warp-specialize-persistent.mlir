@@ -4,7 +4,7 @@
 // RUN: kiln run %examples/causal.mlir --backward --bwd-schedule two-kernel -emit=tgpu --persistent-backward | FileCheck %s --check-prefix=BWD
 // RUN: kiln run %examples/causal.mlir --backward --bwd-schedule two-kernel -emit=tgpu | FileCheck %s --check-prefix=BWD-OFF
 // RUN: kiln run %examples/causal.mlir --backward --bwd-schedule two-kernel -emit=tgpu --persistent-backward --head-dim 64 | FileCheck %s --check-prefix=BWD64
-// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 128 --bwd-schedule two-kernel | FileCheck %s --check-prefix=BWD128
+// RUN: kiln run %examples/causal.mlir --backward -emit=tgpu --persistent-backward --head-dim 128 --bwd-schedule two-kernel --key-block 64 | FileCheck %s --check-prefix=BWD128
 
 // tgpu-warp-specialize persistent=true: the grid becomes min(tiles, SMs x
 // CTAs per SM) CTAs, each starting on its own tile; the producer then draws
@@ -213,6 +213,7 @@ func.func @kv_loop(%q: !t {tile.tensor = "q"}, %k: !t {tile.tensor = "k"}, %v: !
 // BWD: tgpu.next_tile
 // At D = 64 the backward's kernels (one consumer warpgroup, two CTAs per
 // multiprocessor) hold two copies of K and V (22 barrier words); at D = 128
+// (64 keys per dK/dV CTA: --key-block 64)
 // a second copy would leave room for one CTA only, so they keep one (15).
 // BWD64-LABEL: func.func @causal_bwd_dq(
 // BWD64-SAME: tgpu.ctas_per_sm = 2
