@@ -129,6 +129,11 @@ for v in plain causal softcap alibi gqa_causal; do # the two-kernel schedule at 
   ablate $v tk64 bwd --bwd-schedule two-kernel --key-block 64
 done
 ablate gqa_causal twokernel bwd --bwd-schedule two-kernel # the two-kernel schedule (GQA's default below D = 128)
+for v in softcap causal_softcap alibi; do # a mod's dS factor multiplied as written, across dP's wait
+  ablate $v nocbw bwd --no-combine-before-waits
+  ablate $v twokernel bwd --bwd-schedule two-kernel
+  ablate $v twokernelnocbw bwd --bwd-schedule two-kernel --no-combine-before-waits
+done
 # Tile shapes beside the chosen ones (attn-choose-tiles' rule against a sweep).
 for v in plain causal; do
   ablate $v n96 fwd --block-n 96                 # 96-key steps

@@ -77,6 +77,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.ringVectors = choices.ringVectors;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
+  options.combineBeforeWaits = choices.combineBeforeWaits;
   options.bulkReductions = choices.bulkReductions;
   options.coreOrder = choices.coreOrder;
   options.deferFlush = choices.deferFlush;
@@ -167,6 +168,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.doubleTileBuffers = o.doubleTileBuffers;
   choices.persistentBackward = o.persistentBackward;
   choices.overlapProducts = o.overlapProducts;
+  choices.combineBeforeWaits = o.combineBeforeWaits;
   choices.bulkReductions = o.bulkReductions;
   choices.coreOrder = o.coreOrder;
   choices.deferFlush = o.deferFlush;

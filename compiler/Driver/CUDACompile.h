@@ -43,6 +43,7 @@ struct ScheduleChoices {
   bool doubleTileBuffers = true;  ///< two copies of Q, by turns (persistent)
   bool persistentBackward = false; ///< likewise the backward's (opt-in)
   bool overlapProducts = true;    ///< tgpu-overlap-products (sm_90a bwd)
+  bool combineBeforeWaits = true; ///< tgpu-combine-before-waits (sm_90a bwd)
   bool bulkReductions = true;     ///< tgpu-bulk-reductions (sm_90a bwd)
   bool coreOrder = true;          ///< ...dQ's accumulator in core order
   bool deferFlush = true;         ///< ...its shares added a step later

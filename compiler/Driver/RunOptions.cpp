@@ -185,6 +185,9 @@ const char *runUsage() {
   --no-overlap-products     cuda sm_90a: each product waited for in turn (the
                             backward's dP issued only after P's exponentials,
                             dropout's bits drawn after S completed; ablation)
+  --no-combine-before-waits cuda sm_90a: the backward's dS factors multiplied
+                            as written (softcap's 1 - t^2 live across dP's
+                            wait; ablation)
   --no-async-accumulate     cuda sm_90a: the backward waits for dV and dK
                             right after issuing each, instead of at the end
                             of the step (ablation)
@@ -332,14 +335,15 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-persistent" || name == "no-double-tile-buffers" ||
         name == "persistent-backward" || name == "ping-pong" ||
         name == "no-overlap-products" || name == "backward" ||
-        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
-        name == "no-core-order" || name == "no-defer-flush" ||
-        name == "no-producer-reductions" || name == "no-tma-stores" ||
-        name == "no-stage-in-q" || name == "no-load-ahead" ||
-        name == "no-async-accumulate" || name == "no-ring-vectors" ||
-        name == "order-before-waits" || name == "keys-by-queries" ||
-        name == "no-keys-by-queries" || name == "split-dkdv" ||
-        name == "no-split-dkdv" || name == "capture-gradients" ||
+        name == "no-combine-before-waits" || name == "no-pack-lhs-first" ||
+        name == "no-bulk-reductions" || name == "no-core-order" ||
+        name == "no-defer-flush" || name == "no-producer-reductions" ||
+        name == "no-tma-stores" || name == "no-stage-in-q" ||
+        name == "no-load-ahead" || name == "no-async-accumulate" ||
+        name == "no-ring-vectors" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -427,6 +431,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.persistentBackward = true;
     } else if (name == "no-overlap-products") {
       o.overlapProducts = false;
+    } else if (name == "no-combine-before-waits") {
+      o.combineBeforeWaits = false;
     } else if (name == "no-bulk-reductions") {
       o.bulkReductions = false;
     } else if (name == "no-core-order") {

@@ -142,6 +142,7 @@ struct RunOptions {
   bool doubleTileBuffers = true; ///< ...with two copies of Q by turns
   bool persistentBackward = false; ///< ...the backward's too (opt-in)
   bool overlapProducts = true;  ///< cuda sm_90a: tgpu-overlap-products
+  bool combineBeforeWaits = true; ///< ...tgpu-combine-before-waits
   bool bulkReductions = true;   ///< cuda sm_90a: tgpu-bulk-reductions
   bool coreOrder = true;        ///< ...dQ's accumulator in core order
   bool deferFlush = true;       ///< ...its shares added a step later

@@ -359,6 +359,11 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       overlap.asyncAccumulate = options.asyncAccumulate;
       pm.addPass(tgpu::createTileGPUOverlapProducts(overlap));
     }
+    // A mod's derivative factor (softcap's 1 - t^2) multiplied into P
+    // before dP's wait, P narrowed for dV there: two f32 tiles fewer live
+    // across the wait (a reassociation: fast math only).
+    if (options.fastMath && options.combineBeforeWaits)
+      pm.addPass(tgpu::createTileGPUCombineBeforeWaits());
     // The atomic schedule's dQ shares: whole rows into L2 by the copy
     // engine instead of 8-byte red.global per lane (1.6x the reduction
     // throughput in bench/probe_dq_reduce.cu), where the staging buffer

@@ -352,6 +352,13 @@ struct CUDAPipelineOptions
                      "(tgpu-overlap-products: the backward's dP under the "
                      "exponentials of P, dropout's bits under S)"),
       llvm::cl::init(true)};
+  Option<bool> combineBeforeWaits{
+      *this, "combine-before-waits",
+      llvm::cl::desc("sm_90a, fast math: multiply the factors ready before "
+                     "a product's wait first and narrow what then dies early "
+                     "(tgpu-combine-before-waits: softcap's dS factor beside "
+                     "P, not across dP's wait)"),
+      llvm::cl::init(true)};
   Option<bool> asyncAccumulate{
       *this, "async-accumulate",
       llvm::cl::desc("sm_90a: issue a loop's accumulating products (the "

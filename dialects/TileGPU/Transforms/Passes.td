@@ -422,6 +422,27 @@ def TileGPUSkipUnitScales : Pass<"tgpu-skip-unit-scales"> {
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }
 
+def TileGPUCombineBeforeWaits : Pass<"tgpu-combine-before-waits"> {
+  let summary = "Multiplies the factors ready before a product's wait first, and narrows what then dies early";
+  let description = [{
+    A register-tile product chain `(p * x) * g` (`arith.mulf`, the inner
+    product used only there) where `x` depends on a later
+    `tgpu.warpgroup_mma` or `tgpu.warpgroup_wait` of the block than `p` and
+    `g` do becomes `(p * g) * x`, with `p * g` computed right after the
+    later of `p` and `g`: both then die before that wait instead of living
+    across it. Then an `arith.truncf` that is `p`'s last use moves up to
+    `p`'s previous last use, so `p` dies there too and only its narrower
+    copy waits. That is a mod's derivative in the backward: softcap's
+    dS = P (dP - D) (1 - t^2) kept P and 1 - t^2 (64 registers per thread
+    at 64 keys per warpgroup) beside dK, dV and dP in flight; P (1 - t^2)
+    and P's bf16 copy for dV take 48. The products' order changes the f32
+    rounding, so the CUDA pipelines run it under fast math
+    (`combine-before-waits`; `kiln run --no-combine-before-waits` is the
+    ablation).
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect", "::mlir::arith::ArithDialect"];
+}
+
 def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
   let summary = "Issues products early and waits for each at its first use, where independent work lies in between";
   let description = [{
