@@ -167,6 +167,11 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "bit for bit in every run: the kernel adds fixed-point integers "
            "into a zeroed i64 workspace grad_<name>_fixed, and a last kernel "
            "per capture writes grad_<name> from it">,
+    Option<"producer", "producer", "bool", "false",
+           "The GPU schedule will give the kernels a TMA producer warpgroup "
+           "(sm_90a with warp specialization): the atomic schedule for GQA "
+           "and the two-kernel schedule's attn.two_kernel_key_block were "
+           "measured with one and are taken only then">,
     Option<"groupSteps", "group-steps", "bool", "true",
            "GQA's dK/dV kernel: one loop per range of Q blocks over all of "
            "the group's heads (the step's head from the induction "

@@ -61,7 +61,9 @@ const char *runUsage() {
                             64 and 128, not GQA below D = 128, varlen,
                             windows or deterministic capture gradients;
                             two-kernel elsewhere, at 128 keys per dK/dV CTA
-                            at D = 128 but for varlen and windows),
+                            at D = 128 with the producer and keys by
+                            queries, but for varlen, windows, split dK/dV
+                            and block masks of other than 128-key blocks),
                             two-kernel (deterministic: the same bits in every
                             run) or atomic (one kernel, atomic dQ)
   --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and

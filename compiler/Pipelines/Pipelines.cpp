@@ -45,6 +45,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
         options.deterministicCaptureGradients;
     backward.splitMaskedBlocks = options.splitMaskedBlocks;
     backward.groupSteps = options.groupSteps;
+    backward.producer = options.producer;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
   // The FlashAttention-2 forward program, mods inlined into the S tile.
@@ -312,6 +313,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.keyBlock = options.keyBlock;
   program.splitMaskedBlocks = options.splitMaskedBlocks;
   program.groupSteps = options.groupSteps;
+  program.producer = producer;
   program.captureGradients = options.captureGradients;
   program.splitPositionDifferences = options.splitPositionDifferences;
   program.reassociateLowRank = options.fastMath && options.reassociateLowRank;

@@ -28,6 +28,12 @@ struct ForwardPipelineOptions
                      "Q blocks over the group's heads "
                      "(convert-attn-to-tile-backward group-steps)"),
       llvm::cl::init(true)};
+  Option<bool> producer{
+      *this, "producer",
+      llvm::cl::desc("Backward: the GPU schedule gives the kernels a TMA "
+                     "producer warpgroup (convert-attn-to-tile-backward "
+                     "producer)"),
+      llvm::cl::init(false)};
   Option<bool> forward{*this, "forward",
                        llvm::cl::desc("Lower the forward kernel (off: only "
                                       "the backward kernels, with backward)"),

@@ -325,4 +325,11 @@ TEST(RunOptions, BackwardFlags) {
             std::string::npos)
       << bad.error;
   EXPECT_NE(parse({"v.mlir", "--backward=yes"}).error, "");
+  // The backward's schedule ablations: on by default, one flag off each.
+  EXPECT_TRUE(parseOk({"v.mlir"}).combineBeforeWaits);
+  EXPECT_FALSE(
+      parseOk({"v.mlir", "--no-combine-before-waits"}).combineBeforeWaits);
+  EXPECT_NE(parse({"v.mlir", "--no-combine-before-waits=1"}).error, "");
+  EXPECT_NE(std::string(runUsage()).find("--no-combine-before-waits"),
+            std::string::npos);
 }

@@ -1124,7 +1124,9 @@ struct ConvertAttnToTileBackward
       // is one where it did not measure faster (docs/performance.md): GQA
       // below D = 128 (1.05-1.11x the two-kernel schedule forward +
       // backward at N <= 4096 on an H200, 0.96-0.97x at 16k; at D = 128
-      // 0.80-0.92x, the two-kernel dK/dV kernel spilling there), a varlen
+      // 0.80-0.92x the 64-key two-kernel schedule, whose dK/dV kernel
+      // spills there, 0.90-0.97x the 128-key one) or without the producer
+      // it was measured with, a varlen
       // batch (the packed dQ shares go by red.global: 0.76x), and a band
       // with a lower bound (a sliding window: each key block meets a few
       // query blocks, 0.82x); and only in the form measured: keys by
@@ -1134,9 +1136,13 @@ struct ConvertAttnToTileBackward
           spec->getAttrOfType<IntegerAttr>(attn::attrs::kAtomicKeyBlock);
       auto band = spec.getKvBandAttr();
       bool window = band && !band.getLower().empty();
+      // A producer warpgroup feeds the kernels (GQA's dK/dV kernel only
+      // with its group's steps in top-level loops).
+      bool fed = producer && (spec.getGqaGroup() == 1 ||
+                              (groupSteps && !spec.getSparseBlocks()));
       bool measuredSlower =
           (spec.getGqaGroup() > 1 &&
-           std::max(spec.getQkHeadDim(), spec.getVHeadDim()) < 128) ||
+           (std::max(spec.getQkHeadDim(), spec.getVHeadDim()) < 128 || !fed)) ||
           spec.getVarlen() || window;
       bool measuredForm =
           atomicKeys && atomicKeys.getInt() > 0 && keysByQueries && !split &&
@@ -1148,15 +1154,15 @@ struct ConvertAttnToTileBackward
       // kernel (the split dK and dV kernels keep block-n), or the atomic
       // schedule's chosen keys where auto picked it, or the two-kernel
       // schedule's where attn-choose-tiles marked them, in the form
-      // measured (keys by queries; not a window, measured slower, nor a
-      // varlen batch, not measured).
+      // measured (keys by queries, fed by the producer; not a window,
+      // measured slower, nor a varlen batch, not measured).
       int64_t keys = keyBlock > 0 && !split ? int64_t(keyBlock) : tiles.second;
       if (schedule == "auto" && atomic && keyBlock == 0 && !split)
         keys = atomicKeys.getInt();
       auto twoKernelKeys =
           spec->getAttrOfType<IntegerAttr>(attn::attrs::kTwoKernelKeyBlock);
       if (!atomic && twoKernelKeys && twoKernelKeys.getInt() > 0 &&
-          keyBlock == 0 && !split && keysByQueries && !window &&
+          keyBlock == 0 && !split && keysByQueries && fed && !window &&
           !spec.getVarlen())
         keys = twoKernelKeys.getInt();
       // (A block-sparse variant's dK/dV tile lies in one mask block: a

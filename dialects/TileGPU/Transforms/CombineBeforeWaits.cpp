@@ -64,15 +64,19 @@ Operation *definedAfter(Block &block, Value a, Value b) {
 }
 
 /// (p * x) * g with p and g ready before the product or wait x needs:
-/// becomes (p * g) * x, p * g computed where p and g are. Returns p, whose
-/// uses moved up, or null.
+/// becomes (p * g) * x, p * g computed where p and g are, where that frees
+/// registers across the wait: g made in the block for this product only,
+/// and p read after the wait by nothing else (but a narrowing, which
+/// narrowEarly moves up). Returns p, whose uses moved up, or null.
 Value combine(arith::MulFOp outer, Readiness &ready) {
   Block &block = *outer->getBlock();
   for (unsigned inner = 0; inner < 2; ++inner) {
     auto product = outer->getOperand(inner).getDefiningOp<arith::MulFOp>();
     Value g = outer->getOperand(1 - inner);
+    Operation *gDef = g.getDefiningOp();
     if (!product || product->getBlock() != &block || !product->hasOneUse() ||
-        product.getFastmath() != outer.getFastmath())
+        product.getFastmath() != outer.getFastmath() || !gDef ||
+        gDef->getBlock() != &block || !g.hasOneUse())
       continue;
     for (unsigned late = 0; late < 2; ++late) {
       Value x = product->getOperand(late), p = product->getOperand(1 - late);
@@ -81,6 +85,14 @@ Value combine(arith::MulFOp outer, Readiness &ready) {
         continue;
       Operation *pgReady = Readiness::later(ready.of(p), ready.of(g));
       if (pgReady && !pgReady->isBeforeInBlock(xReady))
+        continue;
+      bool pDies = llvm::all_of(p.getUsers(), [&](Operation *user) {
+        if (user == product.getOperation() || isa<arith::TruncFOp>(user))
+          return true;
+        Operation *top = block.findAncestorOpInBlock(*user);
+        return top && top->isBeforeInBlock(xReady);
+      });
+      if (!pDies)
         continue;
       // p * g right after the later of the two (at the block's start when
       // both come from outside it).

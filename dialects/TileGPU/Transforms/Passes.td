@@ -430,15 +430,19 @@ def TileGPUCombineBeforeWaits : Pass<"tgpu-combine-before-waits"> {
     `tgpu.warpgroup_mma` or `tgpu.warpgroup_wait` of the block than `p` and
     `g` do becomes `(p * g) * x`, with `p * g` computed right after the
     later of `p` and `g`: both then die before that wait instead of living
-    across it. Then an `arith.truncf` that is `p`'s last use moves up to
-    `p`'s previous last use, so `p` dies there too and only its narrower
-    copy waits. That is a mod's derivative in the backward: softcap's
+    across it. Only where that frees registers: `g` made in the block for
+    this product alone, and `p` read after the wait by nothing but a
+    narrowing (an outer factor, ALiBi's slope, is left alone: `p * g` would
+    live beside P's narrow copy). Then an `arith.truncf` that is `p`'s last
+    use moves up to `p`'s previous last use, so `p` dies there too and only
+    its narrower copy waits. That is a mod's derivative in the backward: softcap's
     dS = P (dP - D) (1 - t^2) kept P and 1 - t^2 (64 registers per thread
     at 64 keys per warpgroup) beside dK, dV and dP in flight; P (1 - t^2)
     and P's bf16 copy for dV take 48. The products' order changes the f32
-    rounding, so the CUDA pipelines run it under fast math
-    (`combine-before-waits`; `kiln run --no-combine-before-waits` is the
-    ablation).
+    rounding, so the CUDA pipelines run it only under fast math (the pass
+    itself reads no fastmath flags; it keeps the ops' own, and skips
+    products whose flags differ; `combine-before-waits`, and `kiln run
+    --no-combine-before-waits` the ablation).
   }];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect", "::mlir::arith::ArithDialect"];
 }

@@ -1,9 +1,11 @@
-// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true" | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true producer=true" | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true key-block=64" | FileCheck %s --check-prefix=KEYS64
-// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true deterministic-capture-gradients=true" | FileCheck %s --check-prefixes=DET,DET128
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true producer=true deterministic-capture-gradients=true" | FileCheck %s --check-prefixes=DET,DET128
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto" | FileCheck %s --check-prefixes=DET,DET64
-// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=two-kernel keys-by-queries=true" | FileCheck %s --check-prefix=TWO
-// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=two-kernel keys-by-queries=true key-block=64" | FileCheck %s --check-prefix=TWO64
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=two-kernel keys-by-queries=true producer=true" | FileCheck %s --check-prefix=TWO
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=two-kernel keys-by-queries=true producer=true key-block=64" | FileCheck %s --check-prefix=TWO64
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=two-kernel keys-by-queries=true" | FileCheck %s --check-prefix=TWO64
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true producer=true group-steps=false" | FileCheck %s --check-prefix=NOGROUP
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward="schedule=auto keys-by-queries=true split-dkdv-above=0" | FileCheck %s --check-prefix=SPLIT
 // RUN: not kiln-opt %s -convert-attn-to-tile-backward="schedule=fast" 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -30,8 +32,9 @@
 // SPLIT-LABEL: func.func @hd128_bwd_dk(
 // SPLIT-NOT: _bwd_dq_convert
 // The two-kernel schedule takes the keys attn-choose-tiles marked for it
-// (128 at D = 128 on sm_90a) in the form measured, keys by queries; given
-// a key-block, or queries by keys, block-n.
+// (128 at D = 128 on sm_90a) in the form measured, keys by queries with a
+// producer warpgroup; given a key-block, queries by keys or no producer,
+// block-n.
 // DET-LABEL: func.func @hd128_bwd_dq(
 // DET-LABEL: func.func @hd128_bwd_dkdv(
 // DET128-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 128], "kv_heads", "batch"]
@@ -69,6 +72,12 @@ attn.attention @gqa64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, g
 
 // -----
 
+// Without its group's steps in top-level loops GQA's dK/dV kernel has no
+// producer: two kernels at block-n keys.
+// NOGROUP-LABEL: func.func @gqa_bwd_dq(
+// NOGROUP-LABEL: func.func @gqa_bwd_dkdv(
+// NOGROUP-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 64], "kv_heads", "batch"]
+// NOGROUP-NOT: _bwd_dq_convert
 // CHECK-LABEL: func.func @gqa_bwd_preprocess(
 // CHECK-NOT: func.func @gqa_bwd_dq(
 // CHECK-LABEL: func.func @gqa_bwd_dkdv(
