@@ -212,22 +212,19 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
       Builder b(op);
       op->setAttr(attrs::kBlockM, b.getI64IntegerAttr(tiles.blockM));
       op->setAttr(attrs::kBlockN, b.getI64IntegerAttr(tiles.blockN));
-      // The backward's faster schedule where it is the atomic one (a
-      // block-sparse variant's dK/dV tile lies in one mask block).
+      // The backward's keys per dK/dV program where more than block-n
+      // measured faster, for the atomic schedule and for the two-kernel
+      // one (a block-sparse variant's dK/dV tile lies in one mask block).
       if (program == "backward" && arch == "sm_90a") {
-        int64_t keys = chooseAtomicKeyBlock(dqk, dv);
-        if (auto blocks = op.getSparseBlocks();
-            blocks && keys && blocks->second % keys != 0)
-          keys = 0;
-        if (keys)
-          op->setAttr(attrs::kAtomicKeyBlock, b.getI64IntegerAttr(keys));
-        int64_t twoKernelKeys = chooseTwoKernelKeyBlock(dqk, dv);
-        if (auto blocks = op.getSparseBlocks();
-            blocks && twoKernelKeys && blocks->second % twoKernelKeys != 0)
-          twoKernelKeys = 0;
-        if (twoKernelKeys)
-          op->setAttr(attrs::kTwoKernelKeyBlock,
-                      b.getI64IntegerAttr(twoKernelKeys));
+        auto mark = [&](StringRef name, int64_t keys) {
+          if (auto blocks = op.getSparseBlocks();
+              blocks && keys && blocks->second % keys != 0)
+            keys = 0;
+          if (keys)
+            op->setAttr(name, b.getI64IntegerAttr(keys));
+        };
+        mark(attrs::kAtomicKeyBlock, chooseAtomicKeyBlock(dqk, dv));
+        mark(attrs::kTwoKernelKeyBlock, chooseTwoKernelKeyBlock(dqk, dv));
       }
     });
   }
