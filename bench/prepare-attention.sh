@@ -129,6 +129,9 @@ for v in plain causal softcap alibi gqa_causal; do # the two-kernel schedule at 
   ablate $v tk64 bwd --bwd-schedule two-kernel --key-block 64
 done
 ablate gqa_causal twokernel bwd --bwd-schedule two-kernel # the two-kernel schedule (GQA's default below D = 128)
+for v in plain causal softcap alibi; do # dQ adds in key-block order (deterministic atomic schedule)
+  ablate $v ordered bwd --ordered-dq
+done
 for v in softcap causal_softcap alibi; do # a mod's dS factor multiplied as written, across dP's wait
   ablate $v nocbw bwd --no-combine-before-waits
   ablate $v twokernel bwd --bwd-schedule two-kernel

@@ -178,6 +178,13 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "variable), so its copies sit in top-level loops a producer "
            "warpgroup can feed; false: a loop over the heads around the "
            "ranges' loops (ablation)">,
+    Option<"orderedDq", "ordered-dq", "bool", "false",
+           "The atomic schedule's dQ shares added in key-block order, so "
+           "that dQ is the same bit for bit in every run: the dK/dV kernel "
+           "visits its Q blocks last to first and carries tile.ordered_adds "
+           "with a zeroed dq_turns workspace (tgpu-ordered-adds); a band "
+           "with a lower bound, block-sparse lists and varlen batches are "
+           "errors">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",
            "Where the band is exact, split each kernel's loop into the "
            "blocks inside every row's band and inside both lengths (no "

@@ -62,6 +62,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.captureGradients = o.captureGradients;
   pipelineOptions.deterministicCaptureGradients =
       o.deterministicCaptureGradients;
+  pipelineOptions.orderedDq = o.orderedDq;
   auto start = std::chrono::steady_clock::now();
   PassManager tilePM(&context);
   buildForwardTilePipeline(tilePM, pipelineOptions);

@@ -128,8 +128,8 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
         !s.ok())
       return fail(s, kInternalError);
 
-  // Determinism: the two-kernel schedule has a fixed summation order, and
-  // deterministic capture gradients sum integers.
+  // Determinism: the two-kernel schedule and ordered dQ adds have a fixed
+  // summation order, and deterministic capture gradients sum integers.
   int differing = 0, capturesDiffering = 0;
   for (int run = 0; run < 2; ++run) {
     if (Status s = launch(); !s.ok())
@@ -143,19 +143,23 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     if (!std::equal(again.begin() + 3, again.end(), first.begin() + 3))
       ++capturesDiffering;
   }
-  note +=
-      llvm::formatv("  backward reruns: {0} of 2 differ bitwise from the "
-                    "first run{1}\n",
-                    differing, atomic ? " (atomic dQ: order not fixed)" : "")
-          .str();
+  note += llvm::formatv("  backward reruns: {0} of 2 differ bitwise from the "
+                        "first run{1}\n",
+                        differing,
+                        atomic && !o.orderedDq ? " (atomic dQ: order not fixed)"
+                                               : "")
+              .str();
   if (o.deterministicCaptureGradients)
     note += llvm::formatv("  deterministic capture gradients: {0} of 2 "
                           "reruns differ bitwise from the first run\n",
                           capturesDiffering)
                 .str();
-  if (!atomic && differing > 0) {
-    err << "kiln: error: the two-kernel backward schedule gave different "
-           "gradients across runs; it must be deterministic\n";
+  if ((!atomic || o.orderedDq) && differing > 0) {
+    err << "kiln: error: the "
+        << (atomic ? "atomic backward schedule with ordered dQ adds"
+                   : "two-kernel backward schedule")
+        << " gave different gradients across runs; it must be "
+           "deterministic\n";
     return kMismatch;
   }
   if (capturesDiffering > 0) {

@@ -94,6 +94,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.keyBlock = choices.keyBlock;
   options.captureGradients = choices.captureGradients;
   options.deterministicCaptureGradients = choices.deterministicCaptureGradients;
+  options.orderedDq = choices.orderedDq;
 }
 
 /// Runs `pm` over `module`, emits its scheduled kernels and reads the
@@ -148,6 +149,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.ringVectors = o.ringVectors;
   choices.captureGradients = o.captureGradients;
   choices.deterministicCaptureGradients = o.deterministicCaptureGradients;
+  choices.orderedDq = o.orderedDq;
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;

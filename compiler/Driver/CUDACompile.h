@@ -73,6 +73,8 @@ struct ScheduleChoices {
   bool captureGradients = false;
   /// ...the same bit for bit in every run (fixed-point sums).
   bool deterministicCaptureGradients = false;
+  /// Backward: the atomic schedule's dQ adds in key-block order.
+  bool orderedDq = false;
 };
 
 /// The choices `kiln run` / `kiln compile` flags make.

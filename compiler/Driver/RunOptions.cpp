@@ -83,6 +83,10 @@ const char *runUsage() {
                             backward: capture gradients bit for bit equal in
                             every run (fixed-point sums; cuda --check also
                             compares two runs)
+  --ordered-dq              backward: the atomic schedule's dQ shares added in
+                            key-block order, bit for bit equal in every run
+                            (cuda --check also compares two runs; not for
+                            windows, block-sparse lists or varlen)
   --split-dkdv              backward: dK and dV in two kernels, each
   --no-split-dkdv           recomputing S, or in one (default: two on sm_90a
                             where Dqk + Dv > 256, one elsewhere)
@@ -347,7 +351,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "split-dkdv" || name == "no-split-dkdv" ||
         name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
-        name == "build-block-mask";
+        name == "ordered-dq" || name == "build-block-mask";
     if (isSwitch && hasValue) {
       fail("--" + name + " takes no value, got '" + value + "'");
     } else if (name == "help" || name == "h") {
@@ -393,6 +397,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     } else if (name == "deterministic-capture-gradients") {
       o.captureGradients = true;
       o.deterministicCaptureGradients = true;
+    } else if (name == "ordered-dq") {
+      o.orderedDq = true;
     } else if (name == "keys-by-queries") {
       o.keysByQueries = KeysByQueries::On;
     } else if (name == "no-keys-by-queries") {

@@ -129,6 +129,9 @@ struct RunOptions {
   /// --deterministic-capture-gradients: the same, bit for bit equal in
   /// every run (fixed-point sums; implies captureGradients).
   bool deterministicCaptureGradients = false;
+  /// --ordered-dq: the atomic schedule's dQ adds in key-block order (bit
+  /// for bit equal in every run).
+  bool orderedDq = false;
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations

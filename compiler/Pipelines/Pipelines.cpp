@@ -45,6 +45,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
         options.deterministicCaptureGradients;
     backward.splitMaskedBlocks = options.splitMaskedBlocks;
     backward.groupSteps = options.groupSteps;
+    backward.orderedDq = options.orderedDq;
     backward.producer = options.producer;
     pm.addPass(createConvertAttnToTileBackward(backward));
   }
@@ -321,6 +322,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.columnBounds = options.columnBounds;
   program.oneSidedBoundsElements = options.oneSidedBoundsElements;
   program.deterministicCaptureGradients = options.deterministicCaptureGradients;
+  program.orderedDq = options.orderedDq;
   // At D = 256 one dK/dV kernel's two accumulators fill the registers
   // (spills, products serialized by ptxas); two kernels recompute S.
   program.splitDkdvAbove = options.splitDkdv == SplitDkDv::On ? 0
@@ -390,6 +392,11 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       pm.addPass(tgpu::createTileGPUTmaStores(stores));
     }
   }
+  // Ordered dQ adds: each share waits for the previous key block's and is
+  // complete before the next may start (an error where the schedule left
+  // the adds in a form the pass does not order).
+  if (options.orderedDq)
+    pm.addPass(tgpu::createTileGPUOrderedAdds());
   pm.addPass(createCSEPass());
 }
 

@@ -76,6 +76,12 @@ struct ForwardPipelineOptions
                      "convert-attn-to-tile-backward "
                      "deterministic-capture-gradients)"),
       llvm::cl::init(false)};
+  Option<bool> orderedDq{
+      *this, "ordered-dq",
+      llvm::cl::desc("Backward: the atomic schedule's dQ shares added in "
+                     "key-block order, the same bit for bit in every run "
+                     "(convert-attn-to-tile-backward ordered-dq)"),
+      llvm::cl::init(false)};
   Option<bool> splitKv{
       *this, "split-kv",
       llvm::cl::desc("Forward: split the KV range across programs when the "
@@ -224,6 +230,12 @@ struct CUDAPipelineOptions
       *this, "deterministic-capture-gradients",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: capture gradients the same "
                      "bit for bit in every run (fixed-point sums)"),
+      llvm::cl::init(false)};
+  Option<bool> orderedDq{
+      *this, "ordered-dq",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: the atomic schedule's dQ "
+                     "shares added in key-block order (tgpu-ordered-adds), "
+                     "the same bit for bit in every run"),
       llvm::cl::init(false)};
   Option<SplitDkDv> splitDkdv{
       *this, "split-dkdv",

@@ -16,5 +16,6 @@
 #include "kiln/schedule.cuh"
 #include "kiln/store.cuh"
 #include "kiln/tma.cuh"
+#include "kiln/turns.cuh"
 #include "kiln/types.cuh"
 #include "kiln/wgmma.cuh"

@@ -486,7 +486,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             int64_t bk, bool atomic, bool keysByQueries,
                             bool splitDkdv, bool captureGradients,
                             bool deterministicCaptureGradients,
-                            bool splitMaskedBlocks, bool groupSteps) {
+                            bool splitMaskedBlocks, bool groupSteps,
+                            bool orderedDq) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -494,6 +495,24 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               "and V";
   // Block-sparse: the tiles lie in one mask block each.
   std::optional<std::pair<int64_t, int64_t>> sparse = spec.getSparseBlocks();
+  // Ordered dQ adds (atomic schedule): key block j adds its share of a Q
+  // block after blocks 0 .. j-1 added theirs, which needs every Q block's
+  // contributors to be a prefix of the key blocks: a band without a lower
+  // bound, dense (no block lists, one sequence per batch entry).
+  bool ordered = atomic && orderedDq;
+  if (ordered) {
+    auto band = spec.getKvBandAttr();
+    const char *why = band && !band.getLower().empty()
+                          ? "a band with a lower bound (a window)"
+                      : sparse           ? "block-sparse lists"
+                      : spec.getVarlen() ? "a varlen batch"
+                                         : nullptr;
+    if (why)
+      return spec.emitOpError()
+             << "ordered dQ adds need each query block's key blocks to be a "
+                "prefix of the keys; this variant has "
+             << why << " (use the two-kernel schedule for determinism)";
+  }
   if (sparse && (sparse->first % bm != 0 || sparse->second % bn != 0 ||
                  sparse->second % bk != 0))
     return spec.emitOpError()
@@ -773,6 +792,20 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       args.push_back(
           {Role::Workspace, gQK, "dq_accum", layout.accumShape(b, dqk)});
     }
+    // Ordered adds: a zeroed counter per (batch, head, Q block) of the key
+    // blocks that have added their share (tgpu-ordered-adds waits on it).
+    if (ordered && withDk) {
+      KernelArgDecl turns{Role::Workspace,
+                          global(ctx, 3, -1, b.getI32Type()),
+                          "dq_turns",
+                          {tile::sizeSymbol(b, "batch"),
+                           tile::sizeSymbol(b, "heads"),
+                           tile::sizeOp(b, "ceildiv",
+                                        {tile::sizeSymbol(b, "seq_q"),
+                                         tile::sizeConstant(b, bm)})}};
+      turns.zeroFill = true;
+      args.push_back(turns);
+    }
     int64_t rngArg = -1;
     if (dropout) {
       rngArg = args.size();
@@ -789,6 +822,13 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     // Keys by queries, every register tile's rows are this block's keys.
     if (keysByQueries)
       k.func->setAttr(tile::attrs::kTileRows, b.getI64IntegerAttr(bk));
+    if (ordered && withDk)
+      k.func->setAttr(
+          tile::attrs::kOrderedAdds,
+          b.getDictionaryAttr(
+              {b.getNamedAttr("accumulator", b.getStringAttr("dq_accum")),
+               b.getNamedAttr("turns", b.getStringAttr("dq_turns")),
+               b.getNamedAttr("rows", b.getI64IntegerAttr(bm))}));
     unsigned firstCapture = args.size();
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};
@@ -946,6 +986,27 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       ranges.push_back({fullEnd, qEnd, false, "trailing_partial"});
       return ranges;
     };
+    // Ordered adds: each key block visits its Q blocks last to first, so
+    // that key block j reaches a Q block no later than key block j - 1
+    // does (causal: block j starts bk / bm blocks further on; first to last,
+    // j would wait for j - 1 to reach its first Q block, every key block
+    // in step with the longest).
+    auto inOrder = [&](SmallVector<QRange> ranges) {
+      if (ordered)
+        std::reverse(ranges.begin(), ranges.end());
+      return ranges;
+    };
+    // The range's first row plus its last block's: row i of the loop's
+    // step at i mirrors to lastPlusFirst - i.
+    auto lastPlusFirst = [&](ProgramBuilder &hp, const QRange &r) {
+      Value blocks = arith::CeilDivSIOp::create(
+          hp.b, hp.loc, hp.maxIndex(hp.sub(r.to, r.from), hp.index(0)),
+          hp.index(bm));
+      Value last = hp.add(
+          r.from, hp.mul(hp.maxIndex(hp.sub(blocks, hp.index(1)), hp.index(0)),
+                         hp.index(bm)));
+      return hp.add(last, r.from);
+    };
     SmallVector<Value> sums;
     // (A varlen batch keeps the loop over heads: its views are ragged, which
     // the producer does not take per step, and the grouped loops would each
@@ -976,11 +1037,14 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               return;
             }
             SmallVector<Value> acc(outer);
-            for (const QRange &r : qRanges(hp, hv.lenQ)) {
+            for (const QRange &r : inOrder(qRanges(hp, hv.lenQ))) {
+              Value mirror = ordered ? lastPlusFirst(hp, r) : Value();
               auto qs = scf::ForOp::create(
                   hb, l, r.from, r.to, hp.index(bm), acc,
                   [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
                     ProgramBuilder ip{qb, l2};
+                    if (mirror)
+                      i = ip.sub(mirror, i);
                     scf::YieldOp::create(
                         qb, l2, qStep(ip, hv, i, inner, false, r.unmasked));
                   });
@@ -1004,7 +1068,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
           kb, loc, kb.getIndexType(),
           prog.query(pb, e->getArgument(0), first, dqk, elt), 0);
       sums = {dkInit, dvInit};
-      for (const QRange &r : qRanges(pb, lenQ)) {
+      for (const QRange &r : inOrder(qRanges(pb, lenQ))) {
         // Q blocks per head; an empty range (to <= from) gives no steps, so
         // the step's division by it never runs with 0.
         Value perHead = arith::CeilDivSIOp::create(
@@ -1017,6 +1081,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               ProgramBuilder ip{qb, l2};
               Value g = arith::DivUIOp::create(qb, l2, j, perHead);
               Value block = arith::RemUIOp::create(qb, l2, j, perHead);
+              if (ordered) // last to first
+                block = ip.sub(ip.sub(perHead, ip.index(1)), block);
               Value i = ip.add(r.from, ip.mul(block, ip.index(bm)));
               HeadViews hv = viewsOf(ip, ip.add(first, g));
               scf::YieldOp::create(qb, l2,
@@ -1172,7 +1238,8 @@ struct ConvertAttnToTileBackward
       if (failed(lowerBackward(
               spec, tiles.first, tiles.second, keys, atomic, keysByQueries,
               split, captureGradients || deterministicCaptureGradients,
-              deterministicCaptureGradients, splitMaskedBlocks, groupSteps)))
+              deterministicCaptureGradients, splitMaskedBlocks, groupSteps,
+              orderedDq)))
         return signalPassFailure();
     }
   }

@@ -936,6 +936,16 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << "kiln::bulk_wait();\n";
         return success();
       })
+      .Case([&](tgpu::TurnWaitOp t) {
+        line() << "kiln::turn_wait(" << name(t.getTurns()) << ", "
+               << name(t.getIndex()) << ", " << name(t.getTurn()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::TurnSignalOp t) {
+        line() << "kiln::turn_signal(" << name(t.getTurns()) << ", "
+               << name(t.getIndex()) << ");\n";
+        return success();
+      })
       .Case([&](tile::ScatterAddOp a) -> LogicalResult {
         auto type = cppType(a.getValues().getType(), loc);
         if (failed(type))

@@ -33,6 +33,12 @@ inline constexpr llvm::StringLiteral kBackwardStage = "tile.bwd_stage";
 /// a dK/dV kernel keys by queries has its keys (BLOCK_N) as rows. GPU
 /// schedules give each 16 of them a warp.
 inline constexpr llvm::StringLiteral kTileRows = "tile.tile_rows";
+/// A dK/dV kernel whose adds into a workspace go in key-block order:
+/// {accumulator = workspace name, turns = a zeroed i32 workspace [batch,
+/// heads, Q blocks] counting the key blocks that have added to each Q block,
+/// rows = the Q block's rows}. Key block j is the kernel's program id 0
+/// (tgpu-ordered-adds).
+inline constexpr llvm::StringLiteral kOrderedAdds = "tile.ordered_adds";
 /// The grid: three size expressions (x, y, z) over the problem's symbols.
 inline constexpr llvm::StringLiteral kGrid = "tile.grid";
 /// Symbols the kernel's plan derives from the problem's: a dictionary from

@@ -674,6 +674,39 @@ def TileGPU_CoreAddStagedOp
   let hasVerifier = 1;
 }
 
+def TileGPU_TurnWaitOp
+    : TileGPU_Op<"turn_wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "waits until a counter in global memory reaches this program's turn";
+  let description = [{
+    `tgpu-ordered-adds`: lane 0 of the warp that runs it reads
+    `turns[index]` (an i32 workspace the runtime zeroes before the launch)
+    with acquire semantics at GPU scope until it equals `turn`, then
+    orders what it read before its later bulk operations (a proxy fence);
+    the warp continues together. The programs that come earlier in the
+    order must be resident or done: the turns follow the grid's program
+    ids, which the hardware hands out in order.
+  }];
+  let arguments = (ins TileGPU_TileDesc:$turns, Index:$index, Index:$turn);
+  let assemblyFormat = [{
+    $turns `[` $index `]` `,` $turn attr-dict `:` type($turns)
+  }];
+}
+
+def TileGPU_TurnSignalOp
+    : TileGPU_Op<"turn_signal", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "passes the turn to the next program, once this one's bulk operations are complete";
+  let description = [{
+    Lane 0 waits until every bulk group it committed is complete in global
+    memory (`cp.async.bulk.wait_group 0`), fences the async proxy's writes
+    against its own, and adds 1 to `turns[index]` with release semantics at
+    GPU scope: the next program's `tgpu.turn_wait` then sees the sums.
+  }];
+  let arguments = (ins TileGPU_TileDesc:$turns, Index:$index);
+  let assemblyFormat = [{
+    $turns `[` $index `]` attr-dict `:` type($turns)
+  }];
+}
+
 def TileGPU_BulkWaitReadOp : TileGPU_Op<"bulk_wait_read"> {
   let summary = "waits until this thread's older bulk groups have read their shared memory";
   let description = [{

@@ -447,6 +447,37 @@ def TileGPUCombineBeforeWaits : Pass<"tgpu-combine-before-waits"> {
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect", "::mlir::arith::ArithDialect"];
 }
 
+def TileGPUOrderedAdds : Pass<"tgpu-ordered-adds"> {
+  let summary = "Makes a kernel's bulk reductions into an accumulator take turns in program order";
+  let description = [{
+    The atomic backward's dQ is the sum of every key block's share; added
+    in whatever order the key blocks' CTAs get there, the f32 sums differ
+    from run to run. A kernel that `convert-attn-to-tile-backward
+    ordered-dq` marked `tile.ordered_adds` ({accumulator, turns, rows})
+    adds in key-block order: before each producer-issued
+    `tgpu.core_add_staged` into the accumulator workspace, a
+    `tgpu.turn_wait` until the zeroed `turns` workspace's counter of that
+    (batch, head, `rows`-row block) equals the kernel's program id 0 (its
+    key block); after it, a `tgpu.turn_signal` that waits for the sums and
+    then counts the add. With every Q block's key blocks a prefix of the
+    keys (the conversion's condition), key block j adds after blocks
+    0 .. j-1, so each element's sum is formed in one order, the same in
+    every run. The conversion has each key block visit its Q blocks last to
+    first: key block j then reaches a Q block no later than j - 1 (causal)
+    or at the same step (plain), and the turns cost a wait of about one
+    add per key block rather than serializing the steps.
+
+    Only the producer's reductions are ordered (`tgpu-bulk-reductions`
+    `producer-reductions` on a warp-specialized, non-persistent kernel,
+    one add per step covering the accumulator's whole rows): any other add
+    into the accumulator, a persistent kernel or a partial-width add is an
+    error, not a silently unordered sum.
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
+                           "::kiln::tile::TileDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TileGPUOverlapProducts : Pass<"tgpu-overlap-products"> {
   let summary = "Issues products early and waits for each at its first use, where independent work lies in between";
   let description = [{

@@ -1,0 +1,157 @@
+//===- OrderedAdds.cpp - an accumulator's reductions in program order -----===//
+//
+// See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/TileGPU/Transforms/Passes.h"
+
+#include "dialects/Tile/IR/TileAttrNames.h"
+#include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/TileGPU/IR/TileGPUAttrNames.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace kiln::tgpu {
+#define GEN_PASS_DEF_TILEGPUORDEREDADDS
+#include "dialects/TileGPU/Transforms/Passes.h.inc"
+} // namespace kiln::tgpu
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::tgpu;
+
+namespace {
+
+/// The kernel argument that is the workspace named `name`, or null.
+BlockArgument workspace(func::FuncOp kernel, StringRef name) {
+  for (BlockArgument arg : kernel.getArguments())
+    if (auto attr = kernel.getArgAttrOfType<StringAttr>(
+            arg.getArgNumber(), tile::attrs::kWorkspace);
+        attr && attr.getValue() == name)
+      return arg;
+  return nullptr;
+}
+
+/// The constant `v` is, looking through selects of equal constants (a
+/// deferred flush's column: the first step's or the previous step's, both 0).
+std::optional<int64_t> constantOf(Value v) {
+  if (auto select = v.getDefiningOp<arith::SelectOp>()) {
+    std::optional<int64_t> a = constantOf(select.getTrueValue());
+    std::optional<int64_t> b = constantOf(select.getFalseValue());
+    return a && b && *a == *b ? a : std::nullopt;
+  }
+  return getConstantIntValue(v);
+}
+
+/// The argument a descriptor views, or null.
+Value viewedBase(Value desc) {
+  auto view = desc.getDefiningOp<tile::ViewOp>();
+  return view ? view.getBase() : Value();
+}
+
+LogicalResult orderKernel(func::FuncOp kernel, DictionaryAttr order) {
+  auto accName = order.getAs<StringAttr>("accumulator");
+  auto turnsName = order.getAs<StringAttr>("turns");
+  auto rowsAttr = order.getAs<IntegerAttr>("rows");
+  if (!accName || !turnsName || !rowsAttr || rowsAttr.getInt() <= 0)
+    return kernel.emitOpError()
+           << "has a malformed " << tile::attrs::kOrderedAdds
+           << " (accumulator, turns: workspace names; rows > 0)";
+  BlockArgument acc = workspace(kernel, accName.getValue());
+  BlockArgument turns = workspace(kernel, turnsName.getValue());
+  if (!acc || !turns)
+    return kernel.emitOpError()
+           << "orders adds into workspace '" << accName.getValue()
+           << "' counted in '" << turnsName.getValue()
+           << "', which it does not have";
+  auto turnsType = dyn_cast<MemRefType>(turns.getType());
+  if (!turnsType || turnsType.getRank() != 3 ||
+      !turnsType.getElementType().isInteger(32))
+    return kernel.emitOpError() << "turns workspace '" << turnsName.getValue()
+                                << "' must be an i32 [batch, heads, blocks]";
+  // Program id 0 is the key block only when each CTA runs one program.
+  if (kernel->hasAttr(attrs::kPersistent))
+    return kernel.emitOpError()
+           << "ordered adds need one program per CTA (program id 0 is its "
+              "turn); this kernel is persistent";
+
+  // Every add into the accumulator: only the producer's staged reductions
+  // can be ordered here.
+  SmallVector<CoreAddStagedOp> adds;
+  WalkResult walk =
+      kernel.walk([&](Operation *op) {
+        if (auto add = dyn_cast<CoreAddStagedOp>(op)) {
+          if (viewedBase(add.getDesc()) == acc)
+            adds.push_back(add);
+          return WalkResult::advance();
+        }
+        if (!isa<tile::AtomicAddOp, CoreReduceAddOp, CoreFlushOp,
+                 BulkReduceAddOp, TmaReduceAddOp>(op))
+          return WalkResult::advance();
+        for (Value operand : op->getOperands())
+          if (viewedBase(operand) == acc) {
+            op->emitOpError()
+                << "adds into '" << accName.getValue()
+                << "', whose adds are to be ordered: only the producer's "
+                   "reductions (tgpu.core_add_staged) take turns";
+            return WalkResult::interrupt();
+          }
+        return WalkResult::advance();
+      });
+  if (walk.wasInterrupted())
+    return failure();
+  if (adds.empty())
+    return kernel.emitOpError() << "orders adds into '" << accName.getValue()
+                                << "' but has no producer reduction into it";
+
+  int64_t rows = rowsAttr.getInt();
+  for (CoreAddStagedOp add : adds) {
+    auto view = add.getDesc().getDefiningOp<tile::ViewOp>();
+    auto staging = cast<MemRefType>(add.getStaging().getType());
+    auto descType = cast<tile::DescType>(view.getType());
+    // One add per key block and Q block: the whole rows of one block.
+    std::optional<int64_t> col = add.getOffsets().size() == 2
+                                     ? constantOf(add.getOffsets()[1])
+                                     : std::nullopt;
+    if (view.getIndices().size() != 2 || !col || *col != 0 ||
+        staging.getRank() != 2 || staging.getDimSize(0) != rows ||
+        descType.getRank() != 2 ||
+        descType.getShape()[1] == ShapedType::kDynamic ||
+        staging.getDimSize(1) != descType.getShape()[1])
+      return add.emitOpError()
+             << "cannot take turns: an ordered add must add a whole " << rows
+             << "-row block of a [batch, head] view at column 0";
+    OpBuilder b(add);
+    Location loc = add.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Value counters = tile::ViewOp::create(
+        b, loc,
+        tile::DescType::get(ctx, {ShapedType::kDynamic}, b.getI32Type()), turns,
+        view.getIndices(), b.getDenseI64ArrayAttr({2}));
+    Value block =
+        arith::DivUIOp::create(b, loc, add.getOffsets()[0],
+                               arith::ConstantIndexOp::create(b, loc, rows));
+    Value turn = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 0);
+    TurnWaitOp::create(b, loc, counters, block, turn);
+    b.setInsertionPointAfter(add);
+    TurnSignalOp::create(b, loc, counters, block);
+  }
+  return success();
+}
+
+struct TileGPUOrderedAdds
+    : kiln::tgpu::impl::TileGPUOrderedAddsBase<TileGPUOrderedAdds> {
+  void runOnOperation() override {
+    getOperation()->walk([&](func::FuncOp kernel) {
+      auto order =
+          kernel->getAttrOfType<DictionaryAttr>(tile::attrs::kOrderedAdds);
+      if (order && failed(orderKernel(kernel, order)))
+        signalPassFailure();
+    });
+  }
+};
+
+} // namespace

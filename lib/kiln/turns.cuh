@@ -1,0 +1,62 @@
+//===- turns.cuh - programs taking turns at an accumulator ----------------===//
+//
+// tgpu-ordered-adds: the atomic backward's key blocks add their dQ shares to
+// a query block one after another, in key-block order, so that every sum is
+// formed in the same order in every run. A zeroed i32 counter per query
+// block says how many key blocks have added to it; a program waits until it
+// equals its own key block (acquire), adds, waits for its sums to be in
+// global memory and increments it (release).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TURNS_CUH
+#define KILN_TURNS_CUH
+#include "kiln/types.cuh"
+
+namespace kiln {
+
+/// Lane 0 waits until turns[index] == turn, then the warp goes on. What it
+/// read is ordered before the async proxy's later operations (the bulk
+/// reductions it issues next see the previous program's sums).
+template <typename T>
+__device__ __forceinline__ void turn_wait(const Desc<T> &turns, int index,
+                                          int turn) {
+  static_assert(sizeof(T) == 4, "an i32 counter");
+#if __CUDA_ARCH__ >= 900
+  if (lane_id() == 0) {
+    const T *counter = turns.ptr + turns.row_offset(index);
+    int seen;
+    do {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n"
+                   : "=r"(seen)
+                   : "l"(counter)
+                   : "memory");
+    } while (seen != turn);
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+  }
+  __syncwarp();
+#endif
+}
+
+/// Lane 0 waits until its bulk groups are complete in global memory, orders
+/// those writes before its own, and adds 1 to turns[index] with release
+/// semantics: the next program's turn_wait sees the sums.
+template <typename T>
+__device__ __forceinline__ void turn_signal(const Desc<T> &turns, int index) {
+  static_assert(sizeof(T) == 4, "an i32 counter");
+#if __CUDA_ARCH__ >= 900
+  if (lane_id() == 0) {
+    T *counter = turns.ptr + turns.row_offset(index);
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n"
+                 :
+                 : "l"(counter)
+                 : "memory");
+  }
+  __syncwarp();
+#endif
+}
+
+} // namespace kiln
+
+#endif // KILN_TURNS_CUH
