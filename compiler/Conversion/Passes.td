@@ -179,12 +179,15 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "warpgroup can feed; false: a loop over the heads around the "
            "ranges' loops (ablation)">,
     Option<"orderedDq", "ordered-dq", "bool", "false",
-           "The atomic schedule's dQ shares added in key-block order, so "
-           "that dQ is the same bit for bit in every run: the dK/dV kernel "
-           "visits its Q blocks last to first and carries tile.ordered_adds "
-           "with a zeroed dq_turns workspace (tgpu-ordered-adds); a band "
-           "with a lower bound, block-sparse lists and varlen batches are "
-           "errors">,
+           "The atomic schedule's dQ shares added in a fixed order, so that "
+           "dQ is the same bit for bit in every run: each tile.atomic_add "
+           "gets a turn (the order in which the key blocks reach its Q "
+           "block: under a band's upper bound key blocks numbered from the "
+           "last program id down, Q blocks first to last; otherwise Q "
+           "blocks last to first, turns by key block) and the dK/dV kernel "
+           "tile.ordered_adds with a zeroed dq_turns workspace "
+           "(tgpu-ordered-adds); a band with a lower bound, block-sparse "
+           "lists and varlen batches are errors">,
     Option<"splitMaskedBlocks", "split-masked-blocks", "bool", "true",
            "Where the band is exact, split each kernel's loop into the "
            "blocks inside every row's band and inside both lengths (no "

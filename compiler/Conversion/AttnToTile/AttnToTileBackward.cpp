@@ -513,6 +513,19 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                 "prefix of the keys; this variant has "
              << why << " (use the two-kernel schedule for determinism)";
   }
+  // The order the adds take: the one in which the key blocks get to a Q
+  // block anyway, so that none waits in a steady state. Under a band's
+  // upper bound (causal) key block j + 1 starts bk / bm Q blocks after key
+  // block j, so visiting Q blocks first to last it reaches each block
+  // first: the turns go from the last key block Q block i sees, J(i), down
+  // (turn J(i) - j), and the key blocks are numbered from the last
+  // program id down, so that the ones a key block waits for are handed out
+  // before it. Without one (plain), every key block starts at the same Q
+  // block: they visit their Q blocks last to first, in key-block order
+  // (turn j; key block j waits for j - 1, handed out before it).
+  auto orderBand = spec.getKvBandAttr();
+  bool turnsDown = ordered && orderBand && !orderBand.getUpper().empty();
+  bool lastToFirst = ordered && !turnsDown;
   if (sparse && (sparse->first % bm != 0 || sparse->second % bn != 0 ||
                  sparse->second % bk != 0))
     return spec.emitOpError()
@@ -838,6 +851,11 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     Value kd = prog.key(pb, e->getArgument(1), hkv, dqk, elt);
     Value vd = prog.key(pb, e->getArgument(2), hkv, dv, elt);
     Value lenK = tile::DimOp::create(kb, loc, kb.getIndexType(), kd, 0);
+    if (turnsDown && withDk)
+      kvb =
+          pb.sub(pb.sub(arith::CeilDivSIOp::create(kb, loc, lenK, pb.index(bk)),
+                        pb.index(1)),
+                 kvb);
     Value kv0 = pb.mul(kvb, pb.index(bk));
     Value kTile = pb.load(kd, {bk, dqk}, elt, {kv0, pb.index(0)}, 0.0);
     Value vTile = pb.load(vd, {bk, dv}, elt, {kv0, pb.index(0)}, 0.0);
@@ -929,8 +947,23 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
         dk = dot(ip, {bk, dqk}, ds, in.q, dk, transpose, false);
       if (dqPart) {
         Value dqDesc = prog.accum(ip, e->getArgument(dqAccArg), hv.h, dqk);
+        // Ordered: this key block's place among those adding to the Q
+        // block (see turnsDown above).
+        Value turn;
+        if (turnsDown) {
+          Value qLast = ip.sub(ip.minIndex(ip.add(i, ip.index(bm)), hv.lenQ),
+                               ip.index(1));
+          Value keysEnd = evalUpperExclusive(ip, orderBand.getUpper(), qLast,
+                                             ip.sub(lenK, hv.lenQ), lenK);
+          Value lastBlock =
+              ip.sub(arith::CeilDivSIOp::create(qb, l2, keysEnd, ip.index(bk)),
+                     ip.index(1));
+          turn = ip.sub(lastBlock, kvb);
+        } else if (ordered) {
+          turn = kvb;
+        }
         tile::AtomicAddOp::create(qb, l2, dqPart, dqDesc,
-                                  ValueRange{i, ip.index(0)});
+                                  ValueRange{i, ip.index(0)}, turn);
       }
       return {dk, dvAcc};
     };
@@ -986,13 +1019,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       ranges.push_back({fullEnd, qEnd, false, "trailing_partial"});
       return ranges;
     };
-    // Ordered adds: each key block visits its Q blocks last to first, so
-    // that key block j reaches a Q block no later than key block j - 1
-    // does (causal: block j starts bk / bm blocks further on; first to last,
-    // j would wait for j - 1 to reach its first Q block, every key block
-    // in step with the longest).
+    // Ordered adds without an upper bound: each key block visits its Q
+    // blocks last to first (see lastToFirst above).
     auto inOrder = [&](SmallVector<QRange> ranges) {
-      if (ordered)
+      if (lastToFirst)
         std::reverse(ranges.begin(), ranges.end());
       return ranges;
     };
@@ -1038,7 +1068,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
             }
             SmallVector<Value> acc(outer);
             for (const QRange &r : inOrder(qRanges(hp, hv.lenQ))) {
-              Value mirror = ordered ? lastPlusFirst(hp, r) : Value();
+              Value mirror = lastToFirst ? lastPlusFirst(hp, r) : Value();
               auto qs = scf::ForOp::create(
                   hb, l, r.from, r.to, hp.index(bm), acc,
                   [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
@@ -1081,7 +1111,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               ProgramBuilder ip{qb, l2};
               Value g = arith::DivUIOp::create(qb, l2, j, perHead);
               Value block = arith::RemUIOp::create(qb, l2, j, perHead);
-              if (ordered) // last to first
+              if (lastToFirst)
                 block = ip.sub(ip.sub(perHead, ip.index(1)), block);
               Value i = ip.add(r.from, ip.mul(block, ip.index(bm)));
               HeadViews hv = viewsOf(ip, ip.add(first, g));

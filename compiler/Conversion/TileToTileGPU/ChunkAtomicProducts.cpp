@@ -107,7 +107,8 @@ void chunkAtomicProducts(func::FuncOp kernel, int64_t columns,
           loc, p.add.getOffsets()[1],
           b.createOrFold<arith::ConstantIndexOp>(loc, c0));
       tile::AtomicAddOp::create(b, loc, part, p.add.getDesc(),
-                                ValueRange{p.add.getOffsets()[0], col});
+                                ValueRange{p.add.getOffsets()[0], col},
+                                p.add.getTurn());
     }
     p.add.erase();
     if (p.scale)

@@ -33,11 +33,10 @@ inline constexpr llvm::StringLiteral kBackwardStage = "tile.bwd_stage";
 /// a dK/dV kernel keys by queries has its keys (BLOCK_N) as rows. GPU
 /// schedules give each 16 of them a warp.
 inline constexpr llvm::StringLiteral kTileRows = "tile.tile_rows";
-/// A dK/dV kernel whose adds into a workspace go in key-block order:
-/// {accumulator = workspace name, turns = a zeroed i32 workspace [batch,
-/// heads, Q blocks] counting the key blocks that have added to each Q block,
-/// rows = the Q block's rows}. Key block j is the kernel's program id 0
-/// (tgpu-ordered-adds).
+/// A dK/dV kernel whose adds into a workspace take turns: {accumulator =
+/// workspace name, turns = a zeroed i32 workspace [batch, heads, Q blocks]
+/// counting the adds made to each Q block, rows = the Q block's rows}; each
+/// add carries its turn (tile.atomic_add's `turn`; tgpu-ordered-adds).
 inline constexpr llvm::StringLiteral kOrderedAdds = "tile.ordered_adds";
 /// The grid: three size expressions (x, y, z) over the problem's symbols.
 inline constexpr llvm::StringLiteral kGrid = "tile.grid";

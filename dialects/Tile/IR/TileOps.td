@@ -183,7 +183,7 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
   let hasVerifier = 1;
 }
 
-def Tile_AtomicAddOp : Tile_Op<"atomic_add", [MemoryEffects<[MemRead, MemWrite]>]> {
+def Tile_AtomicAddOp : Tile_Op<"atomic_add", [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments]> {
   let summary = "adds a tile into global memory atomically; elements outside are dropped";
   let description = [{
     Programs that share an output (dQ in the one-kernel backward, where every
@@ -191,11 +191,17 @@ def Tile_AtomicAddOp : Tile_Op<"atomic_add", [MemoryEffects<[MemRead, MemWrite]>
     of `tile.store`. The sum is exact up to the order of the additions, which
     makes it non-deterministic on a GPU; the CPU backend runs programs one
     after the other and is deterministic.
+
+    With `turn`, the add is this program's turn-th among the programs adding
+    to the same block of rows of a kernel marked `tile.ordered_adds`: the GPU
+    schedule (`tgpu-ordered-adds`) makes it wait until turn earlier adds
+    there are complete, which fixes the order of the sums. Backends that run
+    programs one at a time ignore it.
   }];
   let arguments = (ins Tile_Tile:$value, Tile_DescType:$desc,
-                       Variadic<Index>:$offsets);
+                       Variadic<Index>:$offsets, Optional<Index>:$turn);
   let assemblyFormat = [{
-    $value `,` $desc `[` $offsets `]` attr-dict `:` type($value) `,` type($desc)
+    $value `,` $desc `[` $offsets `]` (`turn` $turn^)? attr-dict `:` type($value) `,` type($desc)
   }];
   let hasVerifier = 1;
 }

@@ -575,7 +575,8 @@ def TileGPU_BulkReduceAddOp
 }
 
 def TileGPU_CoreReduceAddOp
-    : TileGPU_Op<"core_reduce_add", [MemoryEffects<[MemRead, MemWrite]>]> {
+    : TileGPU_Op<"core_reduce_add", [MemoryEffects<[MemRead, MemWrite]>,
+                                     AttrSizedOperandSegments]> {
   let summary = "adds an f32 register tile into an array kept in mma core-block order, by bulk reductions";
   let description = [{
     Element (r, c) of `value` is added to element (`row` + r, `col` + c)
@@ -600,11 +601,13 @@ def TileGPU_CoreReduceAddOp
     is its own, and its lanes wait until their previous reductions have
     read it before writing. The sums are complete in global memory after
     `tgpu.bulk_wait`. Only `tgpu.core_load` reads such an array back.
+    `turn`: the `tile.atomic_add`'s, for `tgpu-ordered-adds`.
   }];
   let arguments = (ins AnyRankedTensor:$value, AnyStaticShapeMemRef:$staging,
-                       TileGPU_TileDesc:$desc, Variadic<Index>:$offsets);
+                       TileGPU_TileDesc:$desc, Variadic<Index>:$offsets,
+                       Optional<Index>:$turn);
   let assemblyFormat = [{
-    $value `,` $staging `,` $desc `[` $offsets `]` attr-dict `:` type($value) `,` type($staging) `,` type($desc)
+    $value `,` $staging `,` $desc `[` $offsets `]` (`turn` $turn^)? attr-dict `:` type($value) `,` type($staging) `,` type($desc)
   }];
   let hasVerifier = 1;
 }
@@ -652,7 +655,8 @@ def TileGPU_CoreFlushOp
 }
 
 def TileGPU_CoreAddStagedOp
-    : TileGPU_Op<"core_add_staged", [MemoryEffects<[MemRead, MemWrite]>]> {
+    : TileGPU_Op<"core_add_staged", [MemoryEffects<[MemRead, MemWrite]>,
+                                     AttrSizedOperandSegments]> {
   let summary = "adds a whole staged tile into an array in core order, from the producer's warp";
   let description = [{
     The producer's side of `tgpu-bulk-reductions` `producer-reductions`:
@@ -664,12 +668,13 @@ def TileGPU_CoreAddStagedOp
     `cp.reduce.async.bulk .add.f32` per band, and commits them as one bulk
     group. Bands at or past the descriptor's rows are skipped. The buffer
     may be written again once `tgpu.bulk_wait_read` says the group has
-    read it; the sums are complete after `tgpu.bulk_wait`.
+    read it; the sums are complete after `tgpu.bulk_wait`. `turn`: the
+    staged share's `tile.atomic_add`'s, for `tgpu-ordered-adds`.
   }];
   let arguments = (ins AnyStaticShapeMemRef:$staging, TileGPU_TileDesc:$desc,
-                       Variadic<Index>:$offsets);
+                       Variadic<Index>:$offsets, Optional<Index>:$turn);
   let assemblyFormat = [{
-    $staging `,` $desc `[` $offsets `]` attr-dict `:` type($staging) `,` type($desc)
+    $staging `,` $desc `[` $offsets `]` (`turn` $turn^)? attr-dict `:` type($staging) `,` type($desc)
   }];
   let hasVerifier = 1;
 }

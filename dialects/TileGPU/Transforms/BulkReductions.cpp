@@ -380,9 +380,9 @@ struct TileGPUBulkReductions
       for (tile::AtomicAddOp add : group) {
         b.setInsertionPoint(add);
         if (intoCoreWorkspace(add, coreNames))
-          coreAdds.push_back(
-              CoreReduceAddOp::create(b, add.getLoc(), add.getValue(), buffer,
-                                      add.getDesc(), add.getOffsets()));
+          coreAdds.push_back(CoreReduceAddOp::create(
+              b, add.getLoc(), add.getValue(), buffer, add.getDesc(),
+              add.getOffsets(), add.getTurn()));
         else if (swizzleBytes(buffer.getType()))
           addThroughMap(add, buffer, kernel, b);
         else

@@ -72,11 +72,13 @@ LogicalResult orderKernel(func::FuncOp kernel, DictionaryAttr order) {
       !turnsType.getElementType().isInteger(32))
     return kernel.emitOpError() << "turns workspace '" << turnsName.getValue()
                                 << "' must be an i32 [batch, heads, blocks]";
-  // Program id 0 is the key block only when each CTA runs one program.
+  // The turns wait for programs handed out earlier; a persistent CTA
+  // would wait for tiles that only it, or a CTA stuck the same way, could
+  // take later.
   if (kernel->hasAttr(attrs::kPersistent))
     return kernel.emitOpError()
-           << "ordered adds need one program per CTA (program id 0 is its "
-              "turn); this kernel is persistent";
+           << "ordered adds need one program per CTA (a turn waits for "
+              "programs handed out before it); this kernel is persistent";
 
   // Every add into the accumulator: only the producer's staged reductions
   // can be ordered here.
@@ -116,6 +118,10 @@ LogicalResult orderKernel(func::FuncOp kernel, DictionaryAttr order) {
     std::optional<int64_t> col = add.getOffsets().size() == 2
                                      ? constantOf(add.getOffsets()[1])
                                      : std::nullopt;
+    if (!add.getTurn())
+      return add.emitOpError()
+             << "adds into '" << accName.getValue()
+             << "', whose adds are to be ordered, without a turn";
     if (view.getIndices().size() != 2 || !col || *col != 0 ||
         staging.getRank() != 2 || staging.getDimSize(0) != rows ||
         descType.getRank() != 2 ||
@@ -134,8 +140,7 @@ LogicalResult orderKernel(func::FuncOp kernel, DictionaryAttr order) {
     Value block =
         arith::DivUIOp::create(b, loc, add.getOffsets()[0],
                                arith::ConstantIndexOp::create(b, loc, rows));
-    Value turn = tile::ProgramIdOp::create(b, loc, b.getIndexType(), 0);
-    TurnWaitOp::create(b, loc, counters, block, turn);
+    TurnWaitOp::create(b, loc, counters, block, add.getTurn());
     b.setInsertionPointAfter(add);
     TurnSignalOp::create(b, loc, counters, block);
   }

@@ -448,30 +448,29 @@ def TileGPUCombineBeforeWaits : Pass<"tgpu-combine-before-waits"> {
 }
 
 def TileGPUOrderedAdds : Pass<"tgpu-ordered-adds"> {
-  let summary = "Makes a kernel's bulk reductions into an accumulator take turns in program order";
+  let summary = "Makes a kernel's bulk reductions into an accumulator take turns";
   let description = [{
     The atomic backward's dQ is the sum of every key block's share; added
     in whatever order the key blocks' CTAs get there, the f32 sums differ
     from run to run. A kernel that `convert-attn-to-tile-backward
     ordered-dq` marked `tile.ordered_adds` ({accumulator, turns, rows})
-    adds in key-block order: before each producer-issued
-    `tgpu.core_add_staged` into the accumulator workspace, a
-    `tgpu.turn_wait` until the zeroed `turns` workspace's counter of that
-    (batch, head, `rows`-row block) equals the kernel's program id 0 (its
-    key block); after it, a `tgpu.turn_signal` that waits for the sums and
-    then counts the add. With every Q block's key blocks a prefix of the
-    keys (the conversion's condition), key block j adds after blocks
-    0 .. j-1, so each element's sum is formed in one order, the same in
-    every run. The conversion has each key block visit its Q blocks last to
-    first: key block j then reaches a Q block no later than j - 1 (causal)
-    or at the same step (plain), and the turns cost a wait of about one
-    add per key block rather than serializing the steps.
+    carries a `turn` on each add into the accumulator: its place among the
+    programs adding to that block of `rows` rows. Before each
+    producer-issued `tgpu.core_add_staged` into the accumulator workspace
+    this pass puts a `tgpu.turn_wait` until the zeroed `turns` workspace's
+    counter of that (batch, head, row block) equals the add's turn; after
+    it, a `tgpu.turn_signal` that waits for the sums and then counts the
+    add. Each element's sum is then formed in one order, the same in every
+    run. The conversion picks turns in the order in which the key blocks
+    reach a Q block anyway (docs/pipeline.md), and numbers the key blocks so
+    that those a turn waits for are handed out first.
 
     Only the producer's reductions are ordered (`tgpu-bulk-reductions`
     `producer-reductions` on a warp-specialized, non-persistent kernel,
-    one add per step covering the accumulator's whole rows): any other add
-    into the accumulator, a persistent kernel or a partial-width add is an
-    error, not a silently unordered sum.
+    one add per step covering the accumulator's whole rows, with a turn):
+    any other add into the accumulator, a persistent kernel, a
+    partial-width add or an add without a turn is an error, not a silently
+    unordered sum.
   }];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
                            "::kiln::tile::TileDialect",

@@ -113,12 +113,16 @@ Value constant(OpBuilder &b, Location loc, int64_t v) {
 }
 
 /// The offsets of `site`'s add at the step whose induction variable is `iv`.
+/// The add's offsets, then its turn where it has one (tgpu-ordered-adds),
+/// computed again for the step at `iv`.
 SmallVector<Value> offsetsAt(OpBuilder &b, Site site, Value iv) {
   IRMapping mapping;
   mapping.map(site.loop.getInductionVar(), iv);
   SmallVector<Value> offsets;
   for (Value offset : site.add.getOffsets())
     offsets.push_back(recompute(b, site.loop, offset, mapping));
+  if (Value turn = site.add.getTurn())
+    offsets.push_back(recompute(b, site.loop, turn, mapping));
   return offsets;
 }
 
@@ -134,6 +138,12 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
   Block *consumers = &ws.getConsumer().front();
   Block *producer = &ws.getProducer().front();
   CoreReduceAddOp front = adds.front();
+  // The adds take turns (tgpu-ordered-adds) all or none.
+  if (llvm::any_of(adds, [&](CoreReduceAddOp add) {
+        return bool(add.getTurn()) != bool(front.getTurn());
+      }))
+    return false;
+  bool turns = bool(front.getTurn());
   Value staging = front.getStaging();
   Value desc = front.getDesc();
   auto stagingAlloc = staging.getDefiningOp<SharedAllocOp>();
@@ -289,8 +299,11 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
     MbarrierWaitOp::create(
         b, at, barriers,
         arith::AddIOp::create(b, at, slot, constant(b, at, kFull)), parity);
+    // (offsets: the add's, then its turn where it takes turns.)
+    ValueRange rowCol = turns ? offsets.drop_back() : offsets;
     CoreAddStagedOp::create(b, at, stageBuffer(b, at, {staging, second}, slot),
-                            producerDesc, offsets);
+                            producerDesc, rowCol,
+                            turns ? offsets.back() : Value());
     // Share m - 1's reductions have read their buffer: the consumers may
     // stage share m + 1 there.
     BulkWaitReadOp::create(b, at, 1);
@@ -368,6 +381,8 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
   llvm::SetVector<Value> read;
   for (Site site : sites) {
     read.insert(site.add.getOffsets().begin(), site.add.getOffsets().end());
+    if (Value turn = site.add.getTurn())
+      read.insert(turn);
     site.add.erase();
   }
   read.insert(desc);
