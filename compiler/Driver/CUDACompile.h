@@ -73,7 +73,7 @@ struct ScheduleChoices {
   bool captureGradients = false;
   /// ...the same bit for bit in every run (fixed-point sums).
   bool deterministicCaptureGradients = false;
-  /// Backward: the atomic schedule's dQ adds in key-block order.
+  /// Backward: the atomic schedule's dQ adds in a fixed order.
   bool orderedDq = false;
 };
 

@@ -84,7 +84,7 @@ const char *runUsage() {
                             every run (fixed-point sums; cuda --check also
                             compares two runs)
   --ordered-dq              backward: the atomic schedule's dQ shares added in
-                            key-block order, bit for bit equal in every run
+                            a fixed order, bit for bit equal in every run
                             (cuda --check also compares two runs; not for
                             windows, block-sparse lists or varlen)
   --split-dkdv              backward: dK and dV in two kernels, each

@@ -129,7 +129,7 @@ struct RunOptions {
   /// --deterministic-capture-gradients: the same, bit for bit equal in
   /// every run (fixed-point sums; implies captureGradients).
   bool deterministicCaptureGradients = false;
-  /// --ordered-dq: the atomic schedule's dQ adds in key-block order (bit
+  /// --ordered-dq: the atomic schedule's dQ adds in a fixed order (bit
   /// for bit equal in every run).
   bool orderedDq = false;
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)

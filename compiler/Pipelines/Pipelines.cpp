@@ -392,7 +392,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       pm.addPass(tgpu::createTileGPUTmaStores(stores));
     }
   }
-  // Ordered dQ adds: each share waits for the previous key block's and is
+  // Ordered dQ adds: each share waits for its turn and is
   // complete before the next may start (an error where the schedule left
   // the adds in a form the pass does not order).
   if (options.orderedDq)

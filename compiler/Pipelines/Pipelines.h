@@ -79,7 +79,7 @@ struct ForwardPipelineOptions
   Option<bool> orderedDq{
       *this, "ordered-dq",
       llvm::cl::desc("Backward: the atomic schedule's dQ shares added in "
-                     "key-block order, the same bit for bit in every run "
+                     "a fixed order, the same bit for bit in every run "
                      "(convert-attn-to-tile-backward ordered-dq)"),
       llvm::cl::init(false)};
   Option<bool> splitKv{
@@ -234,7 +234,7 @@ struct CUDAPipelineOptions
   Option<bool> orderedDq{
       *this, "ordered-dq",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: the atomic schedule's dQ "
-                     "shares added in key-block order (tgpu-ordered-adds), "
+                     "shares added in a fixed order (tgpu-ordered-adds), "
                      "the same bit for bit in every run"),
       llvm::cl::init(false)};
   Option<SplitDkDv> splitDkdv{

@@ -1,11 +1,11 @@
 //===- turns.cuh - programs taking turns at an accumulator ----------------===//
 //
 // tgpu-ordered-adds: the atomic backward's key blocks add their dQ shares to
-// a query block one after another, in key-block order, so that every sum is
+// a query block one after another, in a fixed order, so that every sum is
 // formed in the same order in every run. A zeroed i32 counter per query
 // block says how many key blocks have added to it; a program waits until it
-// equals its own key block (acquire), adds, waits for its sums to be in
-// global memory and increments it (release).
+// equals its add's turn (acquire), adds, waits for its sums to be in global
+// memory and increments it (release).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TURNS_CUH
@@ -34,6 +34,8 @@ __device__ __forceinline__ void turn_wait(const Desc<T> &turns, int index,
     asm volatile("fence.proxy.async.global;\n" ::: "memory");
   }
   __syncwarp();
+#else
+  __trap(); // tgpu-ordered-adds orders sm_90a's bulk reductions only
 #endif
 }
 
@@ -54,6 +56,8 @@ __device__ __forceinline__ void turn_signal(const Desc<T> &turns, int index) {
                  : "memory");
   }
   __syncwarp();
+#else
+  __trap();
 #endif
 }
 

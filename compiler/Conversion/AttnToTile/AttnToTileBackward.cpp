@@ -1021,8 +1021,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     };
     // Ordered adds without an upper bound: each key block visits its Q
     // blocks last to first (see lastToFirst above).
+    // (The split dV kernel adds nothing: its own order.)
+    bool reverseQ = lastToFirst && withDk;
     auto inOrder = [&](SmallVector<QRange> ranges) {
-      if (lastToFirst)
+      if (reverseQ)
         std::reverse(ranges.begin(), ranges.end());
       return ranges;
     };
@@ -1068,7 +1070,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
             }
             SmallVector<Value> acc(outer);
             for (const QRange &r : inOrder(qRanges(hp, hv.lenQ))) {
-              Value mirror = lastToFirst ? lastPlusFirst(hp, r) : Value();
+              Value mirror = reverseQ ? lastPlusFirst(hp, r) : Value();
               auto qs = scf::ForOp::create(
                   hb, l, r.from, r.to, hp.index(bm), acc,
                   [&](OpBuilder &qb, Location l2, Value i, ValueRange inner) {
@@ -1111,7 +1113,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               ProgramBuilder ip{qb, l2};
               Value g = arith::DivUIOp::create(qb, l2, j, perHead);
               Value block = arith::RemUIOp::create(qb, l2, j, perHead);
-              if (lastToFirst)
+              if (reverseQ)
                 block = ip.sub(ip.sub(perHead, ip.index(1)), block);
               Value i = ip.add(r.from, ip.mul(block, ip.index(bm)));
               HeadViews hv = viewsOf(ip, ip.add(first, g));

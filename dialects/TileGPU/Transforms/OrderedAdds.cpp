@@ -93,6 +93,21 @@ LogicalResult orderKernel(func::FuncOp kernel, DictionaryAttr order) {
         if (!isa<tile::AtomicAddOp, CoreReduceAddOp, CoreFlushOp,
                  BulkReduceAddOp, TmaReduceAddOp>(op))
           return WalkResult::advance();
+        // A TMA reduction reaches its array through a tensor map, whose
+        // tensor is the array's argument.
+        if (auto tma = dyn_cast<TmaReduceAddOp>(op))
+          if (auto map = dyn_cast<BlockArgument>(tma.getMap()))
+            if (auto info = kernel.getArgAttrOfType<DictionaryAttr>(
+                    map.getArgNumber(), attrs::kTensorMap))
+              if (auto tensor =
+                      info.getAs<IntegerAttr>(attrs::kTensorMapTensor);
+                  tensor && tensor.getInt() == acc.getArgNumber()) {
+                op->emitOpError()
+                    << "adds into '" << accName.getValue()
+                    << "', whose adds are to be ordered: only the producer's "
+                       "reductions (tgpu.core_add_staged) take turns";
+                return WalkResult::interrupt();
+              }
         for (Value operand : op->getOperands())
           if (viewedBase(operand) == acc) {
             op->emitOpError()

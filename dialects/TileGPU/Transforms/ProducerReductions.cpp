@@ -178,8 +178,12 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
         !loop.getInductionVar().getType().isIndex() || loop.getUnsignedCmp() ||
         llvm::any_of(sites, [&](const Site &s) { return s.loop == loop; }))
       return false;
-    for (Value offset : add.getOffsets())
-      if (!recomputable(loop, offset) || !producerComputable(loop, offset, ws))
+    // (The turn, tgpu-ordered-adds', is computed again with the offsets.)
+    SmallVector<Value> computed(add.getOffsets());
+    if (Value turn = add.getTurn())
+      computed.push_back(turn);
+    for (Value value : computed)
+      if (!recomputable(loop, value) || !producerComputable(loop, value, ws))
         return false;
     while (next < producerLoops.size() &&
            (producerLoops[next].getLowerBound() != loop.getLowerBound() ||
