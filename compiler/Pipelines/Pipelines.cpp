@@ -100,6 +100,9 @@ void buildForwardTilePipeline(OpPassManager &pm,
 }
 
 void buildCPULoweringPipeline(OpPassManager &pm) {
+  // Ordered adds (ordered-dq): the programs run in the turns' order here,
+  // so an add out of its turn becomes a NaN the checks see.
+  pm.addPass(tile::createTileCheckTurns());
   // Program ids -> a grid loop; tile ops -> linalg/tensor/memref/scf.
   pm.addPass(createConvertTileToCPU());
   // Elementwise arith/math on tiles -> linalg.generic.

@@ -196,6 +196,26 @@ def TileScaleAfterMax : Pass<"tile-scale-after-max"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileCheckTurns : Pass<"tile-check-turns"> {
+  let summary = "On a backend that runs programs one at a time, makes an add out of its turn a NaN";
+  let description = [{
+    A kernel marked `tile.ordered_adds` carries a `turn` on each
+    `tile.atomic_add` into its accumulator (`convert-attn-to-tile-backward
+    ordered-dq`): on the GPU each add waits until its turn comes
+    (`tgpu-ordered-adds`), so a wrong turn hangs or, if two adds share one,
+    makes the sums differ between runs. The CPU backend runs the programs
+    one after another, axis 0 innermost, which is the order the turns are
+    meant to give. This pass, run before the CPU lowering, counts the adds
+    of each (batch, head, block of `rows` rows) in the zeroed `turns`
+    workspace, as the GPU does, and adds NaN instead of the tile where the
+    count differs from the add's turn: the CPU backend's checks against
+    float64 then fail on a turn that is wrong for that order.
+  }];
+  let dependentDialects = ["::kiln::tile::TileDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def TileLazyRescale : Pass<"tile-lazy-rescale"> {
   let summary = "Moves the online softmax's reference maximum only when a step's maximum exceeds it by a threshold";
   let description = [{

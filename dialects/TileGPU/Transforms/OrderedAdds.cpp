@@ -8,6 +8,7 @@
 
 #include "dialects/Tile/IR/TileAttrNames.h"
 #include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/Tile/Transforms/OrderedAdds.h"
 #include "dialects/TileGPU/IR/TileGPUAttrNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,16 +25,6 @@ using namespace kiln;
 using namespace kiln::tgpu;
 
 namespace {
-
-/// The kernel argument that is the workspace named `name`, or null.
-BlockArgument workspace(func::FuncOp kernel, StringRef name) {
-  for (BlockArgument arg : kernel.getArguments())
-    if (auto attr = kernel.getArgAttrOfType<StringAttr>(
-            arg.getArgNumber(), tile::attrs::kWorkspace);
-        attr && attr.getValue() == name)
-      return arg;
-  return nullptr;
-}
 
 /// The constant `v` is, looking through selects of equal constants (a
 /// deferred flush's column: the first step's or the previous step's, both 0).
@@ -52,26 +43,10 @@ Value viewedBase(Value desc) {
   return view ? view.getBase() : Value();
 }
 
-LogicalResult orderKernel(func::FuncOp kernel, DictionaryAttr order) {
-  auto accName = order.getAs<StringAttr>("accumulator");
-  auto turnsName = order.getAs<StringAttr>("turns");
-  auto rowsAttr = order.getAs<IntegerAttr>("rows");
-  if (!accName || !turnsName || !rowsAttr || rowsAttr.getInt() <= 0)
-    return kernel.emitOpError()
-           << "has a malformed " << tile::attrs::kOrderedAdds
-           << " (accumulator, turns: workspace names; rows > 0)";
-  BlockArgument acc = workspace(kernel, accName.getValue());
-  BlockArgument turns = workspace(kernel, turnsName.getValue());
-  if (!acc || !turns)
-    return kernel.emitOpError()
-           << "orders adds into workspace '" << accName.getValue()
-           << "' counted in '" << turnsName.getValue()
-           << "', which it does not have";
-  auto turnsType = dyn_cast<MemRefType>(turns.getType());
-  if (!turnsType || turnsType.getRank() != 3 ||
-      !turnsType.getElementType().isInteger(32))
-    return kernel.emitOpError() << "turns workspace '" << turnsName.getValue()
-                                << "' must be an i32 [batch, heads, blocks]";
+LogicalResult orderKernel(func::FuncOp kernel, const tile::OrderedAdds &order) {
+  BlockArgument acc = order.accumulator, turns = order.turns;
+  StringAttr accName = kernel.getArgAttrOfType<StringAttr>(
+      acc.getArgNumber(), tile::attrs::kWorkspace);
   // The turns wait for programs handed out earlier; a persistent CTA
   // would wait for tiles that only it, or a CTA stuck the same way, could
   // take later.
@@ -124,7 +99,7 @@ LogicalResult orderKernel(func::FuncOp kernel, DictionaryAttr order) {
     return kernel.emitOpError() << "orders adds into '" << accName.getValue()
                                 << "' but has no producer reduction into it";
 
-  int64_t rows = rowsAttr.getInt();
+  int64_t rows = order.rows;
   for (CoreAddStagedOp add : adds) {
     auto view = add.getDesc().getDefiningOp<tile::ViewOp>();
     auto staging = cast<MemRefType>(add.getStaging().getType());
@@ -165,12 +140,8 @@ LogicalResult orderKernel(func::FuncOp kernel, DictionaryAttr order) {
 struct TileGPUOrderedAdds
     : kiln::tgpu::impl::TileGPUOrderedAddsBase<TileGPUOrderedAdds> {
   void runOnOperation() override {
-    getOperation()->walk([&](func::FuncOp kernel) {
-      auto order =
-          kernel->getAttrOfType<DictionaryAttr>(tile::attrs::kOrderedAdds);
-      if (order && failed(orderKernel(kernel, order)))
-        signalPassFailure();
-    });
+    if (failed(tile::forEachOrderedKernel(getOperation(), orderKernel)))
+      signalPassFailure();
   }
 };
 
