@@ -58,41 +58,36 @@ LogicalResult orderKernel(func::FuncOp kernel, const tile::OrderedAdds &order) {
   // Every add into the accumulator: only the producer's staged reductions
   // can be ordered here.
   SmallVector<CoreAddStagedOp> adds;
-  WalkResult walk =
-      kernel.walk([&](Operation *op) {
-        if (auto add = dyn_cast<CoreAddStagedOp>(op)) {
-          if (viewedBase(add.getDesc()) == acc)
-            adds.push_back(add);
-          return WalkResult::advance();
-        }
-        if (!isa<tile::AtomicAddOp, CoreReduceAddOp, CoreFlushOp,
-                 BulkReduceAddOp, TmaReduceAddOp>(op))
-          return WalkResult::advance();
-        // A TMA reduction reaches its array through a tensor map, whose
-        // tensor is the array's argument.
-        if (auto tma = dyn_cast<TmaReduceAddOp>(op))
-          if (auto map = dyn_cast<BlockArgument>(tma.getMap()))
-            if (auto info = kernel.getArgAttrOfType<DictionaryAttr>(
-                    map.getArgNumber(), attrs::kTensorMap))
-              if (auto tensor =
-                      info.getAs<IntegerAttr>(attrs::kTensorMapTensor);
-                  tensor && tensor.getInt() == acc.getArgNumber()) {
-                op->emitOpError()
-                    << "adds into '" << accName.getValue()
-                    << "', whose adds are to be ordered: only the producer's "
-                       "reductions (tgpu.core_add_staged) take turns";
-                return WalkResult::interrupt();
-              }
-        for (Value operand : op->getOperands())
-          if (viewedBase(operand) == acc) {
-            op->emitOpError()
-                << "adds into '" << accName.getValue()
-                << "', whose adds are to be ordered: only the producer's "
-                   "reductions (tgpu.core_add_staged) take turns";
-            return WalkResult::interrupt();
-          }
-        return WalkResult::advance();
-      });
+  auto unordered = [&](Operation *op) {
+    op->emitOpError() << "adds into '" << accName.getValue()
+                      << "', whose adds are to be ordered: only the "
+                         "producer's reductions (tgpu.core_add_staged) take "
+                         "turns";
+    return WalkResult::interrupt();
+  };
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    if (auto add = dyn_cast<CoreAddStagedOp>(op)) {
+      if (viewedBase(add.getDesc()) == acc)
+        adds.push_back(add);
+      return WalkResult::advance();
+    }
+    if (!isa<tile::AtomicAddOp, CoreReduceAddOp, CoreFlushOp, BulkReduceAddOp,
+             TmaReduceAddOp>(op))
+      return WalkResult::advance();
+    // A TMA reduction reaches its array through a tensor map, whose tensor
+    // is the array's argument.
+    if (auto tma = dyn_cast<TmaReduceAddOp>(op))
+      if (auto map = dyn_cast<BlockArgument>(tma.getMap()))
+        if (auto info = kernel.getArgAttrOfType<DictionaryAttr>(
+                map.getArgNumber(), attrs::kTensorMap))
+          if (auto tensor = info.getAs<IntegerAttr>(attrs::kTensorMapTensor);
+              tensor && tensor.getInt() == acc.getArgNumber())
+            return unordered(op);
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value operand) { return viewedBase(operand) == acc; }))
+      return unordered(op);
+    return WalkResult::advance();
+  });
   if (walk.wasInterrupted())
     return failure();
   if (adds.empty())
