@@ -702,7 +702,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     if (band) {
       kvStart =
           pb.floorTo(evalLower(pb, band.getLower(), q0, diag, pb.index(0)), bn);
-      kvEnd = evalUpperExclusive(pb, band.getUpper(), qLast, diag, lenK);
+      kvEnd = keysEndOfQueries(pb, band, q0, bm, lenQ, lenK);
     }
     // Varlen: a program past its sequence's queries visits no keys.
     if (layout.varlen)
@@ -951,10 +951,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
         // block (see turnsDown above).
         Value turn;
         if (turnsDown) {
-          Value qLast = ip.sub(ip.minIndex(ip.add(i, ip.index(bm)), hv.lenQ),
-                               ip.index(1));
-          Value keysEnd = evalUpperExclusive(ip, orderBand.getUpper(), qLast,
-                                             ip.sub(lenK, hv.lenQ), lenK);
+          Value keysEnd = keysEndOfQueries(ip, orderBand, i, bm, hv.lenQ, lenK);
           Value lastBlock =
               ip.sub(arith::CeilDivSIOp::create(qb, l2, keysEnd, ip.index(bk)),
                      ip.index(1));

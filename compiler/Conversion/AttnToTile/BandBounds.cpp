@@ -34,6 +34,16 @@ Value evalUpperExclusive(ProgramBuilder &pb, ArrayAttr bounds, Value q,
   return result;
 }
 
+Value keysEndOfQueries(ProgramBuilder &pb, attn::BandAttr band, Value q0,
+                       int64_t rows, Value lenQ, Value lenK) {
+  if (!band)
+    return lenK;
+  Value qLast =
+      pb.sub(pb.minIndex(pb.add(q0, pb.index(rows)), lenQ), pb.index(1));
+  return evalUpperExclusive(pb, band.getUpper(), qLast, pb.sub(lenK, lenQ),
+                            lenK);
+}
+
 namespace {
 /// The queries in [0, lenQ) with upperKey <= upper(q) and lower(q) <=
 /// lowerKey.

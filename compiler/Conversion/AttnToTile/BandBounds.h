@@ -29,6 +29,12 @@ Value evalLower(ProgramBuilder &pb, ArrayAttr bounds, Value q, Value diag,
 Value evalUpperExclusive(ProgramBuilder &pb, ArrayAttr bounds, Value q,
                          Value diag, Value limit);
 
+/// The end of the keys the queries [q0, q0 + rows) of [0, lenQ) may see:
+/// the last one's upper bounds plus one (they are non-decreasing in q), at
+/// most lenK; lenK without a band.
+Value keysEndOfQueries(ProgramBuilder &pb, attn::BandAttr band, Value q0,
+                       int64_t rows, Value lenQ, Value lenK);
+
 /// [first, end) of the queries in [0, lenQ) whose band contains some key of
 /// [kvFirst, kvLast]: a query needs kvFirst <= upper(q) and
 /// lower(q) <= kvLast. Bounds with q_coeff 1 give q >= kvFirst - offset and
