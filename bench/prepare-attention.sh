@@ -132,6 +132,7 @@ ablate gqa_causal twokernel bwd --bwd-schedule two-kernel # the two-kernel sched
 for v in plain causal softcap alibi; do # dQ adds in key-block order (deterministic atomic schedule)
   ablate $v ordered bwd --ordered-dq
 done
+ablate causal orderedeager bwd --ordered-dq --no-deferred-turns # causal's turns passed on right after each add
 for v in softcap causal_softcap alibi; do # a mod's dS factor multiplied as written, across dP's wait
   ablate $v nocbw bwd --no-combine-before-waits
   ablate $v twokernel bwd --bwd-schedule two-kernel

@@ -82,6 +82,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.coreOrder = choices.coreOrder;
   options.deferFlush = choices.deferFlush;
   options.producerReductions = choices.producerReductions;
+  options.deferredTurns = choices.deferredTurns;
   options.tmaStores = choices.tmaStores;
   options.stageInQ = choices.stageInQ;
   options.asyncAccumulate = choices.asyncAccumulate;
@@ -175,6 +176,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.coreOrder = o.coreOrder;
   choices.deferFlush = o.deferFlush;
   choices.producerReductions = o.producerReductions;
+  choices.deferredTurns = o.deferredTurns;
   choices.tmaStores = o.tmaStores;
   choices.stageInQ = o.stageInQ;
   choices.asyncAccumulate = o.asyncAccumulate;

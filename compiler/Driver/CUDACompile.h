@@ -48,6 +48,7 @@ struct ScheduleChoices {
   bool coreOrder = true;          ///< ...dQ's accumulator in core order
   bool deferFlush = true;         ///< ...its shares added a step later
   bool producerReductions = true; ///< ...and by the producer's warp
+  bool deferredTurns = true;      ///< ordered dQ: turns passed on later
   bool tmaStores = true;          ///< tgpu-tma-stores (sm_90a fwd)
   bool stageInQ = true;           ///< ...staged in the tile's copy of Q
   bool asyncAccumulate = true;    ///< dV, dK waited at the yield (sm_90a)

@@ -211,6 +211,10 @@ const char *runUsage() {
                             added by bulk reductions each consumer warp
                             issues, through one staging buffer, instead of
                             by the producer's warp through two (ablation)
+  --no-deferred-turns       cuda sm_90a, --ordered-dq on causal: each turn
+                            passed on right after its add, the producer
+                            waiting for the sums, instead of at its next
+                            turn (ablation)
   --no-tma-stores           cuda sm_90a: the output tile (forward; dK, dV and a
                             bf16 dQ in the backward) stored from registers by
                             every lane instead of staged in shared memory and
@@ -344,12 +348,12 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-combine-before-waits" || name == "no-pack-lhs-first" ||
         name == "no-bulk-reductions" || name == "no-core-order" ||
         name == "no-defer-flush" || name == "no-producer-reductions" ||
-        name == "no-tma-stores" || name == "no-stage-in-q" ||
-        name == "no-load-ahead" || name == "no-async-accumulate" ||
-        name == "no-ring-vectors" || name == "order-before-waits" ||
-        name == "keys-by-queries" || name == "no-keys-by-queries" ||
-        name == "split-dkdv" || name == "no-split-dkdv" ||
-        name == "capture-gradients" ||
+        name == "no-deferred-turns" || name == "no-tma-stores" ||
+        name == "no-stage-in-q" || name == "no-load-ahead" ||
+        name == "no-async-accumulate" || name == "no-ring-vectors" ||
+        name == "order-before-waits" || name == "keys-by-queries" ||
+        name == "no-keys-by-queries" || name == "split-dkdv" ||
+        name == "no-split-dkdv" || name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "ordered-dq" || name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -449,6 +453,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.deferFlush = false;
     } else if (name == "no-producer-reductions") {
       o.producerReductions = false;
+    } else if (name == "no-deferred-turns") {
+      o.deferredTurns = false;
     } else if (name == "no-tma-stores") {
       o.tmaStores = false;
     } else if (name == "no-stage-in-q") {

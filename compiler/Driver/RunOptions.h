@@ -150,6 +150,7 @@ struct RunOptions {
   bool coreOrder = true;        ///< ...dQ's accumulator in core order
   bool deferFlush = true;       ///< ...its shares added a step later
   bool producerReductions = true; ///< ...and by the producer's warp
+  bool deferredTurns = true;      ///< --ordered-dq: turns passed on later
   bool tmaStores = true;        ///< cuda sm_90a: tgpu-tma-stores
   bool stageInQ = true;         ///< ...staged in the tile's copy of Q
   bool asyncAccumulate = true;  ///< cuda sm_90a: dV, dK waited at the yield

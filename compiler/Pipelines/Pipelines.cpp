@@ -398,8 +398,11 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // Ordered dQ adds: each share waits for its turn and is
   // complete before the next may start (an error where the schedule left
   // the adds in a form the pass does not order).
-  if (options.orderedDq)
-    pm.addPass(tgpu::createTileGPUOrderedAdds());
+  if (options.orderedDq) {
+    tgpu::TileGPUOrderedAddsOptions ordered;
+    ordered.deferredSignal = options.deferredTurns;
+    pm.addPass(tgpu::createTileGPUOrderedAdds(ordered));
+  }
   pm.addPass(createCSEPass());
 }
 

@@ -410,6 +410,13 @@ struct CUDAPipelineOptions
                      "producer's warp issues its bulk reductions "
                      "(tgpu-bulk-reductions producer-reductions)"),
       llvm::cl::init(true)};
+  Option<bool> deferredTurns{
+      *this, "deferred-turns",
+      llvm::cl::desc("ordered-dq with turns in arrival order (causal): each "
+                     "turn passed on at the producer's next turn_wait "
+                     "instead of right after its add "
+                     "(tgpu-ordered-adds deferred-signal)"),
+      llvm::cl::init(true)};
   Option<bool> tmaStores{
       *this, "tma-stores",
       llvm::cl::desc("sm_90a: the consumers' output tiles (the forward's; "

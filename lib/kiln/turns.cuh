@@ -61,6 +61,48 @@ __device__ __forceinline__ void turn_signal(const Desc<T> &turns, int index) {
 #endif
 }
 
+/// A producer warp's turn passed on later (tgpu.turn_signal deferred): lane
+/// 0 notes the counter and increments it, once its sums are complete, at
+/// its next turn_wait or at turn_finish, so the warp never stops for them.
+struct TurnLater {
+  int *pending = nullptr;
+};
+
+/// Lane 0 passes on the noted turn, if any: its bulk groups complete, a
+/// proxy fence, a release add.
+__device__ __forceinline__ void turn_flush(TurnLater &later) {
+#if __CUDA_ARCH__ >= 900
+  if (lane_id() == 0 && later.pending) {
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n"
+                 :
+                 : "l"(later.pending)
+                 : "memory");
+    later.pending = nullptr;
+  }
+#endif
+}
+
+/// turn_wait, after passing on the noted turn (a program waiting for this
+/// one's turn must not wait for this one's wait).
+template <typename T>
+__device__ __forceinline__ void
+turn_wait(TurnLater &later, const Desc<T> &turns, int index, int turn) {
+  turn_flush(later);
+  turn_wait(turns, index, turn);
+}
+
+/// Notes turns[index] for turn_flush.
+template <typename T>
+__device__ __forceinline__ void
+turn_signal_later(TurnLater &later, const Desc<T> &turns, int index) {
+  static_assert(sizeof(T) == 4, "an i32 counter");
+  if (lane_id() == 0)
+    later.pending =
+        reinterpret_cast<int *>(turns.ptr + turns.row_offset(index));
+}
+
 } // namespace kiln
 
 #endif // KILN_TURNS_CUH

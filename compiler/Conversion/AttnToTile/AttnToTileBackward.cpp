@@ -835,13 +835,17 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     // Keys by queries, every register tile's rows are this block's keys.
     if (keysByQueries)
       k.func->setAttr(tile::attrs::kTileRows, b.getI64IntegerAttr(bk));
-    if (ordered && withDk)
-      k.func->setAttr(
-          tile::attrs::kOrderedAdds,
-          b.getDictionaryAttr(
-              {b.getNamedAttr("accumulator", b.getStringAttr("dq_accum")),
-               b.getNamedAttr("turns", b.getStringAttr("dq_turns")),
-               b.getNamedAttr("rows", b.getI64IntegerAttr(bm))}));
+    if (ordered && withDk) {
+      SmallVector<NamedAttribute> order{
+          b.getNamedAttr("accumulator", b.getStringAttr("dq_accum")),
+          b.getNamedAttr("turns", b.getStringAttr("dq_turns")),
+          b.getNamedAttr("rows", b.getI64IntegerAttr(bm))};
+      // In arrival order the next key block gets to a Q block bk / bm
+      // steps after this one: the turn may be passed on a step late.
+      if (turnsDown)
+        order.push_back(b.getNamedAttr("deferred_signal", b.getUnitAttr()));
+      k.func->setAttr(tile::attrs::kOrderedAdds, b.getDictionaryAttr(order));
+    }
     unsigned firstCapture = args.size();
     OpBuilder kb = OpBuilder::atBlockBegin(k.entry);
     ProgramBuilder pb{kb, loc};

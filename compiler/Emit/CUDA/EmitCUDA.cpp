@@ -227,6 +227,9 @@ private:
   /// Inside tgpu.warp_specialize's consumer region: barriers count the
   /// consumer threads (numThreads) alone.
   bool inConsumers = false;
+  /// In a producer region whose turns are passed on later (kiln::TurnLater
+  /// turn_later declared at its start).
+  bool turnsLater = false;
   /// The kernel is tgpu.fast_math: tanh and exp on the approximations.
   bool fastMath = false;
   /// The kernel is tgpu.lhs_packed_per_step: wgmma packs a register A
@@ -937,13 +940,19 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](tgpu::TurnWaitOp t) {
-        line() << "kiln::turn_wait(" << name(t.getTurns()) << ", "
-               << name(t.getIndex()) << ", " << name(t.getTurn()) << ");\n";
+        line() << "kiln::turn_wait(" << (turnsLater ? "turn_later, " : "")
+               << name(t.getTurns()) << ", " << name(t.getIndex()) << ", "
+               << name(t.getTurn()) << ");\n";
         return success();
       })
-      .Case([&](tgpu::TurnSignalOp t) {
-        line() << "kiln::turn_signal(" << name(t.getTurns()) << ", "
-               << name(t.getIndex()) << ");\n";
+      .Case([&](tgpu::TurnSignalOp t) -> LogicalResult {
+        if (t.getDeferred() != turnsLater)
+          return t.emitOpError()
+                 << "a deferred turn needs every turn op of its region "
+                    "deferred, in a warp-specialized producer";
+        line() << (turnsLater ? "kiln::turn_signal_later(turn_later, "
+                              : "kiln::turn_signal(")
+               << name(t.getTurns()) << ", " << name(t.getIndex()) << ");\n";
         return success();
       })
       .Case([&](tile::ScatterAddOp a) -> LogicalResult {
@@ -1229,8 +1238,18 @@ LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
   // The producer's first warp runs its region; one lane issues each dense
   // copy, a paged copy's boxes are spread over the lanes.
   line() << "if (threadIdx.x < " << numThreads + 32 << ") {\n";
+  // Turns passed on later (tgpu.turn_signal deferred): the warp's note of
+  // the last one, passed on at the end.
+  turnsLater = false;
+  ws.getProducer().walk(
+      [&](tgpu::TurnSignalOp t) { turnsLater |= t.getDeferred(); });
+  if (turnsLater)
+    line() << "  kiln::TurnLater turn_later;\n";
   if (failed(emitBlock(ws.getProducer().front())))
     return failure();
+  if (turnsLater)
+    line() << "  kiln::turn_flush(turn_later);\n";
+  turnsLater = false;
   line() << "}\n";
   line() << "return;\n";
   indent -= 2;

@@ -705,10 +705,19 @@ def TileGPU_TurnSignalOp
     memory (`cp.async.bulk.wait_group 0`), fences the async proxy's writes
     against its own, and adds 1 to `turns[index]` with release semantics at
     GPU scope: the next program's `tgpu.turn_wait` then sees the sums.
+
+    `deferred`: lane 0 only notes the counter and does all that at its next
+    `tgpu.turn_wait` (before it polls) or at the end of its region, by when
+    the sums are normally complete: the warp does not stop for them. Where
+    the next program reaches the block a step or more later anyway (turns in
+    arrival order), that costs it nothing. Every `tgpu.turn_wait` and
+    `tgpu.turn_signal` of the region must then be in one warp's region of a
+    `tgpu.warp_specialize` producer.
   }];
-  let arguments = (ins TileGPU_TileDesc:$turns, Index:$index);
+  let arguments = (ins TileGPU_TileDesc:$turns, Index:$index,
+                       UnitAttr:$deferred);
   let assemblyFormat = [{
-    $turns `[` $index `]` attr-dict `:` type($turns)
+    $turns `[` $index `]` (`deferred` $deferred^)? attr-dict `:` type($turns)
   }];
 }
 

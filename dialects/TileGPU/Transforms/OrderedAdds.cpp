@@ -43,7 +43,8 @@ Value viewedBase(Value desc) {
   return view ? view.getBase() : Value();
 }
 
-LogicalResult orderKernel(func::FuncOp kernel, const tile::OrderedAdds &order) {
+LogicalResult orderKernel(func::FuncOp kernel, const tile::OrderedAdds &order,
+                          bool deferredSignal) {
   BlockArgument acc = order.accumulator, turns = order.turns;
   StringAttr accName = kernel.getArgAttrOfType<StringAttr>(
       acc.getArgNumber(), tile::attrs::kWorkspace);
@@ -95,6 +96,11 @@ LogicalResult orderKernel(func::FuncOp kernel, const tile::OrderedAdds &order) {
                                 << "' but has no producer reduction into it";
 
   int64_t rows = order.rows;
+  // Turns in arrival order leave the next program a step or more: the
+  // producer passes each on at its next turn instead of waiting for the
+  // sums.
+  bool deferred =
+      deferredSignal && order.mark.get("deferred_signal") != nullptr;
   for (CoreAddStagedOp add : adds) {
     auto view = add.getDesc().getDefiningOp<tile::ViewOp>();
     auto staging = cast<MemRefType>(add.getStaging().getType());
@@ -127,15 +133,19 @@ LogicalResult orderKernel(func::FuncOp kernel, const tile::OrderedAdds &order) {
                                arith::ConstantIndexOp::create(b, loc, rows));
     TurnWaitOp::create(b, loc, counters, block, add.getTurn());
     b.setInsertionPointAfter(add);
-    TurnSignalOp::create(b, loc, counters, block);
+    TurnSignalOp::create(b, loc, counters, block, deferred);
   }
   return success();
 }
 
 struct TileGPUOrderedAdds
     : kiln::tgpu::impl::TileGPUOrderedAddsBase<TileGPUOrderedAdds> {
+  using TileGPUOrderedAddsBase::TileGPUOrderedAddsBase;
   void runOnOperation() override {
-    if (failed(tile::forEachOrderedKernel(getOperation(), orderKernel)))
+    auto order = [&](func::FuncOp kernel, const tile::OrderedAdds &adds) {
+      return orderKernel(kernel, adds, deferredSignal);
+    };
+    if (failed(tile::forEachOrderedKernel(getOperation(), order)))
       signalPassFailure();
   }
 };

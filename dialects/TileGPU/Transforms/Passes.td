@@ -472,6 +472,12 @@ def TileGPUOrderedAdds : Pass<"tgpu-ordered-adds"> {
     partial-width add or an add without a turn is an error, not a silently
     unordered sum.
   }];
+  let options = [
+    Option<"deferredSignal", "deferred-signal", "bool", "true",
+           "Where the mark allows it (`deferred_signal`: turns in arrival "
+           "order), pass each turn on at the producer's next turn_wait "
+           "instead of waiting for the sums right after the add">
+  ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
                            "::kiln::tile::TileDialect",
                            "::mlir::arith::ArithDialect"];
