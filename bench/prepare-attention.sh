@@ -133,6 +133,9 @@ for v in plain causal softcap alibi; do # dQ adds in key-block order (determinis
   ablate $v ordered bwd --ordered-dq
 done
 ablate causal orderedeager bwd --ordered-dq --no-deferred-turns # causal's turns passed on right after each add
+for v in causal causal_softcap alibi; do # the deterministic schedule (ordered dQ adds where they measured faster)
+  ablate $v det bwd --bwd-schedule deterministic
+done
 for v in softcap causal_softcap alibi; do # a mod's dS factor multiplied as written, across dP's wait
   ablate $v nocbw bwd --no-combine-before-waits
   ablate $v twokernel bwd --bwd-schedule two-kernel

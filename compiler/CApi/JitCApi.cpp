@@ -72,9 +72,11 @@ kiln::Status compileSpec(const kiln_variant_options *o, const char *program,
     return kiln::Status::error("arch must be sm_80 or sm_90a, got '" +
                                options.arch + "'");
   if (which != "forward" && which != "backward" &&
-      which != "backward-two-kernel" && which != "backward-atomic")
+      which != "backward-two-kernel" && which != "backward-atomic" &&
+      which != "backward-deterministic")
     return kiln::Status::error("program must be forward, backward, "
-                               "backward-two-kernel or backward-atomic, got '" +
+                               "backward-two-kernel, backward-atomic or "
+                               "backward-deterministic, got '" +
                                which + "'");
   // A spec compiled before, by this compiler, with these options
   // (SpecCache.h), or compiled now and kept.
@@ -82,16 +84,18 @@ kiln::Status compileSpec(const kiln_variant_options *o, const char *program,
   std::string json;
   if (!kiln::capi::lookupSpec(key, json)) {
     kiln::ProgramSpec spec;
-    kiln::Status s =
-        which == "forward"
-            ? kiln::compileSpec(variant, options, spec)
-            : kiln::compileBackwardSpec(variant, options,
-                                        which == "backward-two-kernel"
-                                            ? kiln::BackwardSchedule::TwoKernel
-                                        : which == "backward-atomic"
-                                            ? kiln::BackwardSchedule::AtomicDQ
-                                            : kiln::BackwardSchedule::Auto,
-                                        spec);
+    kiln::Status s = which == "forward"
+                         ? kiln::compileSpec(variant, options, spec)
+                         : kiln::compileBackwardSpec(
+                               variant, options,
+                               which == "backward-two-kernel"
+                                   ? kiln::BackwardSchedule::TwoKernel
+                               : which == "backward-atomic"
+                                   ? kiln::BackwardSchedule::AtomicDQ
+                               : which == "backward-deterministic"
+                                   ? kiln::BackwardSchedule::Deterministic
+                                   : kiln::BackwardSchedule::Auto,
+                               spec);
     if (!s.ok())
       return s;
     json = kiln::writeSpecJson(spec);

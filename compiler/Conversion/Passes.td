@@ -140,7 +140,10 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "with atomic dQ, 10 N^2 d FLOPs) or auto (atomic at the op's "
            "attn.atomic_key_block keys where attn-choose-tiles set it and "
            "capture gradients need not be deterministic, two-kernel "
-           "elsewhere)">,
+           "elsewhere) or deterministic (the same bits in every run: the "
+           "atomic schedule with ordered-dq where auto would take it and "
+           "ordered adds measured faster than two kernels, a band's upper "
+           "bound at head dims of 128 and more; two-kernel elsewhere)">,
     Option<"keysByQueries", "keys-by-queries", "bool", "false",
            "dK/dV kernel: compute S^T = K Q^T, so P^T and dS^T are the "
            "plain lhs of dV's and dK's products (default: S = Q K^T and "

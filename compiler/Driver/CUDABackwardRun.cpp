@@ -45,13 +45,18 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     err << "kiln: error: " << s.message() << "\n";
     return code;
   };
-  bool atomic = spec.schedule == "atomic";
+  // atomic-ordered: the atomic schedule with ordered dQ adds (--ordered-dq,
+  // or --bwd-schedule deterministic where it takes them).
+  bool ordered = spec.schedule == "atomic-ordered";
+  bool atomic = spec.schedule == "atomic" || ordered;
   std::unique_ptr<BackwardKernel> kernel;
   if (Status s = BackwardKernel::load(spec, 0, kernel); !s.ok())
     return fail(s, kBadInput);
   note += llvm::formatv("  backward ({0}): {1}, NVRTC {2:f1} ms, load "
                         "{3:f2} ms\n",
-                        atomic ? "atomic dQ" : "two kernels",
+                        ordered  ? "atomic dQ, ordered adds"
+                        : atomic ? "atomic dQ"
+                                 : "two kernels",
                         kernel->cacheHit() ? "cache hit" : "compiled",
                         kernel->compileMs(), kernel->loadMs())
               .str();
@@ -143,18 +148,18 @@ int runBackwardOnCUDA(const ProgramSpec &spec, const Problem &p, Inputs &in,
     if (!std::equal(again.begin() + 3, again.end(), first.begin() + 3))
       ++capturesDiffering;
   }
-  note += llvm::formatv("  backward reruns: {0} of 2 differ bitwise from the "
-                        "first run{1}\n",
-                        differing,
-                        atomic && !o.orderedDq ? " (atomic dQ: order not fixed)"
-                                               : "")
-              .str();
+  note +=
+      llvm::formatv("  backward reruns: {0} of 2 differ bitwise from the "
+                    "first run{1}\n",
+                    differing,
+                    atomic && !ordered ? " (atomic dQ: order not fixed)" : "")
+          .str();
   if (o.deterministicCaptureGradients)
     note += llvm::formatv("  deterministic capture gradients: {0} of 2 "
                           "reruns differ bitwise from the first run\n",
                           capturesDiffering)
                 .str();
-  if ((!atomic || o.orderedDq) && differing > 0) {
+  if ((!atomic || ordered) && differing > 0) {
     err << "kiln: error: the "
         << (atomic ? "atomic backward schedule with ordered dQ adds"
                    : "two-kernel backward schedule")

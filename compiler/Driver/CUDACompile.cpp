@@ -218,13 +218,19 @@ Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
           lowerAndEmit(module, pm, variant, arch, "backward", tgpuIR, spec);
       !s.ok())
     return s;
-  // The schedule the program got (auto resolves per variant): only the
-  // atomic one converts dQ from its f32 accumulator in a last kernel.
+  // The schedule the program got (auto and deterministic resolve per
+  // variant): only the atomic one converts dQ from its f32 accumulator in a
+  // last kernel; with ordered adds its dK/dV kernel keeps the mark.
   spec.schedule = "two-kernel";
-  for (auto f : module.getOps<func::FuncOp>())
+  bool ordered = false;
+  for (auto f : module.getOps<func::FuncOp>()) {
     if (auto stage = f->getAttrOfType<StringAttr>(tile::attrs::kBackwardStage);
         stage && stage.getValue() == "convert")
       spec.schedule = "atomic";
+    ordered |= f->hasAttr(tile::attrs::kOrderedAdds);
+  }
+  if (spec.schedule == "atomic" && ordered)
+    spec.schedule = "atomic-ordered";
   return Status();
 }
 

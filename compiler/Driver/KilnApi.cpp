@@ -99,9 +99,10 @@ Status compileBackwardSpec(const Variant &variant,
         options.deterministicCaptureGradients;
     return driver::compileBackwardCUDA(
         module, options.arch,
-        schedule == BackwardSchedule::AtomicDQ    ? "atomic"
-        : schedule == BackwardSchedule::TwoKernel ? "two-kernel"
-                                                  : "auto",
+        schedule == BackwardSchedule::AtomicDQ        ? "atomic"
+        : schedule == BackwardSchedule::TwoKernel     ? "two-kernel"
+        : schedule == BackwardSchedule::Deterministic ? "deterministic"
+                                                      : "auto",
         spec, choices);
   });
 }

@@ -65,7 +65,11 @@ const char *runUsage() {
                             queries, but for varlen, windows, split dK/dV
                             and block masks of other than 128-key blocks),
                             two-kernel (deterministic: the same bits in every
-                            run) or atomic (one kernel, atomic dQ)
+                            run), atomic (one kernel, atomic dQ) or
+                            deterministic (the same bits in every run, the
+                            faster way: atomic with --ordered-dq under a
+                            band's upper bound at D >= 128 where auto takes
+                            atomic, two-kernel elsewhere)
   --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and
   --no-keys-by-queries      dS^T from registers, or on S = Q K^T with P and dS
                             through shared memory (default: keys by queries
@@ -544,8 +548,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     } else if (name == "bwd-schedule") {
       if (!takeValue())
         break;
-      if (value != "auto" && value != "two-kernel" && value != "atomic")
-        fail("--bwd-schedule must be auto, two-kernel or atomic, got '" +
+      if (value != "auto" && value != "two-kernel" && value != "atomic" &&
+          value != "deterministic")
+        fail("--bwd-schedule must be auto, two-kernel, atomic or "
+             "deterministic, got '" +
              value + "'");
       o.backwardSchedule = value;
     } else if (name == "nonce") {

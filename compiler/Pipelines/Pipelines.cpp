@@ -299,7 +299,10 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // auto: the atomic schedule where attn-choose-tiles measured it faster
   // (D = 128 on sm_90a: 128 keys per dK/dV CTA, dQ by TMA reductions), with
   // the producer it was measured with; two-kernel elsewhere.
-  program.backwardSchedule = options.backwardSchedule == "auto" && !producer
+  // deterministic: ordered dQ adds only where the producer issues them.
+  program.backwardSchedule = (options.backwardSchedule == "auto" ||
+                              options.backwardSchedule == "deterministic") &&
+                                     !producer
                                  ? std::string("two-kernel")
                                  : std::string(options.backwardSchedule);
   // Keys by queries frees the dK/dV kernel of thread-written shared memory
@@ -397,8 +400,9 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   }
   // Ordered dQ adds: each share waits for its turn and is
   // complete before the next may start (an error where the schedule left
-  // the adds in a form the pass does not order).
-  if (options.orderedDq) {
+  // the adds in a form the pass does not order). The deterministic
+  // schedule marks the kernels it orders; the pass leaves others alone.
+  if (options.orderedDq || options.backwardSchedule == "deterministic") {
     tgpu::TileGPUOrderedAddsOptions ordered;
     ordered.deferredSignal = options.deferredTurns;
     pm.addPass(tgpu::createTileGPUOrderedAdds(ordered));

@@ -44,8 +44,10 @@ struct ForwardPipelineOptions
       llvm::cl::init(false)};
   Option<std::string> backwardSchedule{
       *this, "backward-schedule",
-      llvm::cl::desc("two-kernel (deterministic), atomic (atomic dQ) or auto "
-                     "(atomic where attn-choose-tiles marked the op)"),
+      llvm::cl::desc("two-kernel (deterministic), atomic (atomic dQ), auto "
+                     "(atomic where attn-choose-tiles marked the op) or "
+                     "deterministic (atomic with ordered dQ adds where they "
+                     "measured faster, two-kernel elsewhere)"),
       llvm::cl::init("two-kernel")};
   Option<bool> keysByQueries{
       *this, "keys-by-queries",
@@ -199,9 +201,13 @@ struct CUDAPipelineOptions
   Option<std::string> backwardSchedule{
       *this, "backward-schedule",
       llvm::cl::desc("kiln-cuda-bwd-pipeline: two-kernel (deterministic), "
-                     "atomic (atomic dQ) or auto (atomic at the keys "
+                     "atomic (atomic dQ), auto (atomic at the keys "
                      "attn-choose-tiles chose where it measured faster, "
-                     "with the TMA producer; two-kernel elsewhere)"),
+                     "with the TMA producer; two-kernel elsewhere) or "
+                     "deterministic (the same bits in every run: atomic "
+                     "with ordered dQ adds where auto takes atomic and "
+                     "they measured faster, under a band's upper bound at "
+                     "D >= 128 with the producer; two-kernel elsewhere)"),
       llvm::cl::init("auto")};
   Option<KeysByQueries> keysByQueries{
       *this, "keys-by-queries",

@@ -48,25 +48,27 @@ def main():
     ok, errs = grads_match(example("plain"), *inputs(2, 300, 257, 4, 4, 128))
     check(ok, f"plain D=128 forward and gradients vs float64: {' '.join(f'{e:.1e}' for e in errs)}")
     # The default backward at D = 128 on sm_90a adds dQ by f32 reductions (order not fixed); under
-    # torch.use_deterministic_algorithms(True) the two-kernel schedule: the same bits in every run,
-    # within rounding of the default's.
-    q, k, v = (t.cuda().requires_grad_() for t in inputs(2, 300, 257, 4, 4, 128, seed=20))
-    dout = torch.randn(2, 300, 4, 128, generator=torch.Generator().manual_seed(21)).to(q.dtype).cuda()
+    # torch.use_deterministic_algorithms(True) the deterministic schedule (plain: two kernels;
+    # causal: dQ's adds in a fixed order): the same bits in every run, within rounding of the
+    # default's.
+    for variant in ("plain", "causal"):
+        q, k, v = (t.cuda().requires_grad_() for t in inputs(2, 300, 257, 4, 4, 128, seed=20))
+        dout = torch.randn(2, 300, 4, 128, generator=torch.Generator().manual_seed(21)).to(q.dtype).cuda()
 
-    def gradients():
-        q.grad = k.grad = v.grad = None
-        kiln.attention(q, k, v, example("plain")).backward(dout)
-        return [t.grad.clone() for t in (q, k, v)]
-    default = gradients()
-    torch.use_deterministic_algorithms(True)
-    try:
-        runs = [gradients() for _ in range(3)]
-    finally:
-        torch.use_deterministic_algorithms(False)
-    same = all(torch.equal(a, b) for r in runs[1:] for a, b in zip(r, runs[0]))
-    err = max(rel(a.float(), b.float()) for a, b in zip(runs[0], default))
-    check(same and err < 1e-2, f"plain D=128 under deterministic algorithms: 3 runs bit-equal {same}, "
-          f"vs the default schedule {err:.1e}")
+        def gradients():
+            q.grad = k.grad = v.grad = None
+            kiln.attention(q, k, v, example(variant)).backward(dout)
+            return [t.grad.clone() for t in (q, k, v)]
+        default = gradients()
+        torch.use_deterministic_algorithms(True)
+        try:
+            runs = [gradients() for _ in range(3)]
+        finally:
+            torch.use_deterministic_algorithms(False)
+        same = all(torch.equal(a, b) for r in runs[1:] for a, b in zip(r, runs[0]))
+        err = max(rel(a.float(), b.float()) for a, b in zip(runs[0], default))
+        check(same and err < 1e-2, f"{variant} D=128 under deterministic algorithms: 3 runs bit-equal {same}, "
+              f"vs the default schedule {err:.1e}")
     ok, errs = grads_match(example("causal"), *inputs(1, 100, 333, 2, 2, 64, seed=1), causal="bottom_right")
     check(ok, f"causal bottom-right: {' '.join(f'{e:.1e}' for e in errs)}")
     ok, errs = grads_match(example("gqa_causal"), *inputs(1, 200, 200, 8, 2, 128, seed=2), causal="top_left")

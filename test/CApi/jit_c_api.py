@@ -73,18 +73,29 @@ check(spec is not None and spec["schedule"] == "atomic", f"atomic backward spec 
 _, err = compile_spec(options("plain"), "forward", "sm_75")
 check("arch must be sm_80 or sm_90a, got 'sm_75'" in err, "bad arch: " + err)
 _, err = compile_spec(options("plain"), "sideways", "sm_80")
-check("program must be forward, backward, backward-two-kernel or backward-atomic" in err, "bad program: " + err)
+check("program must be forward, backward, backward-two-kernel, backward-atomic or backward-deterministic" in err,
+      "bad program: " + err)
 # "backward": the faster schedule for the head dims on the arch (atomic at
 # D = 64 and 128 on sm_90a, two kernels at D = 96); "backward-two-kernel":
 # the same bits in every run. (GQA keeps two kernels below D = 128: the
-# atomic one did not measure faster there.)
+# atomic one did not measure faster there.) "backward-deterministic": the
+# same bits in every run, by ordered dQ adds where they measured faster than
+# two kernels (causal at D = 128 on sm_90a), two kernels elsewhere (plain,
+# D = 64, GQA, sm_80).
 for hd, arch, program, want, example in [(128, "sm_90a", "backward", "atomic", "plain"),
                                          (64, "sm_90a", "backward", "atomic", "plain"),
                                          (96, "sm_90a", "backward", "two-kernel", "plain"),
                                          (128, "sm_90a", "backward", "atomic", "gqa_causal"),
                                          (64, "sm_90a", "backward", "two-kernel", "gqa_causal"),
                                          (128, "sm_80", "backward", "two-kernel", "plain"),
-                                         (128, "sm_90a", "backward-two-kernel", "two-kernel", "plain")]:
+                                         (128, "sm_90a", "backward-two-kernel", "two-kernel", "plain"),
+                                         (128, "sm_90a", "backward-deterministic", "atomic-ordered", "causal"),
+                                         (128, "sm_90a", "backward-deterministic", "atomic-ordered", "alibi"),
+                                         (128, "sm_90a", "backward-deterministic", "two-kernel", "plain"),
+                                         (64, "sm_90a", "backward-deterministic", "two-kernel", "causal"),
+                                         (128, "sm_90a", "backward-deterministic", "two-kernel", "gqa_causal"),
+                                         (128, "sm_90a", "backward-deterministic", "two-kernel", "sliding_window"),
+                                         (128, "sm_80", "backward-deterministic", "two-kernel", "causal")]:
     spec, err = compile_spec(options(example, head_dim=hd), program, arch)
     check(spec is not None and spec["schedule"] == want, f"{example} {program} at D = {hd} for {arch}: {want} {err}")
 _, err = compile_spec(options("plain", mlir="attn.attention @x {"), "forward", "sm_80")

@@ -23,7 +23,7 @@
 // LAYOUT-NOT: {{tensor<[0-9x]+[a-z0-9]+>}}
 // LAYOUT-NOT: tile.dot
 
-// BAD-SCHEDULE: error: schedule must be two-kernel, atomic or auto, got 'fast'
+// BAD-SCHEDULE: error: schedule must be two-kernel, atomic, auto or deterministic, got 'fast'
 
 // sm_90a with keys-by-queries=false: every product on wgmma. The dK/dV kernel's P and
 // dS go into swizzled buffers, each writer fences for the async proxy

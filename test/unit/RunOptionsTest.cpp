@@ -320,10 +320,17 @@ TEST(RunOptions, BackwardFlags) {
   EXPECT_EQ(
       parseOk({"v.mlir", "--bwd-schedule", "two-kernel"}).backwardSchedule,
       "two-kernel");
+  EXPECT_EQ(
+      parseOk({"v.mlir", "--bwd-schedule", "deterministic"}).backwardSchedule,
+      "deterministic");
   ParsedRunOptions bad = parse({"v.mlir", "--bwd-schedule", "fast"});
-  EXPECT_NE(bad.error.find("--bwd-schedule must be auto, two-kernel or atomic"),
+  EXPECT_NE(bad.error.find("--bwd-schedule must be auto, two-kernel, atomic or "
+                           "deterministic"),
             std::string::npos)
       << bad.error;
+  // --no-deferred-turns: the ordered adds' ablation.
+  EXPECT_TRUE(parseOk({"v.mlir"}).deferredTurns);
+  EXPECT_FALSE(parseOk({"v.mlir", "--no-deferred-turns"}).deferredTurns);
   EXPECT_NE(parse({"v.mlir", "--backward=yes"}).error, "");
   // The backward's schedule ablations: on by default, one flag off each.
   EXPECT_TRUE(parseOk({"v.mlir"}).combineBeforeWaits);

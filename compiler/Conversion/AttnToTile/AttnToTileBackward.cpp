@@ -1200,9 +1200,9 @@ struct ConvertAttnToTileBackward
     SmallVector<attn::AttentionOp> specs;
     getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
     if (schedule != "two-kernel" && schedule != "atomic" &&
-        schedule != "auto") {
-      getOperation().emitError() << "schedule must be two-kernel, atomic or "
-                                    "auto, got '"
+        schedule != "auto" && schedule != "deterministic") {
+      getOperation().emitError() << "schedule must be two-kernel, atomic, "
+                                    "auto or deterministic, got '"
                                  << schedule << "'";
       return signalPassFailure();
     }
@@ -1246,9 +1246,23 @@ struct ConvertAttnToTileBackward
       bool measuredForm =
           atomicKeys && atomicKeys.getInt() > 0 && keysByQueries && !split &&
           (keyBlock == 0 || int64_t(keyBlock) == atomicKeys.getInt());
+      bool autoAtomic =
+          measuredForm && !deterministicCaptureGradients && !measuredSlower;
+      // deterministic: the atomic schedule with ordered dQ adds where it
+      // measured faster than two kernels (docs/performance.md, deferred
+      // turns: 1.04-1.12x the default at D = 128 against two kernels'
+      // 1.09-1.20x): under a band's upper bound (turns in arrival order),
+      // dense, at head dims of 128 and more, its adds the producer's. At
+      // D = 64 (1.24-1.29x against 1.01-1.07x) and without an upper bound
+      // (plain: 1.16x against 1.06-1.15x) two kernels are faster.
+      bool orderedFaster =
+          autoAtomic && fed && spec.getGqaGroup() == 1 && band &&
+          !band.getUpper().empty() && !spec.getSparseBlocks() &&
+          std::max(spec.getQkHeadDim(), spec.getVHeadDim()) >= 128;
       bool atomic = schedule == "atomic" ||
-                    (schedule == "auto" && measuredForm &&
-                     !deterministicCaptureGradients && !measuredSlower);
+                    (schedule == "auto" && autoAtomic) ||
+                    (schedule == "deterministic" && orderedFaster);
+      bool ordered = orderedDq || (schedule == "deterministic" && atomic);
       // Keys per dK/dV program: block-n, or key-block for one dK/dV
       // kernel (the split dK and dV kernels keep block-n), or the atomic
       // schedule's chosen keys where auto picked it, or the two-kernel
@@ -1256,7 +1270,7 @@ struct ConvertAttnToTileBackward
       // measured (keys by queries, fed by the producer; not a window,
       // measured slower, nor a varlen batch, not measured).
       int64_t keys = keyBlock > 0 && !split ? int64_t(keyBlock) : tiles.second;
-      if (schedule == "auto" && atomic && keyBlock == 0 && !split)
+      if (schedule != "atomic" && atomic && keyBlock == 0 && !split)
         keys = atomicKeys.getInt();
       auto twoKernelKeys =
           spec->getAttrOfType<IntegerAttr>(attn::attrs::kTwoKernelKeyBlock);
@@ -1272,7 +1286,7 @@ struct ConvertAttnToTileBackward
               spec, tiles.first, tiles.second, keys, atomic, keysByQueries,
               split, captureGradients || deterministicCaptureGradients,
               deterministicCaptureGradients, splitMaskedBlocks, groupSteps,
-              orderedDq)))
+              ordered)))
         return signalPassFailure();
     }
   }

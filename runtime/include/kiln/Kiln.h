@@ -83,8 +83,11 @@ Status compile(const Variant &variant, const CompileOptions &options,
 /// or one dK/dV kernel adding dQ atomically in f32, 10 N^2 d FLOPs; or
 /// Auto, the faster of the two for the variant's head dims on the arch
 /// (the atomic one at D = 64 and 128 on sm_90a; two kernels where the capture
-/// gradients are to be deterministic).
-enum class BackwardSchedule { TwoKernel, AtomicDQ, Auto };
+/// gradients are to be deterministic); or Deterministic, the faster schedule
+/// with the same bits in every run (the atomic one with its dQ adds in a
+/// fixed order under a causal-like band at D >= 128 on sm_90a, two kernels
+/// elsewhere).
+enum class BackwardSchedule { TwoKernel, AtomicDQ, Auto, Deterministic };
 
 /// Lowers the backward kernels of `variant` for `options.arch` (required).
 /// Needs no GPU.

@@ -156,7 +156,8 @@ struct ProgramSpec {
   /// Descriptive: what the variant was compiled for (reports, benchmarks).
   DType dtype = DType::BF16;
   int64_t headDimQK = 0, headDimV = 0, gqaGroup = 1, blockM = 0, blockN = 0;
-  std::string schedule; ///< backward: "two-kernel" or "atomic"
+  std::string schedule; ///< backward: "two-kernel", "atomic" or
+                        ///< "atomic-ordered" (ordered dQ adds)
 
   std::vector<TensorDecl> tensors;
   std::vector<CaptureSpec> captures;

@@ -50,9 +50,12 @@ typedef struct kiln_variant_options {
 
 /* Lowers the variant's `program` ("forward"; "backward": the faster
  * backward schedule for the variant on `arch` (on sm_90a at D = 128 the
- * atomic one); "backward-two-kernel": two kernels, bit-exact reruns, what
- * torch.use_deterministic_algorithms asks for; or "backward-atomic": atomic
- * dQ) to a program spec (JSON,
+ * atomic one); "backward-deterministic": bit-exact reruns, the faster way
+ * for the variant (the atomic schedule with dQ's adds in a fixed order
+ * under a causal-like band at D >= 128 on sm_90a, two kernels elsewhere),
+ * what torch.use_deterministic_algorithms asks for; "backward-two-kernel":
+ * two kernels, bit-exact reruns; or "backward-atomic": atomic dQ) to a
+ * program spec (JSON,
  * format "kiln-program") for `arch` ("sm_80" or "sm_90a"), which
  * kiln_program_load takes. Needs no GPU. On success `*spec_json` is a string
  * for kiln_string_free. The spec is kept in the cubin cache's folder

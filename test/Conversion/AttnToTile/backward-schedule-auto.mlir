@@ -108,4 +108,4 @@ attn.attention @window {qk_head_dim = 128, v_head_dim = 128, element_type = bf16
                                              upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>],
                                              exact = true>}
 
-// BAD: error: schedule must be two-kernel, atomic or auto, got 'fast'
+// BAD: error: schedule must be two-kernel, atomic, auto or deterministic, got 'fast'
