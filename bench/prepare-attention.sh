@@ -133,7 +133,7 @@ for v in plain causal softcap alibi; do # dQ adds in key-block order (determinis
   ablate $v ordered bwd --ordered-dq
 done
 ablate causal orderedeager bwd --ordered-dq --no-deferred-turns # causal's turns passed on right after each add
-for v in causal causal_softcap alibi; do # the deterministic schedule (ordered dQ adds where they measured faster)
+for v in plain causal softcap causal_softcap alibi gqa_causal; do # the deterministic program (ordered dQ adds where they measured faster, two kernels elsewhere)
   ablate $v det bwd --bwd-schedule deterministic
 done
 for v in softcap causal_softcap alibi; do # a mod's dS factor multiplied as written, across dP's wait

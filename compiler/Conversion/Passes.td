@@ -141,9 +141,10 @@ def ConvertAttnToTileBackward : Pass<"convert-attn-to-tile-backward", "::mlir::M
            "attn.atomic_key_block keys where attn-choose-tiles set it and "
            "capture gradients need not be deterministic, two-kernel "
            "elsewhere) or deterministic (the same bits in every run: the "
-           "atomic schedule with ordered-dq where auto would take it and "
-           "ordered adds measured faster than two kernels, a band's upper "
-           "bound at head dims of 128 and more; two-kernel elsewhere)">,
+           "atomic schedule with ordered-dq where auto would take it at "
+           "head dims of 128 and more, dense, with the producer, not GQA: "
+           "where ordered adds measured no slower than two kernels; "
+           "two-kernel elsewhere)">,
     Option<"keysByQueries", "keys-by-queries", "bool", "false",
            "dK/dV kernel: compute S^T = K Q^T, so P^T and dS^T are the "
            "plain lhs of dV's and dK's products (default: S = Q K^T and "

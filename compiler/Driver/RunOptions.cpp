@@ -67,9 +67,9 @@ const char *runUsage() {
                             two-kernel (deterministic: the same bits in every
                             run), atomic (one kernel, atomic dQ) or
                             deterministic (the same bits in every run, the
-                            faster way: atomic with --ordered-dq under a
-                            band's upper bound at D >= 128 where auto takes
-                            atomic, two-kernel elsewhere)
+                            faster way: atomic with --ordered-dq at
+                            D >= 128 where auto takes atomic, but for GQA;
+                            two-kernel elsewhere)
   --keys-by-queries         backward: the dK/dV kernel on S^T = K Q^T, P^T and
   --no-keys-by-queries      dS^T from registers, or on S = Q K^T with P and dS
                             through shared memory (default: keys by queries

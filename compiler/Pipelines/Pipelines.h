@@ -205,9 +205,9 @@ struct CUDAPipelineOptions
                      "attn-choose-tiles chose where it measured faster, "
                      "with the TMA producer; two-kernel elsewhere) or "
                      "deterministic (the same bits in every run: atomic "
-                     "with ordered dQ adds where auto takes atomic and "
-                     "they measured faster, under a band's upper bound at "
-                     "D >= 128 with the producer; two-kernel elsewhere)"),
+                     "with ordered dQ adds where auto takes atomic at "
+                     "D >= 128 with the producer, not GQA; two-kernel "
+                     "elsewhere)"),
       llvm::cl::init("auto")};
   Option<KeysByQueries> keysByQueries{
       *this, "keys-by-queries",

@@ -196,7 +196,7 @@ public:
     // The backward's faster schedule adds dQ atomically where that wins
     // (D = 128 on sm_90a); torch.use_deterministic_algorithms(True) asks
     // for the same bits in every run: the faster deterministic schedule
-    // (ordered dQ adds under a causal-like band at D >= 128, two kernels
+    // (ordered dQ adds at D >= 128 on sm_90a but for GQA, two kernels
     // elsewhere).
     if (std::string_view(which) == "backward" &&
         at::globalContext().deterministicAlgorithms())

@@ -158,7 +158,7 @@ def _run(program, q, v, tensors, captures, variant, name, page_size=0, dropout_p
     # The backward's faster schedule adds dQ atomically where that wins
     # (D = 64 and 128 on sm_90a); torch.use_deterministic_algorithms(True) asks for
     # the same bits in every run: the faster deterministic schedule (ordered
-    # dQ adds under a causal-like band at D >= 128, two kernels elsewhere).
+    # dQ adds at D >= 128 on sm_90a but for GQA, two kernels elsewhere).
     if q.device.type == "cuda" and program == "backward" and torch.are_deterministic_algorithms_enabled():
         program = "backward-deterministic"
     if tuple(block_sparse) != (0, 0):

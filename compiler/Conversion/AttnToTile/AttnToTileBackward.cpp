@@ -1249,15 +1249,17 @@ struct ConvertAttnToTileBackward
       bool autoAtomic =
           measuredForm && !deterministicCaptureGradients && !measuredSlower;
       // deterministic: the atomic schedule with ordered dQ adds where it
-      // measured faster than two kernels (docs/performance.md, deferred
-      // turns: 1.04-1.12x the default at D = 128 against two kernels'
-      // 1.09-1.20x): under a band's upper bound (turns in arrival order),
-      // dense, at head dims of 128 and more, its adds the producer's. At
-      // D = 64 (1.24-1.29x against 1.01-1.07x) and without an upper bound
-      // (plain: 1.16x against 1.06-1.15x) two kernels are faster.
+      // measured no slower than two kernels (docs/performance.md): at head
+      // dims of 128 and more, dense, its adds the producer's. Over the
+      // default's forward + backward on an H200: causal 1.04-1.12x (turns
+      // in arrival order, passed on a step late) against two kernels'
+      // 1.09-1.25x, softcap 1.09-1.13x against 1.17-1.21x (two kernels
+      // compute the mod twice), plain 1.15-1.17x against 1.13-1.18x. At
+      // D = 64 (causal 1.24-1.29x, plain 1.45-1.51x, against 1.01-1.07x)
+      // two kernels are faster.
       bool orderedFaster =
-          autoAtomic && fed && spec.getGqaGroup() == 1 && band &&
-          !band.getUpper().empty() && !spec.getSparseBlocks() &&
+          autoAtomic && fed && spec.getGqaGroup() == 1 &&
+          !spec.getSparseBlocks() &&
           std::max(spec.getQkHeadDim(), spec.getVHeadDim()) >= 128;
       bool atomic = schedule == "atomic" ||
                     (schedule == "auto" && autoAtomic) ||

@@ -24,18 +24,19 @@ attn.attention @causal128 {qk_head_dim = 128, v_head_dim = 128, element_type = b
 
 // -----
 
-// Without an upper bound (plain: every key block starts at the same Q
-// block and the turns chain), at D = 64, for GQA and a window: two kernels,
-// which measured faster or are the only ordered form.
-// CHECK-LABEL: func.func @plain128_bwd_dq(
+// Without an upper bound (plain) too, the turns in key-block order, each
+// passed on as soon as its sums are in (no deferred_signal).
+// CHECK-LABEL: func.func @plain128_bwd_preprocess(
+// CHECK-NOT: func.func @plain128_bwd_dq(
 // CHECK-LABEL: func.func @plain128_bwd_dkdv(
-// CHECK-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 128], "kv_heads", "batch"]
-// CHECK-NOT: tile.ordered_adds
-// CHECK-NOT: _bwd_dq_convert
+// CHECK-SAME: tile.ordered_adds = {accumulator = "dq_accum", rows = 64 : i64, turns = "dq_turns"}
+// CHECK-LABEL: func.func @plain128_bwd_dq_convert(
 attn.attention @plain128 {qk_head_dim = 128, v_head_dim = 128, element_type = bf16, attn.atomic_key_block = 128 : i64, attn.two_kernel_key_block = 128 : i64}
 
 // -----
 
+// At D = 64 (two kernels measured faster), for GQA (its adds are not the
+// producer's) and a window (not a prefix of the keys): two kernels.
 // CHECK-LABEL: func.func @causal64_bwd_dq(
 // CHECK-LABEL: func.func @causal64_bwd_dkdv(
 // CHECK-NOT: tile.ordered_adds
