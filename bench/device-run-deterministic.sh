@@ -2,16 +2,17 @@
 # One device call for the deterministic backward schedule
 # (`--bwd-schedule deterministic`, the C API's "backward-deterministic",
 # what torch.use_deterministic_algorithms(True) asks for: ordered dQ adds
-# under a band's upper bound at D >= 128, two kernels elsewhere), on the
-# .device/ of
+# at D >= 128 where auto takes atomic, but for GQA; two kernels elsewhere),
+# on the .device/ of
 #   VARIANTS="causal causal_softcap alibi" ABLATIONS="det twokernel" \
 #     ABLATION_HDIMS="128" bash bench/prepare-attention.sh build "128"
-#   gzip -c build/lib/libkiln.so > .device/libkiln.so.gz
+#   strip --strip-unneeded -o /tmp/libkiln.so build/lib/libkiln.so && gzip -9 -c /tmp/libkiln.so > .device/libkiln.so.gz
 # Checks: forward + backward against float64 with kiln run failing unless
-# the reruns are bit-equal (causal, causal softcap, ALiBi at D = 128: ordered;
-# plain and causal at D = 64, GQA causal and a sliding window at D = 128:
-# two kernels), memcheck on causal's; python/tests/gpu_check.py (plain and
-# causal under torch.use_deterministic_algorithms: three bit-equal runs);
+# the reruns are bit-equal (causal, causal softcap, ALiBi, plain at D = 128:
+# ordered; plain and causal at D = 64, GQA causal and a sliding window at
+# D = 128: two kernels), memcheck on causal's; python/tests/gpu_check.py
+# (plain and causal under torch.use_deterministic_algorithms: three
+# bit-equal runs);
 # then bench_attention.py's `det` and `twokernel` beside the defaults.
 #   bash bench/device-run-deterministic.sh [seqlens]
 set -u

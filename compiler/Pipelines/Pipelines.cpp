@@ -299,12 +299,20 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // auto: the atomic schedule where attn-choose-tiles measured it faster
   // (D = 128 on sm_90a: 128 keys per dK/dV CTA, dQ by TMA reductions), with
   // the producer it was measured with; two-kernel elsewhere.
-  // deterministic: ordered dQ adds only where the producer issues them.
-  program.backwardSchedule = (options.backwardSchedule == "auto" ||
-                              options.backwardSchedule == "deterministic") &&
-                                     !producer
-                                 ? std::string("two-kernel")
-                                 : std::string(options.backwardSchedule);
+  // deterministic: ordered dQ adds only in the form tgpu-ordered-adds
+  // orders, the producer's staged reductions in core order of a
+  // non-persistent kernel, at the tiles and rings it was measured with
+  // (deeper rings or other tiles can leave no room for the staging); an
+  // ablation that changes the form gets two kernels, not an error.
+  bool orderable = producer && options.bulkReductions && options.coreOrder &&
+                   options.producerReductions && !options.persistentBackward &&
+                   options.ringStages <= 2 && options.blockM == 0 &&
+                   options.blockN == 0;
+  program.backwardSchedule =
+      (options.backwardSchedule == "auto" && !producer) ||
+              (options.backwardSchedule == "deterministic" && !orderable)
+          ? std::string("two-kernel")
+          : std::string(options.backwardSchedule);
   // Keys by queries frees the dK/dV kernel of thread-written shared memory
   // (P and dS from registers): with the producer 1.03-1.18x the other
   // orientation forward + backward on the H100, which then has a producer

@@ -63,7 +63,7 @@ __device__ __forceinline__ void turn_signal(const Desc<T> &turns, int index) {
 
 /// A producer warp's turn passed on later (tgpu.turn_signal deferred): lane
 /// 0 notes the counter and increments it, once its sums are complete, at
-/// its next turn_wait or at turn_finish, so the warp never stops for them.
+/// its next turn_wait or at turn_flush, so the warp never stops for them.
 struct TurnLater {
   int *pending = nullptr;
 };

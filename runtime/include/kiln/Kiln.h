@@ -85,8 +85,8 @@ Status compile(const Variant &variant, const CompileOptions &options,
 /// (the atomic one at D = 64 and 128 on sm_90a; two kernels where the capture
 /// gradients are to be deterministic); or Deterministic, the faster schedule
 /// with the same bits in every run (the atomic one with its dQ adds in a
-/// fixed order at D >= 128 on sm_90a where Auto takes it, but for GQA; two
-/// kernels elsewhere).
+/// fixed order at D >= 128 on sm_90a where Auto takes it, but for GQA and
+/// block-sparse lists; two kernels elsewhere).
 enum class BackwardSchedule { TwoKernel, AtomicDQ, Auto, Deterministic };
 
 /// Lowers the backward kernels of `variant` for `options.arch` (required).

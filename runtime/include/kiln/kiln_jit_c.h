@@ -52,8 +52,8 @@ typedef struct kiln_variant_options {
  * backward schedule for the variant on `arch` (on sm_90a at D = 128 the
  * atomic one); "backward-deterministic": bit-exact reruns, the faster way
  * for the variant (the atomic schedule with dQ's adds in a fixed order at
- * D >= 128 on sm_90a where "backward" takes it, but for GQA; two kernels
- * elsewhere),
+ * D >= 128 on sm_90a where "backward" takes it, but for GQA and
+ * block-sparse lists; two kernels elsewhere),
  * what torch.use_deterministic_algorithms asks for; "backward-two-kernel":
  * two kernels, bit-exact reruns; or "backward-atomic": atomic dQ) to a
  * program spec (JSON,
