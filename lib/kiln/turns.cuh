@@ -39,22 +39,28 @@ __device__ __forceinline__ void turn_wait(const Desc<T> &turns, int index,
 #endif
 }
 
-/// Lane 0 waits until its bulk groups are complete in global memory, orders
-/// those writes before its own, and adds 1 to turns[index] with release
-/// semantics: the next program's turn_wait sees the sums.
+/// Run by one thread: waits until its bulk groups are complete in global
+/// memory, orders those writes before its own, and adds 1 to *counter with
+/// release semantics, so that the next program's turn_wait sees the sums.
+__device__ __forceinline__ void pass_turn(void *counter) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n"
+               :
+               : "l"(counter)
+               : "memory");
+#endif
+}
+
+/// Lane 0 passes the turn on at turns[index] (pass_turn), then the warp
+/// goes on.
 template <typename T>
 __device__ __forceinline__ void turn_signal(const Desc<T> &turns, int index) {
   static_assert(sizeof(T) == 4, "an i32 counter");
 #if __CUDA_ARCH__ >= 900
-  if (lane_id() == 0) {
-    T *counter = turns.ptr + turns.row_offset(index);
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-    asm volatile("fence.proxy.async.global;\n" ::: "memory");
-    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n"
-                 :
-                 : "l"(counter)
-                 : "memory");
-  }
+  if (lane_id() == 0)
+    pass_turn(turns.ptr + turns.row_offset(index));
   __syncwarp();
 #else
   __trap();
@@ -68,20 +74,12 @@ struct TurnLater {
   int *pending = nullptr;
 };
 
-/// Lane 0 passes on the noted turn, if any: its bulk groups complete, a
-/// proxy fence, a release add.
+/// Lane 0 passes on the noted turn, if any (pass_turn).
 __device__ __forceinline__ void turn_flush(TurnLater &later) {
-#if __CUDA_ARCH__ >= 900
   if (lane_id() == 0 && later.pending) {
-    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-    asm volatile("fence.proxy.async.global;\n" ::: "memory");
-    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n"
-                 :
-                 : "l"(later.pending)
-                 : "memory");
+    pass_turn(later.pending);
     later.pending = nullptr;
   }
-#endif
 }
 
 /// turn_wait, after passing on the noted turn (a program waiting for this

@@ -500,9 +500,9 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   // contributors to be a prefix of the key blocks: a band without a lower
   // bound, dense (no block lists, one sequence per batch entry).
   bool ordered = atomic && orderedDq;
+  auto orderBand = spec.getKvBandAttr();
   if (ordered) {
-    auto band = spec.getKvBandAttr();
-    const char *why = band && !band.getLower().empty()
+    const char *why = orderBand && !orderBand.getLower().empty()
                           ? "a band with a lower bound (a window)"
                       : sparse           ? "block-sparse lists"
                       : spec.getVarlen() ? "a varlen batch"
@@ -523,7 +523,6 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
   // before it. Without one (plain), every key block starts at the same Q
   // block: they visit their Q blocks last to first, in key-block order
   // (turn j; key block j waits for j - 1, handed out before it).
-  auto orderBand = spec.getKvBandAttr();
   bool turnsDown = ordered && orderBand && !orderBand.getUpper().empty();
   bool lastToFirst = ordered && !turnsDown;
   if (sparse && (sparse->first % bm != 0 || sparse->second % bn != 0 ||
