@@ -18,7 +18,9 @@ warpgroups take turns issuing their products, so one draws its bits and
 exponentials under the other's) and `_drop_pp` (`--pipeline-products`: each
 step's softmax and bits under the previous step's P·V), `_drop_m192n64` and
 `_drop_n64` (`--block-m 192 --block-n 64`, `--block-m 128 --block-n 64`: half
-the uniforms' registers per step), forward only.
+the uniforms' registers per step), forward only; `_drop_pb` and `_drop_pb_bwd`
+(`--producer-bits`: the producer warpgroup draws the keep bits into shared
+memory instead of each consumer thread drawing its own).
 Shapes follow ../shared/bench/peers.py (16384 tokens per batch, hidden 2048).
 Checked in the same run: with V = 1 every output element is sum_kv P Z, whose
 mean over the tensor is 1 when the scaled mask Z is unbiased (`mean|V=1`);
@@ -84,7 +86,8 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                      ("kiln_drop_pingpong", "_drop_pingpong", None, drop),
                      ("kiln_drop_pp", "_drop_pp", None, drop),
                      ("kiln_drop_m192n64", "_drop_m192n64", None, drop),
-                     ("kiln_drop_n64", "_drop_n64", None, drop))
+                     ("kiln_drop_n64", "_drop_n64", None, drop),
+                     ("kiln_drop_pb", "_drop_pb", "_drop_pb_bwd", drop))
             for tag, fwd_suffix, bwd_suffix, extra in kilns:
                 fwd = spec(f"{variant}_hd{hd}{fwd_suffix}")
                 bwd = spec(f"{variant}_hd{hd}{bwd_suffix}") if bwd_suffix else None
@@ -127,8 +130,8 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                         torch.autograd.grad(out, (qt, kt, vt), dot)
                     row[f"{tag}_fb_ms"] = bench(fb)
             for name in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov",
-                         "kiln_drop_pingpong", "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "flash",
-                         "flash_drop"):
+                         "kiln_drop_pingpong", "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb",
+                         "flash", "flash_drop"):
                 for what, mult in (("fwd", 1.0), ("fb", 3.5)):
                     if f"{name}_{what}_ms" in row:
                         row[f"{name}_{what}_tflops"] = mult * fwd_flops / row[f"{name}_{what}_ms"] / 1e9
@@ -144,7 +147,7 @@ json.dump(dict(device=torch.cuda.get_device_name(), p=args.p, rows=rows),
 
 # TFLOP/s forward (forward + backward); ratios of dropout to no dropout.
 names = [n for n in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov", "kiln_drop_pingpong",
-                     "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "flash", "flash_drop")
+                     "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb", "flash", "flash_drop")
          if any(n + "_fwd_tflops" in r for r in rows)]
 print(f"{'hdim':>4} {'N':>6} {'causal':>6} " + " ".join(f"{n:>15}" for n in names) +
       f" {'kd/k fwd':>8} {'kd/k f+b':>8} {'kd/fd f+b':>9} {'mean|V=1':>8} {'dropped':>7} {'bits!=':>6}")

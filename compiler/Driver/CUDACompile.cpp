@@ -75,6 +75,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.maxCtasPerSM = choices.maxCtasPerSM;
   options.loadAhead = choices.loadAhead;
   options.ringVectors = choices.ringVectors;
+  options.producerBits = choices.producerBits;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.combineBeforeWaits = choices.combineBeforeWaits;
@@ -148,6 +149,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.maxCtasPerSM = o.maxCtasPerSM;
   choices.loadAhead = o.loadAhead;
   choices.ringVectors = o.ringVectors;
+  choices.producerBits = o.producerBits;
   choices.captureGradients = o.captureGradients;
   choices.deterministicCaptureGradients = o.deterministicCaptureGradients;
   choices.orderedDq = o.orderedDq;

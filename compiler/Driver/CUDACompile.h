@@ -70,6 +70,8 @@ struct ScheduleChoices {
   bool loadAhead = true;
   /// sm_90a: each step's per-query vectors copied by the producer.
   bool ringVectors = true;
+  /// sm_90a: the dropout's keep bits drawn by the producer.
+  bool producerBits = false;
   /// Backward: the gradients of the float captures the score_mod reads.
   bool captureGradients = false;
   /// ...the same bit for bit in every run (fixed-point sums).

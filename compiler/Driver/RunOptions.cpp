@@ -183,6 +183,11 @@ const char *runUsage() {
                             by the consumers instead of copied by the
                             producer beside Q (tgpu-warp-specialize
                             ring-vectors; ablation)
+  --producer-bits           cuda sm_90a: the dropout's keep bits drawn by
+                            the producer warpgroup into shared memory
+                            instead of by each consumer thread
+                            (tgpu-warp-specialize producer-bits; measured
+                            slower, opt-in)
   --no-load-ahead           cuda sm_90a backward: each step's LSE and D loaded
                             where used instead of a step ahead
                             (tgpu-load-ahead; ablation)
@@ -355,9 +360,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-deferred-turns" || name == "no-tma-stores" ||
         name == "no-stage-in-q" || name == "no-load-ahead" ||
         name == "no-async-accumulate" || name == "no-ring-vectors" ||
-        name == "order-before-waits" || name == "keys-by-queries" ||
-        name == "no-keys-by-queries" || name == "split-dkdv" ||
-        name == "no-split-dkdv" || name == "capture-gradients" ||
+        name == "producer-bits" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "ordered-dq" || name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -443,6 +449,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.loadAhead = false;
     } else if (name == "no-ring-vectors") {
       o.ringVectors = false;
+    } else if (name == "producer-bits") {
+      o.producerBits = true;
     } else if (name == "persistent-backward") {
       o.persistentBackward = true;
     } else if (name == "no-overlap-products") {

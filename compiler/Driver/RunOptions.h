@@ -121,6 +121,9 @@ struct RunOptions {
   /// --no-ring-vectors: the backward's LSE and D loaded by the consumers,
   /// not copied by the producer beside Q.
   bool ringVectors = true;
+  /// --producer-bits: the dropout's keep bits drawn by the producer
+  /// warpgroup (opt-in: measured slower than the consumers' own draw).
+  bool producerBits = false;
   /// --no-load-ahead: the backward's LSE and D loaded where used.
   bool loadAhead = true;
   /// --capture-gradients: the backward also differentiates the float

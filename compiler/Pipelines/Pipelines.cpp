@@ -247,6 +247,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
       specialize.stages = options.ringStages;
       specialize.maxCtasPerSM = options.maxCtasPerSM;
       specialize.ringVectors = options.ringVectors;
+      specialize.producerBits = options.producerBits;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
       if (options.pingPong && !options.pipelineProducts)
         pm.addPass(tgpu::createTileGPUPingPong());
@@ -365,6 +366,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       specialize.stages = options.ringStages;
       specialize.maxCtasPerSM = options.maxCtasPerSM;
       specialize.ringVectors = options.ringVectors;
+      specialize.producerBits = options.producerBits;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
     }
     // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under

@@ -306,6 +306,13 @@ struct CUDAPipelineOptions
                      "by the producer beside the ring's tile "
                      "(tgpu-warp-specialize ring-vectors=true)"),
       llvm::cl::init(true)};
+  Option<bool> producerBits{
+      *this, "producer-bits",
+      llvm::cl::desc("sm_90a, warp-specialized kernels: the dropout's keep "
+                     "bits drawn by the producer warpgroup beside the "
+                     "ring's tile (tgpu-warp-specialize producer-bits=true; "
+                     "opt-in, measured slower)"),
+      llvm::cl::init(false)};
   Option<bool> loadAhead{
       *this, "load-ahead",
       llvm::cl::desc("sm_90a backward, warp-specialized kernels: each "

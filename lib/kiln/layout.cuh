@@ -12,7 +12,7 @@ namespace kiln {
 /// every row, its warps splitting the rows as above.
 template <typename T, int M, int N, int W, int G = 1> struct Frag {
   static_assert(W % G == 0, "column groups of whole warps");
-  static constexpr int kRows = M, kCols = N;
+  static constexpr int kRows = M, kCols = N, kWarps = W;
   static constexpr int kGroupWarps = W / G;
   static_assert(M % (16 * kGroupWarps) == 0,
                 "rows must split into m16 tiles per warp");
@@ -30,15 +30,24 @@ template <typename T, int M, int N, int W, int G = 1> struct Frag {
   __device__ __forceinline__ static int group_warp() {
     return G == 1 ? warp_id() : warp_id() % kGroupWarps;
   }
+  /// Row and column of element e of the tile's thread (warp, lane): a
+  /// producer drawing on a consumer's behalf (kiln::draw_keep_bits).
+  __device__ __forceinline__ static int row_of(int e, int warp, int lane) {
+    int mt = e / (kNT * 4);
+    int gw = G == 1 ? warp : warp % kGroupWarps;
+    return gw * 16 * kMT + mt * 16 + lane / 4 + ((e & 3) >> 1) * 8;
+  }
+  __device__ __forceinline__ static int col_of(int e, int warp, int lane) {
+    int nt = (e / 4) % kNT;
+    int g = G == 1 ? 0 : warp / kGroupWarps;
+    return g * kGroupCols + nt * 8 + 2 * (lane & 3) + (e & 1);
+  }
   /// Row and column of element e of this thread.
   __device__ __forceinline__ static int row(int e) {
-    int mt = e / (kNT * 4);
-    return group_warp() * 16 * kMT + mt * 16 + lane_id() / 4 +
-           ((e & 3) >> 1) * 8;
+    return row_of(e, warp_id(), lane_id());
   }
   __device__ __forceinline__ static int col(int e) {
-    int nt = (e / 4) % kNT;
-    return group() * kGroupCols + nt * 8 + 2 * (lane_id() & 3) + (e & 1);
+    return col_of(e, warp_id(), lane_id());
   }
   /// The slot of row(e) in the matching RowFrag.
   __device__ __forceinline__ static int row_slot(int e) {

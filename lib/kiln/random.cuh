@@ -56,14 +56,14 @@ __device__ __forceinline__ int dropout_half(const Philox4 &r, unsigned q,
   return static_cast<int>((word >> (16 * (kv & 1u))) & 0xFFFFu);
 }
 
-/// The dropout's uniforms of a tile whose element (row, col) is query
-/// q0 + row and key kv0 + col, or (KEYS_BY_QUERIES) key kv0 + row and
-/// query q0 + col.
-template <bool KEYS_BY_QUERIES, int M, int N, int W>
+/// Each dropout uniform of the elements thread (warp, lane) holds of a tile
+/// in F's layout (a Frag) whose element (row, col) is query q0 + row and
+/// key kv0 + col, or (KEYS_BY_QUERIES) key kv0 + row and query q0 + col:
+/// fn(e, uniform) for element e, in calls that each cover a patch.
+template <bool KEYS_BY_QUERIES, typename F, typename Fn>
 __device__ __forceinline__ void
-dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
-                 int batch, int head, int q0, int kv0) {
-  using F = Frag<int, M, N, W>;
+for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
+                         int batch, int head, int q0, int kv0, Fn &&fn) {
   const unsigned long long s = static_cast<unsigned long long>(seed);
   const unsigned long long o = static_cast<unsigned long long>(offset);
   const unsigned stream =
@@ -75,7 +75,8 @@ dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
   if (((q0 | kv0) & 15) == 0 && F::kNT % 2 == 0) {
 #pragma unroll
     for (int e0 = 0; e0 < F::kSize; e0 += 8) {
-      const unsigned r = rowStart + F::row(e0), c = colStart + F::col(e0);
+      const unsigned r = rowStart + F::row_of(e0, warp, lane),
+                     c = colStart + F::col_of(e0, warp, lane);
       if (!KEYS_BY_QUERIES) {
         // Elements e0 + 0..7: (r, c), (r, c+1), (r+8, c), (r+8, c+1), then
         // the same 8 columns on: one call, word qi * 2 + kj, half c & 1.
@@ -83,7 +84,7 @@ dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
           const unsigned word = x.w[((i >> 1) & 1) * 2 + (i >> 2)];
-          out.x[e0 + i] = static_cast<int>((word >> (16 * (i & 1))) & 0xFFFFu);
+          fn(e0 + i, static_cast<int>((word >> (16 * (i & 1))) & 0xFFFFu));
         }
       } else {
         // Rows are keys r, r + 8; columns queries c, c + 1 (and 8 more):
@@ -95,8 +96,7 @@ dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
 #pragma unroll
           for (int i = p; i < 8; i += 2) {
             const unsigned word = x.w[(i >> 2) * 2 + ((i >> 1) & 1)];
-            out.x[e0 + i] =
-                static_cast<int>((word >> (16 * (r & 1u))) & 0xFFFFu);
+            fn(e0 + i, static_cast<int>((word >> (16 * (r & 1u))) & 0xFFFFu));
           }
         }
       }
@@ -106,10 +106,88 @@ dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
   // Anywhere else: one call per element.
 #pragma unroll
   for (int e = 0; e < F::kSize; ++e) {
-    const unsigned r = rowStart + F::row(e), c = colStart + F::col(e);
+    const unsigned r = rowStart + F::row_of(e, warp, lane),
+                   c = colStart + F::col_of(e, warp, lane);
     const unsigned q = KEYS_BY_QUERIES ? c : r, kv = KEYS_BY_QUERIES ? r : c;
-    out.x[e] = dropout_half(dropout_philox(s, o, stream, q, kv), q, kv);
+    fn(e, dropout_half(dropout_philox(s, o, stream, q, kv), q, kv));
   }
+}
+
+/// The dropout's uniforms of this thread's elements of a tile (tile.philox).
+template <bool KEYS_BY_QUERIES, int M, int N, int W>
+__device__ __forceinline__ void
+dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
+                 int batch, int head, int q0, int kv0) {
+  for_each_dropout_uniform<KEYS_BY_QUERIES, Frag<int, M, N, W>>(
+      warp_id(), lane_id(), seed, offset, batch, head, q0, kv0,
+      [&](int e, int u) { out.x[e] = u; });
+}
+
+/// The 32-bit words of one tile thread's keep bits (bit e % 32 of word
+/// e / 32: element e kept) in a slot of tgpu.draw_keep_bits.
+template <typename F> __host__ __device__ constexpr int keep_words() {
+  return (F::kSize + 31) / 32;
+}
+
+/// tgpu.draw_keep_bits: producer thread `thread` of kThreads draws, for
+/// every tile thread t = thread, thread + kThreads, ..., the keep bits
+/// (uniform < threshold) of t's elements of the tile (F's layout, the
+/// tile's threads the kernel's first 32 * W), and writes them as t's
+/// keep_words<F>() words at dst.ptr[t * words]: consecutive threads,
+/// consecutive words, so the writes and the tile threads' reads
+/// (load_keep_bits) are free of bank conflicts. The consumers are spared
+/// Philox's ~45 instructions per call.
+template <bool KEYS_BY_QUERIES, int kThreads, typename F, typename Slot>
+__device__ __forceinline__ void
+draw_keep_bits(const Slot &dst, long long seed, long long offset, int batch,
+               int head, int q0, int kv0, unsigned threshold, int thread) {
+  constexpr int kWords = keep_words<F>();
+  constexpr int kTileThreads = 32 * F::kWarps;
+#pragma unroll
+  for (int t = thread; t < kTileThreads; t += kThreads) {
+    unsigned words[kWords];
+#pragma unroll
+    for (int i = 0; i < kWords; ++i)
+      words[i] = 0;
+    for_each_dropout_uniform<KEYS_BY_QUERIES, F>(
+        t >> 5, t & 31, seed, offset, batch, head, q0, kv0, [&](int e, int u) {
+          words[e / 32] |=
+              static_cast<unsigned>(static_cast<unsigned>(u) < threshold)
+              << (e % 32);
+        });
+    unsigned *out = reinterpret_cast<unsigned *>(dst.ptr) + t * kWords;
+    if constexpr (kWords == 2) {
+      *reinterpret_cast<uint2 *>(out) = make_uint2(words[0], words[1]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kWords; ++i)
+        out[i] = words[i];
+    }
+  }
+}
+
+/// tgpu.load_keep_bits: this thread's keep bits from a slot that
+/// draw_keep_bits filled.
+template <int M, int N, int W, typename Slot>
+__device__ __forceinline__ void load_keep_bits(Frag<bool, M, N, W> &out,
+                                               const Slot &src) {
+  using F = Frag<bool, M, N, W>;
+  constexpr int kWords = keep_words<F>();
+  const unsigned *in =
+      reinterpret_cast<const unsigned *>(src.ptr) + threadIdx.x * kWords;
+  unsigned words[kWords];
+  if constexpr (kWords == 2) {
+    const uint2 pair = *reinterpret_cast<const uint2 *>(in);
+    words[0] = pair.x;
+    words[1] = pair.y;
+  } else {
+#pragma unroll
+    for (int i = 0; i < kWords; ++i)
+      words[i] = in[i];
+  }
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e)
+    out.x[e] = (words[e / 32] >> (e % 32)) & 1u;
 }
 
 } // namespace kiln

@@ -20,6 +20,27 @@ __device__ __forceinline__ int next_tile(int *counter, int ctas, int total) {
   return __shfl_sync(0xffffffffu, drawn, 0) + ctas;
 }
 
+/// next_tile for a whole producer warpgroup of kThreads (one that draws keep
+/// bits, tgpu.draw_keep_bits): the leader draws, writes the tile to a
+/// shared word and every thread reads it after hardware barrier ID. The
+/// words alternate by round: a round's write follows the previous round's
+/// barrier, which every thread passed after its read of the same word two
+/// rounds ago.
+template <int ID, int kThreads>
+__device__ __forceinline__ int next_tile_warpgroup(int *counter, int ctas,
+                                                   int total, bool leader,
+                                                   int &round) {
+  if (total <= ctas)
+    return total;
+  __shared__ int drawn[2];
+  const int slot = round & 1;
+  ++round;
+  if (leader)
+    drawn[slot] = atomicAdd(counter, 1);
+  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(kThreads) : "memory");
+  return drawn[slot] + ctas;
+}
+
 /// Lane 0 writes the tile's program ids to `slot[0..2]` (24 bytes of shared
 /// memory beside the mbarriers); its next arrival at the barrier the
 /// consumers wait on releases them.

@@ -36,6 +36,11 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
+/// The hardware barrier a producer warpgroup that draws keep bits shares
+/// the next tile on (0 is __syncthreads's, 1 the consumers', 2 onward their
+/// turns).
+constexpr int kProducerBarrier = 15;
+
 class CUDAPrinter {
 public:
   CUDAPrinter(llvm::raw_ostream &os) : os(os) {}
@@ -230,6 +235,10 @@ private:
   /// In a producer region whose turns are passed on later (kiln::TurnLater
   /// turn_later declared at its start).
   bool turnsLater = false;
+  /// In a producer region the whole warpgroup runs (it draws keep bits,
+  /// tgpu.draw_keep_bits): the other ops without results (copies, turns)
+  /// stay with its first warp, as when that warp ran the region alone.
+  bool producerWarpgroup = false;
   /// The kernel is tgpu.fast_math: tanh and exp on the approximations.
   bool fastMath = false;
   /// The kernel is tgpu.lhs_packed_per_step: wgmma packs a register A
@@ -1070,6 +1079,16 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](tgpu::NextTileOp n) {
+        // (A producer warpgroup drawing keep bits: its first thread draws
+        // the tile, the others read it after a barrier of the warpgroup.)
+        if (producerWarpgroup) {
+          line() << "const int " << name(n) << " = kiln::next_tile_warpgroup<"
+                 << kProducerBarrier << ", 128>(" << name(n.getCounter())
+                 << ".ptr, " << name(n.getCtas()) << ", " << name(n.getTotal())
+                 << ", "
+                 << "threadIdx.x == " << numThreads << ", tile_round);\n";
+          return success();
+        }
         line() << "const int " << name(n) << " = kiln::next_tile("
                << name(n.getCounter()) << ".ptr, " << name(n.getCtas()) << ", "
                << name(n.getTotal()) << ");\n";
@@ -1110,6 +1129,32 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << name(t.getDest()) << ", " << name(t.getSource()) << ", "
                << name(t.getOffset()) << ", "
                << barrier(t.getBarriers(), t.getIndex()) << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::DrawKeepBitsOp d) -> LogicalResult {
+        auto type = cppType(d.getTile(), loc);
+        if (failed(type))
+          return failure();
+        auto ws = d->getParentOfType<tgpu::WarpSpecializeOp>();
+        if (!ws)
+          return d.emitError() << "the producer warpgroup draws keep bits";
+        line() << "kiln::draw_keep_bits<"
+               << (d.getKeysByQueries() ? "true" : "false") << ", "
+               << 32 * ws.getProducerWarps() << ", " << *type << ">("
+               << name(d.getDest()) << ", " << name(d.getSeed()) << ", "
+               << name(d.getOffset()) << ", " << name(d.getBatch()) << ", "
+               << name(d.getHead()) << ", " << name(d.getQStart()) << ", "
+               << name(d.getKvStart()) << ", " << d.getThreshold()
+               << "u, threadIdx.x - " << numThreads << ");\n";
+        return success();
+      })
+      .Case([&](tgpu::LoadKeepBitsOp l) -> LogicalResult {
+        auto type = cppType(l.getType(), loc);
+        if (failed(type))
+          return failure();
+        line() << *type << " " << name(l) << ";\n";
+        line() << "kiln::load_keep_bits(" << name(l) << ", "
+               << name(l.getSource()) << ");\n";
         return success();
       })
       .Case([&](tgpu::LoadSharedOp l) -> LogicalResult {
@@ -1236,8 +1281,15 @@ LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
   indent += 2;
   line() << "kiln::setmaxnreg_dec<" << ws.getProducerRegisters() << ">();\n";
   // The producer's first warp runs its region; one lane issues each dense
-  // copy, a paged copy's boxes are spread over the lanes.
-  line() << "if (threadIdx.x < " << numThreads + 32 << ") {\n";
+  // copy, a paged copy's boxes are spread over the lanes. Where it draws
+  // keep bits the whole warpgroup runs it, the other ops still on the
+  // first warp (emitBlock).
+  producerWarpgroup = false;
+  ws.getProducer().walk(
+      [&](tgpu::DrawKeepBitsOp) { producerWarpgroup = true; });
+  line() << "if (threadIdx.x < "
+         << numThreads + (producerWarpgroup ? 32 * ws.getProducerWarps() : 32)
+         << ") {\n";
   // Turns passed on later (tgpu.turn_signal deferred): the warp's note of
   // the last one, passed on at the end.
   turnsLater = false;
@@ -1245,11 +1297,17 @@ LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
       [&](tgpu::TurnSignalOp t) { turnsLater |= t.getDeferred(); });
   if (turnsLater)
     line() << "  kiln::TurnLater turn_later;\n";
+  if (producerWarpgroup)
+    line() << "  int tile_round = 0;\n";
   if (failed(emitBlock(ws.getProducer().front())))
     return failure();
   if (turnsLater)
-    line() << "  kiln::turn_flush(turn_later);\n";
+    line() << (producerWarpgroup ? "  if (threadIdx.x < " +
+                                       std::to_string(numThreads + 32) + ") "
+                                 : std::string("  "))
+           << "kiln::turn_flush(turn_later);\n";
   turnsLater = false;
+  producerWarpgroup = false;
   line() << "}\n";
   line() << "return;\n";
   indent -= 2;
@@ -1269,8 +1327,21 @@ LogicalResult CUDAPrinter::emitBlock(Block &block) {
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;
+    bool firstWarp = producerWarpgroup &&
+                     isa<tgpu::TileGPUDialect>(op.getDialect()) &&
+                     op.getNumResults() == 0 &&
+                     !isa<tgpu::MbarrierWaitOp, tgpu::DrawKeepBitsOp>(&op) &&
+                     !op.hasAttr(tgpu::attrs::kWarpgroupArrive);
+    if (firstWarp) {
+      line() << "if (threadIdx.x < " << numThreads + 32 << ") {\n";
+      indent += 2;
+    }
     if (failed(emitOp(&op)))
       return failure();
+    if (firstWarp) {
+      indent -= 2;
+      line() << "}\n";
+    }
   }
   indent -= 2;
   return success();

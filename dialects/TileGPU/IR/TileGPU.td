@@ -528,6 +528,48 @@ def TileGPU_LoadSharedOp
   let hasVerifier = 1;
 }
 
+def TileGPU_DrawKeepBitsOp : TileGPU_Op<"draw_keep_bits"> {
+  let summary = "the producer draws the dropout's keep bits of a consumer tile into shared memory";
+  let description = [{
+    The keep bits of `tile.philox %seed, %offset, %batch, %head, %q_start,
+    %kv_start` compared below `threshold` (`arith.cmpi ult`), for a tile
+    of type `tile` (an i1 `#tgpu.mma` tile of the consumer warps, one
+    column group), drawn by every producer thread on the consumers'
+    behalf: the words of consumer thread t (bit e % 32 of word e / 32 its
+    element e kept) at `dest[t * words .. (t + 1) * words)`, words =
+    ceil(elements per thread / 32). Run by the whole producer warpgroup,
+    each thread then arriving on the ring's full barrier; the consumers'
+    side is `tgpu.load_keep_bits` (tgpu-warp-specialize `producer-bits`).
+    Philox's ~45 integer instructions per call leave the consumers'
+    instruction streams for the producer's, which are idle between copies.
+  }];
+  let arguments = (ins I64:$seed, I64:$offset, Index:$batch, Index:$head,
+                       Index:$q_start, Index:$kv_start,
+                       Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$dest,
+                       I32Attr:$threshold, TypeAttr:$tile,
+                       UnitAttr:$keys_by_queries);
+  let assemblyFormat = [{
+    $seed `,` $offset `,` $batch `,` $head `,` $q_start `,` $kv_start `below` $threshold `into` $dest `as` $tile attr-dict `:` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_LoadKeepBitsOp
+    : TileGPU_Op<"load_keep_bits", [MemoryEffects<[MemRead]>]> {
+  let summary = "reads the keep bits the producer drew for this thread";
+  let description = [{
+    Every consumer thread reads its words from a slot that
+    `tgpu.draw_keep_bits` filled and unpacks them into the i1 `#tgpu.mma`
+    tile whose type the draw names.
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemRead]>:$source);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileGPU_ZeroRowsPastOp : TileGPU_Op<"zero_rows_past"> {
   let summary = "the consumers zero the rows of a shared tile past a descriptor's end";
   let description = [{

@@ -655,6 +655,58 @@ LogicalResult LoadSharedOp::verify() {
   return success();
 }
 
+int64_t kiln::tgpu::keepBitsSlotWords(RankedTensorType tile) {
+  auto mma = cast<MmaLayoutAttr>(tile.getEncoding());
+  int64_t threads = 32 * mma.getWarps();
+  int64_t perThread = tile.getNumElements() / threads;
+  return threads * ((perThread + 31) / 32);
+}
+
+/// The words a keep-bits slot holds for `tile` (an i1 #tgpu.mma tile of
+/// one column group): ceil(elements per thread / 32) per thread; or an
+/// error on `op`.
+static FailureOr<int64_t> keepBitsWords(Operation *op, Type tileType) {
+  auto tile = dyn_cast<RankedTensorType>(tileType);
+  auto mma = tile ? dyn_cast_or_null<MmaLayoutAttr>(tile.getEncoding())
+                  : MmaLayoutAttr();
+  if (!mma || tile.getRank() != 2 || !tile.getElementType().isInteger(1) ||
+      mma.getColGroups() != 1 || tile.getDimSize(0) % (16 * mma.getWarps()) ||
+      tile.getDimSize(1) % 16)
+    return op->emitOpError()
+           << "draws the keep bits of a 2-D i1 #tgpu.mma tile of one column "
+              "group in m16 x n16 patches, got "
+           << tileType;
+  return keepBitsSlotWords(tile);
+}
+
+/// A keep-bits slot: a 1-D i32 shared vector of `words` words.
+static LogicalResult verifyKeepBitsSlot(Operation *op, MemRefType slot,
+                                        int64_t words) {
+  if (!isSharedMemRef(slot) || slot.getRank() != 1 ||
+      !slot.getElementType().isInteger(32) || slot.getDimSize(0) != words)
+    return op->emitOpError()
+           << "needs a shared memref<" << words << "xi32> slot, got " << slot;
+  return success();
+}
+
+LogicalResult DrawKeepBitsOp::verify() {
+  FailureOr<int64_t> words = keepBitsWords(*this, getTile());
+  if (failed(words))
+    return failure();
+  if (getThreshold() < 0 || getThreshold() > (1 << 16))
+    return emitOpError() << "keeps 16-bit uniforms below a threshold in [0, "
+                            "65536], got "
+                         << getThreshold();
+  return verifyKeepBitsSlot(*this, getDest().getType(), *words);
+}
+
+LogicalResult LoadKeepBitsOp::verify() {
+  FailureOr<int64_t> words = keepBitsWords(*this, getResult().getType());
+  if (failed(words))
+    return failure();
+  return verifyKeepBitsSlot(*this, getSource().getType(), *words);
+}
+
 LogicalResult CoreLoadOp::verify() {
   return verifyCoreOrderAccess(*this,
                                cast<RankedTensorType>(getResult().getType()),

@@ -28,6 +28,11 @@ namespace kiln::tgpu {
 /// Shared memory is memref memory space 3 (as in NVVM).
 inline constexpr unsigned kSharedMemorySpace = 3;
 bool isSharedMemRef(mlir::Type type);
+
+/// The i32 words of a slot of the dropout's keep bits for `tile` (an i1
+/// #tgpu.mma tile): ceil(elements per thread / 32) per thread of the tile
+/// (tgpu.draw_keep_bits, tgpu.load_keep_bits).
+int64_t keepBitsSlotWords(mlir::RankedTensorType tile);
 /// The swizzle width of a shared buffer in #tgpu.swizzle layout, or 0.
 int64_t swizzleBytes(mlir::Type type);
 /// The widest swizzle (128, 64 or 32 bytes) that divides a row of

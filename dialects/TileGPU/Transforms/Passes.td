@@ -615,6 +615,25 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     step. Only where the slots cost no stage, loaded-once copy or CTA per
     multiprocessor.
 
+    With `producer-bits` (opt-in: measured slower, docs/performance.md), the
+    dropout's keep bits of a step
+    (`tile.philox` whose one user is `arith.cmpi ult` against a splat of a
+    constant, in a `#tgpu.mma` tile of all consumer warps, its step values
+    computed from the induction variable by scalars) are drawn by the whole
+    producer warpgroup: after the loop's first copy it runs
+    `tgpu.draw_keep_bits` into a slot per stage beside that ring's tile and
+    every producer thread arrives on the ring's full barrier (initialised
+    for 1 + 128 arrivals); the consumers read their words with
+    `tgpu.load_keep_bits` where Philox ran. Philox's integer work (~45
+    instructions per call, one call per 8 elements) leaves the consumers'
+    instruction streams, on whose critical path it lay, for the producer
+    warps, idle between copies; but one producer warp per SM sub-partition
+    issues a whole step's calls, which takes longer than the step (0.74-0.77x
+    the consumers' draw on an H200). The producer's budget rises from 24 to
+    40 registers (96 with two consumer warpgroups). Only where every loop loading the ring draws once, and the
+    slots and registers cost no stage, loaded-once copy or CTA per
+    multiprocessor.
+
     With `persistent` (kernels with a loaded-once buffer whose program ids
     are read in the entry block), the grid becomes min(tiles, SMs x CTAs
     per SM) CTAs and both sides loop over tiles (Persistent.h): each CTA
@@ -635,6 +654,9 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     Option<"ringVectors", "ring-vectors", "bool", "true",
            "Per-query vectors of the loops' steps (the backward's base-2 "
            "LSE and D) copied by the producer beside a ring's tile">,
+    Option<"producerBits", "producer-bits", "bool", "false",
+           "The dropout's keep bits drawn by the producer warpgroup into a "
+           "slot beside a ring's tile (tgpu.draw_keep_bits)">,
     Option<"maxCtasPerSM", "max-ctas-per-sm", "int64_t", "2",
            "Most CTAs per multiprocessor of a kernel with one consumer "
            "warpgroup (more than two where the registers hold its steps' "

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -45,6 +46,13 @@ namespace {
 constexpr int64_t kProducerWarps = 4;
 /// What the producer keeps: its loop, coordinates and barrier indices.
 constexpr int64_t kProducerRegisters = 24;
+/// With the dropout's keep bits drawn by the producer (`producer-bits`): a
+/// Philox call's counter, products and key, the consumer thread's words,
+/// beside the loop's state; with two consumer warpgroups (one CTA per
+/// multiprocessor) enough for several calls in flight, the consumers keeping
+/// 208.
+constexpr int64_t kProducerBitsRegisters = 40;
+constexpr int64_t kProducerBitsRegistersWide = 96;
 /// setmaxnreg's ceiling. Consumers always raise their budget (a lower value
 /// than the compiler allocated at entry would be undefined): with one
 /// consumer warpgroup and one CTA per multiprocessor that is 256.
@@ -107,7 +115,45 @@ struct VectorSlot {
   SmallVector<Value> stages;
 };
 
+/// The dropout's keep bits of a step (`tile.philox` compared below a
+/// constant threshold) that the producer draws on the consumers' behalf
+/// (`producer-bits`) into a slot per stage beside a ring's tile, arriving
+/// on that ring's full barrier: the consumers read a few words instead of
+/// running Philox.
+struct Bits {
+  tile::PhiloxOp philox;
+  arith::CmpIOp keep;
+  scf::ForOp loop;
+  int64_t ring;      ///< the ring whose barriers it shares
+  int64_t slot = -1; ///< its buffer among `BitsSlot`s
+  int64_t threshold;
+  RankedTensorType tile; ///< the keep bits' i1 tile
+  /// The loop body's ops computing the draw's step values (stepRowsChain).
+  SmallVector<Operation *> chain;
+};
+struct BitsSlot {
+  int64_t ring;
+  RankedTensorType tile;
+  Value buffer;
+  SmallVector<Value> stages;
+};
+
 bool isRegisterTile(Type t) { return isa<RankedTensorType>(t); }
+
+/// The index of the first of `slots` that `matches`, `fresh` appended
+/// (and `added` set) where none does: copies that share a slot per stage.
+template <typename Slot, typename Pred>
+int64_t findOrAddSlot(SmallVectorImpl<Slot> &slots, Pred matches, Slot fresh,
+                      bool &added) {
+  for (auto [i, slot] : llvm::enumerate(slots))
+    if (matches(slot)) {
+      added = false;
+      return int64_t(i);
+    }
+  slots.push_back(std::move(fresh));
+  added = true;
+  return int64_t(slots.size()) - 1;
+}
 
 /// Whether each row of argument `arg`'s last dimension starts a whole number
 /// of 16-byte chunks after the previous one: its size expression is a
@@ -224,6 +270,90 @@ std::optional<SmallVector<Operation *>> stepRowsChain(scf::ForOp loop,
   llvm::sort(ordered,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return ordered;
+}
+
+/// Whether `v`, defined before `loop`, is what the producer can compute
+/// ahead of the split: a kernel argument, or setup of the entry block over
+/// such values (the split's hoisting below moves it up).
+bool producerComputable(Value v, Block &entry) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value next = work.pop_back_val();
+    Operation *def = next.getDefiningOp();
+    if (!def) {
+      if (cast<BlockArgument>(next).getOwner() != &entry)
+        return false;
+      continue;
+    }
+    if (def->getBlock() != &entry || !isSetup(def))
+      return false;
+    if (seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return true;
+}
+
+/// The steps' keep bits the producer can draw (see Bits): a `tile.philox`
+/// whose one user is `arith.cmpi ult` against a splat of a constant, in a
+/// `#tgpu.mma` tile of all `consumerWarps` (one column group), in a loop
+/// that loads a ring, its step values computed from the induction variable
+/// by scalars the producer can compute too.
+SmallVector<Bits> ringBitsOf(MutableArrayRef<Load> loads,
+                             ArrayRef<scf::ForOp> loops,
+                             const DenseMap<Value, int64_t> &ringOf,
+                             int64_t consumerWarps) {
+  SmallVector<Bits> found;
+  for (scf::ForOp loop : loops)
+    loop.getBody()->walk([&](tile::PhiloxOp philox) {
+      if (philox->getBlock() != loop.getBody() || !philox->hasOneUse())
+        return;
+      auto keep = dyn_cast<arith::CmpIOp>(*philox->getUsers().begin());
+      if (!keep || keep.getPredicate() != arith::CmpIPredicate::ult ||
+          keep.getLhs() != philox.getResult() ||
+          keep->getBlock() != loop.getBody())
+        return;
+      auto splat = keep.getRhs().getDefiningOp<tile::SplatOp>();
+      IntegerAttr threshold;
+      if (!splat || !loop.isDefinedOutsideOfLoop(splat.getResult()) ||
+          !matchPattern(splat->getOperand(0), m_Constant(&threshold)) ||
+          threshold.getInt() < 0 || threshold.getInt() > (1 << 16))
+        return;
+      auto type = cast<RankedTensorType>(philox.getType());
+      auto mma = dyn_cast_or_null<MmaLayoutAttr>(type.getEncoding());
+      if (!mma || mma.getColGroups() != 1 || mma.getWarps() != consumerWarps ||
+          type.getRank() != 2 || type.getDimSize(0) % (16 * consumerWarps) ||
+          type.getDimSize(1) % 16)
+        return;
+      auto chain = stepRowsChain(loop, philox->getOperands());
+      if (!chain)
+        return;
+      Block &entry = *loop->getBlock();
+      auto outside = [&](Value v) {
+        return v != loop.getInductionVar() && loop.isDefinedOutsideOfLoop(v);
+      };
+      for (Value v : philox->getOperands())
+        if (outside(v) && !producerComputable(v, entry))
+          return;
+      for (Operation *op : *chain)
+        for (Value v : op->getOperands())
+          if (outside(v) && !producerComputable(v, entry))
+            return;
+      // The ring of the loop's first copy: its wait comes before the step's
+      // first product, which the bits follow.
+      Load *host = nullptr;
+      for (Load &load : loads)
+        if (load.loop == loop &&
+            (!host || load.copy->isBeforeInBlock(host->copy)))
+          host = &load;
+      if (!host)
+        return;
+      found.push_back({philox, keep, loop, ringOf.lookup(host->copy.getDest()),
+                       -1, threshold.getInt(),
+                       cast<RankedTensorType>(keep.getType()),
+                       std::move(*chain)});
+    });
+  return found;
 }
 
 /// Why the kernel is left to the other schedules, or null when it fits.
@@ -480,16 +610,56 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     vectors = ringVectorsOf(kernel, loads, loops, ringOf);
   for (Vector &v : vectors) {
     auto type = cast<RankedTensorType>(v.load.getType());
-    for (auto [i, slot] : llvm::enumerate(slots))
-      if (slot.ring == v.ring && slot.view == v.view.getResult() &&
-          slot.type == type)
-        v.slot = int64_t(i);
-    if (v.slot >= 0)
-      continue;
-    v.slot = int64_t(slots.size());
-    slots.push_back({v.ring, v.view.getResult(), type, Value(), {}});
-    vectorBytes += llvm::alignTo(type.getDimSize(0) * 4, 128);
+    bool added;
+    v.slot = findOrAddSlot(
+        slots,
+        [&](const VectorSlot &slot) {
+          return slot.ring == v.ring && slot.view == v.view.getResult() &&
+                 slot.type == type;
+        },
+        VectorSlot{v.ring, v.view.getResult(), type, Value(), {}}, added);
+    if (added)
+      vectorBytes += llvm::alignTo(type.getDimSize(0) * 4, 128);
   }
+
+  // The keep bits the producer draws, their slots and the bytes those take
+  // per stage.
+  SmallVector<Bits> bits;
+  SmallVector<BitsSlot> bitsSlots;
+  int64_t bitsBytes = 0;
+  if (producerBits)
+    bits = ringBitsOf(loads, loops, ringOf, consumerWarps);
+  // (At most one draw per loop and ring, and one in every loop that loads
+  // a ring with draws: its full barrier counts the producer's arrivals.)
+  for (Ring &ring : rings) {
+    bool complete = true;
+    bool any = false;
+    for (scf::ForOp loop : loops) {
+      bool loadsRing = llvm::any_of(loads, [&](Load &l) {
+        return l.loop == loop && ringOf.lookup(l.copy.getDest()) == ring.index;
+      });
+      auto count = llvm::count_if(bits, [&](Bits &d) {
+        return d.loop == loop && d.ring == ring.index;
+      });
+      any |= count > 0;
+      if (count > 1 || (loadsRing && count == 0))
+        complete = false;
+    }
+    if (any && !complete)
+      llvm::erase_if(bits, [&](Bits &d) { return d.ring == ring.index; });
+  }
+  for (Bits &d : bits) {
+    bool added;
+    d.slot = findOrAddSlot(
+        bitsSlots,
+        [&](const BitsSlot &slot) {
+          return slot.ring == d.ring && slot.tile == d.tile;
+        },
+        BitsSlot{d.ring, d.tile, Value(), {}}, added);
+    if (added)
+      bitsBytes += llvm::alignTo(tgpu::keepBitsSlotWords(d.tile) * 4, 128);
+  }
+  int64_t producerRegisters = kProducerRegisters;
 
   // As many stages as the shared memory holds, up to two; more (up to
   // `stages`) below, after the loaded-once buffers' second copies.
@@ -528,7 +698,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   auto consumerRegistersFor = [&](int64_t ctas) -> int64_t {
     return std::min<int64_t>(kMaxRegisters,
                              ((entryRegisters(ctas, threads) * threads -
-                               32 * kProducerWarps * kProducerRegisters) /
+                               32 * kProducerWarps * producerRegisters) /
                               (32 * consumerWarps)) /
                                  8 * 8);
   };
@@ -609,6 +779,23 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     } else {
       vectors.clear();
       slots.clear();
+      vectorBytes = 0;
+    }
+  }
+  // The keep bits likewise, with the producer's larger register budget
+  // counted too.
+  if (!bits.empty()) {
+    int64_t ctasBefore = ctasFor(sizing.bytes);
+    producerRegisters = consumerWarps >= 8 ? kProducerBitsRegistersWide
+                                           : kProducerBitsRegisters;
+    Sizing with = size(vectorBytes + bitsBytes);
+    if (with.stages == sizing.stages && with.onceSlots == sizing.onceSlots &&
+        ctasFor(with.bytes) == ctasBefore) {
+      sizing = with;
+    } else {
+      producerRegisters = kProducerRegisters;
+      bits.clear();
+      bitsSlots.clear();
     }
   }
   int64_t numStages = sizing.stages, sharedBytes = sizing.bytes;
@@ -661,6 +848,16 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // The producer copies the vectors through their views.
   for (Vector &v : vectors)
     needed.insert(v.view.getResult());
+  // It draws the keep bits from the step's values.
+  for (Bits &d : bits) {
+    auto outside = [&](Value v) {
+      if (v != d.loop.getInductionVar() && d.loop.isDefinedOutsideOfLoop(v))
+        needed.insert(v);
+    };
+    llvm::for_each(d.philox->getOperands(), outside);
+    for (Operation *op : d.chain)
+      llvm::for_each(op->getOperands(), outside);
+  }
   llvm::SmallPtrSet<Operation *, 16> hoist;
   for (size_t i = 0; i < needed.size(); ++i) {
     Operation *def = needed[i].getDefiningOp();
@@ -704,6 +901,15 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       slot.stages.push_back(SharedAllocOp::create(b, loc, type, 0));
     slot.buffer = slot.stages.front();
   }
+  for (BitsSlot &slot : bitsSlots) {
+    b.setInsertionPoint(split);
+    auto type = MemRefType::get({tgpu::keepBitsSlotWords(slot.tile)},
+                                b.getI32Type(), MemRefLayoutAttrInterface(),
+                                b.getI64IntegerAttr(kSharedMemorySpace));
+    for (int64_t s = 0; s < numStages; ++s)
+      slot.stages.push_back(SharedAllocOp::create(b, loc, type, 0));
+    slot.buffer = slot.stages.front();
+  }
   b.setInsertionPoint(split);
   auto barrierType = MemRefType::get(
       {numBarriers}, b.getI64Type(), MemRefLayoutAttrInterface(),
@@ -722,7 +928,12 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   int64_t consumerThreads = 32 * consumerWarps;
   for (Ring &ring : rings)
     for (int64_t s = 0; s < numStages; ++s) {
-      MbarrierInitOp::create(b, loc, barriers, index(fullIndex(ring) + s), 1);
+      // (Where the producer draws keep bits beside the ring's tile, each of
+      // its threads arrives once they are written.)
+      bool drawn = llvm::any_of(
+          bitsSlots, [&](const BitsSlot &d) { return d.ring == ring.index; });
+      MbarrierInitOp::create(b, loc, barriers, index(fullIndex(ring) + s),
+                             drawn ? 1 + 32 * kProducerWarps : 1);
       MbarrierInitOp::create(b, loc, barriers, index(emptyIndex(ring) + s),
                              consumerThreads);
     }
@@ -820,7 +1031,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   };
 
   int64_t ctas = ctasFor(sharedBytes);
-  auto ws = WarpSpecializeOp::create(b, loc, kProducerWarps, kProducerRegisters,
+  auto ws = WarpSpecializeOp::create(b, loc, kProducerWarps, producerRegisters,
                                      consumerRegistersFor(ctas));
   Block *producer = b.createBlock(&ws.getProducer());
   Block *consumer = b.createBlock(&ws.getConsumer());
@@ -932,6 +1143,15 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     v.load = nullptr;
     v.read = {rows.getDefiningOp(), count.getDefiningOp(), read};
   }
+  // Each step's keep bits read from their slot where Philox ran.
+  for (Bits &d : bits) {
+    b.setInsertionPoint(d.philox);
+    auto read = LoadKeepBitsOp::create(b, d.keep.getLoc(), d.tile,
+                                       bitsSlots[d.slot].buffer);
+    d.keep.getResult().replaceAllUsesWith(read.getResult());
+    d.keep.erase();
+    d.keep = nullptr;
+  }
   for (auto [k, loop] : llvm::enumerate(loops)) {
     Block &body = *loop.getBody();
     b.setInsertionPointToStart(&body);
@@ -948,6 +1168,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       SmallVector<std::pair<Value, ArrayRef<Value>>> buffers{
           {ring.buffer, ring.stages}};
       for (VectorSlot &slot : slots)
+        if (slot.ring == ring.index)
+          buffers.push_back({slot.buffer, slot.stages});
+      for (BitsSlot &slot : bitsSlots)
         if (slot.ring == ring.index)
           buffers.push_back({slot.buffer, slot.stages});
       Operation *first = nullptr, *last = nullptr;
@@ -1077,8 +1300,35 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
         TmaLoadOp::create(
             b, loc, mapFor(load), coordinates(b, loc, load, atStep),
             stageBuffer(b, loc, ring.stages, step.stage), barriers, full);
+      // The keep bits beside the tile, drawn while its copy is in flight;
+      // every producer thread arrives once its words are written.
+      bool drew = false;
+      for (Bits &d : bits) {
+        if (d.loop != loop || d.ring != ring.index)
+          continue;
+        for (Operation *op : d.chain)
+          if (!atStep.contains(op->getResult(0)))
+            b.clone(*op, atStep);
+        auto at = [&](Value v) { return atStep.lookupOrDefault(v); };
+        tile::PhiloxOp philox = d.philox;
+        DrawKeepBitsOp::create(
+            b, loc, at(philox.getSeed()), at(philox.getOffset()),
+            at(philox.getBatch()), at(philox.getHead()), at(philox.getQStart()),
+            at(philox.getKvStart()),
+            stageBuffer(b, loc, bitsSlots[d.slot].stages, step.stage),
+            b.getI32IntegerAttr(int32_t(d.threshold)), TypeAttr::get(d.tile),
+            philox.getKeysByQueries() ? b.getUnitAttr() : UnitAttr());
+        drew = true;
+      }
+      if (drew)
+        MbarrierArriveOp::create(b, loc, barriers, full)
+            ->setAttr(attrs::kWarpgroupArrive, b.getUnitAttr());
     }
   }
+  // Philox's draws the producer took over.
+  for (Bits &d : bits)
+    if (d.philox->use_empty())
+      d.philox.erase();
 
   // The cp.async copies and what published them are gone: the consumers
   // synchronise on the barriers alone.

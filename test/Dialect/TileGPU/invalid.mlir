@@ -1339,3 +1339,35 @@ func.func @scale_rows_factor_type(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, 
   %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<64xbf16, #tgpu.rows<warps = 4>>
   return
 }
+
+// -----
+
+func.func @load_keep_bits_slot(%s: memref<256xi32, 3>) {
+  // expected-error @+1 {{'tgpu.load_keep_bits' op needs a shared memref<512xi32> slot, got 'memref<256xi32, 3>'}}
+  %k = tgpu.load_keep_bits %s : memref<256xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
+  return
+}
+
+// -----
+
+func.func @load_keep_bits_type(%s: memref<512xi32, 3>) {
+  // expected-error @+1 {{'tgpu.load_keep_bits' op draws the keep bits of a 2-D i1 #tgpu.mma tile of one column group in m16 x n16 patches}}
+  %k = tgpu.load_keep_bits %s : memref<512xi32, 3> -> tensor<128x128xi32, #tgpu.mma<warps = 8>>
+  return
+}
+
+// -----
+
+func.func @draw_keep_bits_threshold(%seed: i64, %off: i64, %i: index, %s: memref<512xi32, 3>) {
+  // expected-error @+1 {{'tgpu.draw_keep_bits' op keeps 16-bit uniforms below a threshold in [0, 65536], got 70000}}
+  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 70000 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8>> : memref<512xi32, 3>
+  return
+}
+
+// -----
+
+func.func @draw_keep_bits_groups(%seed: i64, %off: i64, %i: index, %s: memref<512xi32, 3>) {
+  // expected-error @+1 {{'tgpu.draw_keep_bits' op draws the keep bits of a 2-D i1 #tgpu.mma tile of one column group}}
+  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 100 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8, col_groups = 2>> : memref<512xi32, 3>
+  return
+}

@@ -493,3 +493,17 @@ func.func @scale_rows(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>,
   %s = tgpu.scale_rows %t, %f : tensor<64x128xf32, #tgpu.mma<warps = 4>>, tensor<64xf32, #tgpu.rows<warps = 4>>
   return %s : tensor<64x128xf32, #tgpu.mma<warps = 4>>
 }
+
+// -----
+
+// tgpu.draw_keep_bits / tgpu.load_keep_bits (the dropout's keep bits drawn
+// by the producer on the consumers' behalf, 2 words per consumer thread of
+// a 128 x 128 tile over 8 warps).
+// CHECK-LABEL: func.func @keep_bits
+// CHECK: tgpu.draw_keep_bits %arg0, %arg1, %arg2, %arg2, %arg2, %arg2 below 58982 into %arg3 as tensor<128x128xi1, #tgpu.mma<warps = 8>> {keys_by_queries} : memref<512xi32, 3>
+// CHECK: tgpu.load_keep_bits %arg3 : memref<512xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
+func.func @keep_bits(%seed: i64, %off: i64, %i: index, %s: memref<512xi32, 3>) -> tensor<128x128xi1, #tgpu.mma<warps = 8>> {
+  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 58982 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8>> {keys_by_queries} : memref<512xi32, 3>
+  %k = tgpu.load_keep_bits %s : memref<512xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
+  return %k : tensor<128x128xi1, #tgpu.mma<warps = 8>>
+}
