@@ -4,7 +4,8 @@
 # consumers), on a .device/ with kiln.gz, libkiln_runtime.so and specs/ of
 #   bash bench/device-run-producer-bits.sh prepare   (here, no GPU)
 # plain and causal at D = 64, 128: <v>_hd<D>[_drop|_drop_pb][_bwd], the _drop
-# ones with --dropout 0.1, _drop_pb with --producer-bits too. (Measured
+# ones with --dropout 0.1, _drop_pb with --producer-bits too, and forwards
+# _drop_ps3 and _drop_ps4 with --producer-bits-share 3 and 4. (Measured
 # 2026-11-28 while producer-bits was the default: there _drop was the
 # producer's draw and the ablation, then named _drop_cb, the consumers'.)
 # On the device:
@@ -34,6 +35,11 @@ if [ "${1:-}" = prepare ]; then
           -o $D/specs/${v}_hd${hd}_drop_pb$s.cubin > /dev/null &
         wait
       done
+      for share in 3 4; do
+        $K compile examples/$v.mlir --head-dim $hd --dropout 0.1 --producer-bits-share $share \
+          -o $D/specs/${v}_hd${hd}_drop_ps$share.cubin > /dev/null &
+      done
+      wait
     done
   done
   rm -f $D/specs/*.cubin
@@ -68,6 +74,12 @@ check() { # label args...
   for ex in plain causal; do
     check "$ex hd128 producer bits" examples/$ex.mlir --backend cuda --dropout 0.1 --backward --head-dim 128 \
       --producer-bits --seqlen 300 --seqlen-kv 700 --heads 2
+  done
+  for hd in 64 128; do
+    for ex in plain causal; do
+      check "$ex hd$hd producer share 3" examples/$ex.mlir --backend cuda --dropout 0.1 --backward --head-dim $hd \
+        --producer-bits-share 3 --seqlen 2000 --seqlen-kv 900 --heads 16 --batch 3
+    done
   done
   check "gqa4_decode" examples/gqa_decode.mlir --variant gqa4_decode --backend cuda --dropout 0.2 --heads 8 \
     --seqlen 1 --seqlen-kv 5000

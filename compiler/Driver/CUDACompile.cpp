@@ -76,6 +76,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.loadAhead = choices.loadAhead;
   options.ringVectors = choices.ringVectors;
   options.producerBits = choices.producerBits;
+  options.producerBitsShare = choices.producerBitsShare;
   options.persistentBackward = choices.persistentBackward;
   options.overlapProducts = choices.overlapProducts;
   options.combineBeforeWaits = choices.combineBeforeWaits;
@@ -150,6 +151,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.loadAhead = o.loadAhead;
   choices.ringVectors = o.ringVectors;
   choices.producerBits = o.producerBits;
+  choices.producerBitsShare = o.producerBitsShare;
   choices.captureGradients = o.captureGradients;
   choices.deterministicCaptureGradients = o.deterministicCaptureGradients;
   choices.orderedDq = o.orderedDq;

@@ -72,6 +72,7 @@ struct ScheduleChoices {
   bool ringVectors = true;
   /// sm_90a: the dropout's keep bits drawn by the producer.
   bool producerBits = false;
+  int64_t producerBitsShare = 8;
   /// Backward: the gradients of the float captures the score_mod reads.
   bool captureGradients = false;
   /// ...the same bit for bit in every run (fixed-point sums).

@@ -188,6 +188,10 @@ const char *runUsage() {
                             instead of by each consumer thread
                             (tgpu-warp-specialize producer-bits; measured
                             slower, opt-in)
+  --producer-bits-share S   cuda sm_90a: with --producer-bits (implied), the
+                            producer draws the first S eighths (1 to 8,
+                            default 8) of each consumer thread's keep bits,
+                            the consumers the rest
   --no-load-ahead           cuda sm_90a backward: each step's LSE and D loaded
                             where used instead of a step ahead
                             (tgpu-load-ahead; ablation)
@@ -308,7 +312,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"page-size", {&o.pageSize, 1}},
       {"key-block", {&o.keyBlock, 0}},
       {"ring-stages", {&o.ringStages, 1}},
-      {"max-ctas-per-sm", {&o.maxCtasPerSM, 1}}};
+      {"max-ctas-per-sm", {&o.maxCtasPerSM, 1}},
+      {"producer-bits-share", {&o.producerBitsShare, 1}}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
@@ -488,6 +493,12 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         *it->second.target = v;
       o.blockMGiven |= name == "block-m";
       o.blockNGiven |= name == "block-n";
+      if (name == "producer-bits-share") {
+        if (v > 8)
+          fail("--producer-bits-share must be 1 to 8 eighths, got '" + value +
+               "'");
+        o.producerBits = true;
+      }
     } else if (name == "seed") {
       if (!takeValue())
         break;

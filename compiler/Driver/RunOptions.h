@@ -124,6 +124,9 @@ struct RunOptions {
   /// --producer-bits: the dropout's keep bits drawn by the producer
   /// warpgroup (opt-in: measured slower than the consumers' own draw).
   bool producerBits = false;
+  /// --producer-bits-share S: the eighths (1 to 8) of each consumer
+  /// thread's keep bits the producer draws (implies --producer-bits).
+  int64_t producerBitsShare = 8;
   /// --no-load-ahead: the backward's LSE and D loaded where used.
   bool loadAhead = true;
   /// --capture-gradients: the backward also differentiates the float

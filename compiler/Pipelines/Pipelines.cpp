@@ -248,6 +248,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
       specialize.maxCtasPerSM = options.maxCtasPerSM;
       specialize.ringVectors = options.ringVectors;
       specialize.producerBits = options.producerBits;
+      specialize.producerBitsShare = options.producerBitsShare;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
       if (options.pingPong && !options.pipelineProducts)
         pm.addPass(tgpu::createTileGPUPingPong());
@@ -367,6 +368,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
       specialize.maxCtasPerSM = options.maxCtasPerSM;
       specialize.ringVectors = options.ringVectors;
       specialize.producerBits = options.producerBits;
+      specialize.producerBitsShare = options.producerBitsShare;
       pm.addPass(tgpu::createTileGPUWarpSpecialize(specialize));
     }
     // dP (dPᵀ) needs only the step's tiles: issued with S, it runs under

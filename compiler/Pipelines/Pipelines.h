@@ -328,6 +328,12 @@ struct CUDAPipelineOptions
                      "take is then missing for later passes' staging "
                      "(tgpu-bulk-reductions, tgpu-tma-stores fall back)"),
       llvm::cl::init(2)};
+  Option<int64_t> producerBitsShare{
+      *this, "producer-bits-share",
+      llvm::cl::desc("sm_90a, with producer-bits: the eighths (1 to 8) of "
+                     "each consumer thread's keep bits the producer draws "
+                     "(tgpu-warp-specialize producer-bits-share)"),
+      llvm::cl::init(8)};
   Option<int64_t> maxCtasPerSM{
       *this, "max-ctas-per-sm",
       llvm::cl::desc("sm_90a, warp-specialized kernels of one consumer "

@@ -60,10 +60,13 @@ __device__ __forceinline__ int dropout_half(const Philox4 &r, unsigned q,
 /// in F's layout (a Frag) whose element (row, col) is query q0 + row and
 /// key kv0 + col, or (KEYS_BY_QUERIES) key kv0 + row and query q0 + col:
 /// fn(e, uniform) for element e, in calls that each cover a patch.
-template <bool KEYS_BY_QUERIES, typename F, typename Fn>
+template <bool KEYS_BY_QUERIES, typename F, int E0 = 0, int E1 = F::kSize,
+          typename Fn>
 __device__ __forceinline__ void
 for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
                          int batch, int head, int q0, int kv0, Fn &&fn) {
+  static_assert(E0 % 8 == 0 && E0 <= E1 && E1 <= F::kSize,
+                "a range of whole 8-element patches");
   const unsigned long long s = static_cast<unsigned long long>(seed);
   const unsigned long long o = static_cast<unsigned long long>(offset);
   const unsigned stream =
@@ -74,7 +77,7 @@ for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
   // in patches that share calls.
   if (((q0 | kv0) & 15) == 0 && F::kNT % 2 == 0) {
 #pragma unroll
-    for (int e0 = 0; e0 < F::kSize; e0 += 8) {
+    for (int e0 = E0; e0 < E1; e0 += 8) {
       const unsigned r = rowStart + F::row_of(e0, warp, lane),
                      c = colStart + F::col_of(e0, warp, lane);
       if (!KEYS_BY_QUERIES) {
@@ -105,7 +108,7 @@ for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
   }
   // Anywhere else: one call per element.
 #pragma unroll
-  for (int e = 0; e < F::kSize; ++e) {
+  for (int e = E0; e < E1; ++e) {
     const unsigned r = rowStart + F::row_of(e, warp, lane),
                    c = colStart + F::col_of(e, warp, lane);
     const unsigned q = KEYS_BY_QUERIES ? c : r, kv = KEYS_BY_QUERIES ? r : c;
@@ -123,25 +126,26 @@ dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
       [&](int e, int u) { out.x[e] = u; });
 }
 
-/// The 32-bit words of one tile thread's keep bits (bit e % 32 of word
-/// e / 32: element e kept) in a slot of tgpu.draw_keep_bits.
-template <typename F> __host__ __device__ constexpr int keep_words() {
-  return (F::kSize + 31) / 32;
+/// The 32-bit words of one tile thread's keep bits of its first kPatches
+/// 8-element patches (bit e % 32 of word e / 32: element e kept) in a slot
+/// of tgpu.draw_keep_bits.
+template <int kPatches> __host__ __device__ constexpr int keep_words() {
+  return (8 * kPatches + 31) / 32;
 }
 
 /// tgpu.draw_keep_bits: producer thread `thread` of kThreads draws, for
 /// every tile thread t = thread, thread + kThreads, ..., the keep bits
-/// (uniform < threshold) of t's elements of the tile (F's layout, the
-/// tile's threads the kernel's first 32 * W), and writes them as t's
-/// keep_words<F>() words at dst.ptr[t * words]: consecutive threads,
-/// consecutive words, so the writes and the tile threads' reads
-/// (load_keep_bits) are free of bank conflicts. The consumers are spared
-/// Philox's ~45 instructions per call.
-template <bool KEYS_BY_QUERIES, int kThreads, typename F, typename Slot>
+/// (uniform < threshold) of t's first kPatches patches of 8 elements of the
+/// tile (F's layout, the tile's threads the kernel's first 32 * W), and
+/// writes them as t's keep_words words at dst.ptr[t * words]: consecutive
+/// threads, consecutive words, so the writes and the tile threads' reads
+/// (load_keep_bits) are free of bank conflicts.
+template <bool KEYS_BY_QUERIES, int kThreads, typename F, int kPatches,
+          typename Slot>
 __device__ __forceinline__ void
 draw_keep_bits(const Slot &dst, long long seed, long long offset, int batch,
                int head, int q0, int kv0, unsigned threshold, int thread) {
-  constexpr int kWords = keep_words<F>();
+  constexpr int kWords = keep_words<kPatches>();
   constexpr int kTileThreads = 32 * F::kWarps;
 #pragma unroll
   for (int t = thread; t < kTileThreads; t += kThreads) {
@@ -149,7 +153,7 @@ draw_keep_bits(const Slot &dst, long long seed, long long offset, int batch,
 #pragma unroll
     for (int i = 0; i < kWords; ++i)
       words[i] = 0;
-    for_each_dropout_uniform<KEYS_BY_QUERIES, F>(
+    for_each_dropout_uniform<KEYS_BY_QUERIES, F, 0, 8 * kPatches>(
         t >> 5, t & 31, seed, offset, batch, head, q0, kv0, [&](int e, int u) {
           words[e / 32] |=
               static_cast<unsigned>(static_cast<unsigned>(u) < threshold)
@@ -166,13 +170,17 @@ draw_keep_bits(const Slot &dst, long long seed, long long offset, int batch,
   }
 }
 
-/// tgpu.load_keep_bits: this thread's keep bits from a slot that
-/// draw_keep_bits filled.
-template <int M, int N, int W, typename Slot>
-__device__ __forceinline__ void load_keep_bits(Frag<bool, M, N, W> &out,
-                                               const Slot &src) {
+/// tgpu.load_keep_bits: this thread's keep bits, those of its first
+/// kPatches patches from a slot that draw_keep_bits filled, the rest drawn
+/// here (the producer's share and the consumers' split the Philox calls).
+template <bool KEYS_BY_QUERIES, int kPatches, int M, int N, int W,
+          typename Slot>
+__device__ __forceinline__ void
+load_keep_bits(Frag<bool, M, N, W> &out, const Slot &src, long long seed,
+               long long offset, int batch, int head, int q0, int kv0,
+               unsigned threshold) {
   using F = Frag<bool, M, N, W>;
-  constexpr int kWords = keep_words<F>();
+  constexpr int kWords = keep_words<kPatches>();
   const unsigned *in =
       reinterpret_cast<const unsigned *>(src.ptr) + threadIdx.x * kWords;
   unsigned words[kWords];
@@ -186,8 +194,11 @@ __device__ __forceinline__ void load_keep_bits(Frag<bool, M, N, W> &out,
       words[i] = in[i];
   }
 #pragma unroll
-  for (int e = 0; e < F::kSize; ++e)
+  for (int e = 0; e < 8 * kPatches; ++e)
     out.x[e] = (words[e / 32] >> (e % 32)) & 1u;
+  for_each_dropout_uniform<KEYS_BY_QUERIES, F, 8 * kPatches, F::kSize>(
+      warp_id(), lane_id(), seed, offset, batch, head, q0, kv0,
+      [&](int e, int u) { out.x[e] = static_cast<unsigned>(u) < threshold; });
 }
 
 } // namespace kiln

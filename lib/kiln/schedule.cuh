@@ -22,17 +22,16 @@ __device__ __forceinline__ int next_tile(int *counter, int ctas, int total) {
 
 /// next_tile for a whole producer warpgroup of kThreads (one that draws keep
 /// bits, tgpu.draw_keep_bits): the leader draws, writes the tile to a
-/// shared word and every thread reads it after hardware barrier ID. The
-/// words alternate by round: a round's write follows the previous round's
-/// barrier, which every thread passed after its read of the same word two
-/// rounds ago.
+/// shared word of `drawn` (two) and every thread reads it after hardware
+/// barrier ID. The words alternate by round: a round's write follows the
+/// previous round's barrier, which every thread passed after its read of
+/// the same word two rounds ago.
 template <int ID, int kThreads>
 __device__ __forceinline__ int next_tile_warpgroup(int *counter, int ctas,
                                                    int total, bool leader,
-                                                   int &round) {
+                                                   int &round, int *drawn) {
   if (total <= ctas)
     return total;
-  __shared__ int drawn[2];
   const int slot = round & 1;
   ++round;
   if (leader)

@@ -1078,15 +1078,18 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
                << barrier(a.getBarriers(), a.getIndex()) << ");\n";
         return success();
       })
-      .Case([&](tgpu::NextTileOp n) {
+      .Case([&](tgpu::NextTileOp n) -> LogicalResult {
         // (A producer warpgroup drawing keep bits: its first thread draws
         // the tile, the others read it after a barrier of the warpgroup.)
         if (producerWarpgroup) {
+          if (!n.getWords())
+            return n.emitError() << "a producer warpgroup shares its next "
+                                    "tile through words (shares)";
           line() << "const int " << name(n) << " = kiln::next_tile_warpgroup<"
                  << kProducerBarrier << ", 128>(" << name(n.getCounter())
                  << ".ptr, " << name(n.getCtas()) << ", " << name(n.getTotal())
-                 << ", "
-                 << "threadIdx.x == " << numThreads << ", tile_round);\n";
+                 << ", threadIdx.x == " << numThreads << ", tile_round, "
+                 << name(n.getWords()) << ".ptr);\n";
           return success();
         }
         line() << "const int " << name(n) << " = kiln::next_tile("
@@ -1140,12 +1143,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
           return d.emitError() << "the producer warpgroup draws keep bits";
         line() << "kiln::draw_keep_bits<"
                << (d.getKeysByQueries() ? "true" : "false") << ", "
-               << 32 * ws.getProducerWarps() << ", " << *type << ">("
-               << name(d.getDest()) << ", " << name(d.getSeed()) << ", "
-               << name(d.getOffset()) << ", " << name(d.getBatch()) << ", "
-               << name(d.getHead()) << ", " << name(d.getQStart()) << ", "
-               << name(d.getKvStart()) << ", " << d.getThreshold()
-               << "u, threadIdx.x - " << numThreads << ");\n";
+               << 32 * ws.getProducerWarps() << ", " << *type << ", "
+               << d.getPatches() << ">(" << name(d.getDest()) << ", "
+               << name(d.getSeed()) << ", " << name(d.getOffset()) << ", "
+               << name(d.getBatch()) << ", " << name(d.getHead()) << ", "
+               << name(d.getQStart()) << ", " << name(d.getKvStart()) << ", "
+               << d.getThreshold() << "u, threadIdx.x - " << numThreads
+               << ");\n";
         return success();
       })
       .Case([&](tgpu::LoadKeepBitsOp l) -> LogicalResult {
@@ -1153,8 +1157,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         if (failed(type))
           return failure();
         line() << *type << " " << name(l) << ";\n";
-        line() << "kiln::load_keep_bits(" << name(l) << ", "
-               << name(l.getSource()) << ");\n";
+        line() << "kiln::load_keep_bits<"
+               << (l.getKeysByQueries() ? "true" : "false") << ", "
+               << l.getPatches() << ">(" << name(l) << ", "
+               << name(l.getSource()) << ", " << name(l.getSeed()) << ", "
+               << name(l.getOffset()) << ", " << name(l.getBatch()) << ", "
+               << name(l.getHead()) << ", " << name(l.getQStart()) << ", "
+               << name(l.getKvStart()) << ", " << l.getThreshold() << "u);\n";
         return success();
       })
       .Case([&](tgpu::LoadSharedOp l) -> LogicalResult {

@@ -370,13 +370,18 @@ def TileGPU_NextTileOp : TileGPU_Op<"next_tile"> {
     zeroes before the launch), every lane getting the count drawn plus
     `ctas`. Tiles go out in order as CTAs ask, as the hardware hands out
     the CTAs of a grid. With `total` <= `ctas` the result is `total` and
-    the counter is not read (the runtime may pass none).
+    the counter is not read (the runtime may pass none). With `shares
+    %words` (two shared i32 words; a producer warpgroup that draws keep
+    bits, whose four warps all run the loop), the warpgroup's first thread
+    draws and the others read the tile from a word after a barrier of the
+    warpgroup, the words alternating by tile.
   }];
   let arguments = (ins Arg<MemRefRankOf<[I32], [1]>, "", [MemRead, MemWrite]>:$counter,
-                       Index:$ctas, Index:$total);
+                       Index:$ctas, Index:$total,
+                       Arg<Optional<AnyStaticShapeMemRef>, "", [MemRead, MemWrite]>:$words);
   let results = (outs Index:$tile);
   let assemblyFormat = [{
-    $counter `,` $ctas `,` $total attr-dict `:` type($counter)
+    $counter `,` $ctas `,` $total (`shares` $words^)? attr-dict `:` type($counter) (`,` type($words)^)?
   }];
 }
 
@@ -535,9 +540,10 @@ def TileGPU_DrawKeepBitsOp : TileGPU_Op<"draw_keep_bits"> {
     %kv_start` compared below `threshold` (`arith.cmpi ult`), for a tile
     of type `tile` (an i1 `#tgpu.mma` tile of the consumer warps, one
     column group), drawn by every producer thread on the consumers'
-    behalf: the words of consumer thread t (bit e % 32 of word e / 32 its
+    behalf for the first `patches` 8-element patches of each consumer
+    thread: the words of consumer thread t (bit e % 32 of word e / 32 its
     element e kept) at `dest[t * words .. (t + 1) * words)`, words =
-    ceil(elements per thread / 32). Run by the whole producer warpgroup,
+    ceil(8 * patches / 32). Run by the whole producer warpgroup,
     each thread then arriving on the ring's full barrier; the consumers'
     side is `tgpu.load_keep_bits` (tgpu-warp-specialize `producer-bits`).
     Philox's ~45 integer instructions per call leave the consumers'
@@ -546,26 +552,32 @@ def TileGPU_DrawKeepBitsOp : TileGPU_Op<"draw_keep_bits"> {
   let arguments = (ins I64:$seed, I64:$offset, Index:$batch, Index:$head,
                        Index:$q_start, Index:$kv_start,
                        Arg<AnyStaticShapeMemRef, "", [MemWrite]>:$dest,
-                       I32Attr:$threshold, TypeAttr:$tile,
+                       I32Attr:$threshold, I64Attr:$patches, TypeAttr:$tile,
                        UnitAttr:$keys_by_queries);
   let assemblyFormat = [{
-    $seed `,` $offset `,` $batch `,` $head `,` $q_start `,` $kv_start `below` $threshold `into` $dest `as` $tile attr-dict `:` type($dest)
+    $seed `,` $offset `,` $batch `,` $head `,` $q_start `,` $kv_start `below` $threshold `patches` $patches `into` $dest `as` $tile attr-dict `:` type($dest)
   }];
   let hasVerifier = 1;
 }
 
 def TileGPU_LoadKeepBitsOp
     : TileGPU_Op<"load_keep_bits", [MemoryEffects<[MemRead]>]> {
-  let summary = "reads the keep bits the producer drew for this thread";
+  let summary = "reads the keep bits the producer drew for this thread, drawing the rest";
   let description = [{
-    Every consumer thread reads its words from a slot that
-    `tgpu.draw_keep_bits` filled and unpacks them into the i1 `#tgpu.mma`
-    tile whose type the draw names.
+    Every consumer thread reads the keep bits of its first `patches`
+    8-element patches from a slot that `tgpu.draw_keep_bits` filled, and
+    draws those of its other elements itself (`tile.philox` of the same
+    operands below `threshold`): the i1 `#tgpu.mma` tile whose type the
+    draw names. With `patches` all of a thread's, the operands go unused.
   }];
-  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemRead]>:$source);
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "", [MemRead]>:$source,
+                       I64:$seed, I64:$offset, Index:$batch, Index:$head,
+                       Index:$q_start, Index:$kv_start,
+                       I32Attr:$threshold, I64Attr:$patches,
+                       UnitAttr:$keys_by_queries);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $source attr-dict `:` type($source) `->` type($result)
+    $source `,` $seed `,` $offset `,` $batch `,` $head `,` $q_start `,` $kv_start `below` $threshold `patches` $patches attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -655,17 +655,21 @@ LogicalResult LoadSharedOp::verify() {
   return success();
 }
 
-int64_t kiln::tgpu::keepBitsSlotWords(RankedTensorType tile) {
+int64_t kiln::tgpu::keepBitsPatches(RankedTensorType tile) {
   auto mma = cast<MmaLayoutAttr>(tile.getEncoding());
-  int64_t threads = 32 * mma.getWarps();
-  int64_t perThread = tile.getNumElements() / threads;
-  return threads * ((perThread + 31) / 32);
+  return tile.getNumElements() / (32 * mma.getWarps()) / 8;
 }
 
-/// The words a keep-bits slot holds for `tile` (an i1 #tgpu.mma tile of
-/// one column group): ceil(elements per thread / 32) per thread; or an
-/// error on `op`.
-static FailureOr<int64_t> keepBitsWords(Operation *op, Type tileType) {
+int64_t kiln::tgpu::keepBitsSlotWords(RankedTensorType tile, int64_t patches) {
+  auto mma = cast<MmaLayoutAttr>(tile.getEncoding());
+  return 32 * mma.getWarps() * ((8 * patches + 31) / 32);
+}
+
+/// The words of a keep-bits slot for `tileType` (an i1 #tgpu.mma tile of
+/// one column group in m16 x n16 patches) and `patches` (1 to the
+/// patches a thread holds); or an error on `op`.
+static FailureOr<int64_t> keepBitsWords(Operation *op, Type tileType,
+                                        int64_t patches) {
   auto tile = dyn_cast<RankedTensorType>(tileType);
   auto mma = tile ? dyn_cast_or_null<MmaLayoutAttr>(tile.getEncoding())
                   : MmaLayoutAttr();
@@ -676,7 +680,12 @@ static FailureOr<int64_t> keepBitsWords(Operation *op, Type tileType) {
            << "draws the keep bits of a 2-D i1 #tgpu.mma tile of one column "
               "group in m16 x n16 patches, got "
            << tileType;
-  return keepBitsSlotWords(tile);
+  int64_t all = keepBitsPatches(tile);
+  if (patches < 1 || patches > all)
+    return op->emitOpError()
+           << "draws 1 to " << all << " patches of 8 elements per thread, got "
+           << patches;
+  return keepBitsSlotWords(tile, patches);
 }
 
 /// A keep-bits slot: a 1-D i32 shared vector of `words` words.
@@ -689,20 +698,26 @@ static LogicalResult verifyKeepBitsSlot(Operation *op, MemRefType slot,
   return success();
 }
 
+/// A keep threshold of 16-bit uniforms.
+static LogicalResult verifyThreshold(Operation *op, int64_t threshold) {
+  if (threshold < 0 || threshold > (1 << 16))
+    return op->emitOpError() << "keeps 16-bit uniforms below a threshold in "
+                                "[0, 65536], got "
+                             << threshold;
+  return success();
+}
+
 LogicalResult DrawKeepBitsOp::verify() {
-  FailureOr<int64_t> words = keepBitsWords(*this, getTile());
-  if (failed(words))
+  FailureOr<int64_t> words = keepBitsWords(*this, getTile(), getPatches());
+  if (failed(words) || failed(verifyThreshold(*this, getThreshold())))
     return failure();
-  if (getThreshold() < 0 || getThreshold() > (1 << 16))
-    return emitOpError() << "keeps 16-bit uniforms below a threshold in [0, "
-                            "65536], got "
-                         << getThreshold();
   return verifyKeepBitsSlot(*this, getDest().getType(), *words);
 }
 
 LogicalResult LoadKeepBitsOp::verify() {
-  FailureOr<int64_t> words = keepBitsWords(*this, getResult().getType());
-  if (failed(words))
+  FailureOr<int64_t> words =
+      keepBitsWords(*this, getResult().getType(), getPatches());
+  if (failed(words) || failed(verifyThreshold(*this, getThreshold())))
     return failure();
   return verifyKeepBitsSlot(*this, getSource().getType(), *words);
 }

@@ -30,9 +30,12 @@ inline constexpr unsigned kSharedMemorySpace = 3;
 bool isSharedMemRef(mlir::Type type);
 
 /// The i32 words of a slot of the dropout's keep bits for `tile` (an i1
-/// #tgpu.mma tile): ceil(elements per thread / 32) per thread of the tile
+/// #tgpu.mma tile), the first `patches` 8-element patches of each thread
+/// of the tile drawn: ceil(8 * patches / 32) per thread
 /// (tgpu.draw_keep_bits, tgpu.load_keep_bits).
-int64_t keepBitsSlotWords(mlir::RankedTensorType tile);
+int64_t keepBitsSlotWords(mlir::RankedTensorType tile, int64_t patches);
+/// The 8-element patches each thread of `tile` holds.
+int64_t keepBitsPatches(mlir::RankedTensorType tile);
 /// The swizzle width of a shared buffer in #tgpu.swizzle layout, or 0.
 int64_t swizzleBytes(mlir::Type type);
 /// The widest swizzle (128, 64 or 32 bytes) that divides a row of

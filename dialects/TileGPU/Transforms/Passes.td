@@ -624,7 +624,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     `tgpu.draw_keep_bits` into a slot per stage beside that ring's tile and
     every producer thread arrives on the ring's full barrier (initialised
     for 1 + 128 arrivals); the consumers read their words with
-    `tgpu.load_keep_bits` where Philox ran. Philox's integer work (~45
+    `tgpu.load_keep_bits` where Philox ran. With `producer-bits-share` S
+    below 8 the producer draws the first S eighths of each consumer
+    thread's 8-element patches (at least one) and the consumers draw the
+    rest themselves in `tgpu.load_keep_bits`. Philox's integer work (~45
     instructions per call, one call per 8 elements) leaves the consumers'
     instruction streams, on whose critical path it lay, for the producer
     warps, idle between copies; but one producer warp per SM sub-partition
@@ -657,6 +660,10 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     Option<"producerBits", "producer-bits", "bool", "false",
            "The dropout's keep bits drawn by the producer warpgroup into a "
            "slot beside a ring's tile (tgpu.draw_keep_bits)">,
+    Option<"producerBitsShare", "producer-bits-share", "int64_t", "8",
+           "With producer-bits: the eighths (1 to 8) of each consumer "
+           "thread's 8-element patches whose keep bits the producer draws; "
+           "the consumers draw the rest">,
     Option<"maxCtasPerSM", "max-ctas-per-sm", "int64_t", "2",
            "Most CTAs per multiprocessor of a kernel with one consumer "
            "warpgroup (more than two where the registers hold its steps' "

@@ -249,7 +249,8 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
           Value z = arith::DivUIOp::create(nb, l, rest, extent[1]);
           Value end = runTile(nb, l, ValueRange{x, y, z}, args[1], args[2], old,
                               nullptr);
-          Value next = NextTileOp::create(nb, l, idx, counter, ctaCount, total);
+          Value next = NextTileOp::create(nb, l, idx, counter, ctaCount, total,
+                                          carried.tileWords);
           Value round =
               arith::AddIOp::create(nb, l, args[2], constant(nb, l, 1));
           scf::YieldOp::create(nb, l, ValueRange{next, end, round});

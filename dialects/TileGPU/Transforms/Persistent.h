@@ -42,6 +42,9 @@ struct TileCarried {
   /// first loaded-once buffer's "full" and "free" barriers, and the first
   /// of the three words that hold the published program ids.
   mlir::Value barriers, onceFull, onceFree, tileSlot;
+  /// Two shared i32 words through which a producer warpgroup that draws
+  /// keep bits shares each next tile (tgpu.next_tile shares), or null.
+  mlir::Value tileWords;
   /// The consumers' wait on onceFull, which moves to the top of their loop.
   mlir::Operation *consumerOnceWait = nullptr;
 };

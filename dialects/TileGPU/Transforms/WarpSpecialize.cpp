@@ -53,6 +53,9 @@ constexpr int64_t kProducerRegisters = 24;
 /// 208.
 constexpr int64_t kProducerBitsRegisters = 40;
 constexpr int64_t kProducerBitsRegistersWide = 96;
+/// A persistent producer warpgroup's two words for its next tile
+/// (tgpu.next_tile shares), as the shared layout aligns a buffer.
+constexpr int64_t kTileWordsBytes = 128;
 /// setmaxnreg's ceiling. Consumers always raise their budget (a lower value
 /// than the compiler allocated at entry would be undefined): with one
 /// consumer warpgroup and one CTA per multiprocessor that is 256.
@@ -130,10 +133,12 @@ struct Bits {
   RankedTensorType tile; ///< the keep bits' i1 tile
   /// The loop body's ops computing the draw's step values (stepRowsChain).
   SmallVector<Operation *> chain;
+  int64_t patches = 0; ///< each consumer thread's patches the producer draws
 };
 struct BitsSlot {
   int64_t ring;
   RankedTensorType tile;
+  int64_t patches;
   Value buffer;
   SmallVector<Value> stages;
 };
@@ -649,15 +654,22 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       llvm::erase_if(bits, [&](Bits &d) { return d.ring == ring.index; });
   }
   for (Bits &d : bits) {
+    // The producer's share: `producer-bits-share` eighths of each consumer
+    // thread's patches, at least one.
+    d.patches = std::max<int64_t>(
+        1, tgpu::keepBitsPatches(d.tile) *
+               std::clamp<int64_t>(producerBitsShare, 1, 8) / 8);
     bool added;
     d.slot = findOrAddSlot(
         bitsSlots,
         [&](const BitsSlot &slot) {
-          return slot.ring == d.ring && slot.tile == d.tile;
+          return slot.ring == d.ring && slot.tile == d.tile &&
+                 slot.patches == d.patches;
         },
-        BitsSlot{d.ring, d.tile, Value(), {}}, added);
+        BitsSlot{d.ring, d.tile, d.patches, Value(), {}}, added);
     if (added)
-      bitsBytes += llvm::alignTo(tgpu::keepBitsSlotWords(d.tile) * 4, 128);
+      bitsBytes +=
+          llvm::alignTo(tgpu::keepBitsSlotWords(d.tile, d.patches) * 4, 128);
   }
   int64_t producerRegisters = kProducerRegisters;
 
@@ -786,6 +798,9 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // counted too.
   if (!bits.empty()) {
     int64_t ctasBefore = ctasFor(sizing.bytes);
+    // (A persistent producer warpgroup shares its tiles through two words.)
+    if (loopTiles)
+      bitsBytes += kTileWordsBytes;
     producerRegisters = consumerWarps >= 8 ? kProducerBitsRegistersWide
                                            : kProducerBitsRegisters;
     Sizing with = size(vectorBytes + bitsBytes);
@@ -903,12 +918,21 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   }
   for (BitsSlot &slot : bitsSlots) {
     b.setInsertionPoint(split);
-    auto type = MemRefType::get({tgpu::keepBitsSlotWords(slot.tile)},
-                                b.getI32Type(), MemRefLayoutAttrInterface(),
-                                b.getI64IntegerAttr(kSharedMemorySpace));
+    auto type = MemRefType::get(
+        {tgpu::keepBitsSlotWords(slot.tile, slot.patches)}, b.getI32Type(),
+        MemRefLayoutAttrInterface(), b.getI64IntegerAttr(kSharedMemorySpace));
     for (int64_t s = 0; s < numStages; ++s)
       slot.stages.push_back(SharedAllocOp::create(b, loc, type, 0));
     slot.buffer = slot.stages.front();
+  }
+  Value tileWords;
+  if (!bits.empty() && loopTiles) {
+    b.setInsertionPoint(split);
+    tileWords = SharedAllocOp::create(
+        b, loc,
+        MemRefType::get({2}, b.getI32Type(), MemRefLayoutAttrInterface(),
+                        b.getI64IntegerAttr(kSharedMemorySpace)),
+        0);
   }
   b.setInsertionPoint(split);
   auto barrierType = MemRefType::get(
@@ -951,6 +975,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // constant of its own here, replaced by runTilesInLoop (only the ring's
   // first position and Q's parity exist without the loop).
   TileCarried carried;
+  carried.tileWords = tileWords;
   carried.onceParity = index(0);
   if (loopTiles) {
     for (Value &id : carried.tileIds)
@@ -1146,8 +1171,14 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // Each step's keep bits read from their slot where Philox ran.
   for (Bits &d : bits) {
     b.setInsertionPoint(d.philox);
-    auto read = LoadKeepBitsOp::create(b, d.keep.getLoc(), d.tile,
-                                       bitsSlots[d.slot].buffer);
+    tile::PhiloxOp philox = d.philox;
+    auto read = LoadKeepBitsOp::create(
+        b, d.keep.getLoc(), d.tile, bitsSlots[d.slot].buffer, philox.getSeed(),
+        philox.getOffset(), philox.getBatch(), philox.getHead(),
+        philox.getQStart(), philox.getKvStart(),
+        b.getI32IntegerAttr(int32_t(d.threshold)),
+        b.getI64IntegerAttr(d.patches),
+        philox.getKeysByQueries() ? b.getUnitAttr() : UnitAttr());
     d.keep.getResult().replaceAllUsesWith(read.getResult());
     d.keep.erase();
     d.keep = nullptr;
@@ -1316,7 +1347,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
             at(philox.getBatch()), at(philox.getHead()), at(philox.getQStart()),
             at(philox.getKvStart()),
             stageBuffer(b, loc, bitsSlots[d.slot].stages, step.stage),
-            b.getI32IntegerAttr(int32_t(d.threshold)), TypeAttr::get(d.tile),
+            b.getI32IntegerAttr(int32_t(d.threshold)),
+            b.getI64IntegerAttr(d.patches), TypeAttr::get(d.tile),
             philox.getKeysByQueries() ? b.getUnitAttr() : UnitAttr());
         drew = true;
       }

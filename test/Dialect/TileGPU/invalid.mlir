@@ -1342,17 +1342,25 @@ func.func @scale_rows_factor_type(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>, 
 
 // -----
 
-func.func @load_keep_bits_slot(%s: memref<256xi32, 3>) {
+func.func @load_keep_bits_slot(%seed: i64, %off: i64, %i: index, %s: memref<256xi32, 3>) {
   // expected-error @+1 {{'tgpu.load_keep_bits' op needs a shared memref<512xi32> slot, got 'memref<256xi32, 3>'}}
-  %k = tgpu.load_keep_bits %s : memref<256xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
+  %k = tgpu.load_keep_bits %s, %seed, %off, %i, %i, %i, %i below 100 patches 8 : memref<256xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
   return
 }
 
 // -----
 
-func.func @load_keep_bits_type(%s: memref<512xi32, 3>) {
+func.func @load_keep_bits_type(%seed: i64, %off: i64, %i: index, %s: memref<512xi32, 3>) {
   // expected-error @+1 {{'tgpu.load_keep_bits' op draws the keep bits of a 2-D i1 #tgpu.mma tile of one column group in m16 x n16 patches}}
-  %k = tgpu.load_keep_bits %s : memref<512xi32, 3> -> tensor<128x128xi32, #tgpu.mma<warps = 8>>
+  %k = tgpu.load_keep_bits %s, %seed, %off, %i, %i, %i, %i below 100 patches 8 : memref<512xi32, 3> -> tensor<128x128xi32, #tgpu.mma<warps = 8>>
+  return
+}
+
+// -----
+
+func.func @load_keep_bits_patches(%seed: i64, %off: i64, %i: index, %s: memref<512xi32, 3>) {
+  // expected-error @+1 {{'tgpu.load_keep_bits' op draws 1 to 8 patches of 8 elements per thread, got 9}}
+  %k = tgpu.load_keep_bits %s, %seed, %off, %i, %i, %i, %i below 100 patches 9 : memref<512xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
   return
 }
 
@@ -1360,7 +1368,7 @@ func.func @load_keep_bits_type(%s: memref<512xi32, 3>) {
 
 func.func @draw_keep_bits_threshold(%seed: i64, %off: i64, %i: index, %s: memref<512xi32, 3>) {
   // expected-error @+1 {{'tgpu.draw_keep_bits' op keeps 16-bit uniforms below a threshold in [0, 65536], got 70000}}
-  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 70000 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8>> : memref<512xi32, 3>
+  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 70000 patches 8 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8>> : memref<512xi32, 3>
   return
 }
 
@@ -1368,6 +1376,6 @@ func.func @draw_keep_bits_threshold(%seed: i64, %off: i64, %i: index, %s: memref
 
 func.func @draw_keep_bits_groups(%seed: i64, %off: i64, %i: index, %s: memref<512xi32, 3>) {
   // expected-error @+1 {{'tgpu.draw_keep_bits' op draws the keep bits of a 2-D i1 #tgpu.mma tile of one column group}}
-  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 100 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8, col_groups = 2>> : memref<512xi32, 3>
+  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 100 patches 8 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8, col_groups = 2>> : memref<512xi32, 3>
   return
 }

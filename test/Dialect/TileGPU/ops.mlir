@@ -497,13 +497,17 @@ func.func @scale_rows(%t: tensor<64x128xf32, #tgpu.mma<warps = 4>>,
 // -----
 
 // tgpu.draw_keep_bits / tgpu.load_keep_bits (the dropout's keep bits drawn
-// by the producer on the consumers' behalf, 2 words per consumer thread of
-// a 128 x 128 tile over 8 warps).
+// by the producer on the consumers' behalf: here 3 of each consumer
+// thread's 8 patches of a 128 x 128 tile over 8 warps, one word per thread;
+// the consumers draw the other 5 from the same operands), and tgpu.next_tile
+// sharing the tile through two words.
 // CHECK-LABEL: func.func @keep_bits
-// CHECK: tgpu.draw_keep_bits %arg0, %arg1, %arg2, %arg2, %arg2, %arg2 below 58982 into %arg3 as tensor<128x128xi1, #tgpu.mma<warps = 8>> {keys_by_queries} : memref<512xi32, 3>
-// CHECK: tgpu.load_keep_bits %arg3 : memref<512xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
-func.func @keep_bits(%seed: i64, %off: i64, %i: index, %s: memref<512xi32, 3>) -> tensor<128x128xi1, #tgpu.mma<warps = 8>> {
-  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 58982 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8>> {keys_by_queries} : memref<512xi32, 3>
-  %k = tgpu.load_keep_bits %s : memref<512xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
+// CHECK: tgpu.draw_keep_bits %arg0, %arg1, %arg2, %arg2, %arg2, %arg2 below 58982 patches 3 into %arg3 as tensor<128x128xi1, #tgpu.mma<warps = 8>> {keys_by_queries} : memref<256xi32, 3>
+// CHECK: tgpu.load_keep_bits %arg3, %arg0, %arg1, %arg2, %arg2, %arg2, %arg2 below 58982 patches 3 {keys_by_queries} : memref<256xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
+// CHECK: tgpu.next_tile %arg4, %arg2, %arg2 shares %arg5 : memref<1xi32>, memref<2xi32, 3>
+func.func @keep_bits(%seed: i64, %off: i64, %i: index, %s: memref<256xi32, 3>, %counter: memref<1xi32>, %words: memref<2xi32, 3>) -> tensor<128x128xi1, #tgpu.mma<warps = 8>> {
+  tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 58982 patches 3 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8>> {keys_by_queries} : memref<256xi32, 3>
+  %k = tgpu.load_keep_bits %s, %seed, %off, %i, %i, %i, %i below 58982 patches 3 {keys_by_queries} : memref<256xi32, 3> -> tensor<128x128xi1, #tgpu.mma<warps = 8>>
+  %t = tgpu.next_tile %counter, %i, %i shares %words : memref<1xi32>, memref<2xi32, 3>
   return %k : tensor<128x128xi1, #tgpu.mma<warps = 8>>
 }
