@@ -485,12 +485,13 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
     } else if (auto it = ints.find(name); it != ints.end()) {
       if (!takeValue())
         break;
-      int64_t v;
-      if (!parseInt(value, v) || v < it->second.min)
+      int64_t v = 0;
+      if (!parseInt(value, v) || v < it->second.min) {
         fail("--" + name + " must be an integer >= " +
              std::to_string(it->second.min) + ", got '" + value + "'");
-      else
-        *it->second.target = v;
+        break;
+      }
+      *it->second.target = v;
       o.blockMGiven |= name == "block-m";
       o.blockNGiven |= name == "block-n";
       if (name == "producer-bits-share") {

@@ -239,6 +239,8 @@ private:
   /// tgpu.draw_keep_bits): the other ops without results (copies, turns)
   /// stay with its first warp, as when that warp ran the region alone.
   bool producerWarpgroup = false;
+  /// The producer warpgroup's threads (tgpu.warp_specialize).
+  int64_t producerThreads = 0;
   /// The kernel is tgpu.fast_math: tanh and exp on the approximations.
   bool fastMath = false;
   /// The kernel is tgpu.lhs_packed_per_step: wgmma packs a register A
@@ -1086,8 +1088,9 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
             return n.emitError() << "a producer warpgroup shares its next "
                                     "tile through words (shares)";
           line() << "const int " << name(n) << " = kiln::next_tile_warpgroup<"
-                 << kProducerBarrier << ", 128>(" << name(n.getCounter())
-                 << ".ptr, " << name(n.getCtas()) << ", " << name(n.getTotal())
+                 << kProducerBarrier << ", " << producerThreads << ">("
+                 << name(n.getCounter()) << ".ptr, " << name(n.getCtas())
+                 << ", " << name(n.getTotal())
                  << ", threadIdx.x == " << numThreads << ", tile_round, "
                  << name(n.getWords()) << ".ptr);\n";
           return success();
@@ -1294,6 +1297,7 @@ LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
   // keep bits the whole warpgroup runs it, the other ops still on the
   // first warp (emitBlock).
   producerWarpgroup = false;
+  producerThreads = 32 * int64_t(ws.getProducerWarps());
   ws.getProducer().walk(
       [&](tgpu::DrawKeepBitsOp) { producerWarpgroup = true; });
   line() << "if (threadIdx.x < "
@@ -1336,11 +1340,12 @@ LogicalResult CUDAPrinter::emitBlock(Block &block) {
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>())
       continue;
-    bool firstWarp = producerWarpgroup &&
-                     isa<tgpu::TileGPUDialect>(op.getDialect()) &&
-                     op.getNumResults() == 0 &&
-                     !isa<tgpu::MbarrierWaitOp, tgpu::DrawKeepBitsOp>(&op) &&
-                     !op.hasAttr(tgpu::attrs::kWarpgroupArrive);
+    // (Waits too: a warp that skipped a phase of a barrier whose next
+    // phase does not need it could wait for a later one forever.)
+    bool firstWarp =
+        producerWarpgroup && isa<tgpu::TileGPUDialect>(op.getDialect()) &&
+        op.getNumResults() == 0 && !isa<tgpu::DrawKeepBitsOp>(&op) &&
+        !op.hasAttr(tgpu::attrs::kWarpgroupArrive);
     if (firstWarp) {
       line() << "if (threadIdx.x < " << numThreads + 32 << ") {\n";
       indent += 2;

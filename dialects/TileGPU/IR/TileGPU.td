@@ -383,6 +383,7 @@ def TileGPU_NextTileOp : TileGPU_Op<"next_tile"> {
   let assemblyFormat = [{
     $counter `,` $ctas `,` $total (`shares` $words^)? attr-dict `:` type($counter) (`,` type($words)^)?
   }];
+  let hasVerifier = 1;
 }
 
 def TileGPU_PublishTileOp : TileGPU_Op<"publish_tile"> {

@@ -21,9 +21,10 @@ inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";
 /// The kernel's math.tanh and math.exp run on the hardware approximations
 /// (tanh.approx, ex2.approx) rather than libdevice's precise functions.
 inline constexpr llvm::StringLiteral kFastMath = "tgpu.fast_math";
-/// On a producer's tgpu.mbarrier_arrive: every thread of the producer
-/// warpgroup arrives (after drawing keep bits, tgpu.draw_keep_bits), not
-/// only its first warp's.
+/// On a producer's tgpu.mbarrier_arrive or tgpu.mbarrier_wait: every thread
+/// of the producer warpgroup arrives (after drawing keep bits,
+/// tgpu.draw_keep_bits) or waits (for the bits' slot), not only its first
+/// warp's.
 inline constexpr llvm::StringLiteral kWarpgroupArrive = "tgpu.warpgroup";
 /// The kernel's wgmma products pack a register A operand into each k16
 /// step's fragments at the step (tgpu-warpgroup-mma pack-lhs-first=false,

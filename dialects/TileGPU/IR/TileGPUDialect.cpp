@@ -707,6 +707,18 @@ static LogicalResult verifyThreshold(Operation *op, int64_t threshold) {
   return success();
 }
 
+LogicalResult NextTileOp::verify() {
+  if (Value words = getWords()) {
+    auto type = cast<MemRefType>(words.getType());
+    if (!isSharedMemRef(type) || type.getShape() != ArrayRef<int64_t>{2} ||
+        !type.getElementType().isInteger(32))
+      return emitOpError() << "shares the tile through two shared i32 words, "
+                              "got "
+                           << type;
+  }
+  return success();
+}
+
 LogicalResult DrawKeepBitsOp::verify() {
   FailureOr<int64_t> words = keepBitsWords(*this, getTile(), getPatches());
   if (failed(words) || failed(verifyThreshold(*this, getThreshold())))

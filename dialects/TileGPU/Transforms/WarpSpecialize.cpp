@@ -735,11 +735,11 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   struct Sizing {
     int64_t stages = 0, bytes = 0, onceSlots = 1;
   };
-  auto size = [&](int64_t extra) {
+  auto size = [&](int64_t extra, int64_t fixed = 0) {
     Sizing z;
     int64_t perStage = ringBytes + extra;
     for (int64_t s = 1; s <= baseStages; ++s) {
-      int64_t needed = sharedAttr.getInt() + extra +
+      int64_t needed = sharedAttr.getInt() + fixed + extra +
                        (s - 1) * (perStage + 1024) + barrierBytes;
       if (limit > 0 && needed > limit)
         break;
@@ -798,12 +798,12 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   // counted too.
   if (!bits.empty()) {
     int64_t ctasBefore = ctasFor(sizing.bytes);
-    // (A persistent producer warpgroup shares its tiles through two words.)
-    if (loopTiles)
-      bitsBytes += kTileWordsBytes;
+    // (A persistent producer warpgroup shares its tiles through two words,
+    // once per CTA.)
+    int64_t tileWordsBytes = loopTiles ? kTileWordsBytes : 0;
     producerRegisters = consumerWarps >= 8 ? kProducerBitsRegistersWide
                                            : kProducerBitsRegisters;
-    Sizing with = size(vectorBytes + bitsBytes);
+    Sizing with = size(vectorBytes + bitsBytes, tileWordsBytes);
     if (with.stages == sizing.stages && with.onceSlots == sizing.onceSlots &&
         ctasFor(with.bytes) == ctasBefore) {
       sizing = with;
@@ -1308,8 +1308,14 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
         if (!atStep.contains(op->getResult(0)))
           b.clone(*op, atStep);
       Ring &ring = rings[ringOf.lookup(load.copy.getDest())];
-      MbarrierWaitOp::create(b, loc, barriers, emptySlot(ring, step.stage),
-                             emptyParity);
+      auto emptyWait = MbarrierWaitOp::create(
+          b, loc, barriers, emptySlot(ring, step.stage), emptyParity);
+      // (Where the producer draws keep bits into the ring's slot, its whole
+      // warpgroup waits for the slot; every other wait stays with the
+      // first warp, which alone reuses the other buffers.)
+      if (llvm::any_of(bitsSlots,
+                       [&](const BitsSlot &d) { return d.ring == ring.index; }))
+        emptyWait->setAttr(attrs::kWarpgroupArrive, b.getUnitAttr());
       Value full = fullSlot(ring, step.stage);
       // The vectors first: their bytes must be expected before the tile's
       // copy arrives, or the phase could complete without them.

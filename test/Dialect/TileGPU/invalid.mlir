@@ -1379,3 +1379,11 @@ func.func @draw_keep_bits_groups(%seed: i64, %off: i64, %i: index, %s: memref<51
   tgpu.draw_keep_bits %seed, %off, %i, %i, %i, %i below 100 patches 8 into %s as tensor<128x128xi1, #tgpu.mma<warps = 8, col_groups = 2>> : memref<512xi32, 3>
   return
 }
+
+// -----
+
+func.func @next_tile_words(%counter: memref<1xi32>, %i: index, %words: memref<4xi32, 3>) {
+  // expected-error @+1 {{'tgpu.next_tile' op shares the tile through two shared i32 words, got 'memref<4xi32, 3>'}}
+  %t = tgpu.next_tile %counter, %i, %i shares %words : memref<1xi32>, memref<4xi32, 3>
+  return
+}
