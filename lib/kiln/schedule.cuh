@@ -36,7 +36,7 @@ __device__ __forceinline__ int next_tile_warpgroup(int *counter, int ctas,
   ++round;
   if (leader)
     drawn[slot] = atomicAdd(counter, 1);
-  asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(kThreads) : "memory");
+  named_barrier<ID, kThreads>();
   return drawn[slot] + ctas;
 }
 

@@ -241,6 +241,11 @@ private:
   bool producerWarpgroup = false;
   /// The producer warpgroup's threads (tgpu.warp_specialize).
   int64_t producerThreads = 0;
+  /// The condition of the producer's first warp (its threads follow the
+  /// consumers').
+  std::string firstWarpCheck() const {
+    return "if (threadIdx.x < " + std::to_string(numThreads + 32) + ")";
+  }
   /// The kernel is tgpu.fast_math: tanh and exp on the approximations.
   bool fastMath = false;
   /// The kernel is tgpu.lhs_packed_per_step: wgmma packs a register A
@@ -1141,18 +1146,16 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         auto type = cppType(d.getTile(), loc);
         if (failed(type))
           return failure();
-        auto ws = d->getParentOfType<tgpu::WarpSpecializeOp>();
-        if (!ws)
+        if (!producerWarpgroup)
           return d.emitError() << "the producer warpgroup draws keep bits";
         line() << "kiln::draw_keep_bits<"
                << (d.getKeysByQueries() ? "true" : "false") << ", "
-               << 32 * ws.getProducerWarps() << ", " << *type << ", "
-               << d.getPatches() << ">(" << name(d.getDest()) << ", "
-               << name(d.getSeed()) << ", " << name(d.getOffset()) << ", "
-               << name(d.getBatch()) << ", " << name(d.getHead()) << ", "
-               << name(d.getQStart()) << ", " << name(d.getKvStart()) << ", "
-               << d.getThreshold() << "u, threadIdx.x - " << numThreads
-               << ");\n";
+               << producerThreads << ", " << *type << ", " << d.getPatches()
+               << ">(" << name(d.getDest()) << ", " << name(d.getSeed()) << ", "
+               << name(d.getOffset()) << ", " << name(d.getBatch()) << ", "
+               << name(d.getHead()) << ", " << name(d.getQStart()) << ", "
+               << name(d.getKvStart()) << ", " << d.getThreshold()
+               << "u, threadIdx.x - " << numThreads << ");\n";
         return success();
       })
       .Case([&](tgpu::LoadKeepBitsOp l) -> LogicalResult {
@@ -1301,8 +1304,7 @@ LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
   ws.getProducer().walk(
       [&](tgpu::DrawKeepBitsOp) { producerWarpgroup = true; });
   line() << "if (threadIdx.x < "
-         << numThreads + (producerWarpgroup ? 32 * ws.getProducerWarps() : 32)
-         << ") {\n";
+         << numThreads + (producerWarpgroup ? producerThreads : 32) << ") {\n";
   // Turns passed on later (tgpu.turn_signal deferred): the warp's note of
   // the last one, passed on at the end.
   turnsLater = false;
@@ -1315,9 +1317,7 @@ LogicalResult CUDAPrinter::emitWarpSpecialize(tgpu::WarpSpecializeOp ws) {
   if (failed(emitBlock(ws.getProducer().front())))
     return failure();
   if (turnsLater)
-    line() << (producerWarpgroup ? "  if (threadIdx.x < " +
-                                       std::to_string(numThreads + 32) + ") "
-                                 : std::string("  "))
+    line() << "  " << (producerWarpgroup ? firstWarpCheck() + " " : "")
            << "kiln::turn_flush(turn_later);\n";
   turnsLater = false;
   producerWarpgroup = false;
@@ -1345,9 +1345,9 @@ LogicalResult CUDAPrinter::emitBlock(Block &block) {
     bool firstWarp =
         producerWarpgroup && isa<tgpu::TileGPUDialect>(op.getDialect()) &&
         op.getNumResults() == 0 && !isa<tgpu::DrawKeepBitsOp>(&op) &&
-        !op.hasAttr(tgpu::attrs::kWarpgroupArrive);
+        !op.hasAttr(tgpu::attrs::kWarpgroup);
     if (firstWarp) {
-      line() << "if (threadIdx.x < " << numThreads + 32 << ") {\n";
+      line() << firstWarpCheck() << " {\n";
       indent += 2;
     }
     if (failed(emitOp(&op)))

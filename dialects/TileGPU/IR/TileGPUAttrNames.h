@@ -25,7 +25,7 @@ inline constexpr llvm::StringLiteral kFastMath = "tgpu.fast_math";
 /// of the producer warpgroup arrives (after drawing keep bits,
 /// tgpu.draw_keep_bits) or waits (for the bits' slot), not only its first
 /// warp's.
-inline constexpr llvm::StringLiteral kWarpgroupArrive = "tgpu.warpgroup";
+inline constexpr llvm::StringLiteral kWarpgroup = "tgpu.warpgroup";
 /// The kernel's wgmma products pack a register A operand into each k16
 /// step's fragments at the step (tgpu-warpgroup-mma pack-lhs-first=false,
 /// an ablation) instead of all of it before the products' fence.

@@ -916,6 +916,11 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       slot.stages.push_back(SharedAllocOp::create(b, loc, type, 0));
     slot.buffer = slot.stages.front();
   }
+  // Whether the producer draws keep bits into a slot beside `ring`'s tile.
+  auto drawsBeside = [&](const Ring &ring) {
+    return llvm::any_of(
+        bitsSlots, [&](const BitsSlot &d) { return d.ring == ring.index; });
+  };
   for (BitsSlot &slot : bitsSlots) {
     b.setInsertionPoint(split);
     auto type = MemRefType::get(
@@ -954,10 +959,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     for (int64_t s = 0; s < numStages; ++s) {
       // (Where the producer draws keep bits beside the ring's tile, each of
       // its threads arrives once they are written.)
-      bool drawn = llvm::any_of(
-          bitsSlots, [&](const BitsSlot &d) { return d.ring == ring.index; });
       MbarrierInitOp::create(b, loc, barriers, index(fullIndex(ring) + s),
-                             drawn ? 1 + 32 * kProducerWarps : 1);
+                             drawsBeside(ring) ? 1 + 32 * kProducerWarps : 1);
       MbarrierInitOp::create(b, loc, barriers, index(emptyIndex(ring) + s),
                              consumerThreads);
     }
@@ -1313,9 +1316,8 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       // (Where the producer draws keep bits into the ring's slot, its whole
       // warpgroup waits for the slot; every other wait stays with the
       // first warp, which alone reuses the other buffers.)
-      if (llvm::any_of(bitsSlots,
-                       [&](const BitsSlot &d) { return d.ring == ring.index; }))
-        emptyWait->setAttr(attrs::kWarpgroupArrive, b.getUnitAttr());
+      if (drawsBeside(ring))
+        emptyWait->setAttr(attrs::kWarpgroup, b.getUnitAttr());
       Value full = fullSlot(ring, step.stage);
       // The vectors first: their bytes must be expected before the tile's
       // copy arrives, or the phase could complete without them.
@@ -1360,7 +1362,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       }
       if (drew)
         MbarrierArriveOp::create(b, loc, barriers, full)
-            ->setAttr(attrs::kWarpgroupArrive, b.getUnitAttr());
+            ->setAttr(attrs::kWarpgroup, b.getUnitAttr());
     }
   }
   // Philox's draws the producer took over.
