@@ -22,7 +22,10 @@ the uniforms' registers per step), forward only; `_drop_pb` and `_drop_pb_bwd`
 (`--producer-bits`: the producer warpgroup draws the keep bits into shared
 memory instead of each consumer thread drawing its own), `_drop_ps3` and
 `_drop_ps4` (`--producer-bits-share 3` / `4`: the producer draws 3 or 4
-eighths of them, the consumers the rest), forward only. `any!=` is the
+eighths of them, the consumers the rest), forward only; `_drop_nolp_bwd`
+(`--no-philox-lane-pairs`: the dK/dV kernel's bits at one Philox call per 4
+elements in each lane rather than one per 8 shared by lane pairs), timed
+after the default forward. `any!=` is the
 worst bit count over every dropout schedule present.
 Shapes follow ../shared/bench/peers.py (16384 tokens per batch, hidden 2048).
 Checked in the same run: with V = 1 every output element is sum_kv P Z, whose
@@ -92,7 +95,8 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                      ("kiln_drop_n64", "_drop_n64", None, drop),
                      ("kiln_drop_pb", "_drop_pb", "_drop_pb_bwd", drop),
                      ("kiln_drop_ps3", "_drop_ps3", None, drop),
-                     ("kiln_drop_ps4", "_drop_ps4", None, drop))
+                     ("kiln_drop_ps4", "_drop_ps4", None, drop),
+                     ("kiln_drop_nolp", "_drop", "_drop_nolp_bwd", drop))
             want = None  # the reference's bits, drawn once per row
             for tag, fwd_suffix, bwd_suffix, extra in kilns:
                 fwd = spec(f"{variant}_hd{hd}{fwd_suffix}")
@@ -142,7 +146,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     row[f"{tag}_fb_ms"] = bench(fb)
             for name in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov",
                          "kiln_drop_pingpong", "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb",
-                         "kiln_drop_ps3", "kiln_drop_ps4", "flash", "flash_drop"):
+                         "kiln_drop_ps3", "kiln_drop_ps4", "kiln_drop_nolp", "flash", "flash_drop"):
                 for what, mult in (("fwd", 1.0), ("fb", 3.5)):
                     if f"{name}_{what}_ms" in row:
                         row[f"{name}_{what}_tflops"] = mult * fwd_flops / row[f"{name}_{what}_ms"] / 1e9
@@ -159,7 +163,7 @@ json.dump(dict(device=torch.cuda.get_device_name(), p=args.p, rows=rows),
 # TFLOP/s forward (forward + backward); ratios of dropout to no dropout.
 names = [n for n in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov", "kiln_drop_pingpong",
                      "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb", "kiln_drop_ps3",
-                     "kiln_drop_ps4", "flash", "flash_drop")
+                     "kiln_drop_ps4", "kiln_drop_nolp", "flash", "flash_drop")
          if any(n + "_fwd_tflops" in r for r in rows)]
 print(f"{'hdim':>4} {'N':>6} {'causal':>6} " + " ".join(f"{n:>15}" for n in names) +
       f" {'kd/k fwd':>8} {'kd/k f+b':>8} {'kd/fd f+b':>9} {'mean|V=1':>8} {'dropped':>7} {'bits!=':>6} {'any!=':>6}")

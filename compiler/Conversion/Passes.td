@@ -277,6 +277,13 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tgpu", "::mlir::ModuleOp"> {
            "Keep a tile.atomic_add of a product at most this wide whole even "
            "above atomic-product-columns (sm_90a pipelines: 128, so that "
            "wgmma reads K's whole swizzled tile for dS K)">,
+    Option<"philoxLanePairs", "philox-lane-pairs", "bool", "true",
+           "Mark the kernels with a tile.philox of keys_by_queries "
+           "tgpu.philox_lane_pairs: such a draw (the dK/dV kernel's dropout) "
+           "runs one Philox call "
+           "per 8 elements, the lanes of keys r and r ^ 1 each running one "
+           "query column's call and exchanging halves by a shuffle, instead "
+           "of one call per 4 elements (false: the ablation)">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect", "::mlir::memref::MemRefDialect"];
 }

@@ -49,6 +49,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.overlapCopies = choices.overlapCopies;
   options.prefetchNextStep = choices.prefetchNextStep;
   options.fastMath = choices.fastMath;
+  options.philoxLanePairs = choices.philoxLanePairs;
   options.warpgroupMma = choices.warpgroupMma;
   options.doubleBuffer = choices.doubleBuffer;
   options.pipelineProducts = choices.pipelineProducts;
@@ -139,6 +140,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.overlapCopies = o.overlapCopies;
   choices.prefetchNextStep = o.prefetchNextStep;
   choices.fastMath = o.fastMath;
+  choices.philoxLanePairs = o.philoxLanePairs;
   choices.warpgroupMma = o.warpgroupMma;
   choices.doubleBuffer = o.doubleBuffer;
   choices.pipelineProducts = o.pipelineProducts;

@@ -19,6 +19,7 @@ struct ScheduleChoices {
   bool overlapCopies = true;      ///< tgpu-overlap-copies
   bool prefetchNextStep = true;   ///< tgpu-prefetch-next-step (forward)
   bool fastMath = true;           ///< tanh / exp on the approximations
+  bool philoxLanePairs = true;    ///< key-row Philox calls shared by lanes
   bool warpgroupMma = true;       ///< tgpu-warpgroup-mma (sm_90a)
   bool doubleBuffer = true;       ///< tgpu-double-buffer (sm_90a forward)
   bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)

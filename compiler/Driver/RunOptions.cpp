@@ -156,6 +156,9 @@ const char *runUsage() {
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
   --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
+  --no-philox-lane-pairs    cuda: the dK/dV kernel's dropout bits at one
+                            Philox call per 4 elements in each lane instead
+                            of one per 8 shared by lane pairs (ablation)
   --no-warpgroup-mma        cuda sm_90a: mma.sync instead of wgmma (ablation)
   --no-double-buffer        cuda sm_90a: one K and one V buffer, K of the next
                             step prefetched under P*V (ablation)
@@ -353,22 +356,22 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-column-bounds" || name == "lazy-rescale" ||
         name == "skip-unit-scales" || name == "no-overlap-copies" ||
         name == "no-prefetch" || name == "no-fast-math" ||
-        name == "no-warpgroup-mma" || name == "no-double-buffer" ||
-        name == "pipeline-products" || name == "no-warp-specialize" ||
-        name == "longest-first" || name == "persistent" ||
-        name == "no-persistent" || name == "no-double-tile-buffers" ||
-        name == "persistent-backward" || name == "ping-pong" ||
-        name == "no-overlap-products" || name == "backward" ||
-        name == "no-combine-before-waits" || name == "no-pack-lhs-first" ||
-        name == "no-bulk-reductions" || name == "no-core-order" ||
-        name == "no-defer-flush" || name == "no-producer-reductions" ||
-        name == "no-deferred-turns" || name == "no-tma-stores" ||
-        name == "no-stage-in-q" || name == "no-load-ahead" ||
-        name == "no-async-accumulate" || name == "no-ring-vectors" ||
-        name == "producer-bits" || name == "order-before-waits" ||
-        name == "keys-by-queries" || name == "no-keys-by-queries" ||
-        name == "split-dkdv" || name == "no-split-dkdv" ||
-        name == "capture-gradients" ||
+        name == "no-philox-lane-pairs" || name == "no-warpgroup-mma" ||
+        name == "no-double-buffer" || name == "pipeline-products" ||
+        name == "no-warp-specialize" || name == "longest-first" ||
+        name == "persistent" || name == "no-persistent" ||
+        name == "no-double-tile-buffers" || name == "persistent-backward" ||
+        name == "ping-pong" || name == "no-overlap-products" ||
+        name == "backward" || name == "no-combine-before-waits" ||
+        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
+        name == "no-core-order" || name == "no-defer-flush" ||
+        name == "no-producer-reductions" || name == "no-deferred-turns" ||
+        name == "no-tma-stores" || name == "no-stage-in-q" ||
+        name == "no-load-ahead" || name == "no-async-accumulate" ||
+        name == "no-ring-vectors" || name == "producer-bits" ||
+        name == "order-before-waits" || name == "keys-by-queries" ||
+        name == "no-keys-by-queries" || name == "split-dkdv" ||
+        name == "no-split-dkdv" || name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "ordered-dq" || name == "build-block-mask";
     if (isSwitch && hasValue) {
@@ -432,6 +435,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.prefetchNextStep = false;
     } else if (name == "no-fast-math") {
       o.fastMath = false;
+    } else if (name == "no-philox-lane-pairs") {
+      o.philoxLanePairs = false;
     } else if (name == "no-warpgroup-mma") {
       o.warpgroupMma = false;
     } else if (name == "no-double-buffer") {

@@ -141,6 +141,7 @@ struct RunOptions {
   bool overlapCopies = true;    ///< cuda: tgpu-overlap-copies (ablation switch)
   bool prefetchNextStep = true; ///< cuda: tgpu-prefetch-next-step (ablation)
   bool fastMath = true; ///< cuda: tanh/exp on the hardware approximations
+  bool philoxLanePairs = true; ///< cuda: philox-lane-pairs (ablation)
   bool warpgroupMma = true; ///< cuda sm_90a: tgpu-warpgroup-mma (ablation)
   bool doubleBuffer = true; ///< cuda sm_90a: tgpu-double-buffer (ablation)
   bool pipelineProducts = false; ///< cuda sm_90a: tgpu-pipeline-products

@@ -162,6 +162,7 @@ static void addSM80Schedule(OpPassManager &pm,
   ConvertTileToTileGPUOptions schedule;
   schedule.arch = options.arch;
   schedule.fastMath = options.fastMath;
+  schedule.philoxLanePairs = options.philoxLanePairs;
   schedule.sharedMemoryBytes = sharedLimit(options);
   // wgmma takes the atomic backward's dQ = dS K whole from K's swizzled
   // tile; chunks would be windows it cannot read. Whole, the share's 64 f32

@@ -259,6 +259,12 @@ struct CUDAPipelineOptions
       llvm::cl::desc("math.tanh / math.exp on the hardware approximations "
                      "(convert-tile-to-tgpu fast-math)"),
       llvm::cl::init(true)};
+  Option<bool> philoxLanePairs{
+      *this, "philox-lane-pairs",
+      llvm::cl::desc("key-row dropout bits at one Philox call per 8 elements, "
+                     "shared by lane pairs (convert-tile-to-tgpu "
+                     "philox-lane-pairs; false: the ablation)"),
+      llvm::cl::init(true)};
   Option<bool> warpgroupMma{
       *this, "warpgroup-mma",
       llvm::cl::desc("sm_90a: products on wgmma from swizzled shared "

@@ -60,8 +60,15 @@ __device__ __forceinline__ int dropout_half(const Philox4 &r, unsigned q,
 /// in F's layout (a Frag) whose element (row, col) is query q0 + row and
 /// key kv0 + col, or (KEYS_BY_QUERIES) key kv0 + row and query q0 + col:
 /// fn(e, uniform) for element e, in calls that each cover a patch.
+///
+/// With LANE_PAIRS (keys by queries only; every lane of the warp calls it
+/// together, each for its own tile thread), the lanes holding keys r and
+/// r ^ 1 (tile threads t and t ^ 4, lanes l and l ^ 4) share a patch's two
+/// calls: each runs the call of one query column and hands the other lane
+/// the halves of its key, two words through a shuffle. One call per 8
+/// elements instead of per 4, as when the rows are queries.
 template <bool KEYS_BY_QUERIES, typename F, int E0 = 0, int E1 = F::kSize,
-          typename Fn>
+          bool LANE_PAIRS = false, typename Fn>
 __device__ __forceinline__ void
 for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
                          int batch, int head, int q0, int kv0, Fn &&fn) {
@@ -89,6 +96,32 @@ for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
           const unsigned word = x.w[((i >> 1) & 1) * 2 + (i >> 2)];
           fn(e0 + i, static_cast<int>((word >> (16 * (i & 1))) & 0xFFFFu));
         }
+      } else if (LANE_PAIRS) {
+        // Rows are keys r, r + 8; columns queries c, c + 1 (and 8 more).
+        // This lane runs the call of query c + (r & 1); the lane of key
+        // r ^ 1 runs the other, and each keeps half r & 1 of its words and
+        // sends the other half. Packed two words to a register: word w of
+        // a call in half w & 1 of register w >> 1 (query bit 3, then key
+        // bit 3: element i's register i >> 2, half (i >> 1) & 1).
+        const unsigned odd = r & 1u;
+        const Philox4 x = dropout_philox(s, o, stream, c + odd, r);
+        const unsigned lows0 = __byte_perm(x.w[0], x.w[1], 0x5410),
+                       lows1 = __byte_perm(x.w[2], x.w[3], 0x5410),
+                       highs0 = __byte_perm(x.w[0], x.w[1], 0x7632),
+                       highs1 = __byte_perm(x.w[2], x.w[3], 0x7632);
+        const unsigned got0 =
+            __shfl_xor_sync(0xffffffffu, odd ? lows0 : highs0, 4);
+        const unsigned got1 =
+            __shfl_xor_sync(0xffffffffu, odd ? lows1 : highs1, 4);
+        // Query c's registers, then query c + 1's.
+        const unsigned packed[2][2] = {
+            {odd ? got0 : lows0, odd ? got1 : lows1},
+            {odd ? highs0 : got0, odd ? highs1 : got1}};
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          fn(e0 + i,
+             static_cast<int>((packed[i & 1][i >> 2] >> (16 * ((i >> 1) & 1))) &
+                              0xFFFFu));
       } else {
         // Rows are keys r, r + 8; columns queries c, c + 1 (and 8 more):
         // two calls, one per query column, each giving the four (q, q + 8) x
@@ -117,11 +150,14 @@ for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
 }
 
 /// The dropout's uniforms of this thread's elements of a tile (tile.philox).
-template <bool KEYS_BY_QUERIES, int M, int N, int W>
+/// LANE_PAIRS: see for_each_dropout_uniform (the whole warp calls it).
+template <bool KEYS_BY_QUERIES, bool LANE_PAIRS = false, int M, int N, int W>
 __device__ __forceinline__ void
 dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
                  int batch, int head, int q0, int kv0) {
-  for_each_dropout_uniform<KEYS_BY_QUERIES, Frag<int, M, N, W>>(
+  for_each_dropout_uniform<KEYS_BY_QUERIES, Frag<int, M, N, W>, 0,
+                           Frag<int, M, N, W>::kSize,
+                           LANE_PAIRS && KEYS_BY_QUERIES>(
       warp_id(), lane_id(), seed, offset, batch, head, q0, kv0,
       [&](int e, int u) { out.x[e] = u; });
 }

@@ -574,6 +574,14 @@ struct ConvertTileToTileGPU
       kernel->setAttr(tgpu::attrs::kArch, StringAttr::get(&getContext(), arch));
       if (fastMath)
         kernel->setAttr(tgpu::attrs::kFastMath, UnitAttr::get(&getContext()));
+      // Only key-row draws have calls to share (one per 4 elements).
+      bool keyRowDraws = false;
+      kernel.walk([&](tile::PhiloxOp philox) {
+        keyRowDraws |= philox.getKeysByQueries();
+      });
+      if (philoxLanePairs && keyRowDraws)
+        kernel->setAttr(tgpu::attrs::kPhiloxLanePairs,
+                        UnitAttr::get(&getContext()));
     }
   }
 };

@@ -248,6 +248,9 @@ private:
   }
   /// The kernel is tgpu.fast_math: tanh and exp on the approximations.
   bool fastMath = false;
+  /// The kernel is tgpu.philox_lane_pairs: key-row Philox draws share their
+  /// calls between lane pairs.
+  bool philoxLanePairs = false;
   /// The kernel is tgpu.lhs_packed_per_step: wgmma packs a register A
   /// operand at each k16 step (the ablation).
   bool lhsPackedPerStep = false;
@@ -777,11 +780,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
           return failure();
         line() << *type << " " << name(r) << ";\n";
         line() << "kiln::dropout_uniforms<"
-               << (r.getKeysByQueries() ? "true" : "false") << ">(" << name(r)
-               << ", " << name(r.getSeed()) << ", " << name(r.getOffset())
-               << ", " << name(r.getBatch()) << ", " << name(r.getHead())
-               << ", " << name(r.getQStart()) << ", " << name(r.getKvStart())
-               << ");\n";
+               << (r.getKeysByQueries()
+                       ? (philoxLanePairs ? "true, true" : "true")
+                       : "false")
+               << ">(" << name(r) << ", " << name(r.getSeed()) << ", "
+               << name(r.getOffset()) << ", " << name(r.getBatch()) << ", "
+               << name(r.getHead()) << ", " << name(r.getQStart()) << ", "
+               << name(r.getKvStart()) << ");\n";
         return success();
       })
       .Case([&](tile::ReduceOp r) -> LogicalResult {
@@ -1373,6 +1378,7 @@ LogicalResult CUDAPrinter::emitKernel(func::FuncOp func) {
   int64_t launchThreads =
       numThreads + (producers ? producers.getInt() * 32 : 0);
   fastMath = func->hasAttr(tgpu::attrs::kFastMath);
+  philoxLanePairs = func->hasAttr(tgpu::attrs::kPhiloxLanePairs);
   lhsPackedPerStep = func->hasAttr(tgpu::attrs::kLhsPackedPerStep);
   orderedWaits = func->hasAttr(tgpu::attrs::kOrderedWaits);
 

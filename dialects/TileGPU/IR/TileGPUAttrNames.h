@@ -21,6 +21,11 @@ inline constexpr llvm::StringLiteral kSharedBytes = "tgpu.shared_bytes";
 /// The kernel's math.tanh and math.exp run on the hardware approximations
 /// (tanh.approx, ex2.approx) rather than libdevice's precise functions.
 inline constexpr llvm::StringLiteral kFastMath = "tgpu.fast_math";
+/// The kernel's tile.philox draws keyed by key rows (keys_by_queries) share
+/// each patch's two Philox calls between the lanes of keys r and r ^ 1, a
+/// call each and a shuffle (convert-tile-to-tgpu philox-lane-pairs).
+inline constexpr llvm::StringLiteral kPhiloxLanePairs =
+    "tgpu.philox_lane_pairs";
 /// On a producer's tgpu.mbarrier_arrive or tgpu.mbarrier_wait: every thread
 /// of the producer warpgroup arrives (after drawing keep bits,
 /// tgpu.draw_keep_bits) or waits (for the bits' slot), not only its first
