@@ -193,6 +193,24 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   return choices;
 }
 
+std::string cudaPipelineText(const std::string &arch,
+                             const ScheduleChoices &choices,
+                             const std::string &backwardSchedule) {
+  CUDAPipelineOptions options;
+  setPipelineOptions(options, arch, choices);
+  options.backwardSchedule = backwardSchedule;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPassManager forward(ModuleOp::getOperationName());
+  buildCUDAForwardPipeline(forward, options);
+  forward.printAsTextualPipeline(os);
+  os << "\n";
+  OpPassManager backward(ModuleOp::getOperationName());
+  buildCUDABackwardPipeline(backward, options);
+  backward.printAsTextualPipeline(os);
+  return text;
+}
+
 Status compileForwardCUDA(ModuleOp module, const std::string &arch,
                           ProgramSpec &spec, const ScheduleChoices &choices,
                           std::string *tgpuIR) {

@@ -103,6 +103,14 @@ Status compileBackwardCUDA(mlir::ModuleOp module, const std::string &arch,
                            const ScheduleChoices &choices = {},
                            std::string *tgpuIR = nullptr);
 
+/// The forward and backward pass pipelines (`backwardSchedule` as
+/// compileBackwardCUDA's `schedule`) that `choices` give for `arch`, as
+/// text with every pass's options: a schedule switch that does not change
+/// it does not reach a pass (the driver's tests hold every switch to that).
+std::string cudaPipelineText(const std::string &arch,
+                             const ScheduleChoices &choices,
+                             const std::string &backwardSchedule = "auto");
+
 } // namespace kiln::driver
 
 #endif // KILN_COMPILER_DRIVER_CUDACOMPILE_H
