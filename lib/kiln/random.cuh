@@ -12,7 +12,8 @@
 // the 8 elements a thread holds of two adjacent n8 fragments of an m16
 // tile (rows r, r + 8; columns 2t, 2t + 1 and 8 more), so a thread pays
 // one call per 8 elements when the tile's rows are queries, and one per 4
-// when they are keys.
+// when they are keys, unless two lanes share their calls (LANE_PAIRS,
+// below: one per 8 again).
 #pragma once
 #include "kiln/layout.cuh"
 

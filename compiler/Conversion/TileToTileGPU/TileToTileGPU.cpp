@@ -576,10 +576,11 @@ struct ConvertTileToTileGPU
         kernel->setAttr(tgpu::attrs::kFastMath, UnitAttr::get(&getContext()));
       // Only key-row draws have calls to share (one per 4 elements).
       bool keyRowDraws = false;
-      kernel.walk([&](tile::PhiloxOp philox) {
-        keyRowDraws |= philox.getKeysByQueries();
-      });
-      if (philoxLanePairs && keyRowDraws)
+      if (philoxLanePairs)
+        kernel.walk([&](tile::PhiloxOp philox) {
+          keyRowDraws |= philox.getKeysByQueries();
+        });
+      if (keyRowDraws)
         kernel->setAttr(tgpu::attrs::kPhiloxLanePairs,
                         UnitAttr::get(&getContext()));
     }

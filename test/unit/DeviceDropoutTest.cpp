@@ -1,0 +1,110 @@
+//===- DeviceDropoutTest.cpp - the device library's dropout bits ----------===//
+//
+// lib/kiln/random.cuh draws each dropout uniform in the register layout of
+// a tile; the kernels' bits must be reference/Philox.h's, bit for bit. On a
+// GPU only tolerances against float64 would see a wrong draw in a few
+// elements, so the device code itself runs here, on the host (DeviceShim's
+// types.cuh): 32 threads per warp, every warp of a tile in turn, each
+// element against ref::dropoutUniform. Keys-by-queries tiles with lane
+// pairs (two lanes sharing a patch's calls through __shfl_xor_sync) are the
+// case this exists for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/random.cuh"
+#include "reference/Philox.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Draw {
+  long long seed = 0x0123456789ABCDEFll, offset = (5ll << 32) + 9;
+  int batch = 3, head = 11, q0 = 0, kv0 = 0;
+};
+
+/// Elements of every thread of an F tile whose uniform differs from the
+/// reference's; `shuffles` counts the shuffles the threads made.
+template <bool KEYS_BY_QUERIES, bool LANE_PAIRS, typename F>
+int mismatches(const Draw &d, int &shuffles) {
+  int bad = 0;
+  shuffles = 0;
+  for (int w = 0; w < F::kWarps; ++w) {
+    device_shim::Warp warp;
+    device_shim::warp = &warp;
+    std::vector<F> out(32);
+    std::vector<std::thread> lanes;
+    for (int l = 0; l < 32; ++l)
+      lanes.emplace_back([&, l] {
+        threadIdx.x = 32 * w + l;
+        kiln::for_each_dropout_uniform<KEYS_BY_QUERIES, F, 0, F::kSize,
+                                       LANE_PAIRS>(
+            w, l, d.seed, d.offset, d.batch, d.head, d.q0, d.kv0,
+            [&](int e, int u) { out[l].x[e] = u; });
+      });
+    for (std::thread &t : lanes)
+      t.join();
+    for (int l = 0; l < 32; ++l) {
+      shuffles += warp.shuffles[l];
+      for (int e = 0; e < F::kSize; ++e) {
+        unsigned row = F::row_of(e, w, l), col = F::col_of(e, w, l);
+        unsigned q = KEYS_BY_QUERIES ? d.q0 + col : d.q0 + row;
+        unsigned kv = KEYS_BY_QUERIES ? d.kv0 + row : d.kv0 + col;
+        bad +=
+            unsigned(out[l].x[e]) !=
+            kiln::ref::dropoutUniform(d.seed, d.offset, d.batch, d.head, q, kv);
+      }
+    }
+  }
+  return bad;
+}
+
+template <typename F> void checkKeysByQueries(const Draw &d, bool aligned) {
+  int shuffles = 0;
+  EXPECT_EQ((mismatches<true, true, F>(d, shuffles)), 0)
+      << "lane pairs, q0 " << d.q0 << " kv0 " << d.kv0;
+  // Tiles at multiples of 16 share calls; others draw one call per element
+  // and must not shuffle.
+  if (aligned)
+    EXPECT_EQ(shuffles, 32 * F::kWarps * 2 * (F::kSize / 8));
+  else
+    EXPECT_EQ(shuffles, 0);
+  EXPECT_EQ((mismatches<true, false, F>(d, shuffles)), 0)
+      << "one call per 4 elements, q0 " << d.q0 << " kv0 " << d.kv0;
+  EXPECT_EQ(shuffles, 0);
+}
+
+} // namespace
+
+TEST(DeviceDropout, QueriesByKeysMatchTheReference) {
+  int shuffles = 0;
+  Draw d;
+  d.q0 = 128;
+  d.kv0 = 256;
+  EXPECT_EQ(
+      (mismatches<false, false, kiln::Frag<int, 128, 64, 8>>(d, shuffles)), 0);
+  d.kv0 = 250; // not a multiple of 16: one call per element
+  EXPECT_EQ((mismatches<false, false, kiln::Frag<int, 64, 32, 4>>(d, shuffles)),
+            0);
+}
+
+TEST(DeviceDropout, KeysByQueriesWithLanePairsMatchTheReference) {
+  Draw d;
+  d.q0 = 64;
+  d.kv0 = 128;
+  // The dK/dV kernel's tiles: two warpgroups over 128 keys, one over 64.
+  checkKeysByQueries<kiln::Frag<int, 128, 64, 8>>(d, true);
+  checkKeysByQueries<kiln::Frag<int, 64, 64, 4>>(d, true);
+  // Two m16 tiles per warp, and column groups.
+  checkKeysByQueries<kiln::Frag<int, 64, 32, 2>>(d, true);
+  checkKeysByQueries<kiln::Frag<int, 64, 64, 8, 2>>(d, true);
+  // Another batch and head, seed and offset, and starts past 2^16 keys.
+  d = Draw{42, 7, 0, 65535, 4096, 70000};
+  checkKeysByQueries<kiln::Frag<int, 64, 64, 4>>(d, true);
+  // A start that is not a multiple of 16.
+  d.kv0 = 70001;
+  checkKeysByQueries<kiln::Frag<int, 64, 64, 4>>(d, false);
+}

@@ -1,0 +1,84 @@
+//===- types.cuh - a host stand-in for lib/kiln's device basics ----------===//
+//
+// Lets a unit test compile lib/kiln's random.cuh and layout.cuh on the host
+// (they include "kiln/types.cuh", found here first): one std::thread per
+// lane of a warp, `threadIdx.x` thread-local, and __shfl_xor_sync exchanging
+// values among the 32 threads of the warp under test at a barrier.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#define __device__
+#define __host__
+#define __forceinline__ inline
+
+struct DeviceShimDim3 {
+  unsigned x = 0;
+};
+inline thread_local DeviceShimDim3 threadIdx;
+
+struct uint2 {
+  unsigned x, y;
+};
+inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+
+inline unsigned __umulhi(unsigned a, unsigned b) {
+  return static_cast<unsigned>((uint64_t(a) * b) >> 32);
+}
+
+/// PTX prmt's default mode: byte i of the result is byte (s >> 4i) & 7 of
+/// y:x.
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  uint64_t bytes = uint64_t(y) << 32 | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i)
+    r |= unsigned((bytes >> (8 * ((s >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  return r;
+}
+
+namespace device_shim {
+/// The 32 lanes of the warp under test: a barrier, their values in flight,
+/// and how many shuffles each made.
+struct Warp {
+  std::mutex mutex;
+  std::condition_variable cv;
+  int arrived = 0;
+  unsigned generation = 0;
+  unsigned slots[32] = {};
+  int shuffles[32] = {};
+
+  void sync() {
+    std::unique_lock<std::mutex> lock(mutex);
+    unsigned mine = generation;
+    if (++arrived == 32) {
+      arrived = 0;
+      ++generation;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return generation != mine; });
+    }
+  }
+};
+inline Warp *warp = nullptr;
+} // namespace device_shim
+
+inline unsigned __shfl_xor_sync(unsigned, unsigned value, int laneMask) {
+  device_shim::Warp &w = *device_shim::warp;
+  int lane = threadIdx.x & 31;
+  ++w.shuffles[lane];
+  w.slots[lane] = value;
+  w.sync();
+  unsigned other = w.slots[lane ^ laneMask];
+  w.sync();
+  return other;
+}
+
+namespace kiln {
+inline int lane_id() { return threadIdx.x & 31; }
+inline int warp_id() { return threadIdx.x >> 5; }
+} // namespace kiln
