@@ -176,9 +176,11 @@ template <int kPatches> __host__ __device__ constexpr int keep_words() {
 /// tile (F's layout, the tile's threads the kernel's first 32 * W), and
 /// writes them as t's keep_words words at dst.ptr[t * words]: consecutive
 /// threads, consecutive words, so the writes and the tile threads' reads
-/// (load_keep_bits) are free of bank conflicts.
+/// (load_keep_bits) are free of bank conflicts. LANE_PAIRS as in
+/// for_each_dropout_uniform: the lanes of a producer warp draw for tile
+/// threads t and t ^ 4 together, so lane pairs share calls here too.
 template <bool KEYS_BY_QUERIES, int kThreads, typename F, int kPatches,
-          typename Slot>
+          bool LANE_PAIRS = false, typename Slot>
 __device__ __forceinline__ void
 draw_keep_bits(const Slot &dst, long long seed, long long offset, int batch,
                int head, int q0, int kv0, unsigned threshold, int thread) {
@@ -190,7 +192,8 @@ draw_keep_bits(const Slot &dst, long long seed, long long offset, int batch,
 #pragma unroll
     for (int i = 0; i < kWords; ++i)
       words[i] = 0;
-    for_each_dropout_uniform<KEYS_BY_QUERIES, F, 0, 8 * kPatches>(
+    for_each_dropout_uniform<KEYS_BY_QUERIES, F, 0, 8 * kPatches,
+                             LANE_PAIRS && KEYS_BY_QUERIES>(
         t >> 5, t & 31, seed, offset, batch, head, q0, kv0, [&](int e, int u) {
           words[e / 32] |=
               static_cast<unsigned>(static_cast<unsigned>(u) < threshold)
@@ -209,9 +212,10 @@ draw_keep_bits(const Slot &dst, long long seed, long long offset, int batch,
 
 /// tgpu.load_keep_bits: this thread's keep bits, those of its first
 /// kPatches patches from a slot that draw_keep_bits filled, the rest drawn
-/// here (the producer's share and the consumers' split the Philox calls).
-template <bool KEYS_BY_QUERIES, int kPatches, int M, int N, int W,
-          typename Slot>
+/// here (the producer's share and the consumers' split the Philox calls;
+/// LANE_PAIRS as in for_each_dropout_uniform).
+template <bool KEYS_BY_QUERIES, int kPatches, bool LANE_PAIRS = false, int M,
+          int N, int W, typename Slot>
 __device__ __forceinline__ void
 load_keep_bits(Frag<bool, M, N, W> &out, const Slot &src, long long seed,
                long long offset, int batch, int head, int q0, int kv0,
@@ -233,7 +237,8 @@ load_keep_bits(Frag<bool, M, N, W> &out, const Slot &src, long long seed,
 #pragma unroll
   for (int e = 0; e < 8 * kPatches; ++e)
     out.x[e] = (words[e / 32] >> (e % 32)) & 1u;
-  for_each_dropout_uniform<KEYS_BY_QUERIES, F, 8 * kPatches, F::kSize>(
+  for_each_dropout_uniform<KEYS_BY_QUERIES, F, 8 * kPatches, F::kSize,
+                           LANE_PAIRS && KEYS_BY_QUERIES>(
       warp_id(), lane_id(), seed, offset, batch, head, q0, kv0,
       [&](int e, int u) { out.x[e] = static_cast<unsigned>(u) < threshold; });
 }

@@ -77,7 +77,83 @@ template <typename F> void checkKeysByQueries(const Draw &d, bool aligned) {
   EXPECT_EQ(shuffles, 0);
 }
 
+/// Runs fn(thread) on `count` threads in warps of 32, one warp at a time
+/// (each with its own shuffle barrier), thread i with threadIdx.x = base + i.
+template <typename Fn> void runWarps(int base, int count, Fn fn) {
+  for (int w = 0; w < count / 32; ++w) {
+    device_shim::Warp warp;
+    device_shim::warp = &warp;
+    std::vector<std::thread> lanes;
+    for (int l = 0; l < 32; ++l)
+      lanes.emplace_back([&, l] {
+        threadIdx.x = base + 32 * w + l;
+        fn(32 * w + l);
+      });
+    for (std::thread &t : lanes)
+      t.join();
+  }
+}
+
+struct Slot {
+  int *ptr;
+};
+
+/// tgpu.draw_keep_bits by a 128-thread producer warpgroup for the first
+/// kPatches patches of each consumer thread of an F tile, then
+/// tgpu.load_keep_bits in the consumers (the rest drawn there): keep bits
+/// differing from the reference's uniform < threshold.
+template <bool KEYS_BY_QUERIES, bool LANE_PAIRS, int kPatches, typename F>
+int keepMismatches(const Draw &d, unsigned threshold) {
+  constexpr int kThreads = 32 * F::kWarps;
+  std::vector<int> words(kThreads * kiln::keep_words<kPatches>());
+  Slot slot{words.data()};
+  runWarps(kThreads, 128, [&](int thread) {
+    kiln::draw_keep_bits<KEYS_BY_QUERIES, 128, F, kPatches, LANE_PAIRS>(
+        slot, d.seed, d.offset, d.batch, d.head, d.q0, d.kv0, threshold,
+        thread);
+  });
+  std::vector<F> out(kThreads);
+  runWarps(0, kThreads, [&](int thread) {
+    kiln::load_keep_bits<KEYS_BY_QUERIES, kPatches, LANE_PAIRS>(
+        out[thread], slot, d.seed, d.offset, d.batch, d.head, d.q0, d.kv0,
+        threshold);
+  });
+  int bad = 0;
+  for (int t = 0; t < kThreads; ++t)
+    for (int e = 0; e < F::kSize; ++e) {
+      unsigned row = F::row_of(e, t / 32, t % 32),
+               col = F::col_of(e, t / 32, t % 32);
+      unsigned q = KEYS_BY_QUERIES ? d.q0 + col : d.q0 + row;
+      unsigned kv = KEYS_BY_QUERIES ? d.kv0 + row : d.kv0 + col;
+      bool keep = kiln::ref::dropoutUniform(d.seed, d.offset, d.batch, d.head,
+                                            q, kv) < threshold;
+      bad += out[t].x[e] != keep;
+    }
+  return bad;
+}
+
 } // namespace
+
+TEST(DeviceDropout, KeepBitsSharedWithTheProducerMatchTheReference) {
+  // The producer's share of the draw (--producer-bits-share), both
+  // orientations, lane pairs in the dK/dV kernel's.
+  Draw d;
+  d.q0 = 64;
+  d.kv0 = 128;
+  const unsigned threshold = 58982; // p = 0.1
+  EXPECT_EQ((keepMismatches<false, false, 3, kiln::Frag<bool, 128, 128, 8>>(
+                d, threshold)),
+            0);
+  EXPECT_EQ((keepMismatches<true, true, 1, kiln::Frag<bool, 128, 64, 8>>(
+                d, threshold)),
+            0);
+  EXPECT_EQ((keepMismatches<true, true, 4, kiln::Frag<bool, 128, 64, 8>>(
+                d, threshold)),
+            0);
+  EXPECT_EQ((keepMismatches<true, false, 2, kiln::Frag<bool, 128, 64, 8>>(
+                d, threshold)),
+            0);
+}
 
 TEST(DeviceDropout, QueriesByKeysMatchTheReference) {
   int shuffles = 0;

@@ -1156,6 +1156,7 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << "kiln::draw_keep_bits<"
                << (d.getKeysByQueries() ? "true" : "false") << ", "
                << producerThreads << ", " << *type << ", " << d.getPatches()
+               << (d.getKeysByQueries() && philoxLanePairs ? ", true" : "")
                << ">(" << name(d.getDest()) << ", " << name(d.getSeed()) << ", "
                << name(d.getOffset()) << ", " << name(d.getBatch()) << ", "
                << name(d.getHead()) << ", " << name(d.getQStart()) << ", "
@@ -1170,11 +1171,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << *type << " " << name(l) << ";\n";
         line() << "kiln::load_keep_bits<"
                << (l.getKeysByQueries() ? "true" : "false") << ", "
-               << l.getPatches() << ">(" << name(l) << ", "
-               << name(l.getSource()) << ", " << name(l.getSeed()) << ", "
-               << name(l.getOffset()) << ", " << name(l.getBatch()) << ", "
-               << name(l.getHead()) << ", " << name(l.getQStart()) << ", "
-               << name(l.getKvStart()) << ", " << l.getThreshold() << "u);\n";
+               << l.getPatches()
+               << (l.getKeysByQueries() && philoxLanePairs ? ", true" : "")
+               << ">(" << name(l) << ", " << name(l.getSource()) << ", "
+               << name(l.getSeed()) << ", " << name(l.getOffset()) << ", "
+               << name(l.getBatch()) << ", " << name(l.getHead()) << ", "
+               << name(l.getQStart()) << ", " << name(l.getKvStart()) << ", "
+               << l.getThreshold() << "u);\n";
         return success();
       })
       .Case([&](tgpu::LoadSharedOp l) -> LogicalResult {
