@@ -193,20 +193,35 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   return choices;
 }
 
+namespace {
+/// The pass pipeline a compile of `arch` with `choices` runs: the forward's,
+/// or with a `backwardSchedule` the backward's (compileForwardCUDA,
+/// compileBackwardCUDA and cudaPipelineText all build it here).
+void buildPipeline(OpPassManager &pm, const std::string &arch,
+                   const ScheduleChoices &choices,
+                   const std::string *backwardSchedule) {
+  CUDAPipelineOptions options;
+  setPipelineOptions(options, arch, choices);
+  if (!backwardSchedule) {
+    buildCUDAForwardPipeline(pm, options);
+    return;
+  }
+  options.backwardSchedule = *backwardSchedule;
+  buildCUDABackwardPipeline(pm, options);
+}
+} // namespace
+
 std::string cudaPipelineText(const std::string &arch,
                              const ScheduleChoices &choices,
                              const std::string &backwardSchedule) {
-  CUDAPipelineOptions options;
-  setPipelineOptions(options, arch, choices);
-  options.backwardSchedule = backwardSchedule;
   std::string text;
   llvm::raw_string_ostream os(text);
   OpPassManager forward(ModuleOp::getOperationName());
-  buildCUDAForwardPipeline(forward, options);
+  buildPipeline(forward, arch, choices, nullptr);
   forward.printAsTextualPipeline(os);
   os << "\n";
   OpPassManager backward(ModuleOp::getOperationName());
-  buildCUDABackwardPipeline(backward, options);
+  buildPipeline(backward, arch, choices, &backwardSchedule);
   backward.printAsTextualPipeline(os);
   return text;
 }
@@ -218,10 +233,8 @@ Status compileForwardCUDA(ModuleOp module, const std::string &arch,
   int64_t headDimQK = 0, headDimV = 0;
   if (Status s = checkVariant(module, variant, headDimQK, headDimV); !s.ok())
     return s;
-  CUDAPipelineOptions options;
-  setPipelineOptions(options, arch, choices);
   PassManager pm(module.getContext());
-  buildCUDAForwardPipeline(pm, options);
+  buildPipeline(pm, arch, choices, nullptr);
   return lowerAndEmit(module, pm, variant, arch, "forward", tgpuIR, spec);
 }
 
@@ -233,11 +246,8 @@ Status compileBackwardCUDA(ModuleOp module, const std::string &arch,
   int64_t headDimQK = 0, headDimV = 0;
   if (Status s = checkVariant(module, variant, headDimQK, headDimV); !s.ok())
     return s;
-  CUDAPipelineOptions options;
-  setPipelineOptions(options, arch, choices);
-  options.backwardSchedule = schedule;
   PassManager pm(module.getContext());
-  buildCUDABackwardPipeline(pm, options);
+  buildPipeline(pm, arch, choices, &schedule);
   if (Status s =
           lowerAndEmit(module, pm, variant, arch, "backward", tgpuIR, spec);
       !s.ok())
