@@ -32,6 +32,30 @@ run_check() {
   echo "== $label"
   timeout 90 $KILN run "$@" --check 2>&1 | grep -E "rel L2|PASS|FAIL|rror"
 }
+# dropout_checks: the dropout forward + backward of every example on both
+# backward schedules, plain and causal at D = 64 .. 256 in bf16 and fp16,
+# and causal with Lq > Lk over many CTAs, against float64 with the same
+# mask (run_check's lines).
+dropout_checks() {
+  local ex heads sched hd dt
+  for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
+    heads=3; [ $ex = gqa_causal ] && heads=8
+    for sched in two-kernel atomic; do
+      run_check "$ex $sched" examples/$ex.mlir --backend cuda --dropout 0.2 --backward --bwd-schedule $sched \
+        --seqlen 333 --seqlen-kv 517 --heads $heads
+    done
+  done
+  for hd in 64 128 256; do
+    for ex in plain causal; do
+      for dt in bf16 fp16; do
+        run_check "$ex hd$hd $dt" examples/$ex.mlir --backend cuda --dropout 0.1 --backward --head-dim $hd \
+          --dtype $dt --seqlen 300 --seqlen-kv 700 --heads 2 --batch 2
+      done
+    done
+  done
+  run_check "causal hd128 Lq>Lk many CTAs" examples/causal.mlir --backend cuda --dropout 0.15 --backward \
+    --head-dim 128 --seqlen 2000 --seqlen-kv 900 --heads 16 --batch 3
+}
 # summarize_checks FILE: the PASS / FAIL counts of a check_examples-style log
 # ("== case" lines, then the verdicts), and the lines around each failure.
 summarize_checks() {

@@ -36,23 +36,7 @@ if [ "${1:-}" = prepare ]; then
 fi
 . bench/device-env.sh > /dev/null
 {
-  for ex in plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal; do
-    heads=3; [ $ex = gqa_causal ] && heads=8
-    for sched in two-kernel atomic; do
-      run_check "$ex $sched" examples/$ex.mlir --backend cuda --dropout 0.2 --backward --bwd-schedule $sched \
-        --seqlen 333 --seqlen-kv 517 --heads $heads
-    done
-  done
-  for hd in 64 128 256; do
-    for ex in plain causal; do
-      for dt in bf16 fp16; do
-        run_check "$ex hd$hd $dt" examples/$ex.mlir --backend cuda --dropout 0.1 --backward --head-dim $hd \
-          --dtype $dt --seqlen 300 --seqlen-kv 700 --heads 2 --batch 2
-      done
-    done
-  done
-  run_check "causal hd128 Lq>Lk many CTAs" examples/causal.mlir --backend cuda --dropout 0.15 --backward \
-    --head-dim 128 --seqlen 2000 --seqlen-kv 900 --heads 16 --batch 3
+  dropout_checks
   run_check "plain hd64 no-keys-by-queries" examples/plain.mlir --backend cuda --dropout 0.3 --backward \
     --head-dim 64 --no-keys-by-queries --seqlen 300 --heads 2
   run_check "causal hd64 mma.sync keys-by-queries" examples/causal.mlir --backend cuda --no-warpgroup-mma --dropout 0.3 \

@@ -157,8 +157,7 @@ __device__ __forceinline__ void
 dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
                  int batch, int head, int q0, int kv0) {
   for_each_dropout_uniform<KEYS_BY_QUERIES, Frag<int, M, N, W>, 0,
-                           Frag<int, M, N, W>::kSize,
-                           LANE_PAIRS && KEYS_BY_QUERIES>(
+                           Frag<int, M, N, W>::kSize, LANE_PAIRS>(
       warp_id(), lane_id(), seed, offset, batch, head, q0, kv0,
       [&](int e, int u) { out.x[e] = u; });
 }
@@ -192,8 +191,7 @@ draw_keep_bits(const Slot &dst, long long seed, long long offset, int batch,
 #pragma unroll
     for (int i = 0; i < kWords; ++i)
       words[i] = 0;
-    for_each_dropout_uniform<KEYS_BY_QUERIES, F, 0, 8 * kPatches,
-                             LANE_PAIRS && KEYS_BY_QUERIES>(
+    for_each_dropout_uniform<KEYS_BY_QUERIES, F, 0, 8 * kPatches, LANE_PAIRS>(
         t >> 5, t & 31, seed, offset, batch, head, q0, kv0, [&](int e, int u) {
           words[e / 32] |=
               static_cast<unsigned>(static_cast<unsigned>(u) < threshold)
@@ -238,7 +236,7 @@ load_keep_bits(Frag<bool, M, N, W> &out, const Slot &src, long long seed,
   for (int e = 0; e < 8 * kPatches; ++e)
     out.x[e] = (words[e / 32] >> (e % 32)) & 1u;
   for_each_dropout_uniform<KEYS_BY_QUERIES, F, 8 * kPatches, F::kSize,
-                           LANE_PAIRS && KEYS_BY_QUERIES>(
+                           LANE_PAIRS>(
       warp_id(), lane_id(), seed, offset, batch, head, q0, kv0,
       [&](int e, int u) { out.x[e] = static_cast<unsigned>(u) < threshold; });
 }

@@ -251,6 +251,19 @@ private:
   /// The kernel is tgpu.philox_lane_pairs: key-row Philox draws share their
   /// calls between lane pairs.
   bool philoxLanePairs = false;
+  /// The LANE_PAIRS template argument of a Philox draw (dropout_uniforms,
+  /// draw_keep_bits, load_keep_bits): given for key-row draws of a
+  /// tgpu.philox_lane_pairs kernel, else left to its default.
+  const char *lanePairs(bool keysByQueries) const {
+    return keysByQueries && philoxLanePairs ? ", true" : "";
+  }
+  /// A Philox draw's operands as the device library takes them: seed,
+  /// offset, batch, head, the tile's first query and first key.
+  template <typename Op> std::string philoxOperands(Op op) {
+    return name(op.getSeed()) + ", " + name(op.getOffset()) + ", " +
+           name(op.getBatch()) + ", " + name(op.getHead()) + ", " +
+           name(op.getQStart()) + ", " + name(op.getKvStart());
+  }
   /// The kernel is tgpu.lhs_packed_per_step: wgmma packs a register A
   /// operand at each k16 step (the ablation).
   bool lhsPackedPerStep = false;
@@ -780,13 +793,9 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
           return failure();
         line() << *type << " " << name(r) << ";\n";
         line() << "kiln::dropout_uniforms<"
-               << (r.getKeysByQueries()
-                       ? (philoxLanePairs ? "true, true" : "true")
-                       : "false")
-               << ">(" << name(r) << ", " << name(r.getSeed()) << ", "
-               << name(r.getOffset()) << ", " << name(r.getBatch()) << ", "
-               << name(r.getHead()) << ", " << name(r.getQStart()) << ", "
-               << name(r.getKvStart()) << ");\n";
+               << (r.getKeysByQueries() ? "true" : "false")
+               << lanePairs(r.getKeysByQueries()) << ">(" << name(r) << ", "
+               << philoxOperands(r) << ");\n";
         return success();
       })
       .Case([&](tile::ReduceOp r) -> LogicalResult {
@@ -1156,11 +1165,8 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << "kiln::draw_keep_bits<"
                << (d.getKeysByQueries() ? "true" : "false") << ", "
                << producerThreads << ", " << *type << ", " << d.getPatches()
-               << (d.getKeysByQueries() && philoxLanePairs ? ", true" : "")
-               << ">(" << name(d.getDest()) << ", " << name(d.getSeed()) << ", "
-               << name(d.getOffset()) << ", " << name(d.getBatch()) << ", "
-               << name(d.getHead()) << ", " << name(d.getQStart()) << ", "
-               << name(d.getKvStart()) << ", " << d.getThreshold()
+               << lanePairs(d.getKeysByQueries()) << ">(" << name(d.getDest())
+               << ", " << philoxOperands(d) << ", " << d.getThreshold()
                << "u, threadIdx.x - " << numThreads << ");\n";
         return success();
       })
@@ -1171,13 +1177,9 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << *type << " " << name(l) << ";\n";
         line() << "kiln::load_keep_bits<"
                << (l.getKeysByQueries() ? "true" : "false") << ", "
-               << l.getPatches()
-               << (l.getKeysByQueries() && philoxLanePairs ? ", true" : "")
-               << ">(" << name(l) << ", " << name(l.getSource()) << ", "
-               << name(l.getSeed()) << ", " << name(l.getOffset()) << ", "
-               << name(l.getBatch()) << ", " << name(l.getHead()) << ", "
-               << name(l.getQStart()) << ", " << name(l.getKvStart()) << ", "
-               << l.getThreshold() << "u);\n";
+               << l.getPatches() << lanePairs(l.getKeysByQueries()) << ">("
+               << name(l) << ", " << name(l.getSource()) << ", "
+               << philoxOperands(l) << ", " << l.getThreshold() << "u);\n";
         return success();
       })
       .Case([&](tgpu::LoadSharedOp l) -> LogicalResult {
