@@ -284,11 +284,25 @@ def flex_variant(score_mod=None, mask_mod=None, *, head_dim, head_dim_v=None, dt
     return Variant(text), captures
 
 
-# Tracing a Python function with torch.fx cannot itself be traced by Dynamo:
-# under torch.compile the translation runs eagerly (a graph break; with
-# fullgraph=True use flex_variant outside and kiln.attention inside).
+# Dynamo reads a nested function's closure from torch 2.14 on; before, the
+# translation runs eagerly under torch.compile (one graph break).
+_DYNAMO_READS_CLOSURES = torch.torch_version.TorchVersion(torch.__version__) >= (2, 14)
+
+
 @torch.compiler.disable
 def _flex_variant_eager(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group):
+    return flex_variant(score_mod, mask_mod, head_dim=head_dim, head_dim_v=head_dim_v, dtype=dtype, scale=scale,
+                        gqa_group=gqa_group)
+
+
+def _flex_variant_any(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group):
+    """flex_variant, or under torch.compile its traced form: the text a
+    constant of the graph, the captures traced tensors (no graph break)."""
+    if _is_compiling():
+        if not _DYNAMO_READS_CLOSURES:
+            return _flex_variant_eager(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group)
+        text, captures = mods.traced_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group)
+        return Variant(text), captures
     return flex_variant(score_mod, mask_mod, head_dim=head_dim, head_dim_v=head_dim_v, dtype=dtype, scale=scale,
                         gqa_group=gqa_group)
 
@@ -308,7 +322,7 @@ def flex_attention(query, key, value, score_mod=None, *, mask_mod=None, scale=No
         raise KilnError(f"query has {h} heads and key {h_kv}: pass enable_gqa=True for grouped-query attention")
     if h % h_kv:
         raise KilnError(f"query heads ({h}) must be a multiple of key/value heads ({h_kv})")
-    variant, captures = _flex_variant_eager(score_mod, mask_mod, d, value.shape[-1], query.dtype, scale,
+    variant, captures = _flex_variant_any(score_mod, mask_mod, d, value.shape[-1], query.dtype, scale,
                                             h // h_kv)
     out, lse = attention_with_lse(query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2), variant,
                                   captures)

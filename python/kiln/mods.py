@@ -12,6 +12,8 @@ raises KilnError naming the op. The translation is FileChecked
 import collections
 import math
 import operator
+import sys
+import types
 from typing import NamedTuple
 
 import torch
@@ -146,7 +148,7 @@ def _translate(fn, kind, captures):
     `captures` collects the tensors it indexes (shared by both mods)."""
     names = ["score", "b", "h", "q_idx", "kv_idx"] if kind == "score_mod" else ["b", "h", "q_idx", "kv_idx"]
     try:
-        graph_module = torch.fx.symbolic_trace(fn)
+        graph_module = _symbolic_trace(fn)
     except Exception as e:  # noqa: BLE001 - fx raises many kinds
         raise KilnError(f"{kind}: torch.fx could not trace it: {e}") from e
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
@@ -186,6 +188,27 @@ def _translate(fn, kind, captures):
         raise KilnError(f"mask_mod must return a boolean (a comparison), got a {out[1]} value")
     args = [f"%{n}: {'f32' if n == 'score' else 'index'}" for n in names]
     return args, region.lines, out
+
+
+class _ModTracer(torch.fx.Tracer):
+    """torch.fx's tracer, but an nn.Parameter the mod reads (a learnable
+    bias) becomes an attribute like any other tensor: fx would look for it
+    among the root module's parameters, and a mod has none."""
+
+    def create_arg(self, a):
+        if isinstance(a, torch.nn.Parameter):
+            name = next((n for n, p in self.root.named_parameters() if p is a), None)
+            if name is None:
+                name = f"_kiln_parameter{len(list(self.root.parameters()))}"
+                self.root.register_parameter(name, a)
+            return self.create_node("get_attr", name, (), {})
+        return super().create_arg(a)
+
+
+def _symbolic_trace(fn):
+    tracer = _ModTracer()
+    graph = tracer.trace(fn)
+    return torch.fx.GraphModule(tracer.root, graph, fn.__name__)
 
 
 def _scalar(region, arg):
@@ -415,3 +438,116 @@ def cached_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=
         if len(_translations) > _MAX_TRANSLATIONS:
             _translations.popitem(last=False)
     return result
+
+
+# Under torch.compile. Dynamo cannot trace torch.fx tracing, so the mods are
+# translated while Dynamo traces the caller, as a constant of the graph
+# (torch.compiler.assume_constant_result), from what Dynamo can pass as
+# constants: each mod's code object, the numbers it closes over, and the
+# shape and dtype of each tensor it reads from outside. The tensors
+# themselves stay traced values, passed to the op as its captures. A rebuilt
+# function with meta tensors of the same shapes in their place is what fx
+# traces; every capture of the translation is then one of those tensors (by
+# identity), or a constant the mod made itself (torch.tensor(0.5)).
+
+def traced_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=None, gqa_group=1):
+    """cached_variant_text for code that Dynamo traces: the text is a
+    constant of the graph and the captures are the traced tensors."""
+    tensors = []
+    described = []
+    for fn in (score_mod, mask_mod):
+        described.append(None if fn is None else _describe_outside(fn, tensors))
+    text, order = _translate_described(described[0], described[1], head_dim, head_dim_v, str(dtype), scale,
+                                       gqa_group)
+    captures = []
+    for entry in order:
+        if entry[0] == "outside":
+            captures.append(tensors[entry[1]])
+        else:
+            _, values, dtype_name, shape = entry
+            captures.append(torch.tensor(values, dtype=getattr(torch, dtype_name)).reshape(shape))
+    return text, captures
+
+
+def _describe_outside(fn, tensors):
+    """(code, module, closure, global tensors): what fn reads from outside,
+    as constants; the tensors are appended to `tensors` and described by
+    their index, shape and dtype. Traced by Dynamo."""
+    closure = []
+    for cell in fn.__closure__ or ():
+        value = cell.cell_contents
+        if isinstance(value, torch.Tensor):
+            closure.append(_describe_tensor(value, tensors))
+        elif type(value) is bool or not isinstance(value, (int, float)):
+            closure.append(("value", value))
+        # A number Dynamo made symbolic (an argument of the compiled function
+        # that changed between calls) cannot be a constant argument, and
+        # Dynamo's isinstance does not tell it from a Python number: its
+        # repr() in an f-string specializes both kinds (guarded, recompiled
+        # per value, as each value is a new variant anyway), and round-trips.
+        else:
+            closure.append(("float" if isinstance(value, float) else "int", f"{value!r}"))
+    module = sys.modules[fn.__module__]
+    global_tensors = []
+    for name in fn.__code__.co_names:
+        if hasattr(module, name):
+            value = getattr(module, name)
+            if isinstance(value, torch.Tensor):
+                global_tensors.append((name, _describe_tensor(value, tensors)))
+    return fn.__code__, fn.__module__, tuple(closure), tuple(global_tensors)
+
+
+def _describe_tensor(tensor, tensors):
+    # A capture's shape is part of the variant's text: specialize on it (a
+    # new shape recompiles, as it is a new variant) rather than let Dynamo
+    # make it symbolic.
+    torch._dynamo.mark_static(tensor)
+    tensors.append(tensor)
+    return ("tensor", len(tensors) - 1, tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."))
+
+
+@torch.compiler.assume_constant_result
+def _translate_described(score_mod, mask_mod, head_dim, head_dim_v, dtype_name, scale, gqa_group):
+    """(text, capture order) of mods described by _describe_outside; each
+    entry of the order is ("outside", index) or ("constant", values, dtype,
+    shape). Runs once per trace, outside the graph."""
+    stand_ins = {}
+    fns = [None if d is None else _rebuild(d, stand_ins) for d in (score_mod, mask_mod)]
+    text, captures = variant_text(fns[0], fns[1], head_dim, head_dim_v, getattr(torch, dtype_name.split(".")[-1]),
+                                  scale, gqa_group)
+    order = []
+    for tensor in captures:
+        if id(tensor) in stand_ins:
+            order.append(("outside", stand_ins[id(tensor)][0]))
+        elif tensor.device.type == "meta":
+            raise KilnError("under torch.compile a mod may index the tensors it reads with its arguments only; "
+                            "a tensor computed from one while tracing (such as bias[-1]) cannot be captured")
+        else:
+            order.append(("constant", tuple(tensor.flatten().tolist()), str(tensor.dtype).removeprefix("torch."),
+                          tuple(tensor.shape)))
+    return text, tuple(order)
+
+
+def _rebuild(described, stand_ins):
+    """The mod as a function again, each tensor it reads from outside a meta
+    tensor of the same shape and dtype (recorded in `stand_ins` by id)."""
+    code, module_name, closure, global_tensors = described
+
+    def stand_in(entry):
+        _, index, shape, dtype_name = entry
+        tensor = torch.empty(shape, dtype=getattr(torch, dtype_name), device="meta")
+        stand_ins[id(tensor)] = (index, tensor)
+        return tensor
+
+    def cell(entry):
+        if entry[0] == "tensor":
+            return stand_in(entry)
+        if entry[0] == "value":
+            return entry[1]
+        return float(entry[1]) if entry[0] == "float" else int(entry[1])
+
+    cells = tuple(types.CellType(cell(c)) for c in closure)
+    namespace = dict(sys.modules[module_name].__dict__)
+    for name, entry in global_tensors:
+        namespace[name] = stand_in(entry)
+    return types.FunctionType(code, namespace, code.co_name, None, cells)

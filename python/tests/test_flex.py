@@ -32,6 +32,9 @@ def reference(q, k, v, score_mod=None, mask_mod=None):
     return torch.softmax(s, -1) @ v
 
 
+SLOPES = torch.tensor([2.0 ** -(i + 1) for i in range(4)])
+
+
 def rel(got, ref):
     return ((got.double() - ref).norm() / ref.norm()).item()
 
@@ -102,16 +105,82 @@ class Flex(unittest.TestCase):
         self.assertLess(rel(lse, torch.logsumexp(s, -1)), 1e-5)
         self.assertLess(rel(out, torch.softmax(s, -1) @ v.double()), 1e-2)
 
-    def test_torch_compile(self):
+    def test_flex_attention_under_torch_compile(self):
+        """kiln.flex_attention inside torch.compile(fullgraph=True): the mods
+        are translated while Dynamo traces (a constant of the graph), and
+        the tensors they read are the op's captures. A module whose mods
+        close over an nn.Parameter, a float attribute and a tensor argument,
+        and a mod reading a global tensor; outputs and gradients equal the
+        eager calls', bit for bit. (Before torch 2.14, whose Dynamo cannot read a
+        closure, the same calls with the translation's one graph break.)"""
+        full = kiln._DYNAMO_READS_CLOSURES
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cap = 20.0
+                self.bias = torch.nn.Parameter(torch.linspace(-0.5, 0.5, 4))
+
+            def forward(self, q, k, v, docs):
+                cap, bias = self.cap, self.bias
+
+                def softcap_bias(score, b, h, q_idx, kv_idx):
+                    return cap * torch.tanh(score / cap) + bias[h]
+
+                def same_document(b, h, q_idx, kv_idx):
+                    return (docs[q_idx] == docs[kv_idx]) & (kv_idx <= q_idx)
+
+                return kiln.flex_attention(q, k, v, softcap_bias, mask_mod=same_document)
+
+        block = Block()
+        q, k, v = qkv(seed=6)
+        docs = torch.tensor([0] * 15 + [1] * 20 + [2] * 5, dtype=torch.int32)
+
+        def run(fn, q, k, v, docs):
+            block.zero_grad()
+            q = q.clone().requires_grad_()
+            out = fn(q, k, v, docs)
+            out.float().square().sum().backward()
+            return out, q.grad, block.bias.grad.clone()
+
+        eager = run(block, q, k, v, docs)
+        qd, kd, vd = (t.double() for t in (q, k, v))
+        ref = reference(qd, kd, vd, lambda s, b, h, qi, ki: 20.0 * torch.tanh(s / 20.0) + block.bias.detach().double()[h],
+                        lambda b, h, qi, ki: (docs[qi] == docs[ki]) & (ki <= qi))
+        self.assertLess(rel(eager[0].detach(), ref), 1e-2)
+        for backend in ("aot_eager", "inductor"):
+            compiled = torch.compile(block, fullgraph=full, backend=backend)
+            for got, want in zip(run(compiled, q, k, v, docs), eager):
+                self.assertTrue(torch.equal(got, want), backend)
+        # A capture of a new shape is a new variant: recompiled, not reused.
+        short = [t[:, :, :24] for t in (q, k, v)]
+        self.assertTrue(torch.equal(run(compiled, *short, docs[:24])[0], run(block, *short, docs[:24])[0]))
+
+        # A global tensor, and a float argument that changes between calls
+        # (Dynamo makes it symbolic after the first change).
+        def alibi_capped(q, k, v, cap):
+            def mod(score, b, h, q_idx, kv_idx):
+                return cap * torch.tanh(score / cap) + SLOPES[h] * (kv_idx - q_idx)
+            return kiln.flex_attention(q, k, v, mod)
+
+        compiled = torch.compile(alibi_capped, fullgraph=full, backend="aot_eager")
+        for cap in (20.0, 30.0, 40.0, 20.0):
+            self.assertTrue(torch.equal(compiled(q, k, v, cap), alibi_capped(q, k, v, cap)))
+
+        # What Kiln cannot translate is reported with Kiln's message.
+        def sigmoid(score, b, h, q_idx, kv_idx):
+            return torch.sigmoid(score)
+
+        with self.assertRaisesRegex(Exception, "score_mod uses torch.sigmoid, which Kiln cannot translate"):
+            torch.compile(lambda q, k, v: kiln.flex_attention(q, k, v, sigmoid), fullgraph=full,
+                          backend="aot_eager")(q, k, v)
+
+    def test_flex_variant_outside_torch_compile(self):
         def causal(b, h, q_idx, kv_idx):
             return q_idx >= kv_idx
 
         q, k, v = qkv(seed=6)
         eager = kiln.flex_attention(q, k, v, mask_mod=causal)
-        # The translation runs eagerly under torch.compile (one graph break) ...
-        compiled = torch.compile(lambda q, k, v: kiln.flex_attention(q, k, v, mask_mod=causal), backend="aot_eager")
-        self.assertTrue(torch.equal(compiled(q, k, v), eager))
-        # ... and with fullgraph=True the variant is made outside.
         variant, captures = kiln.flex_variant(mask_mod=causal, head_dim=64)
         full = torch.compile(lambda q, k, v: kiln.attention(q, k, v, variant, captures), fullgraph=True,
                              backend="aot_eager")
