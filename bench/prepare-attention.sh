@@ -116,7 +116,7 @@ done
 for v in plain causal softcap alibi; do # each step's dQ share fenced and added in its own step
   ablate $v nodefer bwd --no-defer-flush
 done
-for v in plain causal softcap alibi; do # each step's dQ share added by the consumer warps, through one buffer
+for v in plain causal softcap alibi gqa_causal; do # each step's dQ share added by the consumer warps, through one buffer
   ablate $v noprod bwd --no-producer-reductions
 done
 for v in softcap alibi; do                       # dQ in its own kernel, no atomics (as plain's and causal's above)

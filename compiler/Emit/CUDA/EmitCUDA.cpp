@@ -627,16 +627,31 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
       .Case([&](scf::ForOp loop) { return emitFor(loop); })
       .Case([&](scf::WhileOp loop) { return emitWhile(loop); })
       .Case([&](scf::IfOp branch) -> LogicalResult {
-        if (branch.getNumResults() != 0)
-          return branch.emitError()
-                 << "the CUDA emitter prints scf.if without results only";
+        // Results live in variables declared before the branch, which each
+        // branch's yield assigns.
+        for (Value result : branch.getResults()) {
+          auto type = cppType(result.getType(), loc);
+          if (failed(type))
+            return failure();
+          line() << *type << " " << name(result) << ";\n";
+        }
+        auto assign = [&](Block *block) {
+          auto yield = cast<scf::YieldOp>(block->getTerminator());
+          indent += 2;
+          for (auto [result, v] :
+               llvm::zip(branch.getResults(), yield.getOperands()))
+            line() << name(result) << " = " << name(v) << ";\n";
+          indent -= 2;
+        };
         line() << "if (" << name(branch.getCondition()) << ") {\n";
         if (failed(emitBlock(*branch.thenBlock())))
           return failure();
+        assign(branch.thenBlock());
         if (Block *otherwise = branch.elseBlock()) {
           line() << "} else {\n";
           if (failed(emitBlock(*otherwise)))
             return failure();
+          assign(otherwise);
         }
         line() << "}\n";
         return success();

@@ -317,9 +317,12 @@ def TileGPUBulkReductions : Pass<"tgpu-bulk-reductions"> {
     once the reductions of its share have read it (`tgpu.bulk_wait_read`).
     Only where every add is the one add of a loop at the top of the
     consumer region whose range a producer loop runs too, the producer can
-    compute the view and offsets from its own induction variable, and the
-    second buffer costs no CTA per multiprocessor, and nothing else in the
-    producer commits bulk groups.
+    compute the view and offsets from its own induction variable (a view
+    made in each step, GQA's of the step's query head, it makes again for
+    each share; values with an integer division by a value the step does
+    not fix, for steps that ran only), and the second buffer costs no CTA
+    per multiprocessor, and nothing else in the producer commits bulk
+    groups.
   }];
   let options = [
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t", "0",

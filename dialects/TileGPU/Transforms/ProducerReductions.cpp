@@ -56,6 +56,19 @@ struct Site {
   scf::ForOp loop, producer;
 };
 
+/// Where the adds write through a view each step makes (GQA's group steps:
+/// the view of the step's query head), the producer makes it again: `op`,
+/// the first add's view, cloned with the operands at `varying` (those that
+/// differ between the steps or the loops) computed for the step the way
+/// the offsets are. Empty where all adds write through one view made
+/// before the loops, which the producer makes once.
+struct StepView {
+  Operation *op = nullptr;
+  SmallVector<unsigned> varying;
+
+  explicit operator bool() const { return op; }
+};
+
 /// The barriers' indices: full[slot], then empty[slot].
 constexpr int64_t kFull = 0, kEmpty = 2;
 /// The lanes that run a producer region and arrive on "empty": the
@@ -112,17 +125,70 @@ Value constant(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// The offsets of `site`'s add at the step whose induction variable is `iv`.
-/// The add's offsets, then its turn where it has one (tgpu-ordered-adds),
-/// computed again for the step at `iv`.
-SmallVector<Value> offsetsAt(OpBuilder &b, Site site, Value iv) {
+/// Whether the adds of `sites` write through views their steps make, all
+/// by the same op but for operands the producer can compute from its
+/// induction variables (and integers, so that a loop's first step can take
+/// the previous loop's last); `view` gets the op and those operands, and
+/// `speculatable` is cleared where they may be computed for steps that ran
+/// only (recomputable).
+bool stepViews(ArrayRef<Site> sites, Operation *ws, StepView &view,
+               bool &speculatable) {
+  Site front = sites.front();
+  Operation *first = front.add.getDesc().getDefiningOp();
+  if (!first || first->getNumResults() != 1 || first->getNumRegions())
+    return false;
+  for (Site site : sites) {
+    Operation *def = site.add.getDesc().getDefiningOp();
+    if (!def || def->getBlock() != site.loop.getBody() ||
+        !recomputable(site.loop, site.add.getDesc(), &speculatable) ||
+        !OperationEquivalence::isEquivalentTo(
+            first, def, OperationEquivalence::ignoreValueEquivalence, nullptr,
+            OperationEquivalence::IgnoreLocations))
+      return false;
+  }
+  for (auto [k, operand] : llvm::enumerate(first->getOperands())) {
+    bool same = llvm::all_of(sites, [&](Site site) {
+      return site.add.getDesc().getDefiningOp()->getOperand(k) == operand;
+    });
+    if (same && !definedIn(ws, operand))
+      continue;
+    for (Site site : sites) {
+      Value v = site.add.getDesc().getDefiningOp()->getOperand(k);
+      if (!v.getType().isIntOrIndex() || v.getType() != operand.getType() ||
+          !producerComputable(site.loop, v, ws))
+        return false;
+    }
+    view.varying.push_back(k);
+  }
+  view.op = first;
+  return true;
+}
+
+/// The values `site`'s add reads that its step computes: its view's varying
+/// operands (`view`, where the steps make views), its offsets, then its turn
+/// where it has one (tgpu-ordered-adds).
+SmallVector<Value> stepOperands(Site site, const StepView &view) {
+  SmallVector<Value> values;
+  if (view) {
+    Operation *def = site.add.getDesc().getDefiningOp();
+    for (unsigned k : view.varying)
+      values.push_back(def->getOperand(k));
+  }
+  llvm::append_range(values, site.add.getOffsets());
+  if (Value turn = site.add.getTurn())
+    values.push_back(turn);
+  return values;
+}
+
+/// `site`'s stepOperands computed again for the step whose induction
+/// variable is `iv`.
+SmallVector<Value> offsetsAt(OpBuilder &b, Site site, Value iv,
+                             const StepView &view) {
   IRMapping mapping;
   mapping.map(site.loop.getInductionVar(), iv);
   SmallVector<Value> offsets;
-  for (Value offset : site.add.getOffsets())
-    offsets.push_back(recompute(b, site.loop, offset, mapping));
-  if (Value turn = site.add.getTurn())
-    offsets.push_back(recompute(b, site.loop, turn, mapping));
+  for (Value value : stepOperands(site, view))
+    offsets.push_back(recompute(b, site.loop, value, mapping));
   return offsets;
 }
 
@@ -144,12 +210,19 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
       }))
     return false;
   bool turns = bool(front.getTurn());
+  // Whether the offsets and views can be computed for any step (else for
+  // steps that ran only).
+  bool speculatable = true;
   Value staging = front.getStaging();
   Value desc = front.getDesc();
   auto stagingAlloc = staging.getDefiningOp<SharedAllocOp>();
-  if (!stagingAlloc || stagingAlloc->getBlock() != &kernel.front() ||
-      !hoistable(consumers, desc, ws))
+  if (!stagingAlloc || stagingAlloc->getBlock() != &kernel.front())
     return false;
+  // One view made before the loops, or one per step (checked below).
+  bool oneView = hoistable(consumers, desc, ws) &&
+                 llvm::all_of(adds, [&](CoreReduceAddOp add) {
+                   return add.getDesc() == desc;
+                 });
   // Nothing but these adds may write the buffers, and nothing else in the
   // producer may commit bulk groups (its read waits count the groups).
   for (Operation *user : staging.getUsers())
@@ -173,8 +246,7 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
   size_t next = 0;
   for (CoreReduceAddOp add : adds) {
     auto loop = dyn_cast<scf::ForOp>(add->getParentOp());
-    if (!loop || loop->getBlock() != consumers || add.getDesc() != desc ||
-        add.getStaging() != staging ||
+    if (!loop || loop->getBlock() != consumers || add.getStaging() != staging ||
         !loop.getInductionVar().getType().isIndex() || loop.getUnsignedCmp() ||
         llvm::any_of(sites, [&](const Site &s) { return s.loop == loop; }))
       return false;
@@ -183,7 +255,8 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
     if (Value turn = add.getTurn())
       computed.push_back(turn);
     for (Value value : computed)
-      if (!recomputable(loop, value) || !producerComputable(loop, value, ws))
+      if (!recomputable(loop, value, &speculatable) ||
+          !producerComputable(loop, value, ws))
         return false;
     while (next < producerLoops.size() &&
            (producerLoops[next].getLowerBound() != loop.getLowerBound() ||
@@ -200,6 +273,9 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
   for (size_t i = 1; i < sites.size(); ++i)
     if (!sites[i - 1].producer->isBeforeInBlock(sites[i].producer))
       return false;
+  StepView view;
+  if (!oneView && !stepViews(sites, ws, view, speculatable))
+    return false;
 
   // The second buffer and the four barriers, where they cost no CTA.
   MLIRContext *ctx = kernel.getContext();
@@ -293,20 +369,33 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
         arith::AddIOp::create(b, at, slot, constant(b, at, kFull)));
   }
 
-  // The producer: its view of the array, then each share after the next
-  // step's loads, the last after the loops.
+  // The producer: its view of the array (or each share's, made with the
+  // share), then each share after the next step's loads, the last after the
+  // loops.
   b.setInsertionPointToStart(producer);
-  IRMapping hoisted;
-  Value producerDesc = hoist(b, desc, ws, hoisted);
+  Value producerDesc;
+  if (!view) {
+    IRMapping hoisted;
+    producerDesc = hoist(b, desc, ws, hoisted);
+  }
   auto take = [&](OpBuilder &b, Location at, Value m, ValueRange offsets) {
     auto [slot, parity] = ringPosition(b, at, m, 2);
     MbarrierWaitOp::create(
         b, at, barriers,
         arith::AddIOp::create(b, at, slot, constant(b, at, kFull)), parity);
-    // (offsets: the add's, then its turn where it takes turns.)
+    // (offsets: the view's varying operands where the steps make views,
+    // the add's, then its turn where it takes turns.)
+    Value shareDesc = producerDesc;
+    if (view) {
+      Operation *made = b.clone(*view.op);
+      for (auto [k, operand] : llvm::zip(view.varying, offsets))
+        made->setOperand(k, operand);
+      shareDesc = made->getResult(0);
+      offsets = offsets.drop_front(view.varying.size());
+    }
     ValueRange rowCol = turns ? offsets.drop_back() : offsets;
     CoreAddStagedOp::create(b, at, stageBuffer(b, at, {staging, second}, slot),
-                            producerDesc, rowCol,
+                            shareDesc, rowCol,
                             turns ? offsets.back() : Value());
     // Share m - 1's reductions have read their buffer: the consumers may
     // stage share m + 1 there.
@@ -323,9 +412,28 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
                               slot));
   };
   // The offsets of the share before each loop's first (the last step of
-  // the loops before that ran; unread before the first loop).
-  SmallVector<Value> previous =
-      offsetsAt(b, sites.front(), sites.front().loop.getLowerBound());
+  // the loops before that ran; unread before the first loop). Where they
+  // may be computed for steps that ran only, they start as zeros, and what
+  // every add reads from outside the split (a column, a view's batch) is
+  // read as it is, never carried (carried: the others' positions).
+  SmallVector<Value> previous;
+  SmallVector<unsigned> carried;
+  if (speculatable) {
+    previous =
+        offsetsAt(b, sites.front(), sites.front().loop.getLowerBound(), view);
+  } else {
+    for (auto [i, value] : llvm::enumerate(stepOperands(sites.front(), view))) {
+      if (!definedIn(ws, value) && llvm::all_of(sites, [&](Site site) {
+            return stepOperands(site, view)[i] == value;
+          })) {
+        previous.push_back(value);
+        continue;
+      }
+      carried.push_back(i);
+      previous.push_back(
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(value.getType())));
+    }
+  }
   for (auto [site, base] : llvm::zip(sites, bases)) {
     scf::ForOp loop = site.producer;
     Location at = site.add.getLoc();
@@ -341,10 +449,15 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
     OpBuilder inside = OpBuilder::atBlockBegin(pending.thenBlock());
     Value first =
         arith::CmpIOp::create(inside, at, arith::CmpIPredicate::eq, iv, lb);
-    SmallVector<Value> offsets =
-        offsetsAt(inside, site, arith::SubIOp::create(inside, at, iv, step));
+    Value shareIv = arith::SubIOp::create(inside, at, iv, step);
+    // In a loop's first step, this step's (it runs) rather than one before
+    // the loop, where the offsets are not for any step.
+    if (!speculatable)
+      shareIv = arith::SelectOp::create(inside, at, first, iv, shareIv);
+    SmallVector<Value> offsets = offsetsAt(inside, site, shareIv, view);
     for (auto [offset, before] : llvm::zip(offsets, previous))
-      offset = arith::SelectOp::create(inside, at, first, before, offset);
+      if (speculatable || offset != before)
+        offset = arith::SelectOp::create(inside, at, first, before, offset);
     take(inside, at,
          arith::SubIOp::create(inside, at, n, constant(inside, at, 1)),
          offsets);
@@ -361,9 +474,27 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
         b, at, lb,
         arith::MulIOp::create(b, at, arith::DivUIOp::create(b, at, span, step),
                               step));
-    SmallVector<Value> lastOffsets = offsetsAt(b, site, last);
-    for (auto [before, latest] : llvm::zip(previous, lastOffsets))
-      before = arith::SelectOp::create(b, at, ran, latest, before);
+    if (speculatable) {
+      SmallVector<Value> lastOffsets = offsetsAt(b, site, last, view);
+      for (auto [before, latest] : llvm::zip(previous, lastOffsets))
+        before = arith::SelectOp::create(b, at, ran, latest, before);
+    } else {
+      // Computed only where the loop ran.
+      auto pick = [&](ArrayRef<Value> values) {
+        return llvm::map_to_vector(carried,
+                                   [&](unsigned i) { return values[i]; });
+      };
+      auto kept = scf::IfOp::create(
+          b, at, ran,
+          [&](OpBuilder &b, Location at) {
+            scf::YieldOp::create(b, at, pick(offsetsAt(b, site, last, view)));
+          },
+          [&](OpBuilder &b, Location at) {
+            scf::YieldOp::create(b, at, pick(previous));
+          });
+      for (auto [i, result] : llvm::zip(carried, kept.getResults()))
+        previous[i] = result;
+    }
   }
   // The last share once everything else is issued, then the sums complete
   // before the kernel ends (the next kernel reads them).
@@ -387,9 +518,9 @@ bool issueFromProducer(func::FuncOp kernel, ArrayRef<CoreReduceAddOp> adds,
     read.insert(site.add.getOffsets().begin(), site.add.getOffsets().end());
     if (Value turn = site.add.getTurn())
       read.insert(turn);
+    read.insert(site.add.getDesc());
     site.add.erase();
   }
-  read.insert(desc);
   eraseIfDead(read.getArrayRef());
   // The consumers issue no bulk operations now, unless something else
   // does: their wait at the end has nothing to wait for.

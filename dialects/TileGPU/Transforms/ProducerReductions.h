@@ -27,10 +27,12 @@ namespace kiln::tgpu {
 /// buffer before, and its region the last step's after its loops. Returns
 /// false, with `kernel` unchanged, where an add is not the one add of a loop
 /// at the top of a tgpu.warp_specialize consumer region whose range a loop
-/// of the producer region also runs (in the same order), its view and
-/// offsets cannot be computed in the producer from its induction variable,
-/// or the second staging buffer and the barriers would cost a CTA per
-/// multiprocessor within `sharedLimit` bytes.
+/// of the producer region also runs (in the same order), its view (one made
+/// before the loops, or one each step makes, by the same op in every loop:
+/// GQA's view of the step's query head) and offsets cannot be computed in
+/// the producer from its induction variable, or the second staging buffer
+/// and the barriers would cost a CTA per multiprocessor within
+/// `sharedLimit` bytes.
 bool issueFromProducer(mlir::func::FuncOp kernel,
                        llvm::ArrayRef<CoreReduceAddOp> adds,
                        int64_t sharedLimit);

@@ -8,15 +8,19 @@ using namespace mlir;
 
 namespace kiln::tgpu {
 
-bool recomputable(scf::ForOp loop, Value v) {
+bool recomputable(scf::ForOp loop, Value v, bool *speculatable) {
   if (loop.isDefinedOutsideOfLoop(v) || v == loop.getInductionVar())
     return true;
   Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != loop.getBody() || def->getNumRegions() ||
-      !isPure(def))
+  if (!def || def->getBlock() != loop.getBody() || def->getNumRegions())
     return false;
+  if (!isPure(def)) {
+    if (!speculatable || !isMemoryEffectFree(def))
+      return false;
+    *speculatable = false;
+  }
   return llvm::all_of(def->getOperands(), [&](Value operand) {
-    return recomputable(loop, operand);
+    return recomputable(loop, operand, speculatable);
   });
 }
 

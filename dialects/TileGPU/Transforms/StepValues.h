@@ -20,8 +20,12 @@ namespace kiln::tgpu {
 /// Whether `v`, computed in `loop`'s step, depends on the step only through
 /// its induction variable and pure, region-free ops of the loop's body (so
 /// another step's value can be computed again from that step's induction
-/// variable).
-bool recomputable(mlir::scf::ForOp loop, mlir::Value v);
+/// variable). With `speculatable`, ops free of memory effects that are not
+/// pure are taken too (an integer division by a value the step did not fix:
+/// undefined where it is 0, as where the loop runs no step), and clear it:
+/// such values may be computed again for steps that ran only.
+bool recomputable(mlir::scf::ForOp loop, mlir::Value v,
+                  bool *speculatable = nullptr);
 
 /// Clones the ops of `loop`'s step that `v` (recomputable) needs at `b`,
 /// under `mapping` (the induction variable to another step's); returns the
