@@ -70,6 +70,9 @@ for v in plain causal; do
   ablate $v notmab bwd --no-tma-stores          # dK, dV (and a bf16 dQ) by per-lane stores
 done
 ablate causal noshort fwd --short-rows 0         # no 128-row program for short masked rows
+for v in plain softcap alibi; do                 # the last partial key block in a loop of its own
+  ablate $v nobranch fwd --no-branch-masked-steps
+done
 ablate softcap precise both --no-fast-math       # precise tanhf in the score_mod
 ablate causal_softcap precise both --no-fast-math
 ablate alibi nosplitpos both --no-split-position-differences # kv - q per element

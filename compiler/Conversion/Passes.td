@@ -76,6 +76,10 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"visibleBelow", "visible-below", "bool", "true",
            "With split-masked-blocks: a mask_mod `kv < X || ...` with X "
            "uniform per program runs its blocks below X unmasked">,
+    Option<"branchMaskedSteps", "branch-masked-steps", "bool", "true",
+           "With split-masked-blocks, no upper bound but the key count and "
+           "no score_mod: the full loop also runs the last (partial) key "
+           "block, masking it in a branch, instead of a loop of its own">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

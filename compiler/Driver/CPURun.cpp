@@ -45,6 +45,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.gqaPack = o.gqaPack;
   pipelineOptions.combineByRows = o.combineByRows;
   pipelineOptions.visibleBelow = o.visibleBelow;
+  pipelineOptions.branchMaskedSteps = o.branchMaskedSteps;
   pipelineOptions.splitPositionDifferences = o.splitPositionDifferences;
   pipelineOptions.reassociateLowRank = o.cpuReassociateLowRank;
   pipelineOptions.scaleAfterMax = o.scaleAfterMax;

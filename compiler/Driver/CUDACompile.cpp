@@ -62,6 +62,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.gqaPack = choices.gqaPack;
   options.combineByRows = choices.combineByRows;
   options.visibleBelow = choices.visibleBelow;
+  options.branchMaskedSteps = choices.branchMaskedSteps;
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.reassociateLowRank = choices.reassociateLowRank;
   options.scaleAfterMax = choices.scaleAfterMax;
@@ -165,6 +166,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.gqaPack = o.gqaPack;
   choices.combineByRows = o.combineByRows;
   choices.visibleBelow = o.visibleBelow;
+  choices.branchMaskedSteps = o.branchMaskedSteps;
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.reassociateLowRank = o.reassociateLowRank;
   choices.scaleAfterMax = o.scaleAfterMax;

@@ -81,6 +81,9 @@ struct RunOptions {
   /// Forward: blocks below a mask_mod's per-program bound `kv < X || ...`
   /// run unmasked (ablation switch --no-visible-below).
   bool visibleBelow = true;
+  /// Forward: the last partial key block in the full loop, masked in a
+  /// branch (ablation switch --no-branch-masked-steps).
+  bool branchMaskedSteps = true;
   /// Mods convert positions to float before subtracting them (ablation
   /// switch --no-split-position-differences).
   bool splitPositionDifferences = true;

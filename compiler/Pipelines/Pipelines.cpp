@@ -60,6 +60,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     lowering.shortKeys = options.shortKeys;
     lowering.gqaPack = options.gqaPack;
     lowering.visibleBelow = options.visibleBelow;
+    lowering.branchMaskedSteps = options.branchMaskedSteps;
     pm.addPass(createConvertAttnToTile(lowering));
     // Decoding: programs share a (batch, head, Q block)'s KV range when the
     // grid is too small for the device, and a combine kernel merges them.
@@ -202,6 +203,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.splitKv = options.splitKv;
   forward.combineByRows = options.combineByRows;
   forward.visibleBelow = options.visibleBelow;
+  forward.branchMaskedSteps = options.branchMaskedSteps;
   forward.splitPositionDifferences = options.splitPositionDifferences;
   forward.reassociateLowRank = options.fastMath && options.reassociateLowRank;
   forward.scaleAfterMax = options.scaleAfterMax;

@@ -130,6 +130,13 @@ struct ForwardPipelineOptions
                      "program runs its blocks below X unmasked "
                      "(convert-attn-to-tile visible-below)"),
       llvm::cl::init(true)};
+  Option<bool> branchMaskedSteps{
+      *this, "branch-masked-steps",
+      llvm::cl::desc("Forward: the last (partial) key block runs in the full "
+                     "loop, its mask in a branch, where no band bound but "
+                     "the key count limits the keys "
+                     "(convert-attn-to-tile branch-masked-steps)"),
+      llvm::cl::init(true)};
   Option<bool> combineByRows{
       *this, "combine-by-rows",
       llvm::cl::desc("Forward: the split-KV combine kernel over blocks of "
@@ -515,6 +522,13 @@ struct CUDAPipelineOptions
       llvm::cl::desc("Forward: a mask_mod `kv < X || ...` with X uniform per "
                      "program runs its blocks below X unmasked "
                      "(convert-attn-to-tile visible-below)"),
+      llvm::cl::init(true)};
+  Option<bool> branchMaskedSteps{
+      *this, "branch-masked-steps",
+      llvm::cl::desc("Forward: the last (partial) key block runs in the full "
+                     "loop, its mask in a branch, where no band bound but "
+                     "the key count limits the keys "
+                     "(convert-attn-to-tile branch-masked-steps)"),
       llvm::cl::init(true)};
   Option<bool> combineByRows{
       *this, "combine-by-rows",

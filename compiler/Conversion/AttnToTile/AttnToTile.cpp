@@ -66,9 +66,12 @@ struct SoftmaxState {
 /// Lk, the causal diagonal and the mask_mod.
 enum class StepMask { None, Bounds, All };
 
-/// One KV block of the online softmax, masked per `mask`.
+/// One KV block of the online softmax, masked per `mask`; with `maskWhen`
+/// (an i1), the mask is applied in a branch taken where it holds (a loop
+/// whose last step alone is partial: one copy of the step to compile).
 SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
-                        SoftmaxState state, StepMask mask) {
+                        SoftmaxState state, StepMask mask,
+                        Value maskWhen = Value()) {
   bool masked = mask != StepMask::None;
   OpBuilder &b = pb.b;
   Location loc = pb.loc;
@@ -90,8 +93,10 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
                        ctx.head, ctx.rowStart, kvStart,
                        /*keysByQueries=*/false);
 
+  // A mask in a branch makes its own key indices unless the mods need them
+  // on every step.
   Value kvIdx, modKvIdx;
-  if (masked || ctx.spec.hasScoreMod() || ctx.spec.hasMaskMod())
+  if ((masked && !maskWhen) || ctx.spec.hasScoreMod() || ctx.spec.hasMaskMod())
     modKvIdx = kvIdx = pb.add(pb.iota(1, sShape), pb.splat(kvStart, sShape));
   // Mods also run on the padding rows and keys of edge blocks, whose results
   // are masked or never stored; a mod indexing a captured tensor must still
@@ -99,6 +104,39 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   if (kvIdx && ctx.clampKv)
     modKvIdx =
         pb.minIndex(kvIdx, pb.splat(pb.sub(ctx.lenK, pb.index(1)), sShape));
+
+  auto applyMask = [&](ProgramBuilder &mb, Value scores) -> Value {
+    if (!kvIdx)
+      modKvIdx = kvIdx = mb.add(mb.iota(1, sShape), mb.splat(kvStart, sShape));
+    Value keep = mask == StepMask::Bounds
+                     ? Value(arith::CmpIOp::create(
+                           mb.b, mb.loc, arith::CmpIPredicate::slt, kvIdx,
+                           mb.splat(ctx.lenK, sShape)))
+                     : buildKeepMask(mb, ctx.spec, ctx.qIdx, kvIdx, ctx.lenK,
+                                     ctx.diagOffset, ctx.batch, ctx.head,
+                                     ctx.modQIdx, modKvIdx, ctx.captures);
+    double negInf = -std::numeric_limits<double>::infinity();
+    return arith::SelectOp::create(mb.b, mb.loc, keep, scores,
+                                   mb.splatF32(negInf, sShape));
+  };
+  auto maskInBranch = [&](Value scores) -> Value {
+    auto branch =
+        scf::IfOp::create(b, loc, TypeRange{s.getType()}, maskWhen,
+                          /*addThenBlock=*/true, /*addElseBlock=*/true);
+    OpBuilder thenBuilder = branch.getThenBodyBuilder();
+    ProgramBuilder thenPb{thenBuilder, loc};
+    scf::YieldOp::create(thenBuilder, loc, applyMask(thenPb, scores));
+    OpBuilder elseBuilder = branch.getElseBodyBuilder();
+    scf::YieldOp::create(elseBuilder, loc, scores);
+    return branch.getResult(0);
+  };
+  // Without a score_mod the mask commutes with the scale (masked scores are
+  // -inf either way): applied to the product itself, the branch leaves the
+  // scale next to the row maxima (tile-scale-after-max), as in a loop of
+  // masked steps, where the select comes first too.
+  bool maskBeforeScale = masked && maskWhen && !ctx.spec.hasScoreMod();
+  if (maskBeforeScale)
+    s = maskInBranch(s);
 
   // Base-2 softmax: exp(x) = exp2(x * log2(e)). Without a score_mod the scale
   // and log2(e) fold into one multiply; a score_mod must see the natural
@@ -114,17 +152,8 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
     s = pb.mul(s, pb.splatF32(scale * M_LOG2E, sShape));
   }
 
-  if (masked) {
-    Value keep =
-        mask == StepMask::Bounds
-            ? Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                          kvIdx, pb.splat(ctx.lenK, sShape)))
-            : buildKeepMask(pb, ctx.spec, ctx.qIdx, kvIdx, ctx.lenK,
-                            ctx.diagOffset, ctx.batch, ctx.head, ctx.modQIdx,
-                            modKvIdx, ctx.captures);
-    double negInf = -std::numeric_limits<double>::infinity();
-    s = arith::SelectOp::create(b, loc, keep, s, pb.splatF32(negInf, sShape));
-  }
+  if (masked && !maskBeforeScale)
+    s = maskWhen ? maskInBranch(s) : applyMask(pb, s);
 
   int64_t rows = ctx.blockM;
   Value mNew = arith::MaximumFOp::create(b, loc, state.m,
@@ -158,17 +187,23 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   return {mNew, l, acc};
 }
 
+/// The KV steps from `lower` to `upper`, masked or not; with `maskedFrom`,
+/// masked in a branch from that key on (the steps before it unmasked).
 SoftmaxState emitKVLoop(ProgramBuilder &pb, ForwardContext &ctx, Value lower,
                         Value upper, SoftmaxState init, bool masked,
-                        StringRef role) {
+                        StringRef role, Value maskedFrom = Value()) {
   auto loop = scf::ForOp::create(
       pb.b, pb.loc, lower, upper, pb.index(ctx.blockN),
       ValueRange{init.m, init.l, init.acc},
       [&](OpBuilder &nested, Location loc, Value j, ValueRange iterArgs) {
         ProgramBuilder inner{nested, loc};
+        Value maskWhen;
+        if (maskedFrom)
+          maskWhen = arith::CmpIOp::create(
+              nested, loc, arith::CmpIPredicate::sge, j, maskedFrom);
         SoftmaxState next =
             emitKVStep(inner, ctx, j, {iterArgs[0], iterArgs[1], iterArgs[2]},
-                       masked ? StepMask::All : StepMask::None);
+                       masked ? StepMask::All : StepMask::None, maskWhen);
         scf::YieldOp::create(nested, loc, ValueRange{next.m, next.l, next.acc});
       });
   // Names the loop's role for readers of the IR and for later schedules.
@@ -212,7 +247,7 @@ Attribute kvExtent(Builder &b, attn::AttentionOp spec) {
 /// each K/V tile it loads serves every query head of the group.
 LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
                              int64_t blockN, bool split, bool visibleBelow,
-                             StringRef suffix,
+                             bool branchMaskedSteps, StringRef suffix,
                              Attribute when, int64_t pack) {
   MLIRContext *mctx = spec.getContext();
   OpBuilder b(spec);
@@ -486,10 +521,24 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     if (!lowerBounds.empty())
       state = emitKVLoop(pb, ctx, kvStart, fullStart, state, /*masked=*/true,
                          "leading_partial");
-    state = emitKVLoop(pb, ctx, fullStart, fullEnd, state, /*masked=*/false,
-                       "full");
-    state = emitKVLoop(pb, ctx, fullEnd, kvEnd, state, /*masked=*/true,
-                       "trailing_partial");
+    // Without an upper bound but Lk, the trailing partial steps are at
+    // most one: the key block holding Lk. With branch-masked-steps the
+    // full loop runs it too, its mask in a branch on the product, instead
+    // of a second copy of the whole step (compiled and register-allocated
+    // for one step per tile). A causal or windowed band's diagonal steps,
+    // several per tile, keep their own loop, and so does a score_mod's
+    // partial step: its mask would sit after the mod, inside the chain of
+    // per-element work (measured slower: docs/performance.md).
+    if (branchMaskedSteps && upperBounds.empty() && !below &&
+        !spec.hasScoreMod()) {
+      state = emitKVLoop(pb, ctx, fullStart, kvEnd, state, /*masked=*/true,
+                         "full_then_partial", /*maskedFrom=*/fullEnd);
+    } else {
+      state = emitKVLoop(pb, ctx, fullStart, fullEnd, state, /*masked=*/false,
+                         "full");
+      state = emitKVLoop(pb, ctx, fullEnd, kvEnd, state, /*masked=*/true,
+                         "trailing_partial");
+    }
   } else {
     state =
         emitKVLoop(pb, ctx, kvStart, kvEnd, state, /*masked=*/true, "masked");
@@ -590,14 +639,17 @@ struct ConvertAttnToTile
               ? group
               : 1;
       if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks,
-                                visibleBelow, "", prefillWhen, /*pack=*/1)) ||
+                                visibleBelow, branchMaskedSteps, "",
+                                prefillWhen, /*pack=*/1)) ||
           (shortBlocks &&
            failed(lowerAttention(spec, shortRows, keys, splitMaskedBlocks,
-                                 visibleBelow, "_short", shortWhen,
+                                 visibleBelow, branchMaskedSteps, "_short",
+                                 shortWhen,
                                  /*pack=*/1))) ||
           (decode &&
            failed(lowerAttention(spec, decodeRows, keys, splitMaskedBlocks,
-                                 visibleBelow, "_decode", decodeWhen, pack))))
+                                 visibleBelow, branchMaskedSteps, "_decode",
+                                 decodeWhen, pack))))
         return signalPassFailure();
       spec.erase();
     }
