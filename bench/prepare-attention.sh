@@ -73,6 +73,7 @@ ablate causal noshort fwd --short-rows 0         # no 128-row program for short 
 for v in plain softcap alibi; do                 # the last partial key block in a loop of its own
   ablate $v nobranch fwd --no-branch-masked-steps
 done
+ablate plain branchbwd bwd --branch-masked-backward-steps # opt-in: partial Q steps in a branch
 ablate softcap precise both --no-fast-math       # precise tanhf in the score_mod
 ablate causal_softcap precise both --no-fast-math
 ablate alibi nosplitpos both --no-split-position-differences # kv - q per element

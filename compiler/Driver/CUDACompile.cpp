@@ -63,6 +63,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.combineByRows = choices.combineByRows;
   options.visibleBelow = choices.visibleBelow;
   options.branchMaskedSteps = choices.branchMaskedSteps;
+  options.branchMaskedBackwardSteps = choices.branchMaskedBackwardSteps;
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.reassociateLowRank = choices.reassociateLowRank;
   options.scaleAfterMax = choices.scaleAfterMax;
@@ -167,6 +168,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.combineByRows = o.combineByRows;
   choices.visibleBelow = o.visibleBelow;
   choices.branchMaskedSteps = o.branchMaskedSteps;
+  choices.branchMaskedBackwardSteps = o.branchMaskedBackwardSteps;
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.reassociateLowRank = o.reassociateLowRank;
   choices.scaleAfterMax = o.scaleAfterMax;

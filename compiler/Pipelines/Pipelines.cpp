@@ -44,6 +44,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     backward.deterministicCaptureGradients =
         options.deterministicCaptureGradients;
     backward.splitMaskedBlocks = options.splitMaskedBlocks;
+    backward.branchMaskedSteps = options.branchMaskedBackwardSteps;
     backward.groupSteps = options.groupSteps;
     backward.orderedDq = options.orderedDq;
     backward.producer = options.producer;
@@ -332,6 +333,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // 128, the two-kernel one at D = 128, where its 64-key kernel spills).
   program.keyBlock = options.keyBlock;
   program.splitMaskedBlocks = options.splitMaskedBlocks;
+  program.branchMaskedBackwardSteps = options.branchMaskedBackwardSteps;
   program.groupSteps = options.groupSteps;
   program.producer = producer;
   program.captureGradients = options.captureGradients;

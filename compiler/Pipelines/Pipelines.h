@@ -137,6 +137,12 @@ struct ForwardPipelineOptions
                      "the key count limits the keys "
                      "(convert-attn-to-tile branch-masked-steps)"),
       llvm::cl::init(true)};
+  Option<bool> branchMaskedBackwardSteps{
+      *this, "branch-masked-backward-steps",
+      llvm::cl::desc("Backward: the dK/dV kernel's partial Q steps run in its "
+                     "full loop, masked in a branch (opt-in; "
+                     "convert-attn-to-tile-backward branch-masked-steps)"),
+      llvm::cl::init(false)};
   Option<bool> combineByRows{
       *this, "combine-by-rows",
       llvm::cl::desc("Forward: the split-KV combine kernel over blocks of "
@@ -530,6 +536,12 @@ struct CUDAPipelineOptions
                      "the key count limits the keys "
                      "(convert-attn-to-tile branch-masked-steps)"),
       llvm::cl::init(true)};
+  Option<bool> branchMaskedBackwardSteps{
+      *this, "branch-masked-backward-steps",
+      llvm::cl::desc("Backward: the dK/dV kernel's partial Q steps run in its "
+                     "full loop, masked in a branch (opt-in; "
+                     "convert-attn-to-tile-backward branch-masked-steps)"),
+      llvm::cl::init(false)};
   Option<bool> combineByRows{
       *this, "combine-by-rows",
       llvm::cl::desc("Forward: the split-KV combine kernel over blocks of "

@@ -132,6 +132,9 @@ struct BlockInputs {
   /// split loops): no mask at all. Rows past Lq (the last query block's)
   /// add nothing: their LSE is read as +inf, so P and dS are 0 there.
   bool unmasked = false;
+  /// Where set (an i1), the mask is applied in a branch taken where it
+  /// holds: a loop whose partial steps are at most its last (no score_mod).
+  Value maskWhen;
 };
 
 /// P and dS (already multiplied by the score_mod's derivative) of a block,
@@ -187,13 +190,30 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   if (in.boundsOnly)
     keep = arith::CmpIOp::create(pb.b, pb.loc, arith::CmpIPredicate::slt,
                                  in.kvIdx, pb.splat(in.lenK, shape));
-  else if (!in.unmasked)
+  else if (!in.unmasked && !in.maskWhen)
     keep = buildKeepMask(pb, spec, in.qIdx, in.kvIdx, in.lenK,
                          pb.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
                          modKv, in.captures);
   if (keep)
     s = arith::SelectOp::create(pb.b, pb.loc, keep, s,
                                 pb.splatF32(-kInf, shape));
+  if (!in.boundsOnly && !in.unmasked && in.maskWhen) {
+    auto branch = scf::IfOp::create(pb.b, pb.loc, TypeRange{s.getType()},
+                                    in.maskWhen, /*addThenBlock=*/true,
+                                    /*addElseBlock=*/true);
+    OpBuilder thenBuilder = branch.getThenBodyBuilder();
+    ProgramBuilder tp{thenBuilder, pb.loc};
+    Value inBand = buildKeepMask(tp, spec, in.qIdx, in.kvIdx, in.lenK,
+                                 tp.sub(in.lenK, in.lenQ), in.batch, in.head,
+                                 modQ, modKv, in.captures);
+    scf::YieldOp::create(
+        thenBuilder, pb.loc,
+        ValueRange{arith::SelectOp::create(thenBuilder, pb.loc, inBand, s,
+                                           tp.splatF32(-kInf, shape))});
+    OpBuilder elseBuilder = branch.getElseBodyBuilder();
+    scf::YieldOp::create(elseBuilder, pb.loc, ValueRange{s});
+    s = branch.getResult(0);
+  }
   Value lse = perQuery(in.lseRef);
   Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lse));
   // dP = dO V^T (dPᵀ = V dOᵀ) on the input-type tiles, accumulated in f32.
@@ -487,7 +507,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                             bool splitDkdv, bool captureGradients,
                             bool deterministicCaptureGradients,
                             bool splitMaskedBlocks, bool groupSteps,
-                            bool orderedDq) {
+                            bool orderedDq, bool branchMaskedSteps) {
   // A paged KV cache is an inference layout: gradients flow to dense K, V.
   if (spec.getPageSize())
     return spec.emitOpError()
@@ -892,8 +912,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     };
     // One Q block's share of dK and dV (and of dQ, atomic).
     auto qStep = [&](ProgramBuilder &ip, const HeadViews &hv, Value i,
-                     ValueRange inner, bool boundsOnly,
-                     bool unmasked = false) -> SmallVector<Value> {
+                     ValueRange inner, bool boundsOnly, bool unmasked = false,
+                     Value maskWhen = Value()) -> SmallVector<Value> {
       OpBuilder &qb = ip.b;
       Location l2 = ip.loc;
       BlockInputs in;
@@ -915,6 +935,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       in.keysByQueries = keysByQueries;
       in.boundsOnly = boundsOnly;
       in.unmasked = unmasked;
+      in.maskWhen = maskWhen;
       in.batch = bt;
       in.head = hv.h;
       in.lenQ = hv.lenQ;
@@ -974,6 +995,16 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       Value from, to;
       bool unmasked;
       StringRef role;
+      /// Masked in a branch from this query on (null: per `unmasked`).
+      Value maskedFrom = Value();
+    };
+    // A step of range `r` at query `i`: its mask's branch condition.
+    auto maskWhenAt = [&](ProgramBuilder &ip, const QRange &r,
+                          Value i) -> Value {
+      if (!r.maskedFrom)
+        return Value();
+      return arith::CmpIOp::create(ip.b, ip.loc, arith::CmpIPredicate::sge, i,
+                                   r.maskedFrom);
     };
     auto qRanges = [&](ProgramBuilder &hp, Value lenQ) {
       OpBuilder &hb = hp.b;
@@ -1013,6 +1044,16 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
       auto [fullStart, fullEnd] =
           fullBlocks(hp, qStart, qEnd, upper ? all.first : Value(),
                      hp.minIndex(allEnd, lenQ), bm);
+      // Without band bounds, only the last Q block (past Lq) or a key
+      // block reaching past Lk is partial: with branch-masked-steps the
+      // full loop runs those steps too, masked in a branch, as the
+      // forward's (a score_mod's keep their loop).
+      if (branchMaskedSteps && !upper && band.getLower().empty() &&
+          !spec.hasScoreMod()) {
+        ranges.push_back(
+            {fullStart, qEnd, false, "full_then_partial", fullEnd});
+        return ranges;
+      }
       if (upper)
         ranges.push_back({qStart, fullStart, false, "leading_partial"});
       ranges.push_back({fullStart, fullEnd, true, "full"});
@@ -1077,8 +1118,10 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
                     ProgramBuilder ip{qb, l2};
                     if (mirror)
                       i = ip.sub(mirror, i);
-                    scf::YieldOp::create(
-                        qb, l2, qStep(ip, hv, i, inner, false, r.unmasked));
+                    scf::YieldOp::create(qb, l2,
+                                         qStep(ip, hv, i, inner, false,
+                                               r.unmasked,
+                                               maskWhenAt(ip, r, i)));
                   });
               qs->setAttr(tile::attrs::kQLoop, hb.getStringAttr(r.role));
               acc.assign(qs.getResults().begin(), qs.getResults().end());
@@ -1118,7 +1161,8 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
               Value i = ip.add(r.from, ip.mul(block, ip.index(bm)));
               HeadViews hv = viewsOf(ip, ip.add(first, g));
               scf::YieldOp::create(qb, l2,
-                                   qStep(ip, hv, i, inner, false, r.unmasked));
+                                   qStep(ip, hv, i, inner, false, r.unmasked,
+                                         maskWhenAt(ip, r, i)));
             });
         qs->setAttr(tile::attrs::kQLoop, kb.getStringAttr(r.role));
         sums.assign(qs.getResults().begin(), qs.getResults().end());
@@ -1287,7 +1331,7 @@ struct ConvertAttnToTileBackward
               spec, tiles.first, tiles.second, keys, atomic, keysByQueries,
               split, captureGradients || deterministicCaptureGradients,
               deterministicCaptureGradients, splitMaskedBlocks, groupSteps,
-              ordered)))
+              ordered, branchMaskedSteps)))
         return signalPassFailure();
     }
   }
