@@ -130,12 +130,14 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
     scf::YieldOp::create(elseBuilder, loc, scores);
     return branch.getResult(0);
   };
-  // Without a score_mod the mask commutes with the scale (masked scores are
-  // -inf either way): applied to the product itself, the branch leaves the
-  // scale next to the row maxima (tile-scale-after-max), as in a loop of
-  // masked steps, where the select comes first too.
-  bool maskBeforeScale = masked && maskWhen && !ctx.spec.hasScoreMod();
-  if (maskBeforeScale)
+  // The mask commutes with the scale (masked scores are -inf either way):
+  // applied to the product itself, the branch leaves the scale next to the
+  // row maxima (tile-scale-after-max), as in a loop of masked steps, where
+  // the select comes first too. (Only without a score_mod: the mask would
+  // otherwise come after the mod, which lowerAttention does not branch.)
+  assert((!maskWhen || !ctx.spec.hasScoreMod()) &&
+         "a masked step's branch with a score_mod");
+  if (masked && maskWhen)
     s = maskInBranch(s);
 
   // Base-2 softmax: exp(x) = exp2(x * log2(e)). Without a score_mod the scale
@@ -152,8 +154,8 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
     s = pb.mul(s, pb.splatF32(scale * M_LOG2E, sShape));
   }
 
-  if (masked && !maskBeforeScale)
-    s = maskWhen ? maskInBranch(s) : applyMask(pb, s);
+  if (masked && !maskWhen)
+    s = applyMask(pb, s);
 
   int64_t rows = ctx.blockM;
   Value mNew = arith::MaximumFOp::create(b, loc, state.m,
