@@ -301,8 +301,10 @@ def _flex_variant_any(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, g
     if _is_compiling():
         if not _DYNAMO_READS_CLOSURES:
             return _flex_variant_eager(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group)
-        text, captures = mods.traced_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group)
-        return Variant(text), captures
+        traced = mods.traced_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group)
+        if traced is None:
+            return _flex_variant_eager(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale, gqa_group)
+        return Variant(traced[0]), traced[1]
     return flex_variant(score_mod, mask_mod, head_dim=head_dim, head_dim_v=head_dim_v, dtype=dtype, scale=scale,
                         gqa_group=gqa_group)
 

@@ -191,24 +191,26 @@ def _translate(fn, kind, captures):
 
 
 class _ModTracer(torch.fx.Tracer):
-    """torch.fx's tracer, but an nn.Parameter the mod reads (a learnable
-    bias) becomes an attribute like any other tensor: fx would look for it
-    among the root module's parameters, and a mod has none."""
+    """torch.fx's tracer, but an nn.Parameter a function mod reads (a
+    learnable bias) becomes an attribute like any other tensor: fx would
+    look for it among the root module's parameters, and the fresh root of a
+    function has none. (A module used as a mod is its own root: fx finds
+    its parameters there, and the root is the user's, not to be changed.)"""
 
     def create_arg(self, a):
-        if isinstance(a, torch.nn.Parameter):
-            name = next((n for n, p in self.root.named_parameters() if p is a), None)
-            if name is None:
-                name = f"_kiln_parameter{len(list(self.root.parameters()))}"
-                self.root.register_parameter(name, a)
+        if isinstance(a, torch.nn.Parameter) and not isinstance(self.traced, torch.nn.Module) and not any(
+                p is a for p in self.root.parameters()):
+            name = f"_kiln_parameter{len(list(self.root.parameters()))}"
+            self.root.register_parameter(name, a)
             return self.create_node("get_attr", name, (), {})
         return super().create_arg(a)
 
 
 def _symbolic_trace(fn):
     tracer = _ModTracer()
+    tracer.traced = fn
     graph = tracer.trace(fn)
-    return torch.fx.GraphModule(tracer.root, graph, fn.__name__)
+    return torch.fx.GraphModule(tracer.root, graph, getattr(fn, "__name__", type(fn).__name__))
 
 
 def _scalar(region, arg):
@@ -452,11 +454,20 @@ def cached_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=
 
 def traced_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=None, gqa_group=1):
     """cached_variant_text for code that Dynamo traces: the text is a
-    constant of the graph and the captures are the traced tensors."""
+    constant of the graph and the captures are the traced tensors. None
+    where a mod reads from outside something else than tensors, numbers,
+    strings and the torch / math / operator modules (an object such as
+    `self`, a dict, a list, a function of the user's): their tensors could
+    change unseen, so the caller translates eagerly (a graph break)."""
     tensors = []
     described = []
     for fn in (score_mod, mask_mod):
-        described.append(None if fn is None else _describe_outside(fn, tensors))
+        if fn is None:
+            described.append(None)
+            continue
+        described.append(_describe_outside(fn, tensors))
+        if described[-1] is None:
+            return None
     text, order = _translate_described(described[0], described[1], head_dim, head_dim_v, str(dtype), scale,
                                        gqa_group)
     captures = []
@@ -469,15 +480,26 @@ def traced_variant_text(score_mod, mask_mod, head_dim, head_dim_v, dtype, scale=
     return text, captures
 
 
+def _constant_outside(value):
+    """Whether a value a mod reads from outside translates as a constant."""
+    return value is None or isinstance(value, (bool, int, float, str)) or any(
+        value is m for m in (torch, math, operator))
+
+
 def _describe_outside(fn, tensors):
     """(code, module, closure, global tensors): what fn reads from outside,
     as constants; the tensors are appended to `tensors` and described by
-    their index, shape and dtype. Traced by Dynamo."""
+    their index, shape and dtype. None where fn reads anything else (see
+    traced_variant_text). Traced by Dynamo."""
+    if not hasattr(fn, "__code__") or fn.__module__ not in sys.modules:
+        return None
     closure = []
     for cell in fn.__closure__ or ():
         value = cell.cell_contents
         if isinstance(value, torch.Tensor):
             closure.append(_describe_tensor(value, tensors))
+        elif not _constant_outside(value):
+            return None
         elif type(value) is bool or not isinstance(value, (int, float)):
             closure.append(("value", value))
         # A number Dynamo made symbolic (an argument of the compiled function
@@ -494,6 +516,8 @@ def _describe_outside(fn, tensors):
             value = getattr(module, name)
             if isinstance(value, torch.Tensor):
                 global_tensors.append((name, _describe_tensor(value, tensors)))
+            elif not _constant_outside(value):
+                return None
     return fn.__code__, fn.__module__, tuple(closure), tuple(global_tensors)
 
 

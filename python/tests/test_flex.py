@@ -175,6 +175,53 @@ class Flex(unittest.TestCase):
             torch.compile(lambda q, k, v: kiln.flex_attention(q, k, v, sigmoid), fullgraph=full,
                           backend="aot_eager")(q, k, v)
 
+        # Mods that reach tensors through an object (self), a dict or a
+        # function of the user's are translated eagerly on every call (a
+        # graph break: no fullgraph), so an update in place is seen, as in
+        # eager mode.
+        class ThroughSelf(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bias = torch.nn.Parameter(torch.zeros(4))
+
+            def forward(self, q, k, v):
+                def mod(score, b, h, q_idx, kv_idx):
+                    return score + self.bias[h]
+                return kiln.flex_attention(q, k, v, mod)
+
+        through_self = ThroughSelf()
+        compiled = torch.compile(through_self, backend="aot_eager")
+        state = {"bias": torch.zeros(4)}
+
+        def through_dict(q, k, v):
+            def mod(score, b, h, q_idx, kv_idx):
+                return score + state["bias"][h]
+            return kiln.flex_attention(q, k, v, mod)
+
+        compiled_dict = torch.compile(through_dict, backend="aot_eager")
+        for step in range(2):
+            with torch.no_grad():
+                through_self.bias.add_(0.25)
+            state["bias"].add_(0.25)
+            self.assertTrue(torch.equal(compiled(q, k, v), through_self(q, k, v)))
+            self.assertTrue(torch.equal(compiled_dict(q, k, v), through_dict(q, k, v)))
+
+        # A module used as a mod (eager), its own parameter read by fx.
+        class ModuleMod(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.slopes = torch.nn.Parameter(SLOPES.clone())
+
+            def forward(self, score, b, h, q_idx, kv_idx):
+                return score + self.slopes[h] * (kv_idx - q_idx)
+
+        module_mod = ModuleMod()
+        names = [n for n, _ in module_mod.named_parameters()]
+        self.assertLess(rel(kiln.flex_attention(q, k, v, module_mod).detach(),
+                            reference(q.double(), k.double(), v.double(),
+                                      lambda s, b, h, qi, ki: s + SLOPES.double()[h] * (ki - qi))), 1e-2)
+        self.assertEqual([n for n, _ in module_mod.named_parameters()], names)
+
     def test_flex_variant_outside_torch_compile(self):
         def causal(b, h, q_idx, kv_idx):
             return q_idx >= kv_idx

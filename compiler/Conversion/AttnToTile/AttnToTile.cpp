@@ -105,16 +105,18 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
     modKvIdx =
         pb.minIndex(kvIdx, pb.splat(pb.sub(ctx.lenK, pb.index(1)), sShape));
 
+  // (In a branch, the indices it makes stay local to the branch.)
   auto applyMask = [&](ProgramBuilder &mb, Value scores) -> Value {
-    if (!kvIdx)
-      modKvIdx = kvIdx = mb.add(mb.iota(1, sShape), mb.splat(kvStart, sShape));
+    Value idx = kvIdx, modIdx = modKvIdx;
+    if (!idx)
+      modIdx = idx = mb.add(mb.iota(1, sShape), mb.splat(kvStart, sShape));
     Value keep = mask == StepMask::Bounds
                      ? Value(arith::CmpIOp::create(
-                           mb.b, mb.loc, arith::CmpIPredicate::slt, kvIdx,
+                           mb.b, mb.loc, arith::CmpIPredicate::slt, idx,
                            mb.splat(ctx.lenK, sShape)))
-                     : buildKeepMask(mb, ctx.spec, ctx.qIdx, kvIdx, ctx.lenK,
+                     : buildKeepMask(mb, ctx.spec, ctx.qIdx, idx, ctx.lenK,
                                      ctx.diagOffset, ctx.batch, ctx.head,
-                                     ctx.modQIdx, modKvIdx, ctx.captures);
+                                     ctx.modQIdx, modIdx, ctx.captures);
     double negInf = -std::numeric_limits<double>::infinity();
     return arith::SelectOp::create(mb.b, mb.loc, keep, scores,
                                    mb.splatF32(negInf, sShape));

@@ -68,7 +68,8 @@ inline constexpr llvm::StringLiteral kShape = "tile.shape";
 
 // --- on loops ----------------------------------------------------------------
 /// The role of a loop over KV blocks ("masked", "full", "leading_partial",
-/// "trailing_partial"; "listed_partial" and "listed_full" run over a block
+/// "trailing_partial", "full_then_partial": full steps, then a partial one
+/// masked in a branch; "listed_partial" and "listed_full" run over a block
 /// mask's lists, their induction variable a list position, not a key) or
 /// over Q blocks.
 inline constexpr llvm::StringLiteral kKvLoop = "tile.kv_loop";
