@@ -105,32 +105,17 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
     modKvIdx =
         pb.minIndex(kvIdx, pb.splat(pb.sub(ctx.lenK, pb.index(1)), sShape));
 
-  // (In a branch, the indices it makes stay local to the branch.)
-  auto applyMask = [&](ProgramBuilder &mb, Value scores) -> Value {
+  // The keep mask; in a branch, the indices it makes stay local to it.
+  auto keepOf = [&](ProgramBuilder &mb) -> Value {
     Value idx = kvIdx, modIdx = modKvIdx;
     if (!idx)
       modIdx = idx = mb.add(mb.iota(1, sShape), mb.splat(kvStart, sShape));
-    Value keep = mask == StepMask::Bounds
-                     ? Value(arith::CmpIOp::create(
-                           mb.b, mb.loc, arith::CmpIPredicate::slt, idx,
-                           mb.splat(ctx.lenK, sShape)))
-                     : buildKeepMask(mb, ctx.spec, ctx.qIdx, idx, ctx.lenK,
-                                     ctx.diagOffset, ctx.batch, ctx.head,
-                                     ctx.modQIdx, modIdx, ctx.captures);
-    double negInf = -std::numeric_limits<double>::infinity();
-    return arith::SelectOp::create(mb.b, mb.loc, keep, scores,
-                                   mb.splatF32(negInf, sShape));
-  };
-  auto maskInBranch = [&](Value scores) -> Value {
-    auto branch =
-        scf::IfOp::create(b, loc, TypeRange{s.getType()}, maskWhen,
-                          /*addThenBlock=*/true, /*addElseBlock=*/true);
-    OpBuilder thenBuilder = branch.getThenBodyBuilder();
-    ProgramBuilder thenPb{thenBuilder, loc};
-    scf::YieldOp::create(thenBuilder, loc, applyMask(thenPb, scores));
-    OpBuilder elseBuilder = branch.getElseBodyBuilder();
-    scf::YieldOp::create(elseBuilder, loc, scores);
-    return branch.getResult(0);
+    if (mask == StepMask::Bounds)
+      return arith::CmpIOp::create(mb.b, mb.loc, arith::CmpIPredicate::slt, idx,
+                                   mb.splat(ctx.lenK, sShape));
+    return buildKeepMask(mb, ctx.spec, ctx.qIdx, idx, ctx.lenK, ctx.diagOffset,
+                         ctx.batch, ctx.head, ctx.modQIdx, modIdx,
+                         ctx.captures);
   };
   // The mask commutes with the scale (masked scores are -inf either way):
   // applied to the product itself, the branch leaves the scale next to the
@@ -140,7 +125,7 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   assert((!maskWhen || !ctx.spec.hasScoreMod()) &&
          "a masked step's branch with a score_mod");
   if (masked && maskWhen)
-    s = maskInBranch(s);
+    s = maskScoresWhen(pb, maskWhen, s, keepOf);
 
   // Base-2 softmax: exp(x) = exp2(x * log2(e)). Without a score_mod the scale
   // and log2(e) fold into one multiply; a score_mod must see the natural
@@ -156,8 +141,11 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
     s = pb.mul(s, pb.splatF32(scale * M_LOG2E, sShape));
   }
 
-  if (masked && !maskWhen)
-    s = applyMask(pb, s);
+  if (masked && !maskWhen) {
+    Value keep = keepOf(pb);
+    double negInf = -std::numeric_limits<double>::infinity();
+    s = arith::SelectOp::create(b, loc, keep, s, pb.splatF32(negInf, sShape));
+  }
 
   int64_t rows = ctx.blockM;
   Value mNew = arith::MaximumFOp::create(b, loc, state.m,

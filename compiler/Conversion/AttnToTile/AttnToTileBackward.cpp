@@ -197,23 +197,12 @@ FailureOr<std::pair<Value, Value>> recompute(ProgramBuilder &pb,
   if (keep)
     s = arith::SelectOp::create(pb.b, pb.loc, keep, s,
                                 pb.splatF32(-kInf, shape));
-  if (!in.boundsOnly && !in.unmasked && in.maskWhen) {
-    auto branch = scf::IfOp::create(pb.b, pb.loc, TypeRange{s.getType()},
-                                    in.maskWhen, /*addThenBlock=*/true,
-                                    /*addElseBlock=*/true);
-    OpBuilder thenBuilder = branch.getThenBodyBuilder();
-    ProgramBuilder tp{thenBuilder, pb.loc};
-    Value inBand = buildKeepMask(tp, spec, in.qIdx, in.kvIdx, in.lenK,
-                                 tp.sub(in.lenK, in.lenQ), in.batch, in.head,
-                                 modQ, modKv, in.captures);
-    scf::YieldOp::create(
-        thenBuilder, pb.loc,
-        ValueRange{arith::SelectOp::create(thenBuilder, pb.loc, inBand, s,
-                                           tp.splatF32(-kInf, shape))});
-    OpBuilder elseBuilder = branch.getElseBodyBuilder();
-    scf::YieldOp::create(elseBuilder, pb.loc, ValueRange{s});
-    s = branch.getResult(0);
-  }
+  if (!in.boundsOnly && !in.unmasked && in.maskWhen)
+    s = maskScoresWhen(pb, in.maskWhen, s, [&](ProgramBuilder &tp) {
+      return buildKeepMask(tp, spec, in.qIdx, in.kvIdx, in.lenK,
+                           tp.sub(in.lenK, in.lenQ), in.batch, in.head, modQ,
+                           modKv, in.captures);
+    });
   Value lse = perQuery(in.lseRef);
   Value p = math::Exp2Op::create(pb.b, pb.loc, pb.sub(s, lse));
   // dP = dO V^T (dPᵀ = V dOᵀ) on the input-type tiles, accumulated in f32.

@@ -14,8 +14,11 @@
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "dialects/Tile/IR/TileDialect.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
+
+#include <limits>
 
 namespace kiln {
 
@@ -211,6 +214,29 @@ inline Value buildKeepMask(ProgramBuilder &pb, attn::AttentionOp spec,
     keep = arith::AndIOp::create(b, loc, keep, mod);
   }
   return keep;
+}
+
+/// `scores` with the keys that `keep` (built inside the branch) rejects set
+/// to -inf where `when` holds, else unchanged: a step whose mask only some
+/// iterations of its loop need (branch-masked-steps), so that the loop
+/// holds one copy of the rest of the step.
+inline Value maskScoresWhen(ProgramBuilder &pb, Value when, Value scores,
+                            llvm::function_ref<Value(ProgramBuilder &)> keep) {
+  auto branch = scf::IfOp::create(pb.b, pb.loc, TypeRange{scores.getType()},
+                                  when, /*addThenBlock=*/true,
+                                  /*addElseBlock=*/true);
+  OpBuilder thenBuilder = branch.getThenBodyBuilder();
+  ProgramBuilder tp{thenBuilder, pb.loc};
+  Value kept = keep(tp);
+  Value negInf =
+      tp.splatF32(-std::numeric_limits<double>::infinity(),
+                  cast<RankedTensorType>(scores.getType()).getShape());
+  scf::YieldOp::create(thenBuilder, pb.loc,
+                       ValueRange{arith::SelectOp::create(
+                           thenBuilder, pb.loc, kept, scores, negInf)});
+  OpBuilder elseBuilder = branch.getElseBodyBuilder();
+  scf::YieldOp::create(elseBuilder, pb.loc, ValueRange{scores});
+  return branch.getResult(0);
 }
 
 } // namespace kiln
