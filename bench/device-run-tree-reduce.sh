@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Prototype timing (prepared 2026-11-28, not yet run): the forward of plain,
+# causal and softcap at D = 64 and 128 beside `tree8` / `tree64` specs, whose
+# reduce_rows fold each row's values in 8 chains / as a whole tree
+# (bench/prototype_tree_reduce.py, applied here to the default specs) instead
+# of one dependent chain of 31 FMNMX or FADD per row slot. On the .device/ of
+# `VARIANTS="plain causal softcap" ABLATIONS=" " bash bench/prepare-attention.sh build "64 128"`.
+# Predicted (before any run): +1 to +4% at D = 64 and for softcap, within
+# ±1% for plain and causal at D = 128 (three consumer warps per scheduler
+# hide part of the chains' ~250 cycles per step); tree64 spills at D = 128
+# (softcap 36, causal 20 LDL/STL in the build machine's SASS), tree8 less.
+set -u
+. bench/device-env.sh
+for spec in .device/specs/{plain,causal,softcap}_hd{64,128}.cubin.json; do
+  for c in 8 64; do
+    python3 bench/prototype_tree_reduce.py "$spec" "${spec%.cubin.json}_tree$c.cubin.json" $c > /dev/null
+  done
+done
+BACKWARD=0 BUDGET=${BUDGET:-300} bash bench/device-run-attention.sh tree "64,128" ${SEQS:-4096,16384} \
+  ${VARS:-plain,causal,softcap} tree8,tree64
+python3 bench/ablation_ratios.py "$OUT/attention-tree.json" tree8,tree64
