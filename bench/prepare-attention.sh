@@ -74,6 +74,10 @@ for v in plain softcap alibi; do                 # the last partial key block in
   ablate $v nobranch fwd --no-branch-masked-steps
 done
 ablate plain branchbwd bwd --branch-masked-backward-steps # opt-in: partial Q steps in a branch
+for v in softcap causal_softcap; do             # opt-in schedules for a softmax as long as the products:
+  ablate $v pp fwd --pipeline-products          # the next step's Q K^T under this step's softmax
+  ablate $v pingpong fwd --ping-pong            # the consumer warpgroups taking turns
+done
 ablate softcap precise both --no-fast-math       # precise tanhf in the score_mod
 ablate causal_softcap precise both --no-fast-math
 ablate alibi nosplitpos both --no-split-position-differences # kv - q per element
