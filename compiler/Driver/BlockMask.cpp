@@ -30,8 +30,10 @@ BlockMaskLists emptyLists(const Problem &p, int64_t rowsPerBlock,
   BlockMaskLists l;
   l.rowsPerBlock = rowsPerBlock;
   l.keysPerBlock = keysPerBlock;
-  l.queryBlocks = (p.seqQ + rowsPerBlock - 1) / rowsPerBlock;
-  l.keyBlocks = (p.seqKV + keysPerBlock - 1) / keysPerBlock;
+  // Rounded up without forming seq + block - 1, which overflows for a
+  // block near 2^63.
+  l.queryBlocks = p.seqQ / rowsPerBlock + (p.seqQ % rowsPerBlock != 0);
+  l.keyBlocks = p.seqKV / keysPerBlock + (p.seqKV % keysPerBlock != 0);
   std::vector<int64_t> counts{p.batch, p.heads, l.queryBlocks};
   std::vector<int64_t> lists{p.batch, p.heads, l.queryBlocks, l.keyBlocks};
   std::vector<int64_t> qCounts{p.batch, p.heads, l.keyBlocks};

@@ -2,8 +2,11 @@
 
 #include "compiler/Driver/ProblemInputs.h"
 
+#include "llvm/Support/Format.h"
+
 #include <algorithm>
 #include <random>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -67,6 +70,76 @@ std::optional<int64_t> resolveDim(Attribute dim, const Problem &p) {
   if (name == "seq_kv")
     return p.seqKV;
   return std::nullopt;
+}
+
+/// Checks, before anything is allocated, that the problem's host buffers
+/// can exist: dimensions below 2^31 (the runtime's limit, which would only
+/// refuse them after the driver had filled them), captures the driver can
+/// fill, and sizes that fit this machine's memory (an allocation that fails
+/// aborts the process).
+int checkProblemSize(const RunOptions &o, attn::AttentionOp spec,
+                     const Problem &p, llvm::raw_ostream &err) {
+  constexpr int64_t kMaxDim = int64_t{1} << 31;
+  for (auto [flag, value] :
+       {std::pair<const char *, int64_t>{"--batch (sequences)", p.batch},
+        {"--heads", p.heads},
+        {"--seqlen", p.seqQ},
+        {"--seqlen-kv", p.seqKV},
+        {"the qk head dim plus --pad", p.dqk + p.pad},
+        {"the v head dim plus --pad", p.dv + p.pad}})
+    if (value >= kMaxDim) {
+      err << "kiln: error: " << flag << " is " << value
+          << "; dimensions must be below 2^31\n";
+      return kBadInput;
+    }
+  // Bytes of the host buffers: Q, K, V, O (their gradients too with
+  // --backward), the LSE and the captures; products of dims below 2^31,
+  // summed in double to stay clear of overflow.
+  double io = 2; // bf16 or fp16
+  double rowsQ = double(p.batch) * double(p.seqQ) * double(p.heads);
+  double rowsKV = double(p.batch) * double(p.seqKV) * double(p.kvHeads);
+  double bytes =
+      io * (rowsQ * double(p.dqk + p.pad) + rowsKV * double(p.dqk + p.pad) +
+            rowsKV * double(p.dv + p.pad) + rowsQ * double(p.dv + p.pad)) +
+      4 * rowsQ;
+  if (o.backward)
+    bytes *= 2;
+  for (attn::CaptureAttr decl : spec.getCaptureDecls()) {
+    if (!captureKind(decl.getType().getElementType())) {
+      err << "kiln: error: capture '" << decl.getName().getValue() << "' holds "
+          << decl.getType().getElementType()
+          << "; the driver fills f32, f64, i32, i64 and index captures\n";
+      return kBadInput;
+    }
+    if (decl.getDims().size() > 4) {
+      err << "kiln: error: capture '" << decl.getName().getValue() << "' has "
+          << decl.getDims().size() << " dims; captures have at most 4\n";
+      return kBadInput;
+    }
+    double elements = 1;
+    for (Attribute dim : decl.getDims()) {
+      int64_t size = *resolveDim(dim, p);
+      if (size >= kMaxDim) {
+        err << "kiln: error: capture '" << decl.getName().getValue()
+            << "' has a dimension of " << size
+            << "; dimensions must be below 2^31\n";
+        return kBadInput;
+      }
+      elements *= double(size);
+    }
+    bytes += 8 * elements;
+  }
+  double memory =
+      double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  if (memory > 0 && bytes > memory) {
+    err << "kiln: error: the problem's host buffers need "
+        << llvm::format("%.3g", bytes / double(1ull << 30))
+        << " GiB, more than this machine's "
+        << llvm::format("%.3g", memory / double(1ull << 30))
+        << " GiB of memory\n";
+    return kBadInput;
+  }
+  return 0;
 }
 
 /// The paged cache of `k` and `v` (see PagedKV): sequence 0 holds all
@@ -136,7 +209,10 @@ int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
   p.dqk = spec.getQkHeadDim();
   p.dv = spec.getVHeadDim();
   p.pad = o.pad;
-  p.pageSize = o.pageSize;
+  // A variant that declares a paged cache or a packed batch gets inputs in
+  // that layout even without --page-size / --varlen (its kernels take no
+  // other).
+  p.pageSize = spec.getPageSize().value_or(0);
   p.blockDensity = o.blockDensity;
   p.buildBlockMask = o.buildBlockMask;
   if (p.buildBlockMask && (p.blockDensity > 0 || o.backward)) {
@@ -149,7 +225,7 @@ int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
            "(block_sparse, or --block-sparse)\n";
     return kBadInput;
   }
-  if (o.varlen) {
+  if (spec.getVarlen()) {
     // Varlen: the dense problem holds every sequence at the longest's
     // length; the kernels see them packed (PackedBatch.h).
     p.lensQ =
@@ -176,7 +252,7 @@ int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
         << "\n";
     return kBadInput;
   }
-  return 0;
+  return checkProblemSize(o, spec, p, err);
 }
 
 int makeInputs(const Problem &p, attn::AttentionOp spec, uint64_t seed,

@@ -193,6 +193,14 @@ def _check_devices(tensors):
         raise _capi.KilnError(f"all tensors must be on one device, got {sorted(map(str, devices))}")
 
 
+def _check_fake_devices(tensors):
+    """The fake kernels' device check. The dispatcher sends a call with any
+    meta tensor to the fake kernel, which would return uninitialised tensors
+    on q's device: a call mixing meta and real tensors is refused, as the
+    real kernels refuse mixed devices."""
+    _check_devices(tensors)
+
+
 def _dropout_tensors(dropout_p, dropout_rngs):
     """The named dropout_rng tensor when the call has one (a variant whose
     text has dropout_p needs it even with dropout_p = 0 here). The ops take
@@ -243,6 +251,7 @@ def _lse_shape(q, varlen):
 
 @torch.library.register_fake("kiln::attention")
 def _(q, k, v, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
+    _check_fake_devices([q, k, v, *captures, *dropout_rng, *cu_seqlens])
     out = q.new_empty(q.shape[:-1] + v.shape[-1:])
     lse = q.new_empty(_lse_shape(q, bool(cu_seqlens)), dtype=torch.float32)
     return out, lse
@@ -250,6 +259,7 @@ def _(q, k, v, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
 
 @torch.library.register_fake("kiln::attention_backward")
 def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, cu_seqlens):
+    _check_fake_devices([dout, q, k, v, out, lse, *captures, *dropout_rng, *cu_seqlens])
     # Contiguous, as the real op's (empty_like of the contiguous inputs).
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
@@ -280,6 +290,7 @@ def attention_backward_captures_op(dout: torch.Tensor, q: torch.Tensor, k: torch
 
 @attention_backward_captures_op.register_fake
 def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, cu_seqlens, deterministic=False):
+    _check_fake_devices([dout, q, k, v, out, lse, *captures, *dropout_rng, *cu_seqlens])
     return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
             _capture_gradients_fake(q, v, captures, variant, name, dropout_p, varlen=bool(cu_seqlens)))
 
@@ -288,6 +299,7 @@ def _(dout, q, k, v, out, lse, captures, variant, name, dropout_p, dropout_rng, 
 
 @torch.library.register_fake("kiln::paged_attention")
 def _(q, k_pages, v_pages, block_table, kv_lens, captures, variant, name, cu_seqlens_q):
+    _check_fake_devices([q, k_pages, v_pages, block_table, kv_lens, *captures, *cu_seqlens_q])
     out = q.new_empty(q.shape[:-1] + v_pages.shape[-1:])
     lse = q.new_empty(_lse_shape(q, bool(cu_seqlens_q)), dtype=torch.float32)
     return out, lse
@@ -344,6 +356,7 @@ def block_sparse_attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 @block_sparse_attention_op.register_fake
 def _(q, k, v, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng):
+    _check_fake_devices([q, k, v, *lists, *captures, *dropout_rng])
     return q.new_empty(q.shape[:-1] + v.shape[-1:]), q.new_empty(_lse_shape(q, False), dtype=torch.float32)
 
 
@@ -369,6 +382,7 @@ def block_sparse_attention_backward_op(dout: torch.Tensor, q: torch.Tensor, k: t
 
 @block_sparse_attention_backward_op.register_fake
 def _(dout, q, k, v, out, lse, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng):
+    _check_fake_devices([dout, q, k, v, out, lse, *lists, *captures, *dropout_rng])
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
 
@@ -399,6 +413,7 @@ def block_sparse_attention_backward_captures_op(dout: torch.Tensor, q: torch.Ten
 @block_sparse_attention_backward_captures_op.register_fake
 def _(dout, q, k, v, out, lse, lists, captures, variant, name, block_q, block_kv, dropout_p, dropout_rng,
       deterministic=False):
+    _check_fake_devices([dout, q, k, v, out, lse, *lists, *captures, *dropout_rng])
     return (*(torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)),
             _capture_gradients_fake(q, v, captures, variant, name, dropout_p, block_sparse=(block_q, block_kv)))
 

@@ -657,6 +657,14 @@ class Ops(unittest.TestCase):
             kiln.attention(q, k, v, example("alibi"))
         with self.assertRaisesRegex(TypeError, "kiln.Variant or MLIR text"):
             kiln.attention(q, k, v, 3)
+        # A meta tensor among real ones sends the call to the fake kernel,
+        # which must refuse it rather than return uninitialised memory.
+        with self.assertRaisesRegex(kiln.KilnError, r"one device, got \['cpu', 'meta'\]"):
+            kiln.attention(q, k, v.to("meta"), example("plain"))
+        with self.assertRaisesRegex(kiln.KilnError, r"one device, got \['cpu', 'meta'\]"):
+            kiln.attention(q, k, v, example("alibi"), [torch.rand(1, device="meta")])
+        meta = q.to("meta")
+        self.assertEqual(kiln.attention(meta, meta, meta, example("plain")).device.type, "meta")
 
 
 if __name__ == "__main__":

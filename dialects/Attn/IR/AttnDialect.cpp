@@ -40,6 +40,17 @@ LogicalResult CaptureAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "capture '" << name.getValue() << "' has rank "
                        << type.getRank() << " but " << dims.size()
                        << " dimension names";
+  // The runtime passes captures as dense row-major buffers in the device's
+  // global memory: another layout or memory space would make the mods read
+  // the wrong elements.
+  if (!type.getLayout().isIdentity())
+    return emitError() << "capture '" << name.getValue()
+                       << "' must have the identity (row-major) layout, got "
+                       << type.getLayout();
+  if (type.getMemorySpace())
+    return emitError() << "capture '" << name.getValue()
+                       << "' must be in the default memory space, got "
+                       << type.getMemorySpace();
   Type elt = type.getElementType();
   if (!elt.isIntOrIndexOrFloat())
     return emitError() << "capture '" << name.getValue()

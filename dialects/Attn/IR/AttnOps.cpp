@@ -110,6 +110,20 @@ LogicalResult AttentionOp::verify() {
         !std::isfinite(scale.getValueAsDouble()))
       return emitOpError() << "scale must be a positive finite number, got "
                            << scale.getValueAsDouble();
+  if (auto scale = getScaleAttr()) {
+    // The kernels multiply the scores by the scale, or by scale * log2(e),
+    // as an f32 constant: one that rounds to 0, to a subnormal (flushed to
+    // 0 under the GPU's fast math) or to infinity is not the scale asked for
+    // and turns every output into NaN.
+    double v = scale.getValueAsDouble();
+    constexpr double kLog2E = 1.4426950408889634;
+    if (!std::isnormal(static_cast<float>(v)) ||
+        !std::isnormal(static_cast<float>(v * kLog2E)))
+      return emitOpError() << "scale " << v
+                           << " is out of range: the kernels multiply scores "
+                              "by scale * log2(e) as a normal f32 (about "
+                              "1.2e-38 to 2.3e38)";
+  }
   if (auto p = getDropoutPAttr()) {
     double v = p.getValueAsDouble();
     // The kept fraction is a 16-bit threshold: p may not round it to 0.
@@ -123,6 +137,12 @@ LogicalResult AttentionOp::verify() {
         llvm::any_of(*blocks, [](int64_t n) { return n <= 0 || n % 16; }))
       return emitOpError() << "block_sparse must be two positive multiples of "
                               "16 (query rows, keys per mask block)";
+    // No sequence is that long (the runtime's dimensions are below 2^31),
+    // and the kernels' block arithmetic would overflow.
+    if (llvm::any_of(*blocks,
+                     [](int64_t n) { return n >= (int64_t{1} << 31); }))
+      return emitOpError() << "block_sparse blocks must be below 2^31, got "
+                           << (*blocks)[0] << " x " << (*blocks)[1];
     if (getVarlen() || getPageSize())
       return emitOpError()
              << "block_sparse takes a dense batch: its lists are per (batch, "

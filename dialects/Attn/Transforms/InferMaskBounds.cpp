@@ -10,6 +10,8 @@
 
 #include "dialects/Attn/Transforms/Passes.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 #include <optional>
 
 namespace kiln::attn {
@@ -22,17 +24,54 @@ using namespace kiln::attn;
 
 namespace {
 
-/// a*q + b*kv + c over the mask_mod's query and key index arguments.
+/// a*q + b*kv + c over the mask_mod's query and key index arguments. The
+/// arithmetic is checked: a form whose coefficients overflow 64 bits is not
+/// one the analysis can use.
 struct Linear {
   int64_t q = 0, kv = 0, c = 0;
-  Linear operator+(const Linear &o) const {
-    return {q + o.q, kv + o.kv, c + o.c};
+  std::optional<Linear> operator+(const Linear &o) const {
+    auto q2 = llvm::checkedAdd(q, o.q), kv2 = llvm::checkedAdd(kv, o.kv),
+         c2 = llvm::checkedAdd(c, o.c);
+    if (!q2 || !kv2 || !c2)
+      return std::nullopt;
+    return Linear{*q2, *kv2, *c2};
   }
-  Linear operator-(const Linear &o) const {
-    return {q - o.q, kv - o.kv, c - o.c};
+  std::optional<Linear> operator-(const Linear &o) const {
+    auto q2 = llvm::checkedSub(q, o.q), kv2 = llvm::checkedSub(kv, o.kv),
+         c2 = llvm::checkedSub(c, o.c);
+    if (!q2 || !kv2 || !c2)
+      return std::nullopt;
+    return Linear{*q2, *kv2, *c2};
   }
-  Linear scaled(int64_t k) const { return {q * k, kv * k, c * k}; }
+  std::optional<Linear> scaled(int64_t k) const {
+    auto q2 = llvm::checkedMul(q, k), kv2 = llvm::checkedMul(kv, k),
+         c2 = llvm::checkedMul(c, k);
+    if (!q2 || !kv2 || !c2)
+      return std::nullopt;
+    return Linear{*q2, *kv2, *c2};
+  }
   bool isConstant() const { return q == 0 && kv == 0; }
+
+  /// Whether the form's value stays in range for every position, so that
+  /// the mask_mod's wrapping integer arithmetic computes it exactly. 64-bit
+  /// values (index, i64) hold positions below 2^31 (the runtime's limit on
+  /// dimensions) and stay within 2^62, leaving the lowering room to add
+  /// block sizes to a bound; 32-bit ones, by the design's assumption that
+  /// they hold any position, positions below 2^30, within their own range.
+  bool fitsIn(unsigned width) const {
+    int64_t maxPos =
+        width >= 64 ? (int64_t{1} << 31) - 1 : (int64_t{1} << 30) - 1;
+    int64_t limit = width >= 64 ? int64_t{1} << 62 : int64_t{1} << 31;
+    std::optional<int64_t> lo = c, hi = c;
+    for (int64_t coeff : {q, kv}) {
+      auto term = llvm::checkedMul(coeff, maxPos);
+      if (!term || !lo || !hi)
+        return false;
+      lo = llvm::checkedAdd(*lo, std::min<int64_t>(*term, 0));
+      hi = llvm::checkedAdd(*hi, std::max<int64_t>(*term, 0));
+    }
+    return lo && hi && *lo >= -limit && *hi < limit;
+  }
 };
 
 class MaskAnalysis {
@@ -45,8 +84,21 @@ public:
     }
   }
 
-  /// The value as a linear form, or nullopt for anything non-affine.
+  /// The value as a linear form, or nullopt for anything non-affine or
+  /// anything that could wrap in the value's type (the reference, like the
+  /// kernel's per-element mask, wraps where the closed form would not).
   std::optional<Linear> linear(Value v) {
+    std::optional<Linear> form = linearUnchecked(v);
+    if (!form)
+      return std::nullopt;
+    unsigned width =
+        v.getType().isIndex() ? 64 : v.getType().getIntOrFloatBitWidth();
+    if (!form->fitsIn(width))
+      return std::nullopt;
+    return form;
+  }
+
+  std::optional<Linear> linearUnchecked(Value v) {
     if (v == qArg)
       return Linear{1, 0, 0};
     if (v == kvArg)
@@ -111,19 +163,21 @@ public:
       exact = false;
       return;
     }
-    Linear e = *lhs - *rhs;
+    // Both sides lie within 2^62 (Linear::fitsIn): these cannot overflow.
+    Linear e = *(*lhs - *rhs), negated = *e.scaled(-1);
+    Linear one{0, 0, 1};
     switch (cmp.getPredicate()) {
     case arith::CmpIPredicate::sge:
       return addNonNegative(e);
     case arith::CmpIPredicate::sgt:
-      return addNonNegative(e - Linear{0, 0, 1});
+      return addNonNegative(*(e - one));
     case arith::CmpIPredicate::sle:
-      return addNonNegative(e.scaled(-1));
+      return addNonNegative(negated);
     case arith::CmpIPredicate::slt:
-      return addNonNegative(e.scaled(-1) - Linear{0, 0, 1});
+      return addNonNegative(*(negated - one));
     case arith::CmpIPredicate::eq:
       addNonNegative(e);
-      return addNonNegative(e.scaled(-1));
+      return addNonNegative(negated);
     default:
       // Unsigned comparisons of differences wrap (q - kv with kv > q is
       // huge), so they are not the affine conditions they look like.
@@ -134,6 +188,12 @@ public:
 
   /// Records f >= 0 as a bound on kv, when it is one of the forms we can use.
   void addNonNegative(Linear f) {
+    // An offset beyond 2^62 would overflow the lowering's bound arithmetic;
+    // no position reaches it, so the mask keeps its per-element test.
+    if (f.c > (int64_t{1} << 62) || f.c < -(int64_t{1} << 62)) {
+      exact = false;
+      return;
+    }
     if (f.kv == 0 && f.q == 0) {
       if (f.c < 0) // never true: an empty band
         upper.push_back({0, -1, false});

@@ -59,6 +59,21 @@ attn.attention @inf_scale {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
 
 // -----
 
+// The kernels multiply by scale * log2(e) as an f32 constant, which would be
+// 0 here (every output NaN).
+// expected-error @+1 {{scale 1.000000e-46 is out of range: the kernels multiply scores by scale * log2(e) as a normal f32 (about 1.2e-38 to 2.3e38)}}
+attn.attention @underflowing_scale {qk_head_dim = 64, v_head_dim = 64,
+                                    element_type = bf16, scale = 1.0e-46}
+
+// -----
+
+// ... and infinity here.
+// expected-error @+1 {{scale 1.000000e+39 is out of range}}
+attn.attention @overflowing_scale {qk_head_dim = 64, v_head_dim = 64,
+                                   element_type = bf16, scale = 1.0e39}
+
+// -----
+
 // expected-error @+1 {{'attn.attention' op captures 'slopes' twice}}
 attn.attention @duplicate_capture {qk_head_dim = 64, v_head_dim = 64,
     element_type = bf16,
@@ -172,6 +187,22 @@ attn.attention @capture_rank_too_low {qk_head_dim = 64, v_head_dim = 64,
     element_type = bf16,
     // expected-error @+1 {{capture 'bias' has rank 0 but 2 dimension names}}
     captures = [#attn.capture<"bias", memref<f32>, ["heads", "seq_q"]>]}
+
+// -----
+
+// The runtime passes captures row-major: a strided layout would read the
+// wrong elements.
+attn.attention @capture_strided {qk_head_dim = 64, v_head_dim = 64,
+    element_type = bf16,
+    // expected-error @+1 {{capture 'slopes' must have the identity (row-major) layout, got strided<[2]>}}
+    captures = [#attn.capture<"slopes", memref<?xf32, strided<[2]>>, ["heads"]>]}
+
+// -----
+
+attn.attention @capture_memory_space {qk_head_dim = 64, v_head_dim = 64,
+    element_type = bf16,
+    // expected-error @+1 {{capture 'slopes' must be in the default memory space, got 3 : i64}}
+    captures = [#attn.capture<"slopes", memref<?xf32, 3>, ["heads"]>]}
 
 // -----
 
@@ -532,3 +563,9 @@ attn.attention @sparse_varlen {qk_head_dim = 64, v_head_dim = 64, element_type =
 
 // expected-error @+1 {{block_sparse takes a dense batch: its lists are per (batch, head, query block) of one sequence length (not with page_size)}}
 attn.attention @sparse_paged {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, page_size = 16, block_sparse = array<i64: 128, 128>}
+
+// -----
+
+// No sequence is 2^31 long, and the kernels' block arithmetic would overflow.
+// expected-error @+1 {{block_sparse blocks must be below 2^31, got 128 x 9223372036854775792}}
+attn.attention @sparse_huge {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, block_sparse = array<i64: 128, 9223372036854775792>}

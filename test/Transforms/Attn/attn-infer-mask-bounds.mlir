@@ -104,3 +104,54 @@ attn.attention @unreadable {qk_head_dim = 64, v_head_dim = 64, element_type = bf
     %keep = arith.andi %a, %b2 : i1
     attn.yield %keep : i1
   }
+
+// -----
+
+// q + (2^63 - 1) wraps for every q > 0, as the mask_mod computes it: not the
+// affine bound kv <= q + 2^63 - 2 it reads as, so no bound is taken and the
+// mask stays per element.
+// CHECK-LABEL: attn.attention @wrapping_offset
+// CHECK-SAME: kv_band = #attn.band<lower = [], upper = [], exact = false>
+attn.attention @wrapping_offset {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %max = arith.constant 9223372036854775807 : index
+    %end = arith.addi %q, %max : index
+    %keep = arith.cmpi slt, %kv, %end : index
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// Likewise in i32, where q + (2^31 - 1) wraps; a window's small offset in
+// i32 is still read.
+// CHECK-LABEL: attn.attention @wrapping_i32
+// CHECK-SAME: kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>], upper = [], exact = false>
+attn.attention @wrapping_i32 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %max = arith.constant 2147483647 : i32
+    %w = arith.constant 128 : i32
+    %q32 = arith.index_cast %q : index to i32
+    %kv32 = arith.index_cast %kv : index to i32
+    %end = arith.addi %q32, %max : i32
+    %below = arith.cmpi slt, %kv32, %end : i32
+    %start = arith.subi %q32, %w : i32
+    %inside = arith.cmpi sge, %kv32, %start : i32
+    %keep = arith.andi %below, %inside : i1
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// A coefficient whose product overflows 64 bits is not affine.
+// CHECK-LABEL: attn.attention @overflowing_scale
+// CHECK-SAME: kv_band = #attn.band<lower = [], upper = [], exact = false>
+attn.attention @overflowing_scale {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %big = arith.constant 4611686018427387904 : index
+    %d = arith.subi %kv, %q : index
+    %scaled = arith.muli %d, %big : index
+    %scaled2 = arith.muli %scaled, %big : index
+    %zero = arith.constant 0 : index
+    %keep = arith.cmpi sle, %scaled2, %zero : index
+    attn.yield %keep : i1
+  }
