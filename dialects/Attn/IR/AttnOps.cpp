@@ -105,6 +105,14 @@ LogicalResult AttentionOp::verify() {
   Type elt = getElementType();
   if (!elt.isBF16() && !elt.isF16())
     return emitOpError() << "element_type must be bf16 or f16, got " << elt;
+  // The runtime's dimensions are below 2^31; larger head dims would also
+  // overflow the tile choosers' shared-memory sums (64-bit products of
+  // head dim, rows and bytes).
+  for (auto [what, dim] : {std::pair<const char *, int64_t>{
+                               "qk_head_dim", getQkHeadDim()},
+                           {"v_head_dim", getVHeadDim()}})
+    if (dim >= (int64_t{1} << 31))
+      return emitOpError() << what << " must be below 2^31, got " << dim;
   if (auto scale = getScaleAttr())
     if (!(scale.getValueAsDouble() > 0.0) ||
         !std::isfinite(scale.getValueAsDouble()))

@@ -569,3 +569,10 @@ attn.attention @sparse_paged {qk_head_dim = 64, v_head_dim = 64, element_type = 
 // No sequence is 2^31 long, and the kernels' block arithmetic would overflow.
 // expected-error @+1 {{block_sparse blocks must be below 2^31, got 128 x 9223372036854775792}}
 attn.attention @sparse_huge {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, block_sparse = array<i64: 128, 9223372036854775792>}
+
+// -----
+
+// Head dims below 2^31, as every runtime dimension (the tile choosers'
+// shared-memory sums would overflow past that).
+// expected-error @+1 {{qk_head_dim must be below 2^31, got 9223372036854775807}}
+attn.attention @head_dim_huge {qk_head_dim = 9223372036854775807, v_head_dim = 64, element_type = bf16}
