@@ -25,6 +25,9 @@ namespace kiln {
 
 void buildForwardTilePipeline(OpPassManager &pm,
                               const ForwardPipelineOptions &options) {
+  // Integer division by zero in the mods gives 0, as in the reference (the
+  // CPU's code would trap).
+  pm.addPass(attn::createAttnGuardDivision());
   // Prove which KV blocks are empty / full before lowering, so the lowering
   // can bound and split the KV loop.
   pm.addPass(attn::createAttnInferMaskBounds());

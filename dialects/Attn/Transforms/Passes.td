@@ -37,6 +37,36 @@ def AttnInferMaskBounds : Pass<"attn-infer-mask-bounds", "::mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::attn::AttnDialect"];
 }
 
+def AttnGuardDivision : Pass<"attn-guard-division", "::mlir::ModuleOp"> {
+  let summary = "Integer division and remainder by zero in the mods give 0";
+  let description = [{
+    `arith` leaves an integer division or remainder by zero undefined: on the
+    CPU backend it traps (the process dies of SIGFPE), on a GPU it returns
+    an unspecified value. A mod may divide by a position (`q % kv` at
+    kv = 0), so every `divsi`, `divui`, `remsi`, `remui`, `floordivsi` and
+    `ceildivsi` in a `score_mod` or `mask_mod` whose divisor is not a
+    non-zero constant gets a guarded divisor and a zero result where the
+    divisor is zero, which is what the float64 reference computes
+    (`compiler/Driver/ModInterpreter.cpp`). Divisions by constants, such as
+    `examples/tree_verify.mlir`'s word index, are left alone.
+
+    Before:
+    ```mlir
+    %r = arith.remui %q, %kv : index
+    ```
+    After:
+    ```mlir
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %z = arith.cmpi eq, %kv, %c0 : index
+    %d = arith.select %z, %c1, %kv : index
+    %q1 = arith.remui %q, %d : index
+    %r = arith.select %z, %c0, %q1 : index
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def AttnSplitPositionDifferences
     : Pass<"attn-split-position-differences", "::mlir::ModuleOp"> {
   let summary = "Converts positions to float before subtracting them in the mods";
