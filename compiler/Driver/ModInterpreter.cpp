@@ -104,12 +104,30 @@ static bool cmpI(arith::CmpIPredicate p, int64_t a, int64_t b, unsigned w) {
   return false;
 }
 
+/// Signed division's edge cases, defined as attn-guard-division defines
+/// them for the kernels: by 0 a quotient and remainder of 0, by -1 the
+/// wrapping negation and 0 (INT_MIN / -1 overflows: C++ leaves it
+/// undefined, x86 traps).
+static int64_t negateWrapping(int64_t a) {
+  return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+}
+static int64_t divSigned(int64_t a, int64_t b) {
+  return b == 0 ? 0 : b == -1 ? negateWrapping(a) : a / b;
+}
+static int64_t remSigned(int64_t a, int64_t b) {
+  return b == 0 || b == -1 ? 0 : a % b;
+}
+
 static int64_t floorDiv(int64_t a, int64_t b) {
+  if (b == 0 || b == -1)
+    return divSigned(a, b);
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 static int64_t ceilDiv(int64_t a, int64_t b) {
+  if (b == 0 || b == -1)
+    return divSigned(a, b);
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
 }
@@ -286,12 +304,14 @@ private:
           intBinary(op, [](int64_t a, int64_t b, unsigned) { return a * b; });
         })
         .Case([&](arith::DivSIOp) {
-          intBinary(
-              op, [](int64_t a, int64_t b, unsigned) { return b ? a / b : 0; });
+          intBinary(op, [](int64_t a, int64_t b, unsigned) {
+            return divSigned(a, b);
+          });
         })
         .Case([&](arith::RemSIOp) {
-          intBinary(
-              op, [](int64_t a, int64_t b, unsigned) { return b ? a % b : 0; });
+          intBinary(op, [](int64_t a, int64_t b, unsigned) {
+            return remSigned(a, b);
+          });
         })
         .Case([&](arith::DivUIOp) {
           intBinary(op, [](int64_t a, int64_t b, unsigned w) -> int64_t {
@@ -307,13 +327,12 @@ private:
         })
         .Case([&](arith::FloorDivSIOp) {
           intBinary(op, [](int64_t a, int64_t b, unsigned) {
-            return b ? floorDiv(a, b) : 0;
+            return floorDiv(a, b);
           });
         })
         .Case([&](arith::CeilDivSIOp) {
-          intBinary(op, [](int64_t a, int64_t b, unsigned) {
-            return b ? ceilDiv(a, b) : 0;
-          });
+          intBinary(
+              op, [](int64_t a, int64_t b, unsigned) { return ceilDiv(a, b); });
         })
         .Case([&](arith::AndIOp) {
           intBinary(op, [](int64_t a, int64_t b, unsigned) { return a & b; });

@@ -5,6 +5,7 @@
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <unistd.h>
 
@@ -72,21 +73,29 @@ std::optional<int64_t> resolveDim(Attribute dim, const Problem &p) {
   return std::nullopt;
 }
 
-/// Checks, before anything is allocated, that the problem's host buffers
-/// can exist: dimensions below 2^31 (the runtime's limit, which would only
-/// refuse them after the driver had filled them), captures the driver can
-/// fill, and sizes that fit this machine's memory (an allocation that fails
-/// aborts the process).
+/// Checks that the problem's host buffers can exist, before makeInputs
+/// allocates them: dimensions below 2^31 (the runtime's limit, which would
+/// only refuse them after the driver had filled them), captures the driver
+/// can fill, and, where `kiln run` will allocate (no -emit stage), sizes that
+/// fit this machine's memory (an allocation that fails aborts the process).
 int checkProblemSize(const RunOptions &o, attn::AttentionOp spec,
                      const Problem &p, llvm::raw_ostream &err) {
   constexpr int64_t kMaxDim = int64_t{1} << 31;
-  for (auto [flag, value] :
-       {std::pair<const char *, int64_t>{"--batch (sequences)", p.batch},
-        {"--heads", p.heads},
-        {"--seqlen", p.seqQ},
-        {"--seqlen-kv", p.seqKV},
-        {"the qk head dim plus --pad", p.dqk + p.pad},
-        {"the v head dim plus --pad", p.dv + p.pad}})
+  // (--pad first: the head dims are below 2^31 (the verifier), so the
+  // padded rows below cannot overflow once it is.)
+  for (auto [flag, value] : {std::pair<const char *, int64_t>{"--pad", p.pad},
+                             {"--batch (sequences)", p.batch},
+                             {"--heads", p.heads},
+                             {"--seqlen", p.seqQ},
+                             {"--seqlen-kv", p.seqKV}})
+    if (value >= kMaxDim) {
+      err << "kiln: error: " << flag << " is " << value
+          << "; dimensions must be below 2^31\n";
+      return kBadInput;
+    }
+  for (auto [flag, value] : {std::pair<const char *, int64_t>{
+                                 "the qk head dim plus --pad", p.dqk + p.pad},
+                             {"the v head dim plus --pad", p.dv + p.pad}})
     if (value >= kMaxDim) {
       err << "kiln: error: " << flag << " is " << value
           << "; dimensions must be below 2^31\n";
@@ -129,9 +138,22 @@ int checkProblemSize(const RunOptions &o, attn::AttentionOp spec,
     }
     bytes += 8 * elements;
   }
-  double memory =
-      double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
-  if (memory > 0 && bytes > memory) {
+  // Block-sparse lists: counts and numbers per (batch, head, block row),
+  // and their transposes, int32.
+  if (std::optional<std::pair<int64_t, int64_t>> blocks =
+          spec.getSparseBlocks()) {
+    double rows = std::ceil(double(p.seqQ) / double(blocks->first));
+    double cols = std::ceil(double(p.seqKV) / double(blocks->second));
+    bytes += 4 * 4 * double(p.batch) * double(p.heads) * rows * (cols + 1);
+  }
+  if (o.emit != EmitStage::None)
+    return 0; // an -emit stage allocates nothing
+  // This machine's memory, or 1 TiB where sysconf cannot say: the bound
+  // also keeps HostBuffer::allocate's int64 sizes from overflowing.
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  double memory = pages > 0 && pageSize > 0 ? double(pages) * double(pageSize)
+                                            : double(int64_t{1} << 40);
+  if (bytes > memory) {
     err << "kiln: error: the problem's host buffers need "
         << llvm::format("%.3g", bytes / double(1ull << 30))
         << " GiB, more than this machine's "
@@ -240,8 +262,8 @@ int makeProblem(const RunOptions &o, attn::AttentionOp spec, Problem &p,
         1, *std::max_element(p.lensKV.begin(), p.lensKV.end()));
   }
   if (p.pageSize > 0 && o.backward) {
-    err << "kiln: error: --page-size is a forward (inference) layout; "
-           "--backward takes dense K and V\n";
+    err << "kiln: error: a paged KV cache (page_size, or --page-size) is a "
+           "forward (inference) layout; --backward takes dense K and V\n";
     return kBadInput;
   }
   p.io = spec.getElementType().isBF16() ? ElementKind::BF16 : ElementKind::F16;

@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln::attn;
@@ -108,25 +109,29 @@ LogicalResult AttentionOp::verify() {
   // The runtime's dimensions are below 2^31; larger head dims would also
   // overflow the tile choosers' shared-memory sums (64-bit products of
   // head dim, rows and bytes).
-  for (auto [what, dim] : {std::pair<const char *, int64_t>{
-                               "qk_head_dim", getQkHeadDim()},
-                           {"v_head_dim", getVHeadDim()}})
-    if (dim >= (int64_t{1} << 31))
-      return emitOpError() << what << " must be below 2^31, got " << dim;
-  if (auto scale = getScaleAttr())
-    if (!(scale.getValueAsDouble() > 0.0) ||
-        !std::isfinite(scale.getValueAsDouble()))
-      return emitOpError() << "scale must be a positive finite number, got "
-                           << scale.getValueAsDouble();
+  constexpr int64_t kMaxDim = int64_t{1} << 31;
+  if (getQkHeadDim() >= kMaxDim)
+    return emitOpError() << "qk_head_dim must be below 2^31, got "
+                         << getQkHeadDim();
+  if (getVHeadDim() >= kMaxDim)
+    return emitOpError() << "v_head_dim must be below 2^31, got "
+                         << getVHeadDim();
   if (auto scale = getScaleAttr()) {
+    double v = scale.getValueAsDouble();
+    if (!(v > 0.0) || !std::isfinite(v))
+      return emitOpError() << "scale must be a positive finite number, got "
+                           << v;
     // The kernels multiply the scores by the scale, or by scale * log2(e),
     // as an f32 constant: one that rounds to 0, to a subnormal (flushed to
     // 0 under the GPU's fast math) or to infinity is not the scale asked for
-    // and turns every output into NaN.
-    double v = scale.getValueAsDouble();
+    // and turns every output into NaN. (Compared in double: converting a
+    // value beyond FLT_MAX to float is undefined.)
     constexpr double kLog2E = 1.4426950408889634;
-    if (!std::isnormal(static_cast<float>(v)) ||
-        !std::isnormal(static_cast<float>(v * kLog2E)))
+    auto normalF32 = [](double x) {
+      return x >= double(std::numeric_limits<float>::min()) &&
+             x <= double(std::numeric_limits<float>::max());
+    };
+    if (!normalF32(v) || !normalF32(v * kLog2E))
       return emitOpError() << "scale " << v
                            << " is out of range: the kernels multiply scores "
                               "by scale * log2(e) as a normal f32 (about "

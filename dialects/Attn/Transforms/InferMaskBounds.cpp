@@ -188,9 +188,11 @@ public:
 
   /// Records f >= 0 as a bound on kv, when it is one of the forms we can use.
   void addNonNegative(Linear f) {
-    // An offset beyond 2^62 would overflow the lowering's bound arithmetic;
-    // no position reaches it, so the mask keeps its per-element test.
-    if (f.c > (int64_t{1} << 62) || f.c < -(int64_t{1} << 62)) {
+    // The lowering adds block sizes and positions to a bound's offset, and
+    // on the GPU in 32-bit ints (index there): an offset beyond 2^30 would
+    // overflow that arithmetic. No sequence reaches it, so the mask keeps
+    // its per-element test.
+    if (f.c > (int64_t{1} << 30) || f.c < -(int64_t{1} << 30)) {
       exact = false;
       return;
     }

@@ -38,16 +38,18 @@ def AttnInferMaskBounds : Pass<"attn-infer-mask-bounds", "::mlir::ModuleOp"> {
 }
 
 def AttnGuardDivision : Pass<"attn-guard-division", "::mlir::ModuleOp"> {
-  let summary = "Integer division and remainder by zero in the mods give 0";
+  let summary = "Integer division by zero (and signed INT_MIN / -1) in the mods defined";
   let description = [{
-    `arith` leaves an integer division or remainder by zero undefined: on the
-    CPU backend it traps (the process dies of SIGFPE), on a GPU it returns
-    an unspecified value. A mod may divide by a position (`q % kv` at
-    kv = 0), so every `divsi`, `divui`, `remsi`, `remui`, `floordivsi` and
-    `ceildivsi` in a `score_mod` or `mask_mod` whose divisor is not a
-    non-zero constant gets a guarded divisor and a zero result where the
-    divisor is zero, which is what the float64 reference computes
-    (`compiler/Driver/ModInterpreter.cpp`). Divisions by constants, such as
+    `arith` leaves an integer division or remainder by zero undefined, and a
+    signed one of INT_MIN by -1: on the CPU backend they trap (the process
+    dies of SIGFPE), on a GPU they return unspecified values. A mod may
+    divide by a position (`q % kv` at kv = 0), so every `divsi`, `divui`,
+    `remsi`, `remui`, `floordivsi` and `ceildivsi` in a `score_mod` or
+    `mask_mod` whose divisor is not a constant other than 0 (and, signed,
+    -1) gets a divisor of 1 in those cases and the result the float64
+    reference computes (`compiler/Driver/ModInterpreter.cpp`): 0 where the
+    divisor is 0; where it is -1, the wrapping negation of the dividend (a
+    remainder: 0). Divisions by other constants, such as
     `examples/tree_verify.mlir`'s word index, are left alone.
 
     Before:

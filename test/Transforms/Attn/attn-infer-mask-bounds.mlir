@@ -142,16 +142,33 @@ attn.attention @wrapping_i32 {qk_head_dim = 64, v_head_dim = 64, element_type = 
 
 // -----
 
-// A coefficient whose product overflows 64 bits is not affine.
+// A coefficient whose product overflows 64 bits is not affine: (kv - q) *
+// 2^31 is read (its values stay within 2^62), times 2^33 the coefficients'
+// own product overflows.
 // CHECK-LABEL: attn.attention @overflowing_scale
 // CHECK-SAME: kv_band = #attn.band<lower = [], upper = [], exact = false>
 attn.attention @overflowing_scale {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
   mask_mod(%b: index, %h: index, %q: index, %kv: index) {
-    %big = arith.constant 4611686018427387904 : index
+    %a = arith.constant 2147483648 : index
+    %big = arith.constant 8589934592 : index
     %d = arith.subi %kv, %q : index
-    %scaled = arith.muli %d, %big : index
+    %scaled = arith.muli %d, %a : index
     %scaled2 = arith.muli %scaled, %big : index
     %zero = arith.constant 0 : index
     %keep = arith.cmpi sle, %scaled2, %zero : index
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// kv <= q + 2^40 holds for every position, and reads as affine, but the
+// GPU's loop bounds are 32-bit: offsets beyond 2^30 are not taken.
+// CHECK-LABEL: attn.attention @wide_offset
+// CHECK-SAME: kv_band = #attn.band<lower = [], upper = [], exact = false>
+attn.attention @wide_offset {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %c = arith.constant 1099511627776 : index
+    %end = arith.addi %q, %c : index
+    %keep = arith.cmpi sle, %kv, %end : index
     attn.yield %keep : i1
   }
