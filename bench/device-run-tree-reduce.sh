@@ -16,6 +16,9 @@ for spec in .device/specs/{plain,causal,softcap}_hd{64,128}.cubin.json; do
     python3 bench/prototype_tree_reduce.py "$spec" "${spec%.cubin.json}_tree$c.cubin.json" $c > /dev/null
   done
 done
+# ABL adds other ablations prepared beside them (e.g. ABL=tree8,tree64,pp,pingpong
+# with ABLATIONS="pp pingpong" at prepare time, for softcap's opt-in schedules).
+ABL=${ABL:-tree8,tree64}
 BACKWARD=0 BUDGET=${BUDGET:-300} bash bench/device-run-attention.sh tree "64,128" ${SEQS:-4096,16384} \
-  ${VARS:-plain,causal,softcap} tree8,tree64
-python3 bench/ablation_ratios.py "$OUT/attention-tree.json" tree8,tree64
+  ${VARS:-plain,causal,softcap} "$ABL"
+python3 bench/ablation_ratios.py "$OUT/attention-tree.json" "$ABL"
