@@ -83,11 +83,12 @@ int checkProblemSize(const RunOptions &o, attn::AttentionOp spec,
   constexpr int64_t kMaxDim = int64_t{1} << 31;
   // (--pad first: the head dims are below 2^31 (the verifier), so the
   // padded rows below cannot overflow once it is.)
-  for (auto [flag, value] : {std::pair<const char *, int64_t>{"--pad", p.pad},
-                             {"--batch (sequences)", p.batch},
-                             {"--heads", p.heads},
-                             {"--seqlen", p.seqQ},
-                             {"--seqlen-kv", p.seqKV}})
+  for (auto [flag, value] :
+       {std::pair<const char *, int64_t>{"--pad", p.pad},
+        {"--batch (sequences)", p.batch},
+        {"--heads", p.heads},
+        {"--seqlen (or the longest of --seqlens)", p.seqQ},
+        {"--seqlen-kv (or the longest of --seqlens-kv)", p.seqKV}})
     if (value >= kMaxDim) {
       err << "kiln: error: " << flag << " is " << value
           << "; dimensions must be below 2^31\n";
