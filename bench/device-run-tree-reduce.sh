@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prototype timing (prepared 2026-11-28, not yet run): the forward of plain,
+# Prototype timing (prepared 2026-11-28, not yet run), after GPU checks of the
+# day's guarded divisions: the forward of plain,
 # causal and softcap at D = 64 and 128 beside `tree8` / `tree64` specs, whose
 # reduce_rows fold each row's values in 8 chains / as a whole tree
 # (bench/prototype_tree_reduce.py, applied here to the default specs) instead
@@ -11,6 +12,13 @@
 # (softcap 36, causal 20 LDL/STL in the build machine's SASS), tree8 less.
 set -u
 . bench/device-env.sh
+# First, the guarded divisions of attn-guard-division (2026-11-28, checked on
+# the CPU only so far) on the GPU against float64: mods dividing by positions
+# (by 0 at kv = 0 and q = 0) and INT_MIN by -1, forward and backward.
+for v in divide_by_positions int_min_by_minus_one; do
+  run_check "guarded division $v" test/Transforms/Attn/attn-guard-division.mlir --variant $v \
+    --backend cuda --backward --batch 2 --seqlen 70 --seqlen-kv 90 --heads 2
+done 2>&1 | tee "$OUT/guard-division-checks.txt"
 for spec in .device/specs/{plain,causal,softcap}_hd{64,128}.cubin.json; do
   for c in 8 64; do
     python3 bench/prototype_tree_reduce.py "$spec" "${spec%.cubin.json}_tree$c.cubin.json" $c > /dev/null
