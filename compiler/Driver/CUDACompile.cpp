@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -27,6 +28,18 @@ Status checkVariant(ModuleOp module, std::string &variant, int64_t &headDimQK,
     return Status::error("compile exactly one attn.attention at a time");
   attn::AttentionOp op = *specs.begin();
   variant = op.getSymName().str();
+  // The name prefixes the CUDA kernels' names (<variant>_fwd, ...): any
+  // other symbol (@"a b") would reach NVRTC as broken, or foreign, source.
+  bool identifier = !variant.empty() && !llvm::isDigit(variant[0]) &&
+                    llvm::all_of(variant, [](char c) {
+                      return llvm::isAlnum(c) || c == '_';
+                    });
+  if (!identifier)
+    return Status::error("the GPU backend names its kernels after the "
+                         "variant, so '" +
+                         variant +
+                         "' must be a C identifier (letters, digits and _, "
+                         "not starting with a digit)");
   headDimQK = op.getQkHeadDim();
   headDimV = op.getVHeadDim();
   // mma.m16n8k16 steps over 16 columns; the accumulator (BLOCK_M x D_v f32

@@ -2,6 +2,7 @@
 
 #include "CTensors.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kiln::capi {
@@ -10,8 +11,16 @@ int report(const Status &s, char *error, int size) {
   if (s.ok())
     return 0;
   if (error && size > 0) {
-    std::strncpy(error, s.message().c_str(), size - 1);
-    error[size - 1] = '\0';
+    const std::string &message = s.message();
+    size_t n = std::min(message.size(), static_cast<size_t>(size) - 1);
+    // Cut before a UTF-8 character the buffer cannot hold whole (the
+    // message may quote the caller's names or text): a torn one is invalid
+    // UTF-8, which Python's decode() rejects.
+    if (n < message.size())
+      while (n > 0 && (static_cast<unsigned char>(message[n]) & 0xC0) == 0x80)
+        --n;
+    std::memcpy(error, message.data(), n);
+    error[n] = '\0';
   }
   return 1;
 }

@@ -57,6 +57,20 @@ Status checkTensor(const char *what, const TensorRef &t, DType dtype,
       return Status::error(std::string(what) + " has a dimension of " +
                            std::to_string(size) +
                            "; dimensions must be below 2^31");
+  // The last element's byte offset, in 64 bits: strides past it would wrap
+  // around and silently alias other elements (or other memory).
+  int64_t extent = 0, step = 0;
+  bool overflow = false;
+  for (size_t d = 0; d < t.sizes.size() && !overflow; ++d)
+    overflow = __builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &step) ||
+               __builtin_add_overflow(extent, step, &extent);
+  if (overflow ||
+      __builtin_mul_overflow(extent, static_cast<int64_t>(dtypeBytes(t.dtype)),
+                             &extent))
+    return Status::error(std::string(what) + " with sizes " +
+                         shapeString(t.sizes) + " and strides " +
+                         shapeString(t.strides) +
+                         " spans more than 2^63 bytes");
   if (!t.data)
     return Status::error(std::string(what) + " is a null pointer");
   return Status();
@@ -408,6 +422,17 @@ Status captureShape(const CaptureSpec &decl, const SymbolValues &symbols,
   return Status();
 }
 
+/// A capture's pointer must be aligned to its element: the kernels load it
+/// as T (a misaligned f32 on the GPU is a fault that poisons the context).
+/// Unlike a tensor, any strides are fine: score_mod indexes it itself.
+Status checkCaptureAligned(const std::string &what, const TensorRef &t) {
+  size_t bytes = dtypeBytes(t.dtype);
+  if (reinterpret_cast<uintptr_t>(t.data) % bytes != 0)
+    return Status::error(what + " must be " + std::to_string(bytes) +
+                         "-byte aligned (its element size)");
+  return Status();
+}
+
 } // namespace
 
 Status matchTensors(const ProgramSpec &spec,
@@ -449,10 +474,13 @@ Status checkPointers(const ProgramSpec &spec,
         !s.ok())
       return s;
   }
-  for (size_t i = 0; i < captures.size() && i < spec.captures.size(); ++i)
+  for (size_t i = 0; i < captures.size() && i < spec.captures.size(); ++i) {
+    std::string what = "capture '" + spec.captures[i].name + "'";
     if (!captures[i].data)
-      return Status::error("capture '" + spec.captures[i].name +
-                           "' is a null pointer");
+      return Status::error(what + " is a null pointer");
+    if (Status s = checkCaptureAligned(what, captures[i]); !s.ok())
+      return s;
+  }
   return Status();
 }
 
@@ -566,6 +594,8 @@ Status bindRun(const ProgramSpec &spec, const std::vector<NamedTensor> &tensors,
       return Status::error(what + " has rank above 4");
     if (Status s = checkTensor(what.c_str(), captures[i], decl.dtype, want);
         !s.ok())
+      return s;
+    if (Status s = checkCaptureAligned(what, captures[i]); !s.ok())
       return s;
   }
 

@@ -239,5 +239,62 @@ for example in ("plain", "causal"):
 _, err = host_compile(options("plain", mlir="not mlir"))
 check("does not parse" in err, "host program of bad text: " + err.splitlines()[0])
 
+# --- bad input found by fuzzing: errors, never a crash or a wrong answer ------
+# The GPU backend names its kernels after the variant: a symbol that is no C
+# identifier would reach NVRTC as broken (or foreign) source.
+_, err = compile_spec(options("plain", mlir='attn.attention @"x(){}; int y" {qk_head_dim = 64, v_head_dim = 64, '
+                              'element_type = bf16}'), "forward", "sm_80")
+check("'x(){}; int y' must be a C identifier" in err, "variant name that is no C identifier: " + err)
+# A message cut to the caller's buffer stays valid UTF-8 (no torn character).
+buf = ctypes.create_string_buffer(64)
+opts = options("plain")
+opts.name = "no_\u00e9\u00e9".encode()
+rc = lib.kiln_compile_spec(ctypes.byref(opts), b"forward", b"sm_80", ctypes.byref(ctypes.c_void_p()), buf, 30)
+check(rc == 1 and buf.value == "no attn.attention named 'no_".encode(),
+      f"error cut before a UTF-8 character the buffer cannot hold: {buf.value}")
+rc = lib.kiln_compile_spec(ctypes.byref(opts), b"forward", b"sm_80", ctypes.byref(ctypes.c_void_p()), buf, 1)
+check(rc == 1 and buf.value == b"", "error buffer of one byte: an empty message")
+
+
+def tensor(name, dtype, sizes, strides, data):
+    return Tensor(name.encode() if name else None, ctypes.cast(data, ctypes.c_void_p), dtype, len(sizes),
+                  (ctypes.c_longlong * len(sizes))(*sizes), (ctypes.c_longlong * len(sizes))(*strides))
+
+
+prog, err = host_compile(options("alibi", head_dim=D))
+check(prog is not None, f"alibi: host program compiled {err}")
+t = {"q": Array([1, 8, 2, D], "bf16", [0.5] * 16 * D), "k": Array([1, 8, 2, D], "bf16", [0.5] * 16 * D),
+     "v": Array([1, 8, 2, D], "bf16", [0.5] * 16 * D), "out": Array([1, 8, 2, D], "bf16"),
+     "lse": Array([1, 2, 8], "f32")}
+ts = lambda: [a.c(n) for n, a in t.items()]
+# A capture one byte off its f32 alignment: a fault on the GPU.
+slopes = (ctypes.c_float * 3)()
+err = ctypes.create_string_buffer(4096)
+caps = (Tensor * 1)(tensor(None, 2, [2], [1], ctypes.addressof(slopes) + 1))
+rc = lib.kiln_host_program_run(prog, b"forward", (Tensor * 5)(*ts()), 5, caps, 1, err, 4096)
+check(rc == 1 and b"capture 'slopes' must be 4-byte aligned" in err.value, f"misaligned capture: {err.value}")
+# lse's head stride 2^62 wraps its second head onto the first (f32: 2^64
+# bytes): refused, not written over.
+caps = (Tensor * 1)(tensor(None, 2, [2], [1], slopes))
+lse = (ctypes.c_float * 16)()
+wrapped = ts()[:4] + [tensor("lse", 2, [1, 2, 8], [16, 1 << 62, 1], lse)]
+rc = lib.kiln_host_program_run(prog, b"forward", (Tensor * 5)(*wrapped), 5, caps, 1, err, 4096)
+check(rc == 1 and b"lse with sizes [1, 2, 8] and strides [16, 4611686018427387904, 1] spans more than 2^63 bytes"
+      in err.value, f"strides past 2^63 bytes: {err.value}")
+lib.kiln_host_program_free(prog)
+
+# Broadcast (zero-stride) inputs can declare a problem whose host workspaces
+# no machine holds: an error, not an abort (std::bad_alloc) in the caller.
+prog, _ = host_compile(options("plain", head_dim=D))
+row = (ctypes.c_uint16 * D)()
+lse_row = (ctypes.c_float * (1 << 20))()
+for batch, heads, want in [(1 << 20, 1, b"needs a grid of"), (1 << 15, 1 << 15, b"bytes of host workspace")]:
+    big = [tensor(n, 0, [batch, 1 << 20, heads, D], [0, 0, 0, 1], row)
+           for n in ("q", "k", "v", "out", "dout", "dq", "dk", "dv")]
+    big.append(tensor("lse", 2, [batch, heads, 1 << 20], [0, 0, 1], lse_row))
+    rc = lib.kiln_host_program_run(prog, b"backward", (Tensor * 9)(*big), 9, None, 0, err, 4096)
+    check(rc == 1 and want in err.value, f"backward of {batch} x {heads} heads x 2^20 keys: {err.value}")
+lib.kiln_host_program_free(prog)
+
 print("PASS" if not failures else f"FAIL: {len(failures)} checks")
 sys.exit(1 if failures else 0)

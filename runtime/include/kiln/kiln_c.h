@@ -3,7 +3,10 @@
  * For foreign callers (Python ctypes in bench/, the PyTorch examples): load a
  * program spec written by `kiln compile` (a variant's forward or backward)
  * and run it on device pointers. Every function returns 0 on success, else
- * writes a message to `error` (at most `error_size` bytes with the NUL).
+ * writes a message to `error` (at most `error_size` bytes with the NUL, cut
+ * before any UTF-8 character that does not fit; a null `error` or an
+ * `error_size` below 1 drops it). A null program, spec, path or output
+ * pointer is an error, never a crash; kiln_program_free(null) does nothing.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -57,7 +60,8 @@ int kiln_program_precompile(const char *spec_json, int *cached, char *error,
 
 /* Validates and enqueues the program's kernels on `stream` (a CUstream; null
  * for the default stream): `tensors` by name in any order, `captures` in the
- * spec's order (ranks up to 4, dtypes f32, f64, i32 or i64 as declared). */
+ * spec's order (ranks up to 4, dtypes f32, f64, i32 or i64 as declared,
+ * aligned to their element size). */
 int kiln_program_run(kiln_program *program, const kiln_tensor *tensors,
                      int num_tensors, const kiln_tensor *captures,
                      int num_captures, void *stream, char *error,
