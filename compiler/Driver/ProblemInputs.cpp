@@ -81,27 +81,22 @@ std::optional<int64_t> resolveDim(Attribute dim, const Problem &p) {
 int checkProblemSize(const RunOptions &o, attn::AttentionOp spec,
                      const Problem &p, llvm::raw_ostream &err) {
   constexpr int64_t kMaxDim = int64_t{1} << 31;
-  // (--pad first: the head dims are below 2^31 (the verifier), so the
-  // padded rows below cannot overflow once it is.)
-  for (auto [flag, value] :
-       {std::pair<const char *, int64_t>{"--pad", p.pad},
-        {"--batch (sequences)", p.batch},
-        {"--heads", p.heads},
-        {"--seqlen (or the longest of --seqlens)", p.seqQ},
-        {"--seqlen-kv (or the longest of --seqlens-kv)", p.seqKV}})
-    if (value >= kMaxDim) {
-      err << "kiln: error: " << flag << " is " << value
-          << "; dimensions must be below 2^31\n";
-      return kBadInput;
-    }
-  for (auto [flag, value] : {std::pair<const char *, int64_t>{
-                                 "the qk head dim plus --pad", p.dqk + p.pad},
-                             {"the v head dim plus --pad", p.dv + p.pad}})
-    if (value >= kMaxDim) {
-      err << "kiln: error: " << flag << " is " << value
-          << "; dimensions must be below 2^31\n";
-      return kBadInput;
-    }
+  auto tooLarge = [&](const char *flag, int64_t value) {
+    if (value < kMaxDim)
+      return false;
+    err << "kiln: error: " << flag << " is " << value
+        << "; dimensions must be below 2^31\n";
+    return true;
+  };
+  // --pad first: the head dims are below 2^31 (the verifier), so the padded
+  // rows cannot overflow once it is.
+  if (tooLarge("--pad", p.pad) || tooLarge("--batch (sequences)", p.batch) ||
+      tooLarge("--heads", p.heads) ||
+      tooLarge("--seqlen (or the longest of --seqlens)", p.seqQ) ||
+      tooLarge("--seqlen-kv (or the longest of --seqlens-kv)", p.seqKV) ||
+      tooLarge("the qk head dim plus --pad", p.dqk + p.pad) ||
+      tooLarge("the v head dim plus --pad", p.dv + p.pad))
+    return kBadInput;
   // Bytes of the host buffers: Q, K, V, O (their gradients too with
   // --backward), the LSE and the captures; products of dims below 2^31,
   // summed in double to stay clear of overflow.
