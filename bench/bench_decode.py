@@ -26,7 +26,7 @@ keys in a shuffled page order, a block table and every sequence at length L
 measured read bandwidth the issue's 85% target refers to: torch's f32 sums of
 K and of V (two reductions reading every byte once), timed like the others.
 """
-import argparse, json, os, sys
+import argparse, json, os, re, sys
 
 import torch
 import torch.nn.functional as F
@@ -34,17 +34,26 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
-from measure import bench_rounds, relerr
+from measure import bench, bench_gpu, bench_rounds, relerr
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
 p.add_argument("--specs", required=True)
 p.add_argument("--variants", default="_byrows,_nopack",
                help="spec suffixes timed next to the default programs (ablations), when present")
+p.add_argument("--only", default="",
+               help="a regular expression: run only the rows whose label (as the table prints it, "
+                    "e.g. 'B8 H32/8 L8192 Lq64 tree') it matches, e.g. to profile one row")
+p.add_argument("--timer", choices=["gpu", "do_bench"], default="gpu",
+               help="gpu (default): GPU time with the host's time per call hidden "
+                    "(measure.bench_gpu; a decode step is short, and serving runs it in CUDA "
+                    "graphs); do_bench: Triton's timer, which shows the host time of calls "
+                    "longer than its L2 flush")
 p.add_argument("--rounds", type=int, default=3,
                help="time every implementation of a row this many times in a rotated order, "
                     "report the median")
 args = p.parse_args()
+timer = bench_gpu if args.timer == "gpu" else bench
 
 dev, dt, D = "cuda", torch.bfloat16, 128
 runtime = Runtime(args.lib)
@@ -93,9 +102,17 @@ def problem(B, Hq, Hkv, L, Lq):
                                                                       dtype=torch.float32)
 
 
+def label(B, Hq, Hkv, L, Lq, tree=False):
+    return f"B{B} H{Hq}/{Hkv} L{L} Lq{Lq}" + (" tree" if tree else "")
+
+
+def wanted(*shape, tree=False):
+    return re.search(args.only, label(*shape, tree=tree)) is not None
+
+
 rows = []
 print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}", flush=True)
-for B, Hq, Hkv, L, Lq in shapes:
+for B, Hq, Hkv, L, Lq in (s for s in shapes if wanted(*s)):
     G = Hq // Hkv
     prog = programs[G]
     q_peer, k_peer, v_peer, o_peer, lse = problem(B, Hq, Hkv, L, Lq)
@@ -158,7 +175,7 @@ for B, Hq, Hkv, L, Lq in shapes:
             timed.append((name, peer))
         except Exception as e:  # a peer that does not run the shape
             row[f"{name}_error"] = str(e)[:80]
-    measured = bench_rounds(timed, args.rounds)
+    measured = bench_rounds(timed, args.rounds, timer)
     for name, (ms, spread) in measured.items():
         row[f"{name}_ms"], row[f"{name}_spread"] = ms, spread
         row[f"{name}_gbps"] = gb / ms * 1e3
@@ -171,11 +188,24 @@ for B, Hq, Hkv, L, Lq in shapes:
 # Lq drafts per sequence, a random tree over them (each draft's parent an
 # earlier draft or the cache) as an ancestor bitmask, appended after the cache's
 # L - Lq committed entries. cuDNN runs the same boolean mask.
-tree_path = os.path.join(args.specs, "tree_verify_hd128.cubin.json")
-tree = runtime.load(tree_path) if os.path.exists(tree_path) else None
-tree_ablated = {sfx: runtime.load(path) for sfx in suffixes
-                if os.path.exists(path := os.path.join(args.specs, f"tree_verify_hd128{sfx}.cubin.json"))}
-for B, Hq, Hkv, L, Lq in ([(8, 32, 8, 8192, 8), (8, 32, 8, 8192, 32), (8, 32, 8, 8192, 64)] if tree else []):
+# With tree_verify_mha_hd128.cubin.json (the same example with gqa_group = 1),
+# the same steps for 32 heads of their own K and V: 64 FLOP per byte of K and V
+# at 64 drafts where GQA 4:1 does 256, above an H200's ridge (~206).
+def tree_programs(name):
+    path = os.path.join(args.specs, f"{name}.cubin.json")
+    if not os.path.exists(path):
+        return None, {}
+    return runtime.load(path), {sfx: runtime.load(p_) for sfx in suffixes
+                                if os.path.exists(p_ := os.path.join(args.specs, f"{name}{sfx}.cubin.json"))}
+
+
+tree_rows = [(name, (8, 32, hkv, 8192, lq)) for name, hkv in (("tree_verify_hd128", 8), ("tree_verify_mha_hd128", 32))
+             for lq in (8, 32, 64)]
+loaded = {name: tree_programs(name) for name in {n for n, _ in tree_rows}}
+for name, (B, Hq, Hkv, L, Lq) in tree_rows:
+    tree, tree_ablated = loaded[name]
+    if tree is None or not wanted(B, Hq, Hkv, L, Lq, tree=True):
+        continue
     G = Hq // Hkv
     gen = torch.Generator().manual_seed(Lq)
     cache = L - Lq
@@ -221,7 +251,7 @@ for B, Hq, Hkv, L, Lq in ([(8, 32, 8, 8192, 8), (8, 32, 8, 8192, 32), (8, 32, 8,
         timed.append(("cudnn", cudnn))
     except Exception as e:
         row["cudnn_error"] = str(e)[:80]
-    for name, (ms, spread) in bench_rounds(timed, args.rounds).items():
+    for name, (ms, spread) in bench_rounds(timed, args.rounds, timer).items():
         row[f"{name}_ms"], row[f"{name}_spread"] = ms, spread
         row[f"{name}_gbps"] = gb / ms * 1e3
     rows.append(row)
@@ -238,7 +268,7 @@ print(f"\n{'shape':>26} {'kiln':>6} {'nosplit':>7} " + " ".join(f"{e[4:][:8]:>8}
 for r in rows:
     g = lambda key: f"{r[key]:6.0f}" if key in r else "   n/a"
     ratio = lambda peer: f"{r['kiln_gbps'] / r[peer + '_gbps']:7.2f}" if peer + "_gbps" in r else "    n/a"
-    shape = f"B{r['B']} H{r['Hq']}/{r['Hkv']} L{r['L']} Lq{r['Lq']}" + (" tree" if r.get("tree") else "")
+    shape = label(r['B'], r['Hq'], r['Hkv'], r['L'], r['Lq'], tree=r.get("tree", False))
     print(f"{shape:>26} {g('kiln_gbps')} {g('kiln_nosplit_gbps'):>7} " +
           " ".join(f"{g(e + '_gbps'):>8}" for e in extra) + f" {g('flash_gbps')} {g('cudnn_gbps')} {g('read_gbps')} "
           f"{ratio('cudnn')} {ratio('flash')} {ratio('read')[1:]} {max(v for key, v in r.items() if key.startswith('kiln') and key.endswith('_relerr')):8.1e} "

@@ -2,6 +2,7 @@
 and one error metric."""
 import statistics
 
+import torch
 import triton
 
 
@@ -11,12 +12,39 @@ def bench(fn):
     return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
+_flush = None
+
+
+def bench_gpu(fn, n=100, warmup=10):
+    """Median ms of `fn`'s GPU time alone: like do_bench, each call after an L2
+    flush, but with the GPU kept busy (torch.cuda._sleep, ~0.5 ms) until the
+    call is queued, so that the host's time per call (~40 µs for SDPA, ~90 µs
+    for Kiln's ctypes path) does not show through as idle GPU time in the
+    timed span of a short kernel (bench/probe_decode_host.py)."""
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(n)]
+    for start, end in events:
+        _flush.zero_()
+        torch.cuda._sleep(1_000_000)
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in events)
+
+
 def relerr(got, ref):
     """Relative L2 error ||got - ref|| / ||ref||, in f32."""
     return ((got.float() - ref.float()).norm() / ref.float().norm()).item()
 
 
-def bench_rounds(timed, rounds):
+def bench_rounds(timed, rounds, timer=bench):
     """Times every (name, fn) of `timed` `rounds` times, starting each round one
     implementation later (clocks drift during a run), and returns
     {name: (median ms, spread)}, spread being max/min - 1 over the rounds."""
@@ -25,5 +53,5 @@ def bench_rounds(timed, rounds):
     times = {name: [] for name, _ in timed}
     for r in range(max(1, rounds)):
         for name, fn in timed[r % len(timed):] + timed[:r % len(timed)]:
-            times[name].append(bench(fn))
+            times[name].append(timer(fn))
     return {name: (statistics.median(ms), max(ms) / min(ms) - 1) for name, ms in times.items()}

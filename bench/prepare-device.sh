@@ -19,9 +19,10 @@ strip -o "$D/libkiln.so" "$BUILD/lib/libkiln.so" && gzip -f "$D/libkiln.so"
 K="$BUILD/bin/kiln"
 # Compiles run in the background, whose failures `wait` does not report:
 # each failure leaves a mark, and the script fails at the end if any did.
-compile() { # name example args...
-  local name=$1 ex=$2; shift 2
-  if ! "$K" compile "examples/$ex.mlir" "$@" -o "$D/specs/$name.cubin" > /dev/null; then
+compile() { # name example|file args...
+  local name=$1 src=$2; shift 2
+  [ -f "$src" ] || src=examples/$src.mlir
+  if ! "$K" compile "$src" "$@" -o "$D/specs/$name.cubin" > /dev/null; then
     echo "prepare-device: could not compile $name" >&2
     touch "$D/failed"
   fi
@@ -112,6 +113,12 @@ for ps in 16 64 256; do
 done
 # Speculative verify with a tree mask (bench/bench_decode.py's tree rows).
 compile tree_verify_hd128 tree_verify &
+# The same verify for 32 heads with K and V of their own (`tree_verify_mha`,
+# the example with gqa_group = 1): memory-bound at 64 drafts, where GQA 4:1's
+# 256 FLOP per byte of K and V lies above the H100's and H200's ridge.
+sed 's/gqa_group = 4/gqa_group = 1/' examples/tree_verify.mlir > "$D/tree_verify_mha.mlir"
+grep -q "gqa_group = 1" "$D/tree_verify_mha.mlir"
+compile tree_verify_mha_hd128 "$D/tree_verify_mha.mlir" &
 # The split-KV combine kernel over blocks of query rows (`_byrows`,
 # --combine-by-rows: one split per step).
 compile plain_hd128_byrows plain --head-dim 128 --combine-by-rows &

@@ -5,6 +5,7 @@ D = 128", "A mod's dS factor multiplied into P before dP's wait").
 
     python3 bench/sass_loops.py [--kiln build/bin/kiln] [--kernels REGEX] \\
         -- examples/softcap.mlir --head-dim 128 --backward [kiln run flags]
+    python3 bench/sass_loops.py --spec X.cubin.json   # a spec's source instead
 
 Emits the CUDA of `kiln run ARGS --backend cuda -emit=cuda`, compiles each
 kernel whose name matches --kernels on its own (nvcc -cubin -arch=sm_90a
@@ -16,6 +17,7 @@ cuobjdump with nvdisasm (`pip install nvidia-cuda-cuobjdump
 nvidia-cuda-nvdisasm` where the CUDA install lacks them: --cuobjdump-dir).
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -64,23 +66,28 @@ def main():
     p.add_argument("--kernels", default="", help="regex of the kernel names to compile (default: all)")
     p.add_argument("--min-loop", type=int, default=100, help="smallest loop reported, in instructions")
     p.add_argument("--include", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+    p.add_argument("--spec", default="", help="a spec (.cubin.json) whose source to compile instead of "
+                   "kiln run's (e.g. a prototype's rewritten spec)")
     p.add_argument("run", nargs=argparse.REMAINDER, help="-- then kiln run's arguments")
     args = p.parse_args()
     run = [a for a in args.run if a != "--"]
-    if not run:
-        p.error("give kiln run's arguments after --")
+    if not run and not args.spec:
+        p.error("give kiln run's arguments after --, or --spec")
     env = dict(os.environ)
     dirs = [d for d in (args.cuobjdump_dir, "/usr/local/cuda/bin") if d]
     env["PATH"] = os.pathsep.join(dirs + [env.get("PATH", "")])
-    source = subprocess.run([args.kiln, "run", *run, "--backend", "cuda", "-emit=cuda"],
-                            capture_output=True, text=True, check=True).stdout
+    if args.spec:
+        source = json.load(open(args.spec))["source"]
+    else:
+        source = subprocess.run([args.kiln, "run", *run, "--backend", "cuda", "-emit=cuda"],
+                                capture_output=True, text=True, check=True).stdout
     with tempfile.TemporaryDirectory() as tmp:
         for name, unit in kernels_of(source):
             if args.kernels and not re.search(args.kernels, name):
                 continue
             cu, cubin = os.path.join(tmp, name + ".cu"), os.path.join(tmp, name + ".cubin")
             open(cu, "w").write(unit)
-            ptxas = subprocess.run([args.nvcc, "-cubin", "-arch=sm_90a", "-std=c++17", "-I", args.include,
+            ptxas = subprocess.run([args.nvcc, "-cubin", "-arch=sm_90a", "-std=c++17", "--expt-relaxed-constexpr", "-I", args.include,
                                     "-Xptxas", "-v", cu, "-o", cubin], capture_output=True, text=True, env=env)
             if ptxas.returncode != 0:
                 print(f"{name}: nvcc failed\n{ptxas.stderr[-2000:]}", file=sys.stderr)
