@@ -78,6 +78,9 @@ for v in softcap causal_softcap; do             # opt-in schedules for a softmax
   ablate $v pp fwd --pipeline-products          # the next step's Q K^T under this step's softmax
   ablate $v pingpong fwd --ping-pong            # the consumer warpgroups taking turns
 done
+for v in softcap causal_softcap; do             # a running row maximum for the capped scores
+  ablate $v nostatic fwd --no-static-max        # instead of the cap as every row's maximum
+done
 ablate softcap precise both --no-fast-math       # precise tanhf in the score_mod
 ablate causal_softcap precise both --no-fast-math
 ablate alibi nosplitpos both --no-split-position-differences # kv - q per element

@@ -80,6 +80,18 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "With split-masked-blocks, no upper bound but the key count and "
            "no score_mod: the full loop also runs the last (partial) key "
            "block, masking it in a branch, instead of a loop of its own">,
+    Option<"staticMax", "static-max", "bool", "true",
+           "A score_mod whose results lie in an interval narrow enough for "
+           "P's element type (ScoreRange.h: soft-capping with cap <= 33 in "
+           "bf16) takes the interval's top as every row's maximum: no row "
+           "maximum, correction factor or rescaling per step">,
+    Option<"staticMaxFlopPerSfu", "static-max-flop-per-sfu", "int64_t", "0",
+           "With static-max: only where a score's two products take at "
+           "least this many FLOP per SFU operation of the score (the "
+           "softmax's exp2 and the score_mod's transcendental ops), i.e. "
+           "where the special-function unit is not the step's bound (the "
+           "row maximum's ALU work then spaces out the SFU's bursts); 0: "
+           "everywhere">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect", "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",

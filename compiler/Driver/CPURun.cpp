@@ -46,6 +46,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.combineByRows = o.combineByRows;
   pipelineOptions.visibleBelow = o.visibleBelow;
   pipelineOptions.branchMaskedSteps = o.branchMaskedSteps;
+  pipelineOptions.staticMax = o.staticMax;
   pipelineOptions.branchMaskedBackwardSteps = o.branchMaskedBackwardSteps;
   pipelineOptions.splitPositionDifferences = o.splitPositionDifferences;
   pipelineOptions.reassociateLowRank = o.cpuReassociateLowRank;

@@ -76,6 +76,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.combineByRows = choices.combineByRows;
   options.visibleBelow = choices.visibleBelow;
   options.branchMaskedSteps = choices.branchMaskedSteps;
+  options.staticMax = choices.staticMax;
   options.branchMaskedBackwardSteps = choices.branchMaskedBackwardSteps;
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.reassociateLowRank = choices.reassociateLowRank;
@@ -181,6 +182,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.combineByRows = o.combineByRows;
   choices.visibleBelow = o.visibleBelow;
   choices.branchMaskedSteps = o.branchMaskedSteps;
+  choices.staticMax = o.staticMax;
   choices.branchMaskedBackwardSteps = o.branchMaskedBackwardSteps;
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.reassociateLowRank = o.reassociateLowRank;

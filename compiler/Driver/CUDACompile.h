@@ -33,6 +33,7 @@ struct ScheduleChoices {
   bool combineByRows = false;     ///< forward: the row-block combine kernel
   bool visibleBelow = true;       ///< forward: unmasked blocks below X
   bool branchMaskedSteps = true;  ///< forward: last partial block branched
+  bool staticMax = true;          ///< forward: a bounded score_mod's top as m
   bool branchMaskedBackwardSteps = false; ///< backward: the same (opt-in)
   bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool reassociateLowRank = true;       ///< mods: per-row/column terms first

@@ -123,6 +123,9 @@ const char *runUsage() {
   --no-branch-masked-steps  forward: the last partial key block in a loop of
                             its own instead of the full loop's branch
                             (ablation)
+  --no-static-max           forward: the running row maximum even where a
+                            score_mod's results are bounded (soft-capping)
+                            (ablation)
   --branch-masked-backward-steps
                             backward: the dK/dV kernel's partial Q steps in
                             its full loop, masked in a branch (a third less
@@ -358,7 +361,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
         name == "no-group-steps" || name == "combine-by-rows" ||
         name == "no-visible-below" || name == "no-split-position-differences" ||
-        name == "no-branch-masked-steps" ||
+        name == "no-branch-masked-steps" || name == "no-static-max" ||
         name == "branch-masked-backward-steps" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
         name == "scale-after-max" || name == "no-scale-after-max" ||
@@ -405,6 +408,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.visibleBelow = false;
     } else if (name == "no-branch-masked-steps") {
       o.branchMaskedSteps = false;
+    } else if (name == "no-static-max") {
+      o.staticMax = false;
     } else if (name == "branch-masked-backward-steps") {
       o.branchMaskedBackwardSteps = true;
     } else if (name == "no-split-position-differences") {

@@ -84,6 +84,9 @@ struct RunOptions {
   /// Forward: the last partial key block in the full loop, masked in a
   /// branch (ablation switch --no-branch-masked-steps).
   bool branchMaskedSteps = true;
+  /// Forward: a bounded score_mod's top as every row's maximum (ablation
+  /// switch --no-static-max).
+  bool staticMax = true;
   /// Backward: the dK/dV kernel's partial Q steps in its full loop, masked
   /// in a branch (opt-in switch --branch-masked-backward-steps).
   bool branchMaskedBackwardSteps = false;

@@ -137,6 +137,18 @@ struct ForwardPipelineOptions
                      "the key count limits the keys "
                      "(convert-attn-to-tile branch-masked-steps)"),
       llvm::cl::init(true)};
+  Option<bool> staticMax{
+      *this, "static-max",
+      llvm::cl::desc("Forward: a score_mod bounded to a narrow interval "
+                     "(soft-capping) takes its top as every row's maximum "
+                     "(convert-attn-to-tile static-max)"),
+      llvm::cl::init(true)};
+  Option<int64_t> staticMaxFlopPerSfu{
+      *this, "static-max-flop-per-sfu",
+      llvm::cl::desc("With static-max: only where a score's products take at "
+                     "least this many FLOP per SFU op (0: everywhere; the "
+                     "CUDA pipeline sets the device's ratio)"),
+      llvm::cl::init(0)};
   Option<bool> branchMaskedBackwardSteps{
       *this, "branch-masked-backward-steps",
       llvm::cl::desc("Backward: the dK/dV kernel's partial Q steps run in its "
@@ -535,6 +547,12 @@ struct CUDAPipelineOptions
                      "loop, its mask in a branch, where no band bound but "
                      "the key count limits the keys "
                      "(convert-attn-to-tile branch-masked-steps)"),
+      llvm::cl::init(true)};
+  Option<bool> staticMax{
+      *this, "static-max",
+      llvm::cl::desc("Forward: a score_mod bounded to a narrow interval "
+                     "(soft-capping) takes its top as every row's maximum "
+                     "(convert-attn-to-tile static-max)"),
       llvm::cl::init(true)};
   Option<bool> branchMaskedBackwardSteps{
       *this, "branch-masked-backward-steps",

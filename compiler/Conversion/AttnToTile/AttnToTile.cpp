@@ -13,6 +13,7 @@
 #include "compiler/Conversion/AttnToTile/KernelSignature.h"
 #include "compiler/Conversion/AttnToTile/ModVectorizer.h"
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
+#include "compiler/Conversion/AttnToTile/ScoreRange.h"
 #include "compiler/Conversion/AttnToTile/VisibleBelow.h"
 #include "compiler/Conversion/Passes.h"
 #include "dialects/Attn/IR/AttnAttrNames.h"
@@ -54,6 +55,9 @@ struct ForwardContext {
   Value rowStart;   // the first query of the block
   Value seed, offset; // dropout's generator state (null without dropout)
   SmallVector<Value> captures;
+  /// A bound (log2 units) of every score the score_mod returns, used as every
+  /// row's maximum (`static-max`); none: the running row maximum.
+  std::optional<double> staticMax;
 };
 
 struct SoftmaxState {
@@ -148,19 +152,28 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
   }
 
   int64_t rows = ctx.blockM;
-  Value mNew = arith::MaximumFOp::create(b, loc, state.m,
-                                         pb.reduce(tile::ReduceKind::max, s));
-  // A row with every key masked so far has m = -inf; subtracting it would be
-  // -inf - (-inf) = NaN, so such rows use 0 as the reference (every p is 0).
-  Value mIsNegInf = arith::CmpFOp::create(
-      b, loc, arith::CmpFPredicate::OEQ, mNew,
-      pb.splatF32(-std::numeric_limits<double>::infinity(), {rows}));
-  Value mRef = arith::SelectOp::create(b, loc, mIsNegInf,
-                                       pb.splatF32(0.0, {rows}), mNew);
+  // With a static maximum the reference never moves: no row maximum, no
+  // correction factor, no rescaling of the accumulator.
+  Value mNew = state.m, mRef = state.m, alpha;
+  if (!ctx.staticMax) {
+    mNew = arith::MaximumFOp::create(b, loc, state.m,
+                                     pb.reduce(tile::ReduceKind::max, s));
+    // A row with every key masked so far has m = -inf; subtracting it would
+    // be -inf - (-inf) = NaN, so such rows use 0 as the reference (every p is
+    // 0).
+    Value mIsNegInf = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, mNew,
+        pb.splatF32(-std::numeric_limits<double>::infinity(), {rows}));
+    mRef = arith::SelectOp::create(b, loc, mIsNegInf, pb.splatF32(0.0, {rows}),
+                                   mNew);
+  }
   Value p = math::Exp2Op::create(b, loc,
                                  pb.sub(s, pb.rowBroadcast(mRef, ctx.blockN)));
-  Value alpha = math::Exp2Op::create(b, loc, pb.sub(state.m, mRef));
-  Value l = pb.add(pb.mul(state.l, alpha), pb.reduce(tile::ReduceKind::sum, p));
+  if (!ctx.staticMax)
+    alpha = math::Exp2Op::create(b, loc, pb.sub(state.m, mRef));
+  Value l = alpha ? pb.add(pb.mul(state.l, alpha),
+                           pb.reduce(tile::ReduceKind::sum, p))
+                  : pb.add(state.l, pb.reduce(tile::ReduceKind::sum, p));
   // Dropout zeroes the dropped weights after the softmax's sum (the row sum
   // normalises the undropped P); the kept ones' 1 / (1 - p) is applied once,
   // in the epilogue.
@@ -172,7 +185,9 @@ SoftmaxState emitKVStep(ProgramBuilder &pb, ForwardContext &ctx, Value kvStart,
       b, loc, RankedTensorType::get(sShape, ctx.elementType), p);
   Value v = pb.load(ctx.vDesc, {ctx.blockN, ctx.headDimV}, ctx.elementType,
                     {kvStart, pb.index(0)}, 0.0);
-  Value accScaled = pb.mul(state.acc, pb.rowBroadcast(alpha, ctx.headDimV));
+  Value accScaled =
+      alpha ? pb.mul(state.acc, pb.rowBroadcast(alpha, ctx.headDimV))
+            : state.acc;
   Value acc = tile::DotOp::create(b, loc, state.acc.getType(), pLow, v,
                                   accScaled, /*transpose_lhs=*/false,
                                   /*transpose_rhs=*/false);
@@ -233,13 +248,32 @@ Attribute kvExtent(Builder &b, attn::AttentionOp spec) {
   return tile::sizeSymbol(b, spec.getVarlen() ? "total_kv" : "seq_kv");
 }
 
+/// The special-function unit's operations per score (approximately, as
+/// fast math lowers them): the softmax's exp2 and the score_mod's
+/// transcendental ops; a division by a non-constant is a reciprocal.
+int64_t sfuOpsPerScore(attn::AttentionOp spec) {
+  int64_t n = 1;
+  spec.getScoreMod().walk([&](Operation *op) {
+    if (isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
+            math::SqrtOp, math::RsqrtOp, math::SinOp, math::CosOp, math::ErfOp>(
+            op))
+      ++n;
+    else if (isa<math::PowFOp>(op))
+      n += 2;
+    else if (auto div = dyn_cast<arith::DivFOp>(op))
+      n += !div.getRhs().getDefiningOp<arith::ConstantOp>();
+  });
+  return n;
+}
+
 /// Lowers `spec` to the forward program `<name><suffix>`, launched when
 /// `when` holds (null: always). With `pack` > 1 (the GQA group), a program
 /// owns a KV head and its rows are (query, head of the group) pairs, so
 /// each K/V tile it loads serves every query head of the group.
 LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
                              int64_t blockN, bool split, bool visibleBelow,
-                             bool branchMaskedSteps, StringRef suffix,
+                             bool branchMaskedSteps, bool staticMax,
+                             int64_t staticMaxFlopPerSfu, StringRef suffix,
                              Attribute when, int64_t pack) {
   MLIRContext *mctx = spec.getContext();
   OpBuilder b(spec);
@@ -428,8 +462,22 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
     ctx.modQIdx =
         pb.minIndex(ctx.qIdx, pb.splat(pb.sub(lenQ, pb.index(1)), sShape));
 
+  // A score_mod bounded to an interval narrow enough that exp2(score - top)
+  // of a row's largest score stays normal in P's element type (2^-96 in
+  // bf16 and f32, whose exponents reach 2^-126, leaving room for V's
+  // products; 2^-12 in fp16, normal down to 2^-14) takes the interval's top
+  // as every row's maximum.
+  if (staticMax && spec.hasScoreMod() &&
+      (staticMaxFlopPerSfu <= 0 ||
+       2 * (dqk + dv) >= sfuOpsPerScore(spec) * staticMaxFlopPerSfu))
+    if (std::optional<Interval> range = scoreModRange(spec.getScoreMod())) {
+      double lo = range->lo * M_LOG2E, hi = range->hi * M_LOG2E;
+      if (hi - lo <= (elt.isF16() ? 12.0 : 96.0))
+        ctx.staticMax = hi;
+    }
   double negInf = -std::numeric_limits<double>::infinity();
-  SoftmaxState state{pb.splatF32(negInf, {blockM}), pb.splatF32(0.0, {blockM}),
+  SoftmaxState state{pb.splatF32(ctx.staticMax.value_or(negInf), {blockM}),
+                     pb.splatF32(0.0, {blockM}),
                      pb.splatF32(0.0, {blockM, dv})};
 
   // KV range of this Q block. The band's bounds are non-decreasing in q, so
@@ -631,17 +679,18 @@ struct ConvertAttnToTile
               ? group
               : 1;
       if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks,
-                                visibleBelow, branchMaskedSteps, "",
-                                prefillWhen, /*pack=*/1)) ||
+                                visibleBelow, branchMaskedSteps, staticMax,
+                                staticMaxFlopPerSfu, "", prefillWhen,
+                                /*pack=*/1)) ||
           (shortBlocks &&
            failed(lowerAttention(spec, shortRows, keys, splitMaskedBlocks,
-                                 visibleBelow, branchMaskedSteps, "_short",
-                                 shortWhen,
+                                 visibleBelow, branchMaskedSteps, staticMax,
+                                 staticMaxFlopPerSfu, "_short", shortWhen,
                                  /*pack=*/1))) ||
-          (decode &&
-           failed(lowerAttention(spec, decodeRows, keys, splitMaskedBlocks,
-                                 visibleBelow, branchMaskedSteps, "_decode",
-                                 decodeWhen, pack))))
+          (decode && failed(lowerAttention(
+                         spec, decodeRows, keys, splitMaskedBlocks,
+                         visibleBelow, branchMaskedSteps, staticMax,
+                         staticMaxFlopPerSfu, "_decode", decodeWhen, pack))))
         return signalPassFailure();
       spec.erase();
     }

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80" | kiln-translate --emit-cuda | FileCheck %s
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="static-max=false arch=sm_80" | kiln-translate --emit-cuda | FileCheck %s
 // RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
 // RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
 // RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
