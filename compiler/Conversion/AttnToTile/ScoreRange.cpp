@@ -36,6 +36,29 @@ Interval mul(Interval a, Interval b) {
   return hull({a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi});
 }
 
+bool finite(Interval a) { return std::isfinite(a.lo) && std::isfinite(a.hi); }
+
+/// `r` as f32 computes it, outward: widened by the op's error relative to
+/// the result's magnitude (`log2Error`: -22 for a rounded arithmetic op, a
+/// few ulps; -10 for the fast-math approximations of tanh, exp, ...), so
+/// that errors amplified by later ops (a cancellation scaled up) stay
+/// inside; a bound past f32's largest finite value is infinite (f32
+/// overflows there).
+Interval asF32(Interval r, int log2Error) {
+  if (std::isnan(r.lo) || std::isnan(r.hi))
+    return kAll;
+  double e = std::ldexp(std::max(std::fabs(r.lo), std::fabs(r.hi)), log2Error);
+  if (!std::isfinite(e))
+    e = 0; // an infinite bound stays infinite
+  r = {r.lo - e, r.hi + e};
+  double top = std::numeric_limits<float>::max();
+  if (r.lo < -top)
+    r.lo = -kInf;
+  if (r.hi > top)
+    r.hi = kInf;
+  return r;
+}
+
 } // namespace
 
 std::optional<Interval> scoreModRange(Region &scoreMod) {
@@ -50,6 +73,8 @@ std::optional<Interval> scoreModRange(Region &scoreMod) {
   for (Operation &op : block.without_terminator()) {
     if (op.getNumResults() != 1 || !op.getResult(0).getType().isF32())
       continue;
+    bool approximated = isa<math::TanhOp, math::ErfOp, math::ExpOp,
+                            math::Exp2Op, math::SinOp, math::CosOp>(op);
     Interval r =
         llvm::TypeSwitch<Operation *, Interval>(&op)
             .Case([&](arith::ConstantOp c) {
@@ -105,8 +130,9 @@ std::optional<Interval> scoreModRange(Region &scoreMod) {
                   Interval a = of(o->getOperand(0));
                   return Interval{f(a.lo), f(a.hi)};
                 })
-            .Case<math::SinOp, math::CosOp>([&](Operation *) {
-              return Interval{-1, 1};
+            .Case<math::SinOp, math::CosOp>([&](Operation *o) {
+              // sin(inf) and cos(inf) are NaN.
+              return finite(of(o->getOperand(0))) ? Interval{-1, 1} : kAll;
             })
             .Case([&](math::AbsFOp o) {
               Interval a = of(o.getOperand());
@@ -117,19 +143,15 @@ std::optional<Interval> scoreModRange(Region &scoreMod) {
                                     top};
             })
             .Default([](Operation *) { return kAll; });
-    known[op.getResult(0)] = r;
+    known[op.getResult(0)] = asF32(r, approximated ? -10 : -22);
   }
   auto yield = block.getTerminator();
   if (yield->getNumOperands() != 1)
     return std::nullopt;
   Interval r = of(yield->getOperand(0));
-  if (!std::isfinite(r.lo) || !std::isfinite(r.hi))
+  if (!finite(r))
     return std::nullopt;
-  // f32 evaluation rounds each op; a relative 2^-10 (and an absolute 2^-20
-  // around 0) covers a mod of a few dozen ops.
-  double slack = std::ldexp(std::max(std::fabs(r.lo), std::fabs(r.hi)), -10) +
-                 std::ldexp(1.0, -20);
-  return Interval{r.lo - slack, r.hi + slack};
+  return r;
 }
 
 } // namespace kiln

@@ -25,11 +25,14 @@ struct Interval {
 };
 
 /// The interval holding every value the score_mod region `(score, b, h, q,
-/// kv, captures...) -> f32` yields, for any score, positions and captured
-/// values, by interval arithmetic over its ops in order (each bound widened
-/// by a relative 2^-10 for f32 rounding); nullopt when a bound is not
-/// finite. Ops whose results the analysis does not bound (integer-derived
-/// floats, capture reads, ...) count as unbounded.
+/// kv, captures...) -> f32` yields in f32, for any finite score, positions
+/// and captured values, by interval arithmetic over its ops in order. Each
+/// op's interval is widened outward by its error (a relative 2^-22 for
+/// arithmetic, 2^-10 for the fast-math approximations of tanh, exp, sin,
+/// ...), so that a cancellation scaled up by a later op stays inside, and a
+/// bound past f32's range becomes infinite. nullopt when a bound of the
+/// result is not finite. Ops whose results the analysis does not bound
+/// (integer-derived floats, capture reads, ...) count as unbounded.
 std::optional<Interval> scoreModRange(mlir::Region &scoreMod);
 
 } // namespace kiln

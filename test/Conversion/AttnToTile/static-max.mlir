@@ -4,7 +4,7 @@
 
 // convert-attn-to-tile static-max: a score_mod whose results lie in an
 // interval narrow enough for P's element type takes the interval's top (log2
-// units, widened by 2^-10 for rounding) as every row's maximum. Soft-capping
+// units, widened by its f32 error) as every row's maximum. Soft-capping
 // at 20 returns [-20, 20]: the top is 20 * log2(e) * (1 + 2^-10) ~ 28.88, a
 // range of 57.7 <= 96 in bf16.
 attn.attention @cap20 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
@@ -80,7 +80,8 @@ attn.attention @cap50 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 
 // Interval arithmetic through subtraction, negation, select, abs and
 // maximum: 2 - |3 tanh(s)| lies in [-1, 2], max(-tanh(s), -0.5) in
-// [-0.5, 1], their select in [-1, 2]: top 2 * log2(e) * (1 + 2^-10).
+// [-0.5, 1], their select in [-1, 2]: top 2 * log2(e) (the arithmetic after
+// tanh widens the low end only).
 attn.attention @arith {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
   score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
     %two = arith.constant 2.0 : f32
@@ -130,4 +131,61 @@ attn.attention @capture {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
     attn.yield %r : f32
   }
 // CHECK-LABEL: func.func @capture_fwd
+// CHECK: tile.reduce max
+
+// Bounded in real arithmetic but not in f32 (from a review): a cancellation
+// of 2^34 (f32 rounds 4 tanh(s) + 1026 + 2^34 to a multiple of 2048), an
+// exp past f32's range scaled back down, 0 times an exp that overflows (NaN),
+// and the sine of a product that overflows (sin(inf) is NaN). Each op's
+// interval is widened by its f32 error and a bound past f32's range is
+// infinite, so none of them is bounded.
+attn.attention @cancel {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
+    %four = arith.constant 4.0 : f32
+    %off = arith.constant 1026.0 : f32
+    %big = arith.constant 17179869184.0 : f32
+    %t = math.tanh %score : f32
+    %x0 = arith.mulf %t, %four : f32
+    %x = arith.addf %x0, %off : f32
+    %y = arith.addf %x, %big : f32
+    %r = arith.subf %y, %big : f32
+    attn.yield %r : f32
+  }
+// CHECK-LABEL: func.func @cancel_fwd
+// CHECK: tile.reduce max
+attn.attention @exp_overflow {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
+    %c = arith.constant 88.5 : f32
+    %tiny = arith.constant 1.0e-38 : f32
+    %t = math.tanh %score : f32
+    %x = arith.addf %t, %c : f32
+    %e = math.exp %x : f32
+    %r = arith.mulf %e, %tiny : f32
+    attn.yield %r : f32
+  }
+// CHECK-LABEL: func.func @exp_overflow_fwd
+// CHECK: tile.reduce max
+attn.attention @zero_times_exp {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
+    %zero = arith.constant 0.0 : f32
+    %hundred = arith.constant 100.0 : f32
+    %t = math.tanh %score : f32
+    %x = arith.mulf %t, %hundred : f32
+    %e = math.exp %x : f32
+    %z = arith.mulf %e, %zero : f32
+    %r = arith.addf %z, %t : f32
+    attn.yield %r : f32
+  }
+// CHECK-LABEL: func.func @zero_times_exp_fwd
+// CHECK: tile.reduce max
+attn.attention @sin_overflow {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
+    %big = arith.constant 1.0e30 : f32
+    %t = math.tanh %score : f32
+    %x = arith.mulf %t, %big : f32
+    %y = arith.mulf %x, %big : f32
+    %r = math.sin %y : f32
+    attn.yield %r : f32
+  }
+// CHECK-LABEL: func.func @sin_overflow_fwd
 // CHECK: tile.reduce max
