@@ -138,7 +138,9 @@ attn.attention @capture {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // exp past f32's range scaled back down, 0 times an exp that overflows (NaN),
 // and the sine of a product that overflows (sin(inf) is NaN). Each op's
 // interval is widened by its f32 error and a bound past f32's range is
-// infinite, so none of them is bounded.
+// infinite, so none of them gets a static maximum: the cancellation's
+// interval, widened by 2^34's rounding, is thousands wide, the others are
+// unbounded (test/unit/ScoreRangeTest.cpp checks the intervals).
 attn.attention @cancel {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
   score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
     %four = arith.constant 4.0 : f32
