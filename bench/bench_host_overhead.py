@@ -11,7 +11,6 @@ import io
 import os
 import pstats
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -20,17 +19,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import kiln  # noqa: E402
 from test_ops import EXAMPLES, example, inputs, paged_cache  # noqa: E402
 
-
-def per_call_us(fn, calls=2000):
-    for _ in range(200):
-        fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    us = (time.perf_counter() - start) / calls * 1e6
-    torch.cuda.synchronize()
-    return us
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure import host_us  # noqa: E402
 
 
 @torch.library.custom_op("kiln_bench::noop", mutates_args=())
@@ -71,7 +61,7 @@ rows = [("kiln.attention", lambda: kiln.attention(q, k, v, causal)),
         ("  in inference_mode", under_inference_mode(lambda: F.scaled_dot_product_attention(sq, sk, sv,
                                                                                            is_causal=True)))]
 for _ in range(2):  # the second round is the steady one
-    measured = [(label, per_call_us(fn)) for label, fn in rows]
+    measured = [(label, host_us(fn)) for label, fn in rows]
 for label, us in measured:
     print(f"  {label:34} {us:7.1f} µs")
 profile = cProfile.Profile()

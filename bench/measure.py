@@ -1,6 +1,7 @@
 """What every benchmark here measures with: one timer for Kiln and the peers,
 and one error metric."""
 import statistics
+import time
 
 import torch
 import triton
@@ -37,6 +38,20 @@ def bench_gpu(fn, n=100, warmup=10):
         end.record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in events)
+
+
+def host_us(fn, calls=2000, warmup=200):
+    """Host µs per call of `fn`, called back to back with no synchronization
+    (the GPU never holds the host back while its queue has room)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    us = (time.perf_counter() - start) / calls * 1e6
+    torch.cuda.synchronize()
+    return us
 
 
 def relerr(got, ref):

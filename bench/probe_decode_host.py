@@ -9,7 +9,7 @@ others) for the rows of bench_decode.py shorter than ~150 µs.
 
     python3 bench/probe_decode_host.py --lib LIB --specs DIR
 """
-import argparse, os, statistics, sys, time
+import argparse, os, sys
 
 import torch
 import torch.nn.functional as F
@@ -17,7 +17,7 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
-from measure import bench, bench_gpu as padded, relerr
+from measure import bench, bench_gpu as padded, host_us, relerr
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
@@ -26,16 +26,6 @@ p.add_argument("--splits", default="8,16,32,64")
 args = p.parse_args()
 dev, dt, D = "cuda", torch.bfloat16, 128
 rt = Runtime(args.lib)
-def host_us(fn, n=300):
-    fn()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    host = (time.perf_counter() - t) / n * 1e6
-    torch.cuda.synchronize()
-    return host
-
 
 print(f"device={torch.cuda.get_device_name()}")
 print(f"{'shape':>22} {'impl':>12} {'do_bench us':>11} {'padded us':>9} {'host us':>7} {'GB/s (padded)':>13} {'relerr':>8}")
@@ -66,12 +56,12 @@ for B, Hq, Hkv, L, spec in [(1, 32, 8, 32768, "gqa4_decode_hd128"), (1, 64, 8, 1
         fn()
         torch.cuda.synchronize()
         err = relerr(o, ref)
-        a, b_, h = bench(fn) * 1e3, padded(fn) * 1e3, host_us(fn)
+        a, b_, h = bench(fn) * 1e3, padded(fn) * 1e3, host_us(fn, calls=300, warmup=1)
         print(f"{shape:>22} {name:>12} {a:11.1f} {b_:9.1f} {h:7.1f} {gb / b_ * 1e6:13.0f} {err:8.1e}", flush=True)
 
     def cudnn():
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
             return F.scaled_dot_product_attention(q, k, v, enable_gqa=G > 1)
     err = relerr(cudnn(), ref)
-    a, b_, h = bench(cudnn) * 1e3, padded(cudnn) * 1e3, host_us(cudnn)
+    a, b_, h = bench(cudnn) * 1e3, padded(cudnn) * 1e3, host_us(cudnn, calls=300, warmup=1)
     print(f"{shape:>22} {'cudnn':>12} {a:11.1f} {b_:9.1f} {h:7.1f} {gb / b_ * 1e6:13.0f} {err:8.1e}", flush=True)
