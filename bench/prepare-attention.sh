@@ -153,6 +153,12 @@ for v in softcap causal_softcap alibi; do # a mod's dS factor multiplied as writ
   ablate $v twokernelnocbw bwd --bwd-schedule two-kernel --no-combine-before-waits
 done
 # Tile shapes beside the chosen ones (attn-choose-tiles' rule against a sweep).
+# A narrow band's tiles (the sliding window: 129 keys per row): the head
+# dim's tiles instead of 64 x 64 (attn-choose-tiles narrow-band-tiles), and
+# two other shapes beside them.
+ablate sliding_window nonarrow fwd --no-narrow-band-tiles
+ablate sliding_window m64 fwd --block-m 64
+ablate sliding_window m128n64 fwd --block-m 128 --block-n 64
 for v in plain causal; do
   ablate $v n96 fwd --block-n 96                 # 96-key steps
   ablate $v n112 fwd --block-n 112               # 112-key steps

@@ -77,6 +77,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.visibleBelow = choices.visibleBelow;
   options.branchMaskedSteps = choices.branchMaskedSteps;
   options.staticMax = choices.staticMax;
+  options.narrowBandTiles = choices.narrowBandTiles;
   options.branchMaskedBackwardSteps = choices.branchMaskedBackwardSteps;
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.reassociateLowRank = choices.reassociateLowRank;
@@ -183,6 +184,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.visibleBelow = o.visibleBelow;
   choices.branchMaskedSteps = o.branchMaskedSteps;
   choices.staticMax = o.staticMax;
+  choices.narrowBandTiles = o.narrowBandTiles;
   choices.branchMaskedBackwardSteps = o.branchMaskedBackwardSteps;
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.reassociateLowRank = o.reassociateLowRank;

@@ -34,6 +34,7 @@ struct ScheduleChoices {
   bool visibleBelow = true;       ///< forward: unmasked blocks below X
   bool branchMaskedSteps = true;  ///< forward: last partial block branched
   bool staticMax = true;          ///< forward: a bounded score_mod's top as m
+  bool narrowBandTiles = true;    ///< forward: 64 x 64 tiles, narrow bands
   bool branchMaskedBackwardSteps = false; ///< backward: the same (opt-in)
   bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool reassociateLowRank = true;       ///< mods: per-row/column terms first

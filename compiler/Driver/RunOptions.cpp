@@ -126,6 +126,9 @@ const char *runUsage() {
   --no-static-max           forward: the running row maximum even where a
                             score_mod's results are bounded (soft-capping)
                             (ablation)
+  --no-narrow-band-tiles    forward, cuda: the head dim's tiles for a narrow
+                            diagonal band (a sliding window) instead of
+                            64 x 64 tiles, two CTAs per SM (ablation)
   --branch-masked-backward-steps
                             backward: the dK/dV kernel's partial Q steps in
                             its full loop, masked in a branch (a third less
@@ -362,6 +365,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-group-steps" || name == "combine-by-rows" ||
         name == "no-visible-below" || name == "no-split-position-differences" ||
         name == "no-branch-masked-steps" || name == "no-static-max" ||
+        name == "no-narrow-band-tiles" ||
         name == "branch-masked-backward-steps" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
         name == "scale-after-max" || name == "no-scale-after-max" ||
@@ -410,6 +414,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.branchMaskedSteps = false;
     } else if (name == "no-static-max") {
       o.staticMax = false;
+    } else if (name == "no-narrow-band-tiles") {
+      o.narrowBandTiles = false;
     } else if (name == "branch-masked-backward-steps") {
       o.branchMaskedBackwardSteps = true;
     } else if (name == "no-split-position-differences") {

@@ -87,6 +87,9 @@ struct RunOptions {
   /// Forward: a bounded score_mod's top as every row's maximum (ablation
   /// switch --no-static-max).
   bool staticMax = true;
+  /// Forward, sm_90a: 64 x 64 tiles for a narrow diagonal band (ablation
+  /// switch --no-narrow-band-tiles).
+  bool narrowBandTiles = true;
   /// Backward: the dK/dV kernel's partial Q steps in its full loop, masked
   /// in a branch (opt-in switch --branch-masked-backward-steps).
   bool branchMaskedBackwardSteps = false;

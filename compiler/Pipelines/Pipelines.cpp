@@ -195,11 +195,15 @@ static void addChooseTiles(OpPassManager &pm,
   tiles.blockM = options.blockM;
   tiles.blockN = options.blockN;
   tiles.sharedMemoryBytes = options.sharedMemoryBytes;
+  tiles.narrowBandTiles = options.narrowBandTiles;
   pm.addPass(attn::createAttnChooseTiles(tiles));
 }
 
 void buildCUDAForwardPipeline(OpPassManager &pm,
                               const CUDAPipelineOptions &options) {
+  // The mask's band first: a narrow one decides the tiles
+  // (narrow-band-tiles). The tile pipeline proves it again, the same way.
+  pm.addPass(attn::createAttnInferMaskBounds());
   addChooseTiles(pm, options, "forward");
   // The tile program is the same one the CPU backend runs, with the chosen
   // tiles (block sizes 0: the op's).

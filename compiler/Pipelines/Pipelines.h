@@ -214,6 +214,12 @@ struct CUDAPipelineOptions
   Option<int64_t> blockN{*this, "block-n",
                          llvm::cl::desc("Keys per KV step (0: chosen)"),
                          llvm::cl::init(0)};
+  Option<bool> narrowBandTiles{
+      *this, "narrow-band-tiles",
+      llvm::cl::desc("Forward, sm_90a: 64 x 64 tiles (two CTAs per SM) for "
+                     "a narrow diagonal band such as a sliding window "
+                     "(attn-choose-tiles narrow-band-tiles)"),
+      llvm::cl::init(true)};
   Option<bool> overlapCopies{
       *this, "overlap-copies",
       llvm::cl::desc("Issue V's copy with K's (tgpu-overlap-copies)"),

@@ -2,6 +2,8 @@
 // RUN: sed 's/_head_dim = 128/_head_dim = 256/g' %s | kiln-opt -kiln-cuda-fwd-pipeline="arch=sm_80" | FileCheck %s --check-prefix=HD256
 // RUN: kiln-opt %s -kiln-cuda-fwd-pipeline="block-m=128 block-n=32" | FileCheck %s --check-prefix=GIVEN
 // RUN: kiln-opt %s -kiln-cuda-fwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NOWG
+// RUN: sed 's/constant 512/constant 128/' %s | kiln-opt -kiln-cuda-fwd-pipeline | FileCheck %s --check-prefix=NARROW
+// RUN: sed 's/constant 512/constant 128/' %s | kiln-opt -kiln-cuda-fwd-pipeline="narrow-band-tiles=false" | FileCheck %s
 
 // attn -> scheduled tgpu kernel: no attn op, no unscheduled tile.load or
 // tile.dot, every register tile has a layout; tiles sized from the head dim
@@ -29,6 +31,12 @@
 // HD256-LABEL: func.func @window_fwd
 // HD256-SAME: tgpu.arch = "sm_80"
 // HD256-SAME: tile.block_n = 64 : i64
+// A window of 129 keys per row (not this one's 513) takes 64 x 64 tiles,
+// one consumer warpgroup, two CTAs per SM: the pipeline proves the band
+// before it chooses the tiles (attn-choose-tiles narrow-band-tiles).
+// NARROW-LABEL: func.func @window_fwd
+// NARROW-SAME: tgpu.ctas_per_sm = 2 : i64, tgpu.fast_math, tgpu.num_warps = 4 : i64
+// NARROW-SAME: tile.block_m = 64 : i64, tile.block_n = 64 : i64
 // Given tiles win over the choice; the warps follow BLOCK_M.
 // GIVEN-LABEL: func.func @window_fwd
 // GIVEN-SAME: tgpu.num_warps = 8 : i64

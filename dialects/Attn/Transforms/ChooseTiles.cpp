@@ -6,6 +6,7 @@
 #include "dialects/Attn/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -100,6 +101,66 @@ Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
   // Nothing of whole warpgroups fits: the sm_80 rule.
   return chooseForwardTiles(sharedBytes, headDimQK, headDimV, elementBytes,
                             blockM, blockN);
+}
+
+std::optional<DiagonalBand> diagonalBand(BandAttr band) {
+  // Only bounds that move with q (q_coeff = 1) give a width independent of
+  // q; constant bounds (kv >= 0, kv < X) only narrow it further. Bounds of
+  // both alignments would shift against each other with Lk - Lq.
+  std::optional<int64_t> lo, hi;
+  std::optional<bool> diag;
+  auto take = [&](ArrayAttr bounds, std::optional<int64_t> &into, bool lower) {
+    for (auto bound : bounds.getAsRange<KVBoundAttr>()) {
+      if (bound.getQCoeff() != 1)
+        continue;
+      if (diag && *diag != bound.getDiag())
+        return false;
+      diag = bound.getDiag();
+      int64_t offset = bound.getOffset();
+      into = !into   ? offset
+             : lower ? std::max(*into, offset)
+                     : std::min(*into, offset);
+    }
+    return true;
+  };
+  if (!band || !take(band.getLower(), lo, true) ||
+      !take(band.getUpper(), hi, false) || !lo || !hi || *hi < *lo)
+    return std::nullopt;
+  return DiagonalBand{*lo, *hi};
+}
+
+int64_t bandKeysPerRow(int64_t rows, int64_t keys, DiagonalBand band) {
+  // Rows [q0, q0 + rows) with q0 a multiple of `keys` see keys
+  // [q0 + lo, q0 + rows - 1 + hi]: the blocks from floor((q0 + lo) / keys)
+  // to floor((q0 + rows - 1 + hi) / keys).
+  return keys * (llvm::divideFloorSigned(rows - 1 + band.hi, keys) -
+                 llvm::divideFloorSigned(band.lo, keys) + 1);
+}
+
+Tiles chooseNarrowBandTiles(Tiles chosen, DiagonalBand band,
+                            int64_t sharedBytes, int64_t headDimQK,
+                            int64_t headDimV, int64_t elementBytes,
+                            int64_t keyPercent) {
+  // 64 x 64 tiles: one consumer warpgroup, two CTAs per SM (Q and a
+  // two-stage K/V ring each), so that one CTA's prologue and epilogue run
+  // under the other's steps. They pay on a band only where they visit
+  // enough fewer keys per row than the chosen tiles: on a long unmasked
+  // loop they run at ~0.75x the speed of the wider tiles (plain, H200,
+  // D = 64 and 128), and on the sliding window they measured 0.90-0.94x
+  // the chosen tiles' time at 129 keys per row (keys visited 0.75x),
+  // 0.97-0.98x at 257 (0.83x), 1.04-1.06x at 513 (0.90x) and 1.10-1.12x
+  // at 1025 (0.94x).
+  constexpr int64_t kNarrow = 64;
+  int64_t twoCtaBytes =
+      2 * (kNarrow * headDimQK + 2 * kNarrow * (headDimQK + headDimV)) *
+      elementBytes;
+  if (twoCtaBytes > sharedBytes)
+    return chosen;
+  int64_t narrowKeys = bandKeysPerRow(kNarrow, kNarrow, band);
+  int64_t chosenKeys = bandKeysPerRow(chosen.blockM, chosen.blockN, band);
+  if (100 * narrowKeys <= keyPercent * chosenKeys)
+    return {kNarrow, kNarrow};
+  return chosen;
 }
 
 int64_t fitTileToBlock(int64_t tile, int64_t block) {
@@ -201,6 +262,13 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
                                             blockM, blockN, elementTile)
               : chooseForwardTiles(shared, dqk, dv, elementBytes, blockM,
                                    blockN);
+      // A narrow diagonal band (a sliding window): smaller tiles where
+      // they visit enough fewer keys per row.
+      if (program == "forward" && arch == "sm_90a" && narrowBandTiles &&
+          blockM <= 0 && blockN <= 0 && !op.getSparseBlocks())
+        if (auto band = diagonalBand(op.getKvBandAttr()))
+          tiles = chooseNarrowBandTiles(tiles, *band, shared, dqk, dv,
+                                        elementBytes, narrowBandKeyPercent);
       // Block-sparse: a tile lies in one mask block, so the tiles divide the
       // mask's blocks (given tiles that do not are the lowering's error).
       if (auto blocks = op.getSparseBlocks()) {

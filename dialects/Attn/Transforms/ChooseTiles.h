@@ -3,9 +3,12 @@
 #ifndef KILN_DIALECTS_ATTN_TRANSFORMS_CHOOSETILES_H
 #define KILN_DIALECTS_ATTN_TRANSFORMS_CHOOSETILES_H
 
+#include "dialects/Attn/IR/AttnDialect.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace kiln::attn {
 
@@ -17,6 +20,26 @@ struct Tiles {
 /// that divides `block` (at least 16): a block-sparse variant's tiles lie
 /// in one mask block each.
 int64_t fitTileToBlock(int64_t tile, int64_t block);
+
+/// A band whose bounds move with the query: q + lo <= kv <= q + hi.
+struct DiagonalBand {
+  int64_t lo, hi;
+};
+
+/// The tightest diagonal band within `band` (its bounds with q_coeff = 1,
+/// of one alignment), or none.
+std::optional<DiagonalBand> diagonalBand(BandAttr band);
+
+/// Keys per row that a tile of `rows` query rows, starting at a multiple of
+/// `keys`, visits in steps of `keys` over `band`.
+int64_t bandKeysPerRow(int64_t rows, int64_t keys, DiagonalBand band);
+
+/// 64 x 64 tiles instead of `chosen` where two such CTAs fit the shared
+/// memory and visit at most `keyPercent` % of `chosen`'s keys per row.
+Tiles chooseNarrowBandTiles(Tiles chosen, DiagonalBand band,
+                            int64_t sharedBytes, int64_t headDimQK,
+                            int64_t headDimV, int64_t elementBytes,
+                            int64_t keyPercent);
 
 /// The opt-in shared memory per block of `arch`: 227 KiB on sm_90, 163 KiB
 /// on sm_80.

@@ -7,6 +7,7 @@
 // RUN: not kiln-opt %s -attn-choose-tiles="arch=sm_70" 2>&1 | FileCheck %s --check-prefix=BAD-ARCH
 // RUN: not kiln-opt %s -attn-choose-tiles="program=decode" 2>&1 | FileCheck %s --check-prefix=BAD-PROGRAM
 // RUN: not kiln-opt %s -attn-choose-tiles="block-m=-16" 2>&1 | FileCheck %s --check-prefix=BAD-BLOCK
+// RUN: kiln-opt %s -split-input-file -attn-choose-tiles="narrow-band-tiles=false" | FileCheck %s --check-prefix=WIDE
 
 // The tiles come from each op's own head dims and dtype. sm_80: 64 query
 // rows, and the largest key block whose Q, K, V tiles fit the shared memory
@@ -106,3 +107,83 @@ attn.attention @hd128_sparse64 {qk_head_dim = 128, v_head_dim = 128, element_typ
 // FWD90-LABEL: attn.attention @hd64_dropout
 // FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
 attn.attention @hd64_dropout {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = 0.1}
+
+// -----
+
+// A narrow diagonal band (a sliding window of 129 keys per row: q - 128 <=
+// kv <= q; the band is attn-infer-mask-bounds' result, written out here,
+// and the mask_mod reads positions, so the head dim's rule takes 128 rows)
+// on sm_90a: 64 x 64 tiles, two CTAs per SM, visit 192 keys per
+// row (three blocks, the middle one unmasked) against 256 for 128 x 128
+// (two masked blocks), at most the 85% asked; the backward and sm_80 keep
+// their rule, and narrow-band-tiles=false is the ablation.
+// FWD90-LABEL: attn.attention @window129
+// FWD90-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// FWD80-LABEL: attn.attention @window129
+// FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
+// BWD-LABEL: attn.attention @window129
+// BWD-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// WIDE-LABEL: attn.attention @window129
+// WIDE-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
+// GIVEN-LABEL: attn.attention @window129
+// GIVEN-SAME: attn.block_m = 128 : i64, attn.block_n = 32 : i64
+attn.attention @window129 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// The tightest of several bounds sets the width (here 65 keys: 128 against
+// 256 per row), and constant bounds do not count.
+// FWD90-LABEL: attn.attention @window65
+// FWD90-SAME: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+attn.attention @window65 {qk_head_dim = 128, v_head_dim = 128, element_type = bf16, kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>, #attn.kv_bound<q_coeff = 1, offset = -64, diag = false>, #attn.kv_bound<q_coeff = 0, offset = 0, diag = false>], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// 513 keys per row: 576 keys against 640 (90%), more than 85%: the head
+// dim's tiles (the 64 x 64 tiles measured 4-6% slower there).
+// FWD90-LABEL: attn.attention @window513
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
+attn.attention @window513 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -512, diag = false>], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// Head dim 256: two 64 x 64 CTAs (Q and a two-stage K/V ring each) do not
+// fit the shared memory, so the head dim's tiles stay.
+// FWD90-LABEL: attn.attention @window129_hd256
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
+attn.attention @window129_hd256 {qk_head_dim = 256, v_head_dim = 256, element_type = bf16, kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
+
+// -----
+
+// Bounds of both alignments (one shifted by Lk - Lq) have no fixed width;
+// a band without a lower bound that moves with q (causal) is not narrow.
+// FWD90-LABEL: attn.attention @mixed_alignment
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
+// FWD90-LABEL: attn.attention @causal_band
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
+attn.attention @mixed_alignment {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = true>], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
+attn.attention @causal_band {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, kv_band = #attn.band<lower = [], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
