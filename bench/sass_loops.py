@@ -17,6 +17,7 @@ cuobjdump with nvdisasm (`pip install nvidia-cuda-cuobjdump
 nvidia-cuda-nvdisasm` where the CUDA install lacks them: --cuobjdump-dir).
 """
 import argparse
+import collections
 import json
 import os
 import re
@@ -65,6 +66,8 @@ def main():
                         "/usr/local/cuda/bin and PATH)")
     p.add_argument("--kernels", default="", help="regex of the kernel names to compile (default: all)")
     p.add_argument("--min-loop", type=int, default=100, help="smallest loop reported, in instructions")
+    p.add_argument("--opcodes", type=int, default=0,
+                   help="also each loop's N most frequent opcodes (modifiers dropped)")
     p.add_argument("--include", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
     p.add_argument("--spec", default="", help="a spec (.cubin.json) whose source to compile instead of "
                    "kiln run's (e.g. a prototype's rewritten spec)")
@@ -104,6 +107,10 @@ def main():
                 count = lambda op: sum(1 for t in body if re.search(rf"\b{op}\b", t))
                 print(f"  loop {start:#x}-{end:#x}: {len(body)} instructions, LDL {count('LDL')}, "
                       f"STL {count('STL')}, HGMMA {sum('HGMMA' in t for t in body)}")
+                if args.opcodes:
+                    ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0].split(".")[0]
+                                              for t in body)
+                    print("    " + " ".join(f"{op} {n}" for op, n in ops.most_common(args.opcodes)))
     return 0
 
 
