@@ -70,6 +70,7 @@ for v in plain causal; do
   ablate $v notmab bwd --no-tma-stores          # dK, dV (and a bf16 dQ) by per-lane stores
 done
 ablate causal noshort fwd --short-rows 0         # no 128-row program for short masked rows
+ablate causal s64 fwd --short-rows 64          # a 64-row short program (two CTAs per SM) instead
 for v in plain softcap alibi; do                 # the last partial key block in a loop of its own
   ablate $v nobranch fwd --no-branch-masked-steps
 done
