@@ -3,7 +3,9 @@
 # narrow-band-tiles) combined with what else changes a kernel's rows, against
 # float64: dropout (forward + backward, both schedules), a varlen packed
 # batch, a paged KV cache (prefill and decode), GQA 4:1 (a copy of the
-# example with gqa_group = 4 in .device/, forward + backward, one query),
+# example with gqa_group = 4 in .device/, forward + backward, one query;
+# since the rule leaves GQA out, on the head dim's tiles unless the specs
+# were built before that),
 # fp16 with Lq > Lk at D = 128; then memcheck, racecheck and synccheck on the
 # GQA window's forward + backward.
 #   sed 's/element_type = bf16}/element_type = bf16, gqa_group = 4}/' \

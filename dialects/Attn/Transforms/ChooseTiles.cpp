@@ -9,6 +9,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace kiln::attn {
 #define GEN_PASS_DEF_ATTNCHOOSETILES
@@ -123,8 +124,12 @@ std::optional<DiagonalBand> diagonalBand(BandAttr band) {
     }
     return true;
   };
+  // attn-infer-mask-bounds keeps offsets within 2^30; a band written by hand
+  // beyond that is not narrow (and would overflow the key counts below).
+  constexpr int64_t kLimit = int64_t(1) << 30;
   if (!band || !take(band.getLower(), lo, true) ||
-      !take(band.getUpper(), hi, false) || !lo || !hi || *hi < *lo)
+      !take(band.getUpper(), hi, false) || !lo || !hi || *hi < *lo ||
+      std::abs(*lo) > kLimit || std::abs(*hi) > kLimit)
     return std::nullopt;
   return DiagonalBand{*lo, *hi};
 }
@@ -151,6 +156,10 @@ Tiles chooseNarrowBandTiles(Tiles chosen, DiagonalBand band,
   // 0.97-0.98x at 257 (0.83x), 1.04-1.06x at 513 (0.90x) and 1.10-1.12x
   // at 1025 (0.94x).
   constexpr int64_t kNarrow = 64;
+  // Measured at D = 64 and 128 only; a wider accumulator (Dv = 256) in one
+  // of two CTAs' register shares would spill.
+  if (std::max(headDimQK, headDimV) > 128)
+    return chosen;
   int64_t twoCtaBytes =
       2 * (kNarrow * headDimQK + 2 * kNarrow * (headDimQK + headDimV)) *
       elementBytes;
@@ -264,8 +273,11 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
                                    blockN);
       // A narrow diagonal band (a sliding window): smaller tiles where
       // they visit enough fewer keys per row.
+      // Not for GQA: 64-row prefill tiles leave no decode program, whose
+      // rows pack a KV group's heads (convert-attn-to-tile gqa-pack).
       if (program == "forward" && arch == "sm_90a" && narrowBandTiles &&
-          blockM <= 0 && blockN <= 0 && !op.getSparseBlocks())
+          blockM <= 0 && blockN <= 0 && !op.getSparseBlocks() &&
+          op.getGqaGroup() == 1)
         if (auto band = diagonalBand(op.getKvBandAttr()))
           tiles = chooseNarrowBandTiles(tiles, *band, shared, dqk, dv,
                                         elementBytes, narrowBandKeyPercent);

@@ -139,8 +139,9 @@ def AttnChooseTiles : Pass<"attn-choose-tiles", "::mlir::ModuleOp"> {
     Forward on sm_90a with `narrow-band-tiles`: where the op's `kv_band`
     has lower and upper bounds that both move with q (q + lo <= kv <= q +
     hi, one alignment: a sliding window), 64 x 64 tiles (one consumer
-    warpgroup, two CTAs per SM) where two such CTAs fit the shared memory
-    and they visit at most `narrow-band-key-percent` % of the chosen tiles'
+    warpgroup, two CTAs per SM) where both head dims are at most 128, two
+    such CTAs fit the shared memory, the op is not GQA (whose decode
+    program packs a group's heads) and they visit at most `narrow-band-key-percent` % of the chosen tiles'
     keys per row (a tile of m rows from a multiple of n visits n *
     (floor((m - 1 + hi) / n) - floor(lo / n) + 1)): for 129 keys per row,
     192 keys in three blocks, the middle one unmasked, against two masked

@@ -187,3 +187,33 @@ attn.attention @causal_band {qk_head_dim = 64, v_head_dim = 64, element_type = b
     %keep = arith.cmpi sle, %kv, %q : index
     attn.yield %keep : i1
   }
+
+// -----
+
+// Not for GQA (64-row prefill tiles would leave no decode program to pack a
+// KV group's heads), nor above head dim 128 on either side (measured at 64
+// and 128; a 256-wide accumulator in one of two CTAs' register shares), nor
+// for a band written beyond attn-infer-mask-bounds' 2^30 (~2^62 keys per
+// row here: not narrow, and the key counts would overflow).
+// FWD90-LABEL: attn.attention @window129_gqa
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
+// FWD90-LABEL: attn.attention @window129_qk64_v256
+// FWD90-NOT: attn.block_m = 64 : i64, attn.block_n = 64 : i64
+// FWD90-SAME: v_head_dim = 256
+// FWD90-LABEL: attn.attention @huge_band
+// FWD90-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
+attn.attention @window129_gqa {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, gqa_group = 4, kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
+attn.attention @window129_qk64_v256 {qk_head_dim = 64, v_head_dim = 256, element_type = bf16, kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
+attn.attention @huge_band {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -4611686018427387904, diag = false>], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  mask_mod(%b: index, %h: index, %q: index, %kv: index) {
+    %keep = arith.cmpi sle, %kv, %q : index
+    attn.yield %keep : i1
+  }
