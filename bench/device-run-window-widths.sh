@@ -10,11 +10,9 @@ set -u
 . bench/device-env.sh
 run_check "window 512 hd64 64x64" .device/sliding_window_w512.mlir --backend cuda --head-dim 64 --seqlen 1333 --seqlen-kv 1517 --heads 2 --block-m 64 --block-n 64 2>/dev/null
 for w in ${1:-256 512 1024}; do
-  python3 bench/bench_attention.py --lib "$LIB" --specs .device/specs_w$w --window $w --ablations m64n64 \
-    --rounds 3 --budget 120 --hdims 64,128 --seqlens "${2:-4096}" --variants sliding_window \
-    --json "$OUT/w$w.json" > "$OUT/w$w-bench.txt" 2>&1
-  echo "== window $w: bench rc=$?"
-  sed -n '/^TFLOP\/s of visible pairs/,$p' "$OUT/w$w-bench.txt" | tail -n +3
-  python3 bench/ablation_ratios.py "$OUT/w$w.json" m64n64
+  echo "== window $w"
+  # (bench_ablations' own --specs comes first; these override it.)
+  ROUNDS=3 BUDGET=120 bench_ablations w$w m64n64 --specs .device/specs_w$w --window $w \
+    --hdims 64,128 --seqlens "${2:-4096}" --variants sliding_window
 done
 ROUNDS=3 BUDGET=120 bench_ablations plain-m64n64 m64n64 --hdims 64,128 --seqlens 4096,16384 --variants plain

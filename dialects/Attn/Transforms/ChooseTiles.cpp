@@ -57,6 +57,14 @@ Tiles chooseForwardTiles(int64_t sharedBytes, int64_t headDimQK,
   return tiles;
 }
 
+/// Shared memory of a wgmma forward CTA's tiles: Q and `stages` copies of
+/// the K and V tiles.
+static int64_t warpgroupTileBytes(int64_t m, int64_t n, int64_t headDimQK,
+                                  int64_t headDimV, int64_t elementBytes,
+                                  int64_t stages) {
+  return (m * headDimQK + stages * n * (headDimQK + headDimV)) * elementBytes;
+}
+
 Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
                                   int64_t headDimV, int64_t elementBytes,
                                   int64_t blockM, int64_t blockN,
@@ -75,7 +83,7 @@ Tiles chooseWarpgroupForwardTiles(int64_t sharedBytes, int64_t headDimQK,
     return 3 * n / 4 + headDimV / 2 + 32 + (elementTile ? n / 2 : 0);
   };
   auto sharedFor = [&](int64_t m, int64_t n) {
-    return (m * headDimQK + n * headDimQK + n * headDimV) * elementBytes;
+    return warpgroupTileBytes(m, n, headDimQK, headDimV, elementBytes, 1);
   };
   // One CTA per SM; its warpgroups share each K/V tile and take turns on
   // the tensor cores while the others run their softmax. The larger KV
@@ -160,10 +168,9 @@ Tiles chooseNarrowBandTiles(Tiles chosen, DiagonalBand band,
   // of two CTAs' register shares would spill.
   if (std::max(headDimQK, headDimV) > 128)
     return chosen;
-  int64_t twoCtaBytes =
-      2 * (kNarrow * headDimQK + 2 * kNarrow * (headDimQK + headDimV)) *
-      elementBytes;
-  if (twoCtaBytes > sharedBytes)
+  if (2 * warpgroupTileBytes(kNarrow, kNarrow, headDimQK, headDimV,
+                             elementBytes, /*stages=*/2) >
+      sharedBytes)
     return chosen;
   int64_t narrowKeys = bandKeysPerRow(kNarrow, kNarrow, band);
   int64_t chosenKeys = bandKeysPerRow(chosen.blockM, chosen.blockN, band);
