@@ -37,7 +37,7 @@ checks() {
   local G=examples/gqa_decode.mlir
   for args in "examples/causal.mlir --seqlen 1 --seqlen-kv 900" \
       "examples/plain.mlir --heads 16 --batch 4 --seqlen 2000 --seqlen-kv 1500" \
-      "examples/causal.mlir --heads 16 --batch 4 --seqlen 2000 --longest-first" \
+      "examples/gqa_causal.mlir --heads 16 --batch 4 --seqlen 2000" \
       "examples/causal.mlir --heads 16 --batch 2 --seqlen 3000 --head-dim 64" \
       "examples/plain.mlir --heads 2 --seqlen 100 --seqlen-kv 6000 --kv-splits 5" \
       "$G --variant gqa4_decode --heads 32 --batch 3 --seqlen 1 --seqlen-kv 5000" \

@@ -188,7 +188,7 @@ bwd)
 hopper)
   forward_checks
   timeout 320 python3 bench/bench_forward.py --lib "$LIB" --specs $S --hdims 64,128,256 --seqlens 4096,16384 --rounds 2 \
-    --variants _mma,_nows,_nodb,_nopersist,_lf,_pingpong,_pp > "$OUT/bench.txt" 2>&1
+    --variants _mma,_nows,_nodb,_nopersist,_pingpong,_pp > "$OUT/bench.txt" 2>&1
   echo "bench_forward rc=$?"; tail -n 16 "$OUT/bench.txt"
   ;;
 hopper-bwd)

@@ -7,8 +7,11 @@ persistent=true: one tile per CTA per round, every other round mirrored),
 `strided` (tile c + i * CTAs for CTA c), and `greedy` (each tile, in the
 grid's order, to the CTA that frees first: what the hardware's block
 scheduler does for a one-tile-per-CTA grid, and what a persistent kernel
-with an atomic tile counter does). `--longest-first` numbers each head's
-query blocks from the last.
+with an atomic tile counter does). Orders: `grid` (query block fastest),
+`head-reversed` (each head's query blocks from the last: the first form of
+tgpu-longest-first) and `whole-grid` (the block slowest, the longest
+first over every head: tgpu-longest-first now, which the GPU pipeline
+applies to GQA's query heads only, docs/performance.md).
 
     python3 bench/model_persistent_schedule.py [--ctas 132] [--block-m 192]
 """
@@ -23,16 +26,14 @@ p.add_argument("--tokens", type=int, default=16384)
 args = p.parse_args()
 
 
-def tiles(n, causal, longest_first):
+def tiles(n, causal, order):
     blocks = math.ceil(n / args.block_m)
-    out = []
-    for _ in range(args.tokens // n):
-        for _ in range(args.heads):
-            for p in range(blocks):
-                q = blocks - 1 - p if longest_first else p
-                keys = min(n, (q + 1) * args.block_m) if causal else n
-                out.append(math.ceil(keys / args.block_n) + 1)
-    return out
+    heads = (args.tokens // n) * args.heads
+    cost = lambda q: math.ceil((min(n, (q + 1) * args.block_m) if causal else n) / args.block_n) + 1
+    if order == "whole-grid":
+        return [cost(blocks - 1 - p) for p in range(blocks) for _ in range(heads)]
+    return [cost(blocks - 1 - p if order == "head-reversed" else p)
+            for _ in range(heads) for p in range(blocks)]
 
 
 def imbalance(costs):
@@ -57,7 +58,7 @@ def imbalance(costs):
 print(f"{'N':>6} {'mask':>6} {'order':>13} {'mirrored':>9} {'strided':>8} {'greedy':>7}")
 for n in (1024, 4096, 16384):
     for causal in (False, True):
-        for lf in (False, True) if causal else (False,):
-            m, s, g = imbalance(tiles(n, causal, lf))
-            print(f"{n:>6} {'causal' if causal else 'none':>6} {'longest-first' if lf else 'grid':>13} "
+        for order in ("grid", "head-reversed", "whole-grid") if causal else ("grid",):
+            m, s, g = imbalance(tiles(n, causal, order))
+            print(f"{n:>6} {'causal' if causal else 'none':>6} {order:>13} "
                   f"{m:>9.3f} {s:>8.3f} {g:>7.3f}")

@@ -30,8 +30,7 @@ compile() { # name example|file args...
 }
 # The sm_90a forward with its ablations (mma.sync; cp.async by every warp
 # into twin buffers instead of TMA from a producer warpgroup; cp.async into one
-# K and one V buffer), 128-row tiles (`_m128`), the query blocks
-# with the most keys first (`_lf`, --longest-first), consumer warpgroups
+# K and one V buffer), 128-row tiles (`_m128`), consumer warpgroups
 # taking turns (`_pingpong`, --ping-pong), one CTA per query block instead of
 # persistent CTAs (`_nopersist`, --no-persistent), and the opt-in overlap of the
 # softmax with P*V (`_pp`, `_ppm128` at 128 rows), at every benchmarked head
@@ -44,7 +43,6 @@ for hd in 64 128 256; do
     compile "${v}_hd$hd"_nodb $v --head-dim $hd --no-warp-specialize --no-double-buffer &
     compile "${v}_hd$hd"_pp $v --head-dim $hd --pipeline-products &
     compile "${v}_hd$hd"_m128 $v --head-dim $hd --block-m 128 &
-    compile "${v}_hd$hd"_lf $v --head-dim $hd --longest-first &
     compile "${v}_hd$hd"_pingpong $v --head-dim $hd --ping-pong &
     compile "${v}_hd$hd"_nopersist $v --head-dim $hd --no-persistent &
     compile "${v}_hd$hd"_ppm128 $v --head-dim $hd --block-m 128 --pipeline-products &

@@ -24,7 +24,7 @@ struct ScheduleChoices {
   bool doubleBuffer = true;       ///< tgpu-double-buffer (sm_90a forward)
   bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (sm_90a)
-  bool longestFirst = false;      ///< tgpu-longest-first (forward, opt-in)
+  bool longestFirst = true;       ///< tgpu-longest-first (ablation)
   bool splitKv = true;            ///< tile-split-kv (forward; ablation)
   int64_t decodeRows = 64;        ///< forward: the decode program's rows
   int64_t shortRows = 128;        ///< forward, masked: the short program's

@@ -213,8 +213,9 @@ const char *runUsage() {
                             (tgpu-load-ahead; ablation)
   --persistent-backward     cuda sm_90a: the backward's kernels persistent too
                             (opt-in)
-  --longest-first           cuda: launch the query blocks with the most keys
-                            first (causal; measured no effect, opt-in)
+  --no-longest-first        cuda forward: GQA's query blocks in grid order
+                            instead of the longest of the whole grid first
+                            (causal; tgpu-longest-first; ablation)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
                             previous step's P*V (off by default: slower today)
   --no-overlap-products     cuda sm_90a: each product waited for in turn (the
@@ -374,7 +375,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-prefetch" || name == "no-fast-math" ||
         name == "no-philox-lane-pairs" || name == "no-warpgroup-mma" ||
         name == "no-double-buffer" || name == "pipeline-products" ||
-        name == "no-warp-specialize" || name == "longest-first" ||
+        name == "no-warp-specialize" || name == "no-longest-first" ||
         name == "persistent" || name == "no-persistent" ||
         name == "no-double-tile-buffers" || name == "persistent-backward" ||
         name == "ping-pong" || name == "no-overlap-products" ||
@@ -469,8 +470,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.pipelineProducts = true;
     } else if (name == "no-warp-specialize") {
       o.warpSpecialize = false;
-    } else if (name == "longest-first") {
-      o.longestFirst = true;
+    } else if (name == "no-longest-first") {
+      o.longestFirst = false;
     } else if (name == "ping-pong") {
       o.pingPong = true;
     } else if (name == "persistent") {

@@ -158,7 +158,7 @@ struct RunOptions {
   bool doubleBuffer = true; ///< cuda sm_90a: tgpu-double-buffer (ablation)
   bool pipelineProducts = false; ///< cuda sm_90a: tgpu-pipeline-products
   bool warpSpecialize = true; ///< cuda sm_90a: tgpu-warp-specialize (ablation)
-  bool longestFirst = false;  ///< cuda: tgpu-longest-first (opt-in)
+  bool longestFirst = true;   ///< cuda: tgpu-longest-first (ablation)
   bool pingPong = false;      ///< cuda sm_90a: tgpu-ping-pong
   bool persistent = true;     ///< cuda sm_90a: CTAs loop over tiles
   bool doubleTileBuffers = true; ///< ...with two copies of Q by turns

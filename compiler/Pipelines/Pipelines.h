@@ -317,10 +317,10 @@ struct CUDAPipelineOptions
       llvm::cl::init(false)};
   Option<bool> longestFirst{
       *this, "longest-first",
-      llvm::cl::desc("forward: number query blocks so that the ones with the "
-                     "most keys launch first (tgpu-longest-first; off: no "
-                     "effect measured beyond noise, see docs/performance.md)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("forward: number the query blocks of a GQA kernel whose "
+                     "work grows along them (causal) so that the longest of "
+                     "the whole grid launch first (tgpu-longest-first)"),
+      llvm::cl::init(true)};
   Option<bool> persistent{
       *this, "persistent",
       llvm::cl::desc("sm_90a forward: CTAs loop over the grid's tiles, as "

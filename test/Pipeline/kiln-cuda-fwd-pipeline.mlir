@@ -4,6 +4,21 @@
 // RUN: kiln-opt %s -kiln-cuda-fwd-pipeline="warpgroup-mma=false" | FileCheck %s --check-prefix=NOWG
 // RUN: sed 's/constant 512/constant 128/' %s | kiln-opt -kiln-cuda-fwd-pipeline | FileCheck %s --check-prefix=NARROW
 // RUN: sed 's/constant 512/constant 128/' %s | kiln-opt -kiln-cuda-fwd-pipeline="narrow-band-tiles=false" | FileCheck %s
+// RUN: kiln-opt %examples/gqa_causal.mlir -kiln-cuda-fwd-pipeline | FileCheck %s --check-prefix=LONGEST
+// RUN: kiln-opt %examples/gqa_causal.mlir -kiln-cuda-fwd-pipeline="longest-first=false" | FileCheck %s --check-prefix=GRID
+// RUN: kiln-opt %examples/causal.mlir -kiln-cuda-fwd-pipeline | FileCheck %s --check-prefix=GRID
+
+// GQA causal's query blocks go out longest first over the whole grid
+// (tgpu-longest-first, before the persistent tiles: the grid's extents are
+// scalars from then on, which the tile counter's numbering reuses); causal
+// without groups, and the ablation, keep the grid's order (the persistent
+// kernel's scalars after the tensor maps).
+// LONGEST-LABEL: func.func @gqa_causal_fwd(
+// LONGEST-SAME: i64 {tile.scalar = "kv_splits"}, %arg8: i64 {tile.scalar = ["ceildiv", "seq_q", 192]}, %arg9: i64 {tile.scalar = "heads"}, %arg10: i64 {tile.scalar = ["mul", "batch", "kv_splits"]}, %arg11: !tgpu.tensor_map
+// LONGEST-SAME: tile.block_cost = "grows"
+// GRID-LABEL: causal_fwd(
+// GRID-SAME: i64 {tile.scalar = "kv_splits"}, %arg8: !tgpu.tensor_map
+// GRID-SAME: tile.block_cost = "grows"
 
 // attn -> scheduled tgpu kernel: no attn op, no unscheduled tile.load or
 // tile.dot, every register tile has a layout; tiles sized from the head dim

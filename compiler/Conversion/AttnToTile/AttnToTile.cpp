@@ -515,6 +515,12 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   std::optional<VisibleBelow> below;
   if (split && visibleBelow && spec.hasMaskMod() && !(band && band.getExact()))
     below = findVisibleBelow(spec.getMaskMod(), /*headUniform=*/pack == 1);
+  // Dense blocks of one sequence each: the band alone sets their work
+  // (varlen's axis 0 runs over every sequence, block lists and a visible
+  // prefix over run-time data).
+  if (!varlen && !sparse && !below)
+    if (std::optional<StringRef> cost = blockCost(band))
+      func->setAttr(tile::attrs::kBlockCost, b.getStringAttr(*cost));
   if (sparse) {
     // The lists replace the band's range: partial blocks fully masked,
     // full blocks only past Lk. A full block reaches past the last key only

@@ -2,6 +2,8 @@
 
 #include "compiler/Conversion/AttnToTile/BandBounds.h"
 
+#include "dialects/Tile/IR/TileAttrNames.h"
+
 namespace kiln {
 
 Value evalBound(ProgramBuilder &pb, attn::KVBoundAttr bound, Value q,
@@ -115,6 +117,20 @@ std::pair<Value, Value> queriesSeeingAllKeys(ProgramBuilder &pb,
                                              Value kvLast, Value diag,
                                              Value lenQ) {
   return queriesBetween(pb, band, kvLast, kvFirst, diag, lenQ);
+}
+
+std::optional<llvm::StringRef> blockCost(attn::BandAttr band) {
+  if (!band)
+    return std::nullopt;
+  auto moves = [](ArrayAttr bounds) {
+    return llvm::any_of(bounds, [](Attribute attr) {
+      return cast<attn::KVBoundAttr>(attr).getQCoeff() != 0;
+    });
+  };
+  bool upper = moves(band.getUpper()), lower = moves(band.getLower());
+  if (upper == lower)
+    return std::nullopt;
+  return upper ? tile::attrs::kBlockCostGrows : tile::attrs::kBlockCostShrinks;
 }
 
 } // namespace kiln

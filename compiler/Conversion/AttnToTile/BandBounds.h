@@ -13,6 +13,7 @@
 
 #include "compiler/Conversion/AttnToTile/ProgramBuilder.h"
 
+#include <optional>
 #include <utility>
 
 namespace kiln {
@@ -61,6 +62,14 @@ std::pair<Value, Value> queriesSeeingAllKeys(ProgramBuilder &pb,
                                              attn::BandAttr band, Value kvFirst,
                                              Value kvLast, Value diag,
                                              Value lenQ);
+
+/// How the work of a grid of query blocks changes along axis 0 under
+/// `band`, as a tile.block_cost value, or none where it does not move one
+/// way for every (head, batch) alike. The bounds are non-decreasing in q:
+/// with q_coeff-1 bounds above the keys only (causal), later query blocks
+/// reach more keys; with them below only, fewer; with both (a window) or
+/// neither, about as many.
+std::optional<llvm::StringRef> blockCost(attn::BandAttr band);
 
 } // namespace kiln
 

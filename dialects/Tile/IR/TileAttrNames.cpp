@@ -32,6 +32,20 @@ Attribute sizeOp(Builder &b, StringRef op, ArrayRef<Attribute> operands) {
   return b.getArrayAttr(all);
 }
 
+Value scalarArgument(FunctionOpInterface kernel, Attribute expr) {
+  for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
+    if (kernel.getArgAttr(i, attrs::kScalar) == expr)
+      return kernel.getArgument(i);
+  Builder b(kernel.getContext());
+  unsigned position = kernel.getNumArguments();
+  if (failed(kernel.insertArgument(
+          position, b.getI64Type(),
+          b.getDictionaryAttr(b.getNamedAttr(attrs::kScalar, expr)),
+          kernel.getLoc())))
+    return Value();
+  return kernel.getArgument(position);
+}
+
 SmallVector<StringRef> derivedSymbols(Operation *op) {
   SmallVector<StringRef> names;
   if (auto symbols = op->getAttrOfType<DictionaryAttr>(attrs::kSymbols))

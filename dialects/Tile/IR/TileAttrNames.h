@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace kiln::tile::attrs {
@@ -51,6 +52,13 @@ inline constexpr llvm::StringLiteral kBuildsBlockMask =
     "tile.builds_block_mask";
 /// A size expression: the kernel is launched only when it is at least 1.
 inline constexpr llvm::StringLiteral kWhen = "tile.when";
+/// How a program's work changes along grid axis 0 ("grows": later blocks
+/// have more steps, as a causal forward's query blocks; "shrinks": fewer,
+/// under a band's lower bound alone), where the mask's band says so for
+/// every (head, batch) alike. tgpu-longest-first orders the grid by it.
+inline constexpr llvm::StringLiteral kBlockCost = "tile.block_cost";
+inline constexpr llvm::StringLiteral kBlockCostGrows = "grows";
+inline constexpr llvm::StringLiteral kBlockCostShrinks = "shrinks";
 
 // --- on kernel arguments: exactly one role each -----------------------------
 /// A tensor the caller passes, by name ("q", "dout", ...); with kShape.
@@ -94,6 +102,12 @@ mlir::Attribute sizeOp(mlir::Builder &b, llvm::StringRef op,
 /// min(max(x, 0), 1): 1 where the integer x is at least 1, else 0, so that
 /// conditions multiply (launch conditions, workspaces sized by one).
 mlir::Attribute sizeClamp01(mlir::Builder &b, mlir::Attribute x);
+
+/// The kernel's i64 argument that the runtime sets to the size expression
+/// `expr` (tile.scalar): an existing one, or a new one appended; null where
+/// the argument cannot be added.
+mlir::Value scalarArgument(mlir::FunctionOpInterface kernel,
+                           mlir::Attribute expr);
 
 /// The device symbol "ctas_per_sm.<kernel>": how many CTAs of that kernel one
 /// multiprocessor holds, which the runtime binds from the driver's occupancy

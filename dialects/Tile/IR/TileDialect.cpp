@@ -121,6 +121,15 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (attr.getName() == attrs::kBlockCost) {
+    auto cost = dyn_cast<StringAttr>(attr.getValue());
+    if (!cost || (cost.getValue() != attrs::kBlockCostGrows &&
+                  cost.getValue() != attrs::kBlockCostShrinks))
+      return op->emitOpError() << "'" << attrs::kBlockCost << "' must be \""
+                               << attrs::kBlockCostGrows << "\" or \""
+                               << attrs::kBlockCostShrinks << "\"";
+    return success();
+  }
   if (attr.getName() == attrs::kWhen || attr.getName() == attrs::kKvExtent)
     return verifySizeExpr(attr.getValue(), emitError, derived);
   if (attr.getName() != attrs::kGrid)

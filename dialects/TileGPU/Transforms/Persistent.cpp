@@ -94,14 +94,11 @@ LogicalResult runTilesInLoop(func::FuncOp kernel, WarpSpecializeOp ws,
        tile::sizeSymbol(b, ("ctas_per_sm." + kernel.getName()).str())});
   Attribute ctas = tile::sizeOp(b, "min", {tiles, slots});
   SmallVector<Value> scalars;
+  // (tgpu-longest-first may have added the grid's already.)
   for (Attribute expr : {grid[0], grid[1], grid[2], ctas}) {
-    unsigned position = kernel.getNumArguments();
-    if (failed(kernel.insertArgument(
-            position, b.getI64Type(),
-            b.getDictionaryAttr(b.getNamedAttr(tile::attrs::kScalar, expr)),
-            loc)))
+    scalars.push_back(tile::scalarArgument(kernel, expr));
+    if (!scalars.back())
       return failure();
-    scalars.push_back(kernel.getArgument(position));
   }
   Attribute counters = tile::sizeClamp01(b, tile::sizeOp(b, "sub", {tiles, ctas}));
   if (Attribute when = kernel->getAttr(tile::attrs::kWhen))

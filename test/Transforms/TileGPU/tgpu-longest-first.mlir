@@ -1,66 +1,111 @@
-// RUN: kiln-opt %s -split-input-file -tgpu-longest-first | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first | FileCheck %s --enable-var-scope
+// RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="shared-heads-only=false" | FileCheck %s --enable-var-scope --check-prefix=ALL
 
-// tgpu-longest-first: the keys of a query block end where the block ends
-// (causal), so the block index becomes blocks - 1 - program_id, blocks =
-// ceildiv(rows of q, BLOCK_M), and every use sees the reversed index.
+// tgpu-longest-first: a kernel whose blocks' work grows along axis 0 (a
+// causal forward's query blocks) over a GQA group's query heads gets the
+// grid's extents as scalars and runs, as the CTA at place
+// L = x + X * (y + Y * z) of the launch order, block X - 1 - L / (Y * Z),
+// head (L mod Y * Z) mod Y and batch (L mod Y * Z) / Y: every (head,
+// batch)'s last block first, a group's heads together. Every use of a
+// program id sees the renumbered one.
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
-!d = !tile.desc<?x64xbf16>
-// CHECK-LABEL: func.func @causal
-// CHECK: [[PID:%.+]] = tile.program_id 0
-// CHECK: [[QV:%.+]] = tile.view %arg0
-// CHECK-NEXT: [[ROWS:%.+]] = tile.dim [[QV]], 0
-// CHECK: [[BLOCKS:%.+]] = arith.ceildivsi [[ROWS]], %c64
-// CHECK: [[LAST:%.+]] = arith.subi [[BLOCKS]], %c1
-// CHECK-NEXT: [[REV:%.+]] = arith.subi [[LAST]], [[PID]]
-// CHECK-NEXT: arith.muli [[REV]], %c64
-// CHECK-NOT: [[PID]]
+// CHECK-LABEL: func.func @grows(
+// CHECK-SAME: %[[Q:.+]]: memref<{{.*}}> {tile.tensor = "q"},
+// CHECK-SAME: %[[EX:.+]]: i64 {tile.scalar = ["ceildiv", "seq_q", 64]}, %[[EY:.+]]: i64 {tile.scalar = "heads"}, %[[EZ:.+]]: i64 {tile.scalar = "batch"})
+// CHECK-DAG: %[[X:.+]] = arith.index_cast %[[EX]] : i64 to index
+// CHECK-DAG: %[[Y:.+]] = arith.index_cast %[[EY]] : i64 to index
+// CHECK-DAG: %[[Z:.+]] = arith.index_cast %[[EZ]] : i64 to index
+// CHECK-DAG: %[[P0:.+]] = tile.program_id 0
+// CHECK-DAG: %[[P1:.+]] = tile.program_id 1
+// CHECK-DAG: %[[P2:.+]] = tile.program_id 2
+// CHECK: %[[YP2:.+]] = arith.muli %[[Y]], %[[P2]]
+// CHECK-NEXT: %[[IN:.+]] = arith.addi %[[P1]], %[[YP2]]
+// CHECK-NEXT: %[[XIN:.+]] = arith.muli %[[X]], %[[IN]]
+// CHECK-NEXT: %[[L:.+]] = arith.addi %[[P0]], %[[XIN]]
+// CHECK-NEXT: %[[PER:.+]] = arith.muli %[[Y]], %[[Z]]
+// CHECK-NEXT: %[[RANK:.+]] = arith.divui %[[L]], %[[PER]]
+// CHECK-NEXT: %[[REST:.+]] = arith.remui %[[L]], %[[PER]]
+// CHECK-NEXT: %[[HEAD:.+]] = arith.remui %[[REST]], %[[Y]]
+// CHECK-NEXT: %[[BATCH:.+]] = arith.divui %[[REST]], %[[Y]]
+// CHECK: %[[LAST:.+]] = arith.subi %[[X]], %c1
+// CHECK-NEXT: %[[BLOCK:.+]] = arith.subi %[[LAST]], %[[RANK]]
+// CHECK: "test.use"(%[[BLOCK]], %[[HEAD]], %[[BATCH]], %[[BLOCK]])
+// CHECK-NOT: tile.program_id
 // CHECK: return
-func.func @causal(%q: !t {tile.tensor = "q"}) attributes {tile.block_m = 64 : i64} {
-  %c0 = arith.constant 0 : index
-  %c64 = arith.constant 64 : index
+func.func @grows(%q: !t {tile.tensor = "q"}) attributes {
+    tile.block_cost = "grows", tile.gqa_group = 4 : i64,
+    tile.grid = [["ceildiv", "seq_q", 64], "heads", "batch"]} {
   %m = tile.program_id 0
-  %qv = tile.view %q[%c0, %c0] keep [1, 3] : !t -> !d
-  %row = arith.muli %m, %c64 : index
-  %end = arith.addi %row, %c64 : index
-  scf.for %j = %c0 to %end step %c64 {
-  } {tile.kv_loop = "full"}
+  %h = tile.program_id 1
+  %b = tile.program_id 2
+  %m2 = tile.program_id 0
+  "test.use"(%m, %h, %b, %m2) : (index, index, index, index) -> ()
   return
 }
 
 // -----
 
-// Left alone: a window's keys start and end with the block (equal work),
-// and a plain kernel's do not move at all.
-!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
-!d = !tile.desc<?x64xbf16>
-// CHECK-LABEL: func.func @window
-// CHECK-NOT: arith.ceildivsi
-// CHECK: return
-func.func @window(%q: !t {tile.tensor = "q"}) attributes {tile.block_m = 64 : i64} {
-  %c0 = arith.constant 0 : index
-  %c64 = arith.constant 64 : index
+// Heads that share nothing (not a GQA group's, or the group's KV heads)
+// are left in grid order, whose CTAs at work share their heads' tiles in
+// L2; with shared-heads-only=false they are renumbered too. Work that
+// shrinks along the axis (a band's lower bound alone): block 0 of every
+// (head, batch) first, L / (Y * Z) itself; a grid extent already passed as
+// a scalar is reused.
+// CHECK-LABEL: func.func @shrinks(%arg0: i64 {tile.scalar = "kv_heads"})
+// CHECK-NEXT: tile.program_id 0
+// ALL-LABEL: func.func @shrinks(
+// ALL-SAME: %[[N:.+]]: i64 {tile.scalar = "kv_heads"}, %[[EX:.+]]: i64 {tile.scalar = ["ceildiv", "seq_kv", 128]}, %[[EZ:.+]]: i64 {tile.scalar = "batch"})
+// ALL-NOT: tile.scalar
+// ALL: %[[RANK:.+]] = arith.divui
+// ALL-NOT: arith.subi
+// ALL: "test.use"(%[[RANK]])
+// ALL: return
+func.func @shrinks(%n: i64 {tile.scalar = "kv_heads"}) attributes {
+    tile.block_cost = "shrinks", tile.gqa_group = 4 : i64,
+    tile.grid = [["ceildiv", "seq_kv", 128], "kv_heads", "batch"]} {
   %m = tile.program_id 0
-  %qv = tile.view %q[%c0, %c0] keep [1, 3] : !t -> !d
-  %row = arith.muli %m, %c64 : index
-  %end = arith.addi %row, %c64 : index
-  scf.for %j = %row to %end step %c64 {
-  } {tile.kv_loop = "full"}
+  "test.use"(%m) : (index) -> ()
   return
 }
 
 // -----
 
-!t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
-!d = !tile.desc<?x64xbf16>
-// CHECK-LABEL: func.func @plain
-// CHECK-NOT: arith.ceildivsi
+// Left alone either way: no block cost (plain, a window, block lists,
+// varlen), ordered adds (their turns follow the key blocks' own
+// numbering), and program ids below the entry block.
+// ALL-LABEL: func.func @plain()
+// ALL-NEXT: tile.program_id 0
+// ALL-LABEL: func.func @ordered()
+// ALL-NEXT: tile.program_id 0
+// ALL-LABEL: func.func @nested(%arg0: i1)
+// ALL-NOT: arith.divui
+// ALL: return
+// CHECK-LABEL: func.func @plain()
+// CHECK-NEXT: tile.program_id 0
+// CHECK-LABEL: func.func @ordered()
+// CHECK-NEXT: tile.program_id 0
+// CHECK-LABEL: func.func @nested(%arg0: i1)
+// CHECK-NOT: arith.divui
 // CHECK: return
-func.func @plain(%q: !t {tile.tensor = "q"}, %n: index) attributes {tile.block_m = 64 : i64} {
-  %c0 = arith.constant 0 : index
-  %c64 = arith.constant 64 : index
+func.func @plain() attributes {tile.grid = ["seq_q", "heads", "batch"]} {
   %m = tile.program_id 0
-  %qv = tile.view %q[%c0, %c0] keep [1, 3] : !t -> !d
-  scf.for %j = %c0 to %n step %c64 {
-  } {tile.kv_loop = "full"}
+  "test.use"(%m) : (index) -> ()
+  return
+}
+func.func @ordered() attributes {
+    tile.block_cost = "shrinks",
+    tile.grid = [["ceildiv", "seq_kv", 128], "kv_heads", "batch"],
+    tile.ordered_adds = {accumulator = "dq_accum", rows = 64 : i64, turns = "dq_turns"}} {
+  %m = tile.program_id 0
+  "test.use"(%m) : (index) -> ()
+  return
+}
+func.func @nested(%c: i1) attributes {
+    tile.block_cost = "grows",
+    tile.grid = ["seq_q", "heads", "batch"]} {
+  scf.if %c {
+    %m = tile.program_id 0
+    "test.use"(%m) : (index) -> ()
+  }
   return
 }
