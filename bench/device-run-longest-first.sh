@@ -6,7 +6,8 @@
 # ABLATION_HDIMS="64 128" bash bench/prepare-attention.sh build "64 128"`:
 # GQA causal's forward + backward against float64 (partial blocks, fp16,
 # many tiles, Lq != Lk both ways, one query, split KV, D = 64 to 256),
-# memcheck / racecheck / synccheck on its forward; then bench_attention.py
+# the prefill kernel (seq_kv > 4096) at 3 x 5000, memcheck / racecheck /
+# synccheck on its forward; then bench_attention.py
 # with the ablation (`nolf`, grid order) beside the default, for each head
 # dim (forward; BACKWARD=1 adds forward + backward).
 #   bash bench/device-run-longest-first.sh [check|bench|all] [hdims] [seqlens] [variants]
@@ -31,6 +32,10 @@ if [ "$MODE" != bench ]; then
     run_check "gqa_causal hd$hd one query" $C --seqlen 1 --seqlen-kv 3000 --heads 8
     run_check "gqa_causal hd$hd 3 splits" $C --seqlen 200 --seqlen-kv 3000 --heads 8 --kv-splits 3
     run_check "gqa_causal hd$hd grid order" $C --seqlen 2000 --heads 16 --batch 3 --no-longest-first
+    # seq_kv > 4096: the prefill kernel (the cases above run the short one)
+    run_check "gqa_causal hd$hd prefill" $C --seqlen 5000 --heads 8 --batch 3
+    run_check "gqa_causal hd$hd prefill Lq<Lk" $C --seqlen 4500 --seqlen-kv 5000 --heads 8 --batch 2
+    run_check "gqa_causal hd$hd prefill 2 splits" $C --seqlen 300 --seqlen-kv 6000 --heads 8 --kv-splits 2
   done
   run_check "causal hd128 many tiles" examples/causal.mlir --backend cuda --backward --head-dim 128 --seqlen 2000 --heads 4 --batch 3
 } > "$OUT/checks.txt" 2>&1

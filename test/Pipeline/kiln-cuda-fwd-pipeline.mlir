@@ -13,9 +13,25 @@
 // scalars from then on, which the tile counter's numbering reuses); causal
 // without groups, and the ablation, keep the grid's order (the persistent
 // kernel's scalars after the tensor maps).
+// The persistent kernel reuses the three scalars (only its CTA count is
+// new), and both sides number each tile drawn (its place t, split as x, y,
+// z with x fastest) again with the block slowest: the producer where it
+// draws, the consumers where they read the published ids.
 // LONGEST-LABEL: func.func @gqa_causal_fwd(
 // LONGEST-SAME: i64 {tile.scalar = "kv_splits"}, %arg8: i64 {tile.scalar = ["ceildiv", "seq_q", 192]}, %arg9: i64 {tile.scalar = "heads"}, %arg10: i64 {tile.scalar = ["mul", "batch", "kv_splits"]}, %arg11: !tgpu.tensor_map
+// LONGEST-SAME: tensor = 2 : i64}}, %arg14: i64 {tile.scalar = ["min",
 // LONGEST-SAME: tile.block_cost = "grows"
+// LONGEST: %[[Y:.+]] = arith.index_cast %arg9 : i64 to index
+// LONGEST-NEXT: %[[Z:.+]] = arith.index_cast %arg10 : i64 to index
+// LONGEST-NEXT: %[[PER:.+]] = arith.muli %[[Y]], %[[Z]] : index
+// LONGEST: producer {
+// LONGEST: scf.while
+// LONGEST: arith.remui %{{.+}}, %[[Y]]
+// LONGEST: %[[RANK:.+]] = arith.divui %{{.+}}, %[[PER]]
+// LONGEST: consumer {
+// LONGEST: scf.while
+// LONGEST: %[[RANK2:.+]] = arith.divui %{{.+}}, %[[PER]]
+// LONGEST-NEXT: arith.remui %{{.+}}, %[[PER]]
 // GRID-LABEL: causal_fwd(
 // GRID-SAME: i64 {tile.scalar = "kv_splits"}, %arg8: !tgpu.tensor_map
 // GRID-SAME: tile.block_cost = "grows"

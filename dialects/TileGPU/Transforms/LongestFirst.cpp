@@ -44,8 +44,8 @@ struct TileGPULongestFirst
     // with the block slowest they run one block of many heads, which share
     // nothing unless the heads are a GQA group's query heads reading one
     // KV head. Measured on an H200 (docs/performance.md): GQA causal's
-    // forward 5-7% faster at N = 2k and 4k, causal's backward up to 1.33x
-    // the time and its forward 3-7% slower at 16k.
+    // forward 2-7% faster, causal's backward up to 1.33x the time and its
+    // forward 3-7% slower at 16k.
     auto group = kernel->getAttrOfType<IntegerAttr>(tile::attrs::kGqaGroup);
     OpBuilder b(kernel.getContext());
     if (sharedHeadsOnly && !(group && group.getInt() > 1 &&

@@ -350,9 +350,9 @@ def TileGPULongestFirst : Pass<"tgpu-longest-first"> {
     that order every (head, batch) brings its longest and shortest blocks
     together, so the grid's last wave holds the last heads' longest blocks
     while the other multiprocessors idle: a greedy schedule in grid order
-    is 1.07-1.10x the mean load per multiprocessor in
+    is 1.07-1.11x the mean load per multiprocessor in
     `bench/model_persistent_schedule.py` for a causal forward, against
-    1.00-1.01x for the longest first over the whole grid.
+    1.00-1.02x for the longest first over the whole grid.
 
     For a kernel whose `tile.block_cost` says how its work moves along axis
     0 (set by convert-attn-to-tile from the mask's band: "grows" for a
@@ -376,8 +376,8 @@ def TileGPULongestFirst : Pass<"tgpu-longest-first"> {
     while they all read them; with the block slowest each covers its own
     head, unless the heads of the grid's axis 1 are a GQA group's query
     heads, which read one KV head. Measured on an H200
-    (docs/performance.md): GQA causal's forward 5-7% faster at N = 2k and
-    4k, level at 16k; causal's backward at 128 (batch, head) pairs 1.33x
+    (docs/performance.md): GQA causal's forward 2-7% faster at N = 2k to
+    16k in three calls; causal's backward at 128 (batch, head) pairs 1.33x
     the time, its forward at 16k 3-7% slower. So with `shared-heads-only`
     (the default) only kernels over a GQA group's query heads (axis 1
     "heads", tile.gqa_group > 1) are renumbered; the CUDA pipelines run the

@@ -9,6 +9,9 @@
 // per-element mask.
 // CHECK-LABEL: func.func @verify_fwd(
 // CHECK-SAME: %[[LEN:[a-z0-9]+]]: memref<?xi32> {tile.capture = 1 : i64}
+// Its blocks' work depends on X too: no tile.block_cost for
+// tgpu-longest-first.
+// CHECK-NOT: tile.block_cost
 // CHECK: %[[B:.*]] = tile.program_id 2
 // CHECK: %[[X32:.*]] = memref.load %[[LEN]][%[[B]]] : memref<?xi32>
 // CHECK-NEXT: %[[X:.*]] = arith.index_cast %[[X32]] : i32 to index

@@ -10,8 +10,8 @@
 // program id sees the renumbered one.
 !t = memref<?x?x?x64xbf16, strided<[?, ?, ?, ?], offset: ?>>
 // CHECK-LABEL: func.func @grows(
-// CHECK-SAME: %[[Q:.+]]: memref<{{.*}}> {tile.tensor = "q"},
-// CHECK-SAME: %[[EX:.+]]: i64 {tile.scalar = ["ceildiv", "seq_q", 64]}, %[[EY:.+]]: i64 {tile.scalar = "heads"}, %[[EZ:.+]]: i64 {tile.scalar = "batch"})
+// CHECK-SAME: %[[Q:arg[0-9]+]]: memref<{{.*}}> {tile.tensor = "q"},
+// CHECK-SAME: %[[EX:arg[0-9]+]]: i64 {tile.scalar = ["ceildiv", "seq_q", 64]}, %[[EY:arg[0-9]+]]: i64 {tile.scalar = "heads"}, %[[EZ:arg[0-9]+]]: i64 {tile.scalar = "batch"})
 // CHECK-DAG: %[[X:.+]] = arith.index_cast %[[EX]] : i64 to index
 // CHECK-DAG: %[[Y:.+]] = arith.index_cast %[[EY]] : i64 to index
 // CHECK-DAG: %[[Z:.+]] = arith.index_cast %[[EZ]] : i64 to index
@@ -54,8 +54,11 @@ func.func @grows(%q: !t {tile.tensor = "q"}) attributes {
 // CHECK-LABEL: func.func @shrinks(%arg0: i64 {tile.scalar = "kv_heads"})
 // CHECK-NEXT: tile.program_id 0
 // ALL-LABEL: func.func @shrinks(
-// ALL-SAME: %[[N:.+]]: i64 {tile.scalar = "kv_heads"}, %[[EX:.+]]: i64 {tile.scalar = ["ceildiv", "seq_kv", 128]}, %[[EZ:.+]]: i64 {tile.scalar = "batch"})
+// ALL-SAME: %[[N:arg[0-9]+]]: i64 {tile.scalar = "kv_heads"}, %[[EX:arg[0-9]+]]: i64 {tile.scalar = ["ceildiv", "seq_kv", 128]}, %[[EZ:arg[0-9]+]]: i64 {tile.scalar = "batch"})
 // ALL-NOT: tile.scalar
+// ALL-DAG: arith.index_cast %[[N]] : i64 to index
+// ALL-DAG: arith.index_cast %[[EX]] : i64 to index
+// ALL-DAG: arith.index_cast %[[EZ]] : i64 to index
 // ALL: %[[RANK:.+]] = arith.divui
 // ALL-NOT: arith.subi
 // ALL: "test.use"(%[[RANK]])
