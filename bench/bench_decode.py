@@ -35,6 +35,7 @@ from torch.nn.attention import sdpa_kernel, SDPBackend
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
 from measure import bench, bench_gpu, bench_rounds, relerr
+from verify_trees import random_tree
 
 p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
@@ -207,22 +208,7 @@ for name, (B, Hq, Hkv, L, Lq) in tree_rows:
     if tree is None or not wanted(B, Hq, Hkv, L, Lq, tree=True):
         continue
     G = Hq // Hkv
-    gen = torch.Generator().manual_seed(Lq)
-    cache = L - Lq
-    ancestors = torch.zeros(B, Lq, 2, dtype=torch.int64)
-    allowed = torch.zeros(B, 1, Lq, L, dtype=torch.bool)
-    allowed[:, :, :, :cache] = True
-    for b in range(B):
-        parent = [int(torch.randint(-1, i, (1,), generator=gen)) for i in range(Lq)]
-        for i in range(Lq):
-            j = i
-            while j >= 0:
-                ancestors[b, i, j // 32] |= 1 << (j % 32)
-                allowed[b, 0, i, cache + j] = True
-                j = parent[j]
-    words = torch.where(ancestors >= 2**31, ancestors - 2**32, ancestors).to(torch.int32).to(dev)
-    cache_len = torch.full((B,), cache, dtype=torch.int32, device=dev)
-    allowed = allowed.to(dev)
+    words, cache_len, allowed = random_tree(B, Lq, L, dev)
     q_peer, k_peer, v_peer, o_peer, lse = problem(B, Hq, Hkv, L, Lq)
     q, k, v, o = (t.transpose(1, 2) for t in (q_peer, k_peer, v_peer, o_peer))
     gb = 2 * B * Hkv * L * D * 2 / 1e9

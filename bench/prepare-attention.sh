@@ -18,16 +18,9 @@ rm -rf "$D" && mkdir -p "$D/specs"
 strip -o "$D/kiln" "$BUILD/bin/kiln" && gzip -f "$D/kiln"
 cp "$BUILD/lib/libkiln_runtime.so" "$D/"
 K="$BUILD/bin/kiln"
-# Compiles run in the background, whose failures `wait` does not report:
-# each failure is listed, and the benchmark leaves those rows out.
-compile() { # name example args...
-  local name=$1 ex=$2; shift 2
-  if ! "$K" compile "examples/$ex.mlir" "$@" -o "$D/specs/$name.cubin" > /dev/null 2> "$D/specs/$name.log"; then
-    echo "prepare-attention: could not compile $name: $(tail -1 "$D/specs/$name.log")" >&2
-    echo "$name" >> "$D/failed"
-  fi
-  rm -f "$D/specs/$name".*cubin "$D/specs/$name.log" # the runtime compiles the spec's source itself
-}
+# (compile: bench/prepare-lib.sh; failed specs are listed in $D/failed and
+# the benchmark leaves those rows out.)
+. bench/prepare-lib.sh
 VARIANTS=${VARIANTS:-plain causal softcap causal_softcap sliding_window alibi document_mask gqa_causal}
 for hd in $HDIMS; do
   for v in $VARIANTS; do

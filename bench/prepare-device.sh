@@ -17,17 +17,7 @@ cp "$BUILD/lib/libkiln_runtime.so" "$D/"
 # The Python package's library (device-run-plans.sh python): ~22 MB gzipped.
 strip -o "$D/libkiln.so" "$BUILD/lib/libkiln.so" && gzip -f "$D/libkiln.so"
 K="$BUILD/bin/kiln"
-# Compiles run in the background, whose failures `wait` does not report:
-# each failure leaves a mark, and the script fails at the end if any did.
-compile() { # name example|file args...
-  local name=$1 src=$2; shift 2
-  [ -f "$src" ] || src=examples/$src.mlir
-  if ! "$K" compile "$src" "$@" -o "$D/specs/$name.cubin" > /dev/null; then
-    echo "prepare-device: could not compile $name" >&2
-    touch "$D/failed"
-  fi
-  rm -f "$D/specs/$name".*cubin # the runtime compiles the spec's source itself
-}
+. bench/prepare-lib.sh
 # The sm_90a forward with its ablations (mma.sync; cp.async by every warp
 # into twin buffers instead of TMA from a producer warpgroup; cp.async into one
 # K and one V buffer), 128-row tiles (`_m128`), consumer warpgroups
@@ -82,47 +72,8 @@ for hd in 64 128; do
     wait
   done
 done
-# Decoding (bench/bench_decode.py): GQA 4:1 and 8:1 at hd 128 (MHA is
-# plain_hd128), and the prefill forward without tile-split-kv (`_nosplitkv`,
-# which keeps the decode program).
-compile gqa4_decode_hd128 gqa_decode --variant gqa4_decode &
-compile gqa8_decode_hd128 gqa_decode --variant gqa8_decode &
-compile plain_hd128_nosplitkv plain --head-dim 128 --no-split-kv &
-compile causal_hd128_nosplitkv causal --head-dim 128 --no-split-kv &
-wait
-# The same without the decode program (`_nodecode`, --decode-rows 0: decode
-# steps on the prefill tiles).
-compile gqa4_decode_hd128_nodecode gqa_decode --variant gqa4_decode --decode-rows 0 &
-compile gqa8_decode_hd128_nodecode gqa_decode --variant gqa8_decode --decode-rows 0 &
-compile plain_hd128_nodecode plain --head-dim 128 --decode-rows 0 &
-wait
-# GQA decoding without packing (`_nopack`, --no-gqa-pack: a decode program
-# per query head, as before convert-attn-to-tile gqa-pack).
-compile gqa4_decode_hd128_nopack gqa_decode --variant gqa4_decode --no-gqa-pack &
-compile gqa8_decode_hd128_nopack gqa_decode --variant gqa8_decode --no-gqa-pack &
-wait
-# Paged KV caches (bench/bench_decode.py's `_p<page size>` columns): K and V
-# in pools of 16-, 64- and 256-key pages read through a block table.
-for ps in 16 64 256; do
-  compile plain_hd128_p$ps plain --head-dim 128 --page-size $ps &
-  compile gqa4_decode_hd128_p$ps gqa_decode --variant gqa4_decode --page-size $ps &
-  compile gqa8_decode_hd128_p$ps gqa_decode --variant gqa8_decode --page-size $ps &
-  wait
-done
-# Speculative verify with a tree mask (bench/bench_decode.py's tree rows).
-compile tree_verify_hd128 tree_verify &
-# The same verify for 32 heads with K and V of their own (`tree_verify_mha`,
-# the example with gqa_group = 1): memory-bound at 64 drafts, where GQA 4:1's
-# 256 FLOP per byte of K and V lies above the H100's and H200's ridge.
-sed 's/gqa_group = 4/gqa_group = 1/' examples/tree_verify.mlir > "$D/tree_verify_mha.mlir"
-grep -q "gqa_group = 1" "$D/tree_verify_mha.mlir"
-compile tree_verify_mha_hd128 "$D/tree_verify_mha.mlir" &
-# The split-KV combine kernel over blocks of query rows (`_byrows`,
-# --combine-by-rows: one split per step).
-compile plain_hd128_byrows plain --head-dim 128 --combine-by-rows &
-compile gqa4_decode_hd128_byrows gqa_decode --variant gqa4_decode --combine-by-rows &
-compile gqa8_decode_hd128_byrows gqa_decode --variant gqa8_decode --combine-by-rows &
-wait
+# Decoding's specs (bench/bench_decode.py, probe_verify_splits.py).
+bash bench/prepare-decode.sh "$BUILD" || true # (its failures are in $D/failed)
 if [ -e "$D/failed" ]; then
   echo "prepare-device: some specs failed to compile (above)" >&2
   exit 1

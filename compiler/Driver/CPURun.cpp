@@ -44,6 +44,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.shortKeys = o.shortKeys;
   pipelineOptions.gqaPack = o.gqaPack;
   pipelineOptions.combineByRows = o.combineByRows;
+  pipelineOptions.combineBySplits = o.combineBySplits;
   pipelineOptions.visibleBelow = o.visibleBelow;
   pipelineOptions.branchMaskedSteps = o.branchMaskedSteps;
   pipelineOptions.staticMax = o.staticMax;

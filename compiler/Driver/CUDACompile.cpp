@@ -74,6 +74,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.shortKeys = choices.shortKeys;
   options.gqaPack = choices.gqaPack;
   options.combineByRows = choices.combineByRows;
+  options.combineBySplits = choices.combineBySplits;
   options.visibleBelow = choices.visibleBelow;
   options.branchMaskedSteps = choices.branchMaskedSteps;
   options.staticMax = choices.staticMax;
@@ -181,6 +182,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.shortKeys = o.shortKeys;
   choices.gqaPack = o.gqaPack;
   choices.combineByRows = o.combineByRows;
+  choices.combineBySplits = o.combineBySplits;
   choices.visibleBelow = o.visibleBelow;
   choices.branchMaskedSteps = o.branchMaskedSteps;
   choices.staticMax = o.staticMax;

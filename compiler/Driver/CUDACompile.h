@@ -31,6 +31,7 @@ struct ScheduleChoices {
   int64_t shortKeys = 4096;       ///< ...rows, run when seq_kv <= shortKeys
   bool gqaPack = true;            ///< forward: GQA heads packed in its rows
   bool combineByRows = false;     ///< forward: the row-block combine kernel
+  bool combineBySplits = false;   ///< ...or the split-block one, every run
   bool visibleBelow = true;       ///< forward: unmasked blocks below X
   bool branchMaskedSteps = true;  ///< forward: last partial block branched
   bool staticMax = true;          ///< forward: a bounded score_mod's top as m

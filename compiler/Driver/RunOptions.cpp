@@ -164,8 +164,12 @@ const char *runUsage() {
                             factors are all 1 skips rescaling its
                             accumulator (tgpu-skip-unit-scales; opt-in)
   --combine-by-rows         forward, split KV: the combine kernel over blocks
-                            of 64 query rows, one split per step, instead of
-                            one query row over blocks of splits (ablation)
+                            of 64 query rows, one split per step, in every
+                            run (ablation)
+  --combine-by-splits       forward, split KV: the combine kernel over one
+                            query row and blocks of 16 splits in every run
+                            (ablation; by default a run with many query rows
+                            and few splits merges by rows)
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
   --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
@@ -364,7 +368,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "help" || name == "h" || name == "check" ||
         name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
         name == "no-group-steps" || name == "combine-by-rows" ||
-        name == "no-visible-below" || name == "no-split-position-differences" ||
+        name == "combine-by-splits" || name == "no-visible-below" ||
+        name == "no-split-position-differences" ||
         name == "no-branch-masked-steps" || name == "no-static-max" ||
         name == "no-narrow-band-tiles" ||
         name == "branch-masked-backward-steps" ||
@@ -409,6 +414,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.gqaPack = false;
     } else if (name == "combine-by-rows") {
       o.combineByRows = true;
+    } else if (name == "combine-by-splits") {
+      o.combineBySplits = true;
     } else if (name == "no-visible-below") {
       o.visibleBelow = false;
     } else if (name == "no-branch-masked-steps") {

@@ -76,8 +76,10 @@ struct RunOptions {
   /// its rows (ablation switch --no-gqa-pack).
   bool gqaPack = true;
   /// Forward, split KV: the combine kernel over blocks of query rows
-  /// (ablation switch --combine-by-rows).
+  /// (ablation switch --combine-by-rows), or over blocks of splits
+  /// (--combine-by-splits), in every run instead of the run's choice.
   bool combineByRows = false;
+  bool combineBySplits = false;
   /// Forward: blocks below a mask_mod's per-program bound `kv < X || ...`
   /// run unmasked (ablation switch --no-visible-below).
   bool visibleBelow = true;

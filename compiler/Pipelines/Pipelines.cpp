@@ -74,6 +74,8 @@ void buildForwardTilePipeline(OpPassManager &pm,
       tile::TileSplitKVOptions split;
       if (options.combineByRows)
         split.combineSplits = 0;
+      if (options.combineBySplits)
+        split.combineRowsSteps = 0;
       pm.addPass(tile::createTileSplitKV(split));
     }
   }
@@ -212,6 +214,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.blockN = 0;
   forward.splitKv = options.splitKv;
   forward.combineByRows = options.combineByRows;
+  forward.combineBySplits = options.combineBySplits;
   forward.visibleBelow = options.visibleBelow;
   forward.branchMaskedSteps = options.branchMaskedSteps;
   forward.staticMax = options.staticMax;

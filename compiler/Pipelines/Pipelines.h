@@ -158,9 +158,15 @@ struct ForwardPipelineOptions
   Option<bool> combineByRows{
       *this, "combine-by-rows",
       llvm::cl::desc("Forward: the split-KV combine kernel over blocks of "
-                     "query rows, one split per step, instead of one query "
-                     "row over blocks of splits (tile-split-kv "
-                     "combine-splits=0; ablation)"),
+                     "query rows, one split per step, in every run "
+                     "(tile-split-kv combine-splits=0; ablation)"),
+      llvm::cl::init(false)};
+  Option<bool> combineBySplits{
+      *this, "combine-by-splits",
+      llvm::cl::desc("Forward: the split-KV combine kernel over one query "
+                     "row and blocks of splits in every run, never the "
+                     "by-rows one (tile-split-kv combine-rows-steps=0; "
+                     "ablation)"),
       llvm::cl::init(false)};
   Option<bool> gqaPack{
       *this, "gqa-pack",
@@ -569,9 +575,15 @@ struct CUDAPipelineOptions
   Option<bool> combineByRows{
       *this, "combine-by-rows",
       llvm::cl::desc("Forward: the split-KV combine kernel over blocks of "
-                     "query rows, one split per step, instead of one query "
-                     "row over blocks of splits (tile-split-kv "
-                     "combine-splits=0; ablation)"),
+                     "query rows, one split per step, in every run "
+                     "(tile-split-kv combine-splits=0; ablation)"),
+      llvm::cl::init(false)};
+  Option<bool> combineBySplits{
+      *this, "combine-by-splits",
+      llvm::cl::desc("Forward: the split-KV combine kernel over one query "
+                     "row and blocks of splits in every run, never the "
+                     "by-rows one (tile-split-kv combine-rows-steps=0; "
+                     "ablation)"),
       llvm::cl::init(false)};
   Option<bool> gqaPack{
       *this, "gqa-pack",

@@ -66,7 +66,7 @@ def compile_spec(opts, program, arch):
 spec, err = compile_spec(options("causal", head_dim=128), "forward", "sm_90a")
 check(spec is not None and spec["kind"] == "forward" and spec["head_dim_qk"] == 128
       and [k["name"] for k in spec["kernels"]] == ["causal_fwd", "causal_fwd_short", "causal_fwd_decode",
-                                                   "causal_fwd_combine"]
+                                                   "causal_fwd_combine", "causal_fwd_combine_rows"]
       and "// kiln-kernel: causal_fwd\n" in spec["source"], f"forward spec for sm_90a {err}")
 spec, err = compile_spec(options("plain"), "backward-atomic", "sm_80")
 check(spec is not None and spec["schedule"] == "atomic", f"atomic backward spec for sm_80 {err}")

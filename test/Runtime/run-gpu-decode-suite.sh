@@ -52,6 +52,13 @@ run "gqa4_decode no-gqa-pack Lq=3 Lk=3000" "$EX/gqa_decode.mlir" --variant gqa4_
 # bits and cache lengths).
 run "plain Lq=3 Lk=20000 splits=70" "$EX/plain.mlir" --seqlen 3 --seqlen-kv 20000 --heads 4 --batch 3 --kv-splits 70
 run "causal combine-by-rows Lq=7 Lk=5000 splits=9" "$EX/causal.mlir" --combine-by-rows --seqlen 7 --seqlen-kv 5000 --heads 2 --batch 2 --kv-splits 9
+# The run's choice between the combine kernel's two forms: by rows for many
+# query rows over few splits (a 32-draft verify, 2 splits; D = 96 and 64 in
+# fp16), and each form forced where the choice takes the other.
+run "tree_verify Lq=32 Lk=8192 B=8 H=32 splits=2 (by rows)" "$EX/tree_verify.mlir" --seqlen 32 --seqlen-kv 8192 --heads 32 --batch 8 --kv-splits 2
+run "gqa4_decode hd=96 Lq=20 Lk=3000 splits=2 (by rows)" "$EX/gqa_decode.mlir" --variant gqa4_decode --head-dim 96 --seqlen 20 --seqlen-kv 3000 --heads 8 --batch 2 --kv-splits 2
+run "plain combine-by-rows fp16 hd=64 Lq=50 Lk=3000 splits=4" "$EX/plain.mlir" --combine-by-rows --dtype fp16 --head-dim 64 --seqlen 50 --seqlen-kv 3000 --heads 4 --kv-splits 4
+run "causal combine-by-splits Lq=40 Lk=3000 splits=3" "$EX/causal.mlir" --combine-by-splits --seqlen 40 --seqlen-kv 3000 --heads 4 --batch 2 --kv-splits 3
 run "tree_verify Lq=8 Lk=4000" "$EX/tree_verify.mlir" --seqlen 8 --seqlen-kv 4000 --heads 8 --batch 2
 run "tree_verify Lq=64 Lk=3000 splits=5" "$EX/tree_verify.mlir" --seqlen 64 --seqlen-kv 3000 --heads 8 --kv-splits 5
 run "tree_verify Lq=33 Lk=200 fp16 hd=64" "$EX/tree_verify.mlir" --seqlen 33 --seqlen-kv 200 --heads 4 --dtype fp16 --head-dim 64

@@ -42,9 +42,19 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
       heads, batch)`, each program merging one query row over tiles of `[Dv,
       combine-splits]` (the partials read transposed, so that the sums over
       the splits are row reductions and every thread has work for a single
-      query row); with `combine-splits=0` (the ablation) it is `(ceil(seq_q
+      query row); with `combine-splits=0` (an ablation) it is `(ceil(seq_q
       / combine-rows), heads, batch)` over `[combine-rows, Dv]` tiles, one
       split's block at a time.
+    - With both forms (`combine-splits` > 0 and `combine-rows-steps` > 0,
+      the default; Dv <= 128, past which the by-rows form's registers
+      spill), `<variant>_fwd_combine_rows` is the by-rows form and the
+      run launches one of the two: by rows when its steps (kv_splits times
+      its waves) are at most `combine-rows-steps` times the by-splits form's
+      waves (`ceil(programs / slots) * ceil(kv_splits / combine-splits)`,
+      slots = num_sms * ctas_per_sm.<kernel>). Many query rows (a
+      speculative verify) over few splits take the by-rows form, whose few
+      hundred programs each merge a block of rows; one query row over many
+      splits the by-splits one.
 
     A variant's forward kernels (a prefill, a short and a decode program,
     one launched per run) share `kv_splits`, counted at the shortest blocks
@@ -68,8 +78,13 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
            "program; 0: blocks of combine-rows query rows per program, one "
            "split per step (ablation)">,
     Option<"combineRows", "combine-rows", "int64_t", /*default=*/"64",
-           "Query rows per program of the combine kernel with "
-           "combine-splits=0">,
+           "Query rows per program of the by-rows combine kernel">,
+    Option<"combineRowsSteps", "combine-rows-steps", "int64_t",
+           /*default=*/"2",
+           "With combine-splits > 0: also build the by-rows combine kernel "
+           "and launch it when kv_splits times its waves is at most this "
+           "many times the by-splits kernel's waves (0: the by-splits "
+           "kernel alone, an ablation)">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect",
                            "::mlir::arith::ArithDialect",

@@ -165,10 +165,11 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
 
   void runOnOperation() override {
     if (maxSplits < 1 || minBlocks < 1 || combineRows < 1 || ctasPerSM < 0 ||
-        combineSplits < 0) {
+        combineSplits < 0 || combineRowsSteps < 0) {
       getOperation().emitError("tile-split-kv: max-splits, min-blocks and "
-                               "combine-rows must be positive, ctas-per-sm "
-                               "and combine-splits not negative");
+                               "combine-rows must be positive, ctas-per-sm, "
+                               "combine-splits and combine-rows-steps not "
+                               "negative");
       return signalPassFailure();
     }
     // A variant may have several forward kernels (a prefill and a decode
@@ -372,11 +373,70 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     return success();
   }
 
-  /// `<kernel>_combine`: the online merge of the splits' (o, lse), in base 2
-  /// as the forward's softmax. Its body reads the partials down the splits
-  /// (combineBySplits) or as blocks of query rows (combineByRows, the
-  /// ablation with `combine-splits=0`).
+  /// `<variant>_fwd_combine`: the online merge of the splits' (o, lse), in
+  /// base 2 as the forward's softmax. Its body reads the partials down the
+  /// splits (combineBySplits) or as blocks of query rows (combineByRows,
+  /// alone with `combine-splits=0`). With both forms, the by-rows one is a
+  /// second kernel, `<variant>_fwd_combine_rows`, and each run launches the
+  /// form its cost rule picks.
   LogicalResult buildCombine(OpBuilder &b, const ForwardKernel &k) {
+    std::string name =
+        k.func->getAttrOfType<StringAttr>(tile::attrs::kVariant).str() +
+        "_fwd_combine";
+    Sizes s{b};
+    Attribute split = s.op("sub", {s.sym(kSplits), s.cst(1)});
+    if (combineSplits == 0) {
+      buildCombineKernel(b, k, name, /*bySplits=*/false, split);
+      return success();
+    }
+    // The by-rows form's threads each hold Dv / 2 f32 of the accumulator and
+    // as many of a split's block: past Dv = 128 that no longer fits the
+    // registers (at 256 the kernel spilled 504 bytes per thread), so the
+    // by-splits form runs alone.
+    int64_t dv = cast<MemRefType>(k.out.getType()).getDimSize(3);
+    if (combineRowsSteps <= 0 || dv > 128) {
+      buildCombineKernel(b, k, name, /*bySplits=*/true, split);
+      return success();
+    }
+    std::string rowsName = name + "_rows";
+    // Each form's waves: its programs over the slots the device holds.
+    auto waves = [&](Attribute programs, StringRef kernel) {
+      return s.op("ceildiv",
+                  {programs, s.op("mul", {s.sym("num_sms"),
+                                          tile::sizeCtasPerSm(b, kernel)})});
+    };
+    Attribute heads = s.sym("heads"), batch = s.sym("batch");
+    Attribute splitsCost =
+        s.op("mul", {s.cst(combineRowsSteps),
+                     waves(s.op("mul", {s.sym("seq_q"), heads, batch}), name),
+                     s.op("ceildiv", {s.sym(kSplits), s.cst(combineSplits)})});
+    Attribute rowsCost =
+        s.op("mul",
+             {s.sym(kSplits),
+              waves(s.op("mul",
+                         {s.op("ceildiv", {s.sym("seq_q"), s.cst(combineRows)}),
+                          heads, batch}),
+                    rowsName)});
+    // By rows when rowsCost <= splitsCost, by splits otherwise; neither
+    // unsplit.
+    Attribute split01 = tile::sizeClamp01(b, split);
+    Attribute byRows = s.op(
+        "mul",
+        {split01,
+         tile::sizeClamp01(
+             b, s.op("sub", {s.op("add", {splitsCost, s.cst(1)}), rowsCost}))});
+    Attribute bySplits = s.op(
+        "mul",
+        {split01, tile::sizeClamp01(b, s.op("sub", {rowsCost, splitsCost}))});
+    buildCombineKernel(b, k, name, /*bySplits=*/true, bySplits);
+    buildCombineKernel(b, k, rowsName, /*bySplits=*/false, byRows);
+    return success();
+  }
+
+  /// One combine kernel `name` of either form, launched when `when` > 0,
+  /// after the insertion point (which it moves past itself).
+  void buildCombineKernel(OpBuilder &b, const ForwardKernel &k, StringRef name,
+                          bool bySplits, Attribute when) {
     func::FuncOp f = k.func;
     auto argAttrs = [&](BlockArgument a) {
       return f.getArgAttrDict(a.getArgNumber());
@@ -387,16 +447,13 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     int64_t dv = outType.getDimSize(3);
     SmallVector<Type> types{k.oPartial.getType(), k.lsePartial.getType(),
                             outType, k.lse.getType(), b.getI64Type()};
-    auto combine = func::FuncOp::create(
-        b, loc, (f->getAttrOfType<StringAttr>(tile::attrs::kVariant).str() +
-                 "_fwd_combine"),
-        b.getFunctionType(types, {}));
-    for (StringRef name : {tile::attrs::kKernel, tile::attrs::kVariant,
-                           tile::attrs::kGqaGroup, tile::attrs::kSymbols,
-                           tile::attrs::kBlockN})
-      if (Attribute a = f->getAttr(name))
-        combine->setAttr(name, a);
-    bool bySplits = combineSplits > 0;
+    auto combine =
+        func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}));
+    for (StringRef attr :
+         {tile::attrs::kKernel, tile::attrs::kVariant, tile::attrs::kGqaGroup,
+          tile::attrs::kSymbols, tile::attrs::kBlockN})
+      if (Attribute a = f->getAttr(attr))
+        combine->setAttr(attr, a);
     // By splits, a program's tiles have the head dim's rows; by rows,
     // combine-rows query rows.
     combine->setAttr(tile::attrs::kBlockM,
@@ -406,13 +463,13 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
                  : s.op("ceildiv", {s.sym("seq_q"), s.cst(combineRows)});
     combine->setAttr(tile::attrs::kGrid,
                      b.getArrayAttr({queries, s.sym("heads"), s.sym("batch")}));
-    combine->setAttr(tile::attrs::kWhen,
-                     s.op("sub", {s.sym(kSplits), s.cst(1)}));
+    combine->setAttr(tile::attrs::kWhen, when);
     combine.setArgAttrs(0, argAttrs(k.oPartial));
     combine.setArgAttrs(1, argAttrs(k.lsePartial));
     combine.setArgAttrs(2, argAttrs(k.out));
     combine.setArgAttrs(3, argAttrs(k.lse));
     combine.setArgAttrs(4, argAttrs(k.splits));
+    OpBuilder::InsertionGuard guard(b);
     Block *entry = combine.addEntryBlock();
     b.setInsertionPointToStart(entry);
     if (bySplits)
@@ -420,7 +477,6 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     else
       combineByRows(b, loc, entry, outType.getElementType(), dv);
     func::ReturnOp::create(b, loc);
-    return success();
   }
 
   /// One program per (query, head, batch), its tiles `[Dv, combine-splits]`:

@@ -28,7 +28,10 @@
 // TILE-NEXT: "symbols": {"kv_splits":{{\["max",\["min",\["sub",\["ceildiv",\["add",\["mul","num_sms","ctas_per_sm.alibi_fwd"\],1\],\["mul",\["ceildiv","seq_q",64\],"heads","batch"\]\],1\],\["ceildiv","seq_kv",256\],128\],1\]}}},
 // TILE-NEXT: "kernels": [
 // TILE-NEXT: {"name":"alibi_fwd","grid":{{\[\["ceildiv","seq_q",64\],"heads",\["mul","batch","kv_splits"\]\]}},"threads":1,"shared_bytes":0,"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"capture":0,"rank":1},{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"scalar":"kv_splits"}]},
-// TILE-NEXT: {"name":"alibi_fwd_combine","grid":["seq_q","heads","batch"],"when":["sub","kv_splits",1],"threads":1,"shared_bytes":0,"args":[{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"scalar":"kv_splits"}]}
+// The two forms of the combine kernel, each launched when its cost rule
+// picks it (by splits: one query row per program; by rows: 64 per program).
+// TILE-NEXT: {"name":"alibi_fwd_combine","grid":["seq_q","heads","batch"],"when":["mul",["min",["max",["sub","kv_splits",1],0],1],["min",["max",["sub",["mul","kv_splits",["ceildiv",["mul",["ceildiv","seq_q",64],"heads","batch"],["mul","num_sms","ctas_per_sm.alibi_fwd_combine_rows"]]],["mul",2,["ceildiv",["mul","seq_q","heads","batch"],["mul","num_sms","ctas_per_sm.alibi_fwd_combine"]],["ceildiv","kv_splits",16]]],0],1]],"threads":1,"shared_bytes":0,"args":[{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"scalar":"kv_splits"}]},
+// TILE-NEXT: {"name":"alibi_fwd_combine_rows","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"when":["mul",["min",["max",["sub","kv_splits",1],0],1],["min",["max",["sub",["add",["mul",2,["ceildiv",["mul","seq_q","heads","batch"],["mul","num_sms","ctas_per_sm.alibi_fwd_combine"]],["ceildiv","kv_splits",16]],1],["mul","kv_splits",["ceildiv",["mul",["ceildiv","seq_q",64],"heads","batch"],["mul","num_sms","ctas_per_sm.alibi_fwd_combine_rows"]]]],0],1]],"threads":1,"shared_bytes":0,"args":[{"workspace":"o_partial","rank":4},{"workspace":"lse_partial","rank":3},{"tensor":"out","rank":4},{"tensor":"lse","rank":3},{"scalar":"kv_splits"}]}
 // TILE-NEXT: {{^ \]}},
 // TILE-NEXT: "source": ""
 
@@ -39,6 +42,7 @@
 // BOTH: "kernels": [
 // BOTH-NEXT: {"name":"plain_fwd",
 // BOTH-NEXT: {"name":"plain_fwd_combine",
+// BOTH-NEXT: {"name":"plain_fwd_combine_rows",
 // BOTH-NEXT: {{^ \]}},
 // BOTH: "kind": "backward",
 // BOTH: "kernels": [

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -tile-split-kv -split-input-file -verify-diagnostics
 // RUN: not kiln-opt %s -tile-split-kv="max-splits=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTION
-// OPTION: tile-split-kv: max-splits, min-blocks and combine-rows must be positive, ctas-per-sm and combine-splits not negative
+// OPTION: tile-split-kv: max-splits, min-blocks and combine-rows must be positive, ctas-per-sm, combine-splits and combine-rows-steps not negative
+// RUN: not kiln-opt %s -tile-split-kv="combine-rows-steps=-1" -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTION
 
 // Forward kernels the pass cannot split are refused with the reason.
 

@@ -2,9 +2,10 @@
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="max-splits=8 min-blocks=2 ctas-per-sm=1 combine-splits=48" -split-input-file | FileCheck %s --check-prefix=OPTS
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="combine-splits=0 combine-rows=32" -split-input-file | FileCheck %s --check-prefix=ROWS
 // RUN: kiln-opt %s -convert-attn-to-tile="block-m=128 decode-rows=32" -tile-split-kv -split-input-file | FileCheck %s --check-prefix=TWO
+// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="combine-rows-steps=0" -split-input-file | FileCheck %s --check-prefix=SPLITS
 
 // A prefill and a decode program of one variant share kv_splits (counted at
-// the shorter blocks) and one combine kernel, after both.
+// the shorter blocks) and the combine kernels, after both.
 // TWO-LABEL: func.func @decode_fwd(
 // TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.decode_fwd_decode"\], 1\], \["mul", \["ceildiv", "seq_q", 32\], "heads", "batch"\]\]}}
 // TWO-SAME: tile.when = ["sub", "seq_q", 32]
@@ -12,6 +13,7 @@
 // TWO-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.decode_fwd_decode"\], 1\], \["mul", \["ceildiv", "seq_q", 32\], "heads", "batch"\]\]}}
 // TWO-SAME: tile.when = ["sub", 33, "seq_q"]
 // TWO-LABEL: func.func @decode_fwd_combine(
+// TWO-LABEL: func.func @decode_fwd_combine_rows(
 // TWO-NOT: func.func @decode
 
 // The forward kernel takes kv_splits (derived at run time, passed as an i64),
@@ -57,8 +59,10 @@
 // CHECK-NEXT: tile.store %[[LSE]], %[[LPV]]
 // CHECK-NEXT: }
 
-// The combine kernel: launched only when kv_splits >= 2, one program per
-// (query row, head, batch), an online merge in base 2 over the splits in
+// The by-splits combine kernel: launched when kv_splits >= 2 and the
+// by-rows one (below) would take more steps than 2 times its waves
+// (programs over the slots the device holds, times blocks of 16 splits); one
+// program per (query row, head, batch), an online merge in base 2 over the splits in
 // blocks of 16, read transposed ([Dv, splits] of this row and head, from
 // column batch * kv_splits) so that the sums over the splits are row
 // reductions. Columns past the batch's splits are not read (a masked load)
@@ -72,7 +76,7 @@
 // CHECK-SAME: tile.block_m = 64
 // CHECK-SAME: tile.grid = ["seq_q", "heads", "batch"]
 // CHECK-SAME: tile.symbols = {kv_splits =
-// CHECK-SAME: tile.when = ["sub", "kv_splits", 1]
+// CHECK-SAME: tile.when = ["mul", ["min", ["max", ["sub", "kv_splits", 1], 0], 1], ["min", ["max", ["sub", ["mul", "kv_splits", ["ceildiv", ["mul", ["ceildiv", "seq_q", 64], "heads", "batch"], ["mul", "num_sms", "ctas_per_sm.decode_fwd_combine_rows"]]], ["mul", 2, ["ceildiv", ["mul", "seq_q", "heads", "batch"], ["mul", "num_sms", "ctas_per_sm.decode_fwd_combine"]], ["ceildiv", "kv_splits", 16]]], 0], 1]]
 // CHECK: %[[CN:.*]] = arith.index_cast %[[CS]]
 // CHECK: %[[Q:.*]] = tile.program_id 0
 // CHECK: %[[H:.*]] = tile.program_id 1
@@ -103,15 +107,36 @@
 // CHECK: %[[ROW0:.*]] = arith.cmpi eq
 // CHECK: tile.store %{{.*}}, %[[LO]][%[[Q]]] mask %[[ROW0]]
 
-// The ablation: one program per (32 query rows, head, batch), one split's
-// block per step.
+// The by-rows combine kernel (many query rows over few splits: a
+// speculative verify): one program per (64 query rows, head, batch), one
+// split's block per step, launched exactly when the by-splits one is not.
+// CHECK-LABEL: func.func @decode_fwd_combine_rows(
+// CHECK-SAME: %{{[a-z0-9]+}}: i64 {tile.scalar = "kv_splits"}
+// CHECK-SAME: tile.block_m = 64
+// CHECK-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 64\], "heads", "batch"\]}}
+// CHECK-SAME: tile.when = ["mul", ["min", ["max", ["sub", "kv_splits", 1], 0], 1], ["min", ["max", ["sub", ["add", ["mul", 2, ["ceildiv", ["mul", "seq_q", "heads", "batch"], ["mul", "num_sms", "ctas_per_sm.decode_fwd_combine"]], ["ceildiv", "kv_splits", 16]], 1], ["mul", "kv_splits", ["ceildiv", ["mul", ["ceildiv", "seq_q", 64], "heads", "batch"], ["mul", "num_sms", "ctas_per_sm.decode_fwd_combine_rows"]]]], 0], 1]]
+// CHECK: scf.for
+// CHECK: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32>
+// CHECK: scf.yield
+// CHECK: arith.truncf {{.*}} to tensor<64x64xbf16>
+
+// The ablation of the choice: the by-splits kernel in every split run.
+// SPLITS-LABEL: func.func @decode_fwd_combine(
+// SPLITS-SAME: tile.grid = ["seq_q", "heads", "batch"]
+// SPLITS-SAME: tile.when = ["sub", "kv_splits", 1]
+// SPLITS-NOT: func.func @decode_fwd_combine_rows
+
+// The other ablation: the by-rows form in every split run, here over 32
+// query rows.
 // ROWS-LABEL: func.func @decode_fwd_combine(
 // ROWS-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 32\], "heads", "batch"\]}}
+// ROWS-SAME: tile.when = ["sub", "kv_splits", 1]
 // ROWS: scf.for
 // ROWS: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<32x64xf32>
 // ROWS: tile.load {{.*}} fill 0xFF800000 : f32 : <?xf32> -> tensor<32xf32>
 // ROWS: scf.yield
 // ROWS: arith.truncf {{.*}} to tensor<32x64xbf16>
+// ROWS-NOT: func.func @decode_fwd_combine_rows
 
 // OPTS-LABEL: func.func @decode_fwd(
 // OPTS-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 1\], 1\], \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 128\], 8\], 1\]}}}
