@@ -10,7 +10,8 @@ BUILD=${1:-build}
 D=.device
 mkdir -p "$D/specs"
 # (Failures already listed by a calling prepare-device.sh are not ours.)
-failed_before=$(cat "$D/failed" 2>/dev/null | wc -l)
+failed_before=$(cat "$D/failed" 2>/dev/null || true)
+failed_before=$(printf "%s" "$failed_before" | grep -c . || true)
 if [ ! -e "$D/kiln.gz" ] || [ "$BUILD/bin/kiln" -nt "$D/kiln.gz" ]; then
   strip -o "$D/kiln" "$BUILD/bin/kiln" && gzip -f "$D/kiln"
 fi
@@ -69,15 +70,15 @@ wait
 compile tree_verify_hd128_bysplits tree_verify --combine-by-splits &
 compile tree_verify_hd128_byrows tree_verify --combine-by-rows &
 wait
-# 128-row decode blocks (`_d128`: --decode-rows 128, two consumer
-# warpgroups; --block-m 192 keeps the prefill program's tiles apart) for the
-# GQA programs, whose packed rows are G query heads per query.
-compile gqa4_decode_hd128_d128 gqa_decode --variant gqa4_decode --decode-rows 128 --block-m 192 &
-compile gqa8_decode_hd128_d128 gqa_decode --variant gqa8_decode --decode-rows 128 --block-m 192 &
+# Without the wide decode program (`_nowide`, --wide-decode-rows 0: every
+# GQA step of at most 64 queries on the 64-row decode program).
+compile gqa4_decode_hd128_nowide gqa_decode --variant gqa4_decode --wide-decode-rows 0 &
+compile gqa8_decode_hd128_nowide gqa_decode --variant gqa8_decode --wide-decode-rows 0 &
 wait
-compile tree_verify_hd128_d128 tree_verify --decode-rows 128 --block-m 192 &
+compile tree_verify_hd128_nowide tree_verify --wide-decode-rows 0 &
 wait
-if [ "$(cat "$D/failed" 2>/dev/null | wc -l)" -gt "$failed_before" ]; then
+failed_after=$(cat "$D/failed" 2>/dev/null || true)
+if [ "$(printf "%s" "$failed_after" | grep -c . || true)" -gt "$failed_before" ]; then
   echo "prepare-decode: some specs failed to compile (above)" >&2
   exit 1
 fi

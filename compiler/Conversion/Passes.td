@@ -73,6 +73,11 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
     Option<"gqaPack", "gqa-pack", "bool", "true",
            "GQA: the decode program's rows are (query, head) pairs of one "
            "KV group, so K/V tiles are read once per group">,
+    Option<"wideDecodeRows", "wide-decode-rows", "int64_t", "0",
+           "With gqa-pack: also lower a decode program of this many packed "
+           "rows, run instead of the decode-rows one when a step's packed "
+           "rows (seq_q * group) exceed decode-rows (0: none; ignored "
+           "unless above decode-rows and a multiple of the group)">,
     Option<"visibleBelow", "visible-below", "bool", "true",
            "With split-masked-blocks: a mask_mod `kv < X || ...` with X "
            "uniform per program runs its blocks below X unmasked">,

@@ -40,6 +40,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.groupSteps = o.groupSteps;
   pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.decodeRows = o.decodeRows;
+  pipelineOptions.wideDecodeRows = o.wideDecodeRows;
   pipelineOptions.shortRows = o.shortRows;
   pipelineOptions.shortKeys = o.shortKeys;
   pipelineOptions.gqaPack = o.gqaPack;

@@ -70,6 +70,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.longestFirst = choices.longestFirst;
   options.splitKv = choices.splitKv;
   options.decodeRows = choices.decodeRows;
+  options.wideDecodeRows = choices.wideDecodeRows;
   options.shortRows = choices.shortRows;
   options.shortKeys = choices.shortKeys;
   options.gqaPack = choices.gqaPack;
@@ -178,6 +179,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.longestFirst = o.longestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;
+  choices.wideDecodeRows = o.wideDecodeRows;
   choices.shortRows = o.shortRows;
   choices.shortKeys = o.shortKeys;
   choices.gqaPack = o.gqaPack;

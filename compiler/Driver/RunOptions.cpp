@@ -110,6 +110,10 @@ const char *runUsage() {
                             run-time choice (S = 1: unsplit)
   --decode-rows R           forward: also build a kernel of R-row query blocks,
                             run when Lq <= R (default 64; 0: none, ablation)
+  --wide-decode-rows R      forward, GQA packing: also build a decode kernel of
+                            R packed rows (query heads x queries), run instead
+                            when Lq * group > decode rows (default 128; 0:
+                            none, the ablation)
   --short-rows R            forward, masked variants: also build a kernel of
   --short-keys K            R-row query blocks (when below the chosen ones),
                             run when Lk <= K instead of the prefill kernel
@@ -327,6 +331,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"repeats", {&o.repeats, 0}},
       {"kv-splits", {&o.kvSplits, 1}},
       {"decode-rows", {&o.decodeRows, 0}},
+      {"wide-decode-rows", {&o.wideDecodeRows, 0}},
       {"short-rows", {&o.shortRows, 0}},
       {"short-keys", {&o.shortKeys, 0}},
       {"one-sided-bounds-elements", {&o.oneSidedBoundsElements, 0}},

@@ -69,6 +69,9 @@ struct RunOptions {
   int64_t kvSplits = 0;
   /// Forward: rows of the decode program's blocks (0: no decode program).
   int64_t decodeRows = 64;
+  /// GQA packing: the wide decode program's packed rows, run when seq_q *
+  /// group exceeds decodeRows (0: none, the ablation).
+  int64_t wideDecodeRows = 128;
   /// Forward, masked variants: rows of the short program's blocks, run when
   /// seq_kv <= shortKeys (0: no short program; only below the chosen rows).
   int64_t shortRows = 128, shortKeys = 4096;

@@ -60,6 +60,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     lowering.blockN = options.blockN;
     lowering.splitMaskedBlocks = options.splitMaskedBlocks;
     lowering.decodeRows = options.decodeRows;
+    lowering.wideDecodeRows = options.wideDecodeRows;
     lowering.shortRows = options.shortRows;
     lowering.shortKeys = options.shortKeys;
     lowering.gqaPack = options.gqaPack;
@@ -231,6 +232,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.oneSidedBoundsElements = options.oneSidedBoundsElements;
   forward.lazyRescale = options.lazyRescale;
   forward.decodeRows = options.decodeRows;
+  forward.wideDecodeRows = options.wideDecodeRows;
   forward.shortRows = options.shortRows;
   forward.shortKeys = options.shortKeys;
   forward.gqaPack = options.gqaPack;

@@ -180,6 +180,13 @@ struct ForwardPipelineOptions
                      "query rows, run when seq_q is at most that "
                      "(convert-attn-to-tile decode-rows; 0: none)"),
       llvm::cl::init(64)};
+  Option<int64_t> wideDecodeRows{
+      *this, "wide-decode-rows",
+      llvm::cl::desc("Forward, GQA packing: also lower a decode program of "
+                     "this many packed rows, run when seq_q * group exceeds "
+                     "decode-rows (convert-attn-to-tile wide-decode-rows; "
+                     "0: none)"),
+      llvm::cl::init(128)};
   Option<int64_t> shortRows{
       *this, "short-rows",
       llvm::cl::desc("Forward, masked variants: also lower a program with "
@@ -597,6 +604,13 @@ struct CUDAPipelineOptions
                      "many query rows, launched when seq_q is at most that "
                      "(decoding, verify steps); 0: none"),
       llvm::cl::init(64)};
+  Option<int64_t> wideDecodeRows{
+      *this, "wide-decode-rows",
+      llvm::cl::desc("Forward, GQA packing: also compile a decode kernel of "
+                     "this many packed rows (query heads x queries), "
+                     "launched when seq_q * group exceeds decode-rows (a "
+                     "verify step's many packed rows); 0: none"),
+      llvm::cl::init(128)};
   Option<int64_t> shortRows{
       *this, "short-rows",
       llvm::cl::desc("Forward, masked variants: also compile a kernel with "

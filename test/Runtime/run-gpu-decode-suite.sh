@@ -59,6 +59,16 @@ run "tree_verify Lq=32 Lk=8192 B=8 H=32 splits=2 (by rows)" "$EX/tree_verify.mli
 run "gqa4_decode hd=96 Lq=20 Lk=3000 splits=2 (by rows)" "$EX/gqa_decode.mlir" --variant gqa4_decode --head-dim 96 --seqlen 20 --seqlen-kv 3000 --heads 8 --batch 2 --kv-splits 2
 run "plain combine-by-rows fp16 hd=64 Lq=50 Lk=3000 splits=4" "$EX/plain.mlir" --combine-by-rows --dtype fp16 --head-dim 64 --seqlen 50 --seqlen-kv 3000 --heads 4 --kv-splits 4
 run "causal combine-by-splits Lq=40 Lk=3000 splits=3" "$EX/causal.mlir" --combine-by-splits --seqlen 40 --seqlen-kv 3000 --heads 4 --batch 2 --kv-splits 3
+# The wide decode program (GQA packing, Lq * group > 64: 128 packed rows,
+# two consumer warpgroups) on both sides of its threshold, unsplit and split,
+# at D = 64 and 256 and in fp16, and its ablation.
+run "gqa4_decode Lq=16 Lk=4000 (64 packed rows: decode)" "$EX/gqa_decode.mlir" --variant gqa4_decode --seqlen 16 --seqlen-kv 4000 --heads 8 --batch 2
+run "gqa4_decode Lq=17 Lk=4000 (68 packed rows: wide)" "$EX/gqa_decode.mlir" --variant gqa4_decode --seqlen 17 --seqlen-kv 4000 --heads 8 --batch 2
+run "gqa8_decode Lq=50 Lk=6000 splits=3 wide" "$EX/gqa_decode.mlir" --variant gqa8_decode --seqlen 50 --seqlen-kv 6000 --heads 16 --kv-splits 3
+run "gqa4_decode hd=64 fp16 Lq=33 Lk=3000 wide" "$EX/gqa_decode.mlir" --variant gqa4_decode --head-dim 64 --dtype fp16 --seqlen 33 --seqlen-kv 3000 --heads 8
+run "gqa4_decode hd=256 Lq=40 Lk=3000 splits=2 wide" "$EX/gqa_decode.mlir" --variant gqa4_decode --head-dim 256 --seqlen 40 --seqlen-kv 3000 --heads 8 --kv-splits 2
+run "gqa_causal Lq=64 Lk=2000 wide" "$EX/gqa_causal.mlir" --seqlen 64 --seqlen-kv 2000 --heads 8 --batch 2
+run "tree_verify wide-decode-rows 0 Lq=32 Lk=3000" "$EX/tree_verify.mlir" --wide-decode-rows 0 --seqlen 32 --seqlen-kv 3000 --heads 8
 run "tree_verify Lq=8 Lk=4000" "$EX/tree_verify.mlir" --seqlen 8 --seqlen-kv 4000 --heads 8 --batch 2
 run "tree_verify Lq=64 Lk=3000 splits=5" "$EX/tree_verify.mlir" --seqlen 64 --seqlen-kv 3000 --heads 8 --kv-splits 5
 run "tree_verify Lq=33 Lk=200 fp16 hd=64" "$EX/tree_verify.mlir" --seqlen 33 --seqlen-kv 200 --heads 4 --dtype fp16 --head-dim 64

@@ -64,6 +64,7 @@ TEST(RunOptions, DefaultsWithOnlyAnInput) {
   EXPECT_TRUE(o.splitKv);
   EXPECT_EQ(o.kvSplits, 0); // 0: the plan's choice
   EXPECT_EQ(o.decodeRows, 64);
+  EXPECT_EQ(o.wideDecodeRows, 128);
   EXPECT_TRUE(kvSplitsOverride(o).empty());
 }
 
@@ -78,6 +79,9 @@ TEST(RunOptions, SplitKvFlags) {
             "--kv-splits must be an integer >= 1, got '0'");
   EXPECT_EQ(parse({"v.mlir", "--decode-rows", "-1"}).error,
             "--decode-rows must be an integer >= 0, got '-1'");
+  EXPECT_EQ(parseOk({"v.mlir", "--wide-decode-rows", "0"}).wideDecodeRows, 0);
+  EXPECT_EQ(parse({"v.mlir", "--wide-decode-rows", "-2"}).error,
+            "--wide-decode-rows must be an integer >= 0, got '-2'");
   EXPECT_EQ(parse({"v.mlir", "--no-split-kv=1"}).error,
             "--no-split-kv takes no value, got '1'");
 }

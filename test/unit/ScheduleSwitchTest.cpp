@@ -123,6 +123,7 @@ TEST(ScheduleSwitches, ValueFlagsChangeAPipeline) {
       {"--block-m=64"},
       {"--block-n=64"},
       {"--decode-rows=128"},
+      {"--wide-decode-rows=0"},
       {"--short-rows=64"},
       {"--short-keys=1024"},
       {"--one-sided-bounds-elements=0"},

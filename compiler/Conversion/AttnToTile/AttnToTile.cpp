@@ -624,9 +624,10 @@ struct ConvertAttnToTile
     }
     SmallVector<attn::AttentionOp> specs;
     getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
-    if (decodeRows < 0 || shortRows < 0 || shortKeys < 0) {
-      getOperation().emitError(
-          "decode-rows, short-rows and short-keys must not be negative");
+    if (decodeRows < 0 || shortRows < 0 || shortKeys < 0 ||
+        wideDecodeRows < 0) {
+      getOperation().emitError("decode-rows, wide-decode-rows, short-rows and "
+                               "short-keys must not be negative");
       return signalPassFailure();
     }
     for (attn::AttentionOp spec : specs) {
@@ -684,6 +685,25 @@ struct ConvertAttnToTile
           gqaPack && group > 1 && decodeRows % group == 0 && !spec.hasDropout()
               ? group
               : 1;
+      // A verify step's packed rows (seq_q * group) may fill several of the
+      // decode program's blocks, each streaming the group's K and V again
+      // (from L2) with one consumer warpgroup alone: those steps run on
+      // wider blocks (two warpgroups over one copy of K and V), the
+      // narrow blocks keep the steps whose packed rows they hold.
+      Attribute wideWhen;
+      if (decode && pack > 1 && wideDecodeRows > decodeRows &&
+          wideDecodeRows % pack == 0) {
+        Attribute packed =
+            tile::sizeOp(b, "mul", {seqQ, tile::sizeConstant(b, pack)});
+        wideWhen = tile::sizeOp(
+            b, "mul",
+            {tile::sizeClamp01(b, decodeWhen),
+             tile::sizeClamp01(b, tile::sizeOp(b, "sub",
+                                               {packed, tile::sizeConstant(
+                                                            b, decodeRows)}))});
+        decodeWhen = tile::sizeOp(
+            b, "sub", {tile::sizeConstant(b, decodeRows + 1), packed});
+      }
       if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks,
                                 visibleBelow, branchMaskedSteps, staticMax,
                                 staticMaxFlopPerSfu, "", prefillWhen,
@@ -696,7 +716,12 @@ struct ConvertAttnToTile
           (decode && failed(lowerAttention(
                          spec, decodeRows, keys, splitMaskedBlocks,
                          visibleBelow, branchMaskedSteps, staticMax,
-                         staticMaxFlopPerSfu, "_decode", decodeWhen, pack))))
+                         staticMaxFlopPerSfu, "_decode", decodeWhen, pack))) ||
+          (wideWhen &&
+           failed(lowerAttention(spec, wideDecodeRows, keys, splitMaskedBlocks,
+                                 visibleBelow, branchMaskedSteps, staticMax,
+                                 staticMaxFlopPerSfu, "_decode_wide", wideWhen,
+                                 pack))))
         return signalPassFailure();
       spec.erase();
     }

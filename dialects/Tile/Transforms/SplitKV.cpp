@@ -206,18 +206,36 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     for (auto &[variant, kernels] : byVariant) {
       OpBuilder b(&getContext());
       Sizes s{b};
-      // The heuristic counts the programs of the kernel with the shortest
-      // blocks: the one that runs few rows is the one that needs splits.
-      ForwardKernel *shortest = &kernels.front();
-      // (The last of equally short ones: the decode program, whose packed
-      // GQA grid is the one that runs few rows.)
-      for (ForwardKernel &k : kernels)
-        if (k.blockM <= shortest->blockM)
-          shortest = &k;
-      Attribute splits = splitsHeuristic(
-          s, shortest->func->getAttrOfType<ArrayAttr>(tile::attrs::kGrid),
-          shortest->blockN, shortest->func.getName(),
-          shortest->func->getAttr(tile::attrs::kKvExtent));
+      // The heuristic counts the programs of the kernel that runs: each
+      // kernel's own count, weighted by its launch condition (a variant's
+      // kernels run one per problem: the prefill, short, decode and wide
+      // decode programs' conditions exclude each other).
+      auto heuristic = [&](ForwardKernel &k) {
+        return splitsHeuristic(
+            s, k.func->getAttrOfType<ArrayAttr>(tile::attrs::kGrid), k.blockN,
+            k.func.getName(), k.func->getAttr(tile::attrs::kKvExtent));
+      };
+      Attribute splits;
+      if (kernels.size() == 1) {
+        splits = heuristic(kernels.front());
+      } else {
+        SmallVector<Attribute> terms;
+        for (ForwardKernel &k : kernels) {
+          Attribute when = k.func->getAttr(tile::attrs::kWhen);
+          if (!when) {
+            k.func.emitError("tile-split-kv: forward kernel '")
+                << k.func.getName()
+                << "' shares its variant with other forward kernels but has "
+                   "no 'tile.when' saying when it runs";
+            return signalPassFailure();
+          }
+          terms.push_back(
+              s.op("mul", {tile::sizeClamp01(b, when), heuristic(k)}));
+        }
+        // (At least 1 where no condition holds, which the plan's kernels
+        // never leave open.)
+        splits = s.op("max", {s.op("add", terms), s.cst(1)});
+      }
       for (ForwardKernel &k : kernels)
         if (failed(split(k, splits)))
           return signalPassFailure();

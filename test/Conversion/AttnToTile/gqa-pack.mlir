@@ -1,6 +1,8 @@
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64" -cse | FileCheck %s
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 gqa-pack=false" | FileCheck %s --check-prefix=NOPACK
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64" -tile-split-kv | FileCheck %s --check-prefix=SPLIT
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=128" -tile-split-kv | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=128 gqa-pack=false" | FileCheck %s --check-prefix=NOWIDE
 
 // GQA packing (convert-attn-to-tile gqa-pack): the decode program of a 4:1
 // group runs one program per (block of 64 / 4 queries, KV head, batch); Q,
@@ -51,9 +53,28 @@ attn.attention @g {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // NOPACK-NOT: packed
 
 // Split: the partial results are stored through packed views like the
-// outputs they stand for, and kv_splits counts the packed programs.
+// outputs they stand for, and kv_splits counts the programs of the kernel
+// that runs (each kernel's count weighted by its launch condition): the
+// prefill's when seq_q > 64, the packed decode programs' otherwise.
 // SPLIT-LABEL: func.func @g_fwd_decode(
-// SPLIT-SAME: kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.g_fwd_decode"\], 1\], \["mul", \["ceildiv", \["mul", "seq_q", 4\], 64\], "kv_heads", "batch"\]\]}}
+// SPLIT-SAME: kv_splits = {{\["max", \["add", \["mul", \["min", \["max", \["sub", "seq_q", 64\], 0\], 1\], \["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.g_fwd"\], 1\], \["mul", \["ceildiv", "seq_q", 128\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 256\], 128\], 1\]\], \["mul", \["min", \["max", \["sub", 65, "seq_q"\], 0\], 1\], \["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.g_fwd_decode"\], 1\], \["mul", \["ceildiv", \["mul", "seq_q", 4\], 64\], "kv_heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 256\], 128\], 1\]\]\], 1\]}}
 // SPLIT: scf.if
 // SPLIT: tile.view %arg6[%{{.*}}, %{{.*}}] keep [1, 3] packed 2 : {{.*}} -> <?x64xf32, group 4>
 // SPLIT: tile.view %arg7[%{{.*}}, %{{.*}}] keep [2] packed 1 : {{.*}} -> <?xf32, group 4>
+
+// The wide decode program (wide-decode-rows): a step whose packed rows
+// (seq_q * 4) exceed the decode program's 64 runs on 128-row blocks of the
+// same packing instead; the 64-row program keeps the steps it holds whole.
+// kv_splits counts the wide program's own grid when it runs.
+// WIDE-LABEL: func.func @g_fwd_decode(
+// WIDE-SAME: tile.grid = {{\[\["ceildiv", \["mul", "seq_q", 4\], 64\], "kv_heads", \["mul", "batch", "kv_splits"\]\]}}
+// WIDE-SAME: tile.when = ["sub", 65, ["mul", "seq_q", 4]]
+// WIDE-LABEL: func.func @g_fwd_decode_wide(
+// WIDE-SAME: tile.block_m = 128
+// WIDE-SAME: tile.grid = {{\[\["ceildiv", \["mul", "seq_q", 4\], 128\], "kv_heads", \["mul", "batch", "kv_splits"\]\]}}
+// WIDE-SAME: kv_splits = {{\[.*\["mul", \["min", \["max", \["mul", \["min", \["max", \["sub", 65, "seq_q"\], 0\], 1\], \["min", \["max", \["sub", \["mul", "seq_q", 4\], 64\], 0\], 1\]\], 0\], 1\], \["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", "ctas_per_sm.g_fwd_decode_wide"\], 1\], \["mul", \["ceildiv", \["mul", "seq_q", 4\], 128\], "kv_heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 256\], 128\], 1\]\]\], 1\]}}
+// WIDE-SAME: tile.when = {{\["mul", \["min", \["max", \["sub", 65, "seq_q"\], 0\], 1\], \["min", \["max", \["sub", \["mul", "seq_q", 4\], 64\], 0\], 1\]\]}}
+// WIDE: tile.view %arg0[%{{.*}}, %{{.*}}] keep [1, 3] packed 2 : {{.*}} -> <?x64xbf16, group 4>
+// WIDE: tile.load {{.*}} -> tensor<128x64xbf16>
+// Without packing there is no wide program.
+// NOWIDE-NOT: @g_fwd_decode_wide
