@@ -50,11 +50,15 @@ p.add_argument("--timer", choices=["gpu", "do_bench"], default="gpu",
                     "(measure.bench_gpu; a decode step is short, and serving runs it in CUDA "
                     "graphs); do_bench: Triton's timer, which shows the host time of calls "
                     "longer than its L2 flush")
+p.add_argument("--flush", choices=["dirty", "clean"], default="dirty",
+               help="with --timer gpu: the L2 flush before each timed call leaves dirty lines "
+                    "(dirty, do_bench's; the call's reads write them back) or clean ones (clean: "
+                    "the flush, then a read of another 256 MB)")
 p.add_argument("--rounds", type=int, default=3,
                help="time every implementation of a row this many times in a rotated order, "
                     "report the median")
 args = p.parse_args()
-timer = bench_gpu if args.timer == "gpu" else bench
+timer = (lambda fn: bench_gpu(fn, flush=args.flush)) if args.timer == "gpu" else bench
 
 dev, dt, D = "cuda", torch.bfloat16, 128
 runtime = Runtime(args.lib)

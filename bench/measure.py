@@ -14,17 +14,26 @@ def bench(fn):
 
 
 _flush = None
+_clean = None
 
 
-def bench_gpu(fn, n=100, warmup=10):
+def bench_gpu(fn, n=100, warmup=10, flush="dirty"):
     """Median ms of `fn`'s GPU time alone: like do_bench, each call after an L2
     flush, but with the GPU kept busy (torch.cuda._sleep, ~0.5 ms) until the
     call is queued, so that the host's time per call (~40 µs for SDPA, ~90 µs
     for Kiln's ctypes path) does not show through as idle GPU time in the
-    timed span of a short kernel (bench/probe_decode_host.py)."""
-    global _flush
+    timed span of a short kernel (bench/probe_decode_host.py).
+
+    flush="dirty" (do_bench's flush, the default): the L2 is left full of the
+    flush's written lines, which the timed call's reads then write back to
+    memory (~50 MB on an H200: ~10 µs of a decode step's bandwidth).
+    flush="clean": the same flush, then a read of another 256 MB, so the
+    timed call starts with an L2 of clean lines that are not its data."""
+    global _flush, _clean
     if _flush is None:
         _flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    if flush == "clean" and _clean is None:
+        _clean = torch.ones(64 << 20, dtype=torch.int32, device="cuda")
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -32,6 +41,8 @@ def bench_gpu(fn, n=100, warmup=10):
               for _ in range(n)]
     for start, end in events:
         _flush.zero_()
+        if flush == "clean":
+            _clean.max()
         torch.cuda._sleep(1_000_000)
         start.record()
         fn()
