@@ -17,7 +17,7 @@ RATED_GBPS = {"H100": 3350, "H200": 4800}
 source, target = sys.argv[1], sys.argv[2]
 data = json.load(open(source))
 rows = data["rows"]
-names = ["kiln", "kiln_nosplit", "kiln_byrows", "kiln_nopack", "kiln_p16", "kiln_p64", "kiln_p256", "flash", "cudnn"]
+names = ["kiln", "kiln_nosplit", "kiln_byrows", "kiln_bysplits", "kiln_nowide", "kiln_nopack", "kiln_p16", "kiln_p64", "kiln_p256", "flash", "cudnn"]
 names = [n for n in names if any(f"{n}_gbps" in r for r in rows)]
 labels = [f"B{r['B']} {r['Hq']}/{r['Hkv']}\nL{r['L'] // 1024}k Lq{r['Lq']}" + (" tree" if r.get("tree") else "")
           for r in rows]
