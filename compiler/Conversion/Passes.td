@@ -77,7 +77,8 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "With gqa-pack: also lower a decode program of this many packed "
            "rows, run instead of the decode-rows one when a step's packed "
            "rows (seq_q * group) exceed decode-rows (0: none; ignored "
-           "unless above decode-rows and a multiple of the group)">,
+           "unless above decode-rows, at most the chosen block-m and a "
+           "multiple of the group)">,
     Option<"visibleBelow", "visible-below", "bool", "true",
            "With split-masked-blocks: a mask_mod `kv < X || ...` with X "
            "uniform per program runs its blocks below X unmasked">,

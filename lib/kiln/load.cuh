@@ -13,8 +13,8 @@ namespace kiln {
 /// Where columns are contiguous and the pair lies inside and aligned, the
 /// pair is one load of twice the width: half the load instructions, which
 /// lets ptxas keep more of a tile's loads in flight before their first use
-/// (the split-KV combine kernel read its partials in batches of ~8 scalar
-/// loads, one memory latency each).
+/// (the by-rows split-KV combine kernel read its partials in batches of ~8
+/// scalar loads, one memory latency each).
 template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
                                      const Desc<T, G> &d, int row0, int col0,
@@ -31,15 +31,16 @@ __device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
     bool row_inside = r >= 0 && r < d.rows;
     bool first = row_inside && c >= 0 && c < d.cols;
     bool second = row_inside && c + 1 >= 0 && c + 1 < d.cols;
-    const T *at = d.ptr + d.row_offset(r) + c * d.col_stride;
+    // (Offsets, not pointers, until an element is known to be inside.)
+    long long at = d.row_offset(r) + static_cast<long long>(c) * d.col_stride;
     if (contiguous && first && second &&
-        reinterpret_cast<unsigned long long>(at) % sizeof(Pair) == 0) {
-      Pair pair = *reinterpret_cast<const Pair *>(at);
+        reinterpret_cast<unsigned long long>(d.ptr + at) % sizeof(Pair) == 0) {
+      Pair pair = *reinterpret_cast<const Pair *>(d.ptr + at);
       f.x[e] = pair.first;
       f.x[e + 1] = pair.second;
     } else {
-      f.x[e] = first ? at[0] : outside;
-      f.x[e + 1] = second ? at[d.col_stride] : outside;
+      f.x[e] = first ? d.ptr[at] : outside;
+      f.x[e + 1] = second ? d.ptr[at + d.col_stride] : outside;
     }
   }
 }

@@ -691,8 +691,10 @@ struct ConvertAttnToTile
       // wider blocks (two warpgroups over one copy of K and V), the
       // narrow blocks keep the steps whose packed rows they hold.
       Attribute wideWhen;
+      // (No taller than the prefill's blocks, whose registers and shared
+      // memory the chosen tiles were sized for.)
       if (decode && pack > 1 && wideDecodeRows > decodeRows &&
-          wideDecodeRows % pack == 0) {
+          wideDecodeRows <= rows && wideDecodeRows % pack == 0) {
         Attribute packed =
             tile::sizeOp(b, "mul", {seqQ, tile::sizeConstant(b, pack)});
         wideWhen = tile::sizeOp(

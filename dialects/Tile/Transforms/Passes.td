@@ -18,11 +18,11 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
     - `kv_splits` is a symbol the launch plan derives at run time
       (`tile.symbols`): `max(min(floor(ctas_per_sm.<kernel> * num_sms /
       (batch * heads * ceil(seq_q / BLOCK_M))), ceildiv(seq_kv, min-blocks
-      * BLOCK_N), max-splits), 1)`, with `ctas_per_sm.<kernel>` the
-      device's occupancy of the kernel counted (a device symbol the runtime
-      binds when it loads the program; `ctas-per-sm` fixes it instead), so
-      a problem that fills a wave runs unsplit and a split grid ends on
-      whole waves. The kernel receives it as an i64 argument
+      * BLOCK_N), max-splits), 1)` for the kernel that runs, with
+      `ctas_per_sm.<kernel>` the device's occupancy of that kernel (a device
+      symbol the runtime binds when it loads the program; `ctas-per-sm`
+      fixes it instead), so a problem that fills a wave runs unsplit and a
+      split grid ends on whole waves. The kernel receives it as an i64 argument
       (`tile.scalar`); callers may set it.
     - The grid's z axis becomes `batch * kv_splits`; `tile.program_id 2`
       yields `z / kv_splits` as the batch, and `z % kv_splits` is the split.
@@ -56,10 +56,11 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
       hundred programs each merge a block of rows; one query row over many
       splits the by-splits one.
 
-    A variant's forward kernels (a prefill, a short and a decode program,
-    one launched per run) share `kv_splits`, counted at the shortest blocks
-    (the last such kernel, the decode program, where blocks tie), and one
-    combine kernel. Mods, masks and captures are untouched: each split
+    A variant's forward kernels (a prefill, a short, a decode and a wide
+    decode program, one launched per run by their `tile.when`s, which
+    exclude each other) share `kv_splits` and the combine kernels: the
+    symbol is the sum of each kernel's count above times its condition
+    clamped to 0 or 1, so it counts the programs of the kernel that runs. Mods, masks and captures are untouched: each split
     runs the same KV step on fewer blocks. The pass runs on the CPU
     backend's program too.
   }];
@@ -71,7 +72,7 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
            "many blocks of keys, unless the cache is)">,
     Option<"ctasPerSM", "ctas-per-sm", "int64_t", /*default=*/"0",
            "Programs per multiprocessor the split aims to fill (0: the "
-           "device's occupancy of the counted kernel, "
+           "device's occupancy of each counted kernel, "
            "ctas_per_sm.<kernel>, bound by the runtime)">,
     Option<"combineSplits", "combine-splits", "int64_t", /*default=*/"16",
            "Splits the combine kernel merges per step, one query row per "

@@ -172,9 +172,9 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
                                "negative");
       return signalPassFailure();
     }
-    // A variant may have several forward kernels (a prefill and a decode
-    // program, one launched per run): they share kv_splits and one combine
-    // kernel.
+    // A variant may have several forward kernels (a prefill, a short, a
+    // decode and a wide decode program, one launched per run): they share
+    // kv_splits and the combine kernels.
     llvm::MapVector<StringAttr, SmallVector<ForwardKernel>> byVariant;
     // A packed (varlen) batch's programs own blocks of its sequences
     // (tile.ragged_block): splitting their keys is not done.
@@ -245,18 +245,24 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     }
   }
 
-  /// kv_splits for a problem: as many programs as the multiprocessors hold
-  /// at once (`ctas_per_sm.<kernel>` of the counted kernel, the device's
-  /// occupancy; or `ctasPerSM` when set), rounded down (floor(slots /
+  /// The programs of `kernel` the device holds at once: num_sms times its
+  /// occupancy (`ctas_per_sm.<kernel>`, the runtime's), or `ctasPerSM` when
+  /// set.
+  Attribute slotsOf(Sizes &s, StringRef kernel) {
+    Attribute perSM =
+        ctasPerSM > 0 ? s.cst(ctasPerSM) : tile::sizeCtasPerSm(s.b, kernel);
+    return s.op("mul", {s.sym("num_sms"), perSM});
+  }
+
+  /// kv_splits for a problem run by `kernel`: as many programs as the
+  /// multiprocessors hold at once (slotsOf), rounded down (floor(slots /
   /// programs), so the split grid ends on whole waves rather than a short
   /// last one), each over at least `minBlocks` KV blocks, at most
   /// `maxSplits`, at least 1. 1 when the unsplit grid fills a wave already.
   Attribute splitsHeuristic(Sizes &s, ArrayAttr grid, int64_t blockN,
                             StringRef kernel, Attribute kvExtent) {
     Attribute programs = s.op("mul", {grid[0], grid[1], grid[2]});
-    Attribute perSM = ctasPerSM > 0 ? s.cst(ctasPerSM)
-                                    : tile::sizeCtasPerSm(s.b, kernel);
-    Attribute slots = s.op("mul", {s.sym("num_sms"), perSM});
+    Attribute slots = slotsOf(s, kernel);
     // floor(a / b) = ceildiv(a + 1, b) - 1 for a >= 0, b >= 1.
     Attribute fill = s.op(
         "sub",
@@ -419,9 +425,7 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
     std::string rowsName = name + "_rows";
     // Each form's waves: its programs over the slots the device holds.
     auto waves = [&](Attribute programs, StringRef kernel) {
-      return s.op("ceildiv",
-                  {programs, s.op("mul", {s.sym("num_sms"),
-                                          tile::sizeCtasPerSm(b, kernel)})});
+      return s.op("ceildiv", {programs, slotsOf(s, kernel)});
     };
     Attribute heads = s.sym("heads"), batch = s.sym("batch");
     Attribute splitsCost =

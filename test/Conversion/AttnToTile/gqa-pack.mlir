@@ -3,6 +3,8 @@
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64" -tile-split-kv | FileCheck %s --check-prefix=SPLIT
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=128" -tile-split-kv | FileCheck %s --check-prefix=WIDE
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=128 gqa-pack=false" | FileCheck %s --check-prefix=NOWIDE
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=256" | FileCheck %s --check-prefix=NOWIDE
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=126" | FileCheck %s --check-prefix=NOWIDE
 
 // GQA packing (convert-attn-to-tile gqa-pack): the decode program of a 4:1
 // group runs one program per (block of 64 / 4 queries, KV head, batch); Q,
@@ -76,5 +78,6 @@ attn.attention @g {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // WIDE-SAME: tile.when = {{\["mul", \["min", \["max", \["sub", 65, "seq_q"\], 0\], 1\], \["min", \["max", \["sub", \["mul", "seq_q", 4\], 64\], 0\], 1\]\]}}
 // WIDE: tile.view %arg0[%{{.*}}, %{{.*}}] keep [1, 3] packed 2 : {{.*}} -> <?x64xbf16, group 4>
 // WIDE: tile.load {{.*}} -> tensor<128x64xbf16>
-// Without packing there is no wide program.
+// Without packing there is no wide program, nor one taller than the
+// prefill's blocks (256 > 128) or whose rows do not hold whole groups (126).
 // NOWIDE-NOT: @g_fwd_decode_wide

@@ -142,6 +142,8 @@
 // OPTS-LABEL: func.func @decode_fwd(
 // OPTS-SAME: tile.symbols = {kv_splits = {{\["max", \["min", \["sub", \["ceildiv", \["add", \["mul", "num_sms", 1\], 1\], \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\]\], 1\], \["ceildiv", "seq_kv", 128\], 8\], 1\]}}}
 // OPTS-LABEL: func.func @decode_fwd_combine(
+// The combine forms' waves use the fixed occupancy too.
+// OPTS-SAME: tile.when = {{.*\["ceildiv", \["mul", \["ceildiv", "seq_q", 64\], "heads", "batch"\], \["mul", "num_sms", 1\]\].*\["ceildiv", \["mul", "seq_q", "heads", "batch"\], \["mul", "num_sms", 1\]\], \["ceildiv", "kv_splits", 48\]}}
 // OPTS: tile.load {{.*}} -> tensor<64x48xf32>
 attn.attention @decode {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         causal = #attn.causal<bottom_right>}
