@@ -77,6 +77,16 @@ compile gqa8_decode_hd128_nowide gqa_decode --variant gqa8_decode --wide-decode-
 wait
 compile tree_verify_hd128_nowide tree_verify --wide-decode-rows 0 &
 wait
+# Every kernel launched after the previous one completes (`_nopdl`,
+# --no-overlap-launches: no griddepcontrol, no programmatic stream
+# serialization).
+compile plain_hd128_nopdl plain --head-dim 128 --no-overlap-launches &
+compile gqa4_decode_hd128_nopdl gqa_decode --variant gqa4_decode --no-overlap-launches &
+compile gqa8_decode_hd128_nopdl gqa_decode --variant gqa8_decode --no-overlap-launches &
+wait
+compile tree_verify_hd128_nopdl tree_verify --no-overlap-launches &
+compile tree_verify_mha_hd128_nopdl "$D/tree_verify_mha.mlir" --no-overlap-launches &
+wait
 failed_after=$(cat "$D/failed" 2>/dev/null || true)
 if [ "$(printf "%s" "$failed_after" | grep -c . || true)" -gt "$failed_before" ]; then
   echo "prepare-decode: some specs failed to compile (above)" >&2

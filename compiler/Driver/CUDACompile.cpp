@@ -106,6 +106,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.producerReductions = choices.producerReductions;
   options.deferredTurns = choices.deferredTurns;
   options.tmaStores = choices.tmaStores;
+  options.overlapLaunches = choices.overlapLaunches;
   options.stageInQ = choices.stageInQ;
   options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
@@ -209,6 +210,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.producerReductions = o.producerReductions;
   choices.deferredTurns = o.deferredTurns;
   choices.tmaStores = o.tmaStores;
+  choices.overlapLaunches = o.overlapLaunches;
   choices.stageInQ = o.stageInQ;
   choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;

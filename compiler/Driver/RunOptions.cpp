@@ -257,6 +257,9 @@ const char *runUsage() {
                             bf16 dQ in the backward) stored from registers by
                             every lane instead of staged in shared memory and
                             stored by TMA (ablation)
+  --no-overlap-launches     cuda sm_90a: each kernel launched after the
+                            previous one completes, without griddepcontrol
+                            (tgpu-overlap-launches; ablation)
   --no-stage-in-q           cuda sm_90a: a persistent kernel without room for
                             the output's staging keeps its per-lane stores
                             instead of staging in the tile's own copy of Q
@@ -389,6 +392,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "persistent" || name == "no-persistent" ||
         name == "no-double-tile-buffers" || name == "persistent-backward" ||
         name == "ping-pong" || name == "no-overlap-products" ||
+        name == "no-overlap-launches" ||
         name == "backward" || name == "no-combine-before-waits" ||
         name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
         name == "no-core-order" || name == "no-defer-flush" ||
@@ -516,6 +520,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.deferredTurns = false;
     } else if (name == "no-tma-stores") {
       o.tmaStores = false;
+    } else if (name == "no-overlap-launches") {
+      o.overlapLaunches = false;
     } else if (name == "no-stage-in-q") {
       o.stageInQ = false;
     } else if (name == "no-async-accumulate") {

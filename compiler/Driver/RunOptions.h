@@ -176,6 +176,7 @@ struct RunOptions {
   bool producerReductions = true; ///< ...and by the producer's warp
   bool deferredTurns = true;      ///< --ordered-dq: turns passed on later
   bool tmaStores = true;        ///< cuda sm_90a: tgpu-tma-stores
+  bool overlapLaunches = true;  ///< cuda sm_90a: tgpu-overlap-launches
   bool stageInQ = true;         ///< ...staged in the tile's copy of Q
   bool asyncAccumulate = true;  ///< cuda sm_90a: dV, dK waited at the yield
   bool packLhsFirst = true;     ///< cuda sm_90a: P packed before wgmma's fence

@@ -186,6 +186,15 @@ static void addSM80Schedule(OpPassManager &pm,
     pm.addPass(tgpu::createTileGPUOverlapCopies());
 }
 
+/// sm_90: each kernel may start while the stream's previous one finishes
+/// (griddepcontrol), last, so that its wait precedes everything the other
+/// passes put in the kernel.
+static void addOverlapLaunches(OpPassManager &pm,
+                               const CUDAPipelineOptions &options) {
+  if (options.arch == "sm_90a" && options.overlapLaunches)
+    pm.addPass(tgpu::createTileGPUOverlapLaunches());
+}
+
 /// Tiles for the target, chosen from the variant's own head dims and dtype
 /// (so kiln-opt and kiln compile agree), recorded on the op for the
 /// lowerings.
@@ -310,6 +319,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
     stores.stageInOwnCopy = options.stageInQ;
     pm.addPass(tgpu::createTileGPUTmaStores(stores));
   }
+  addOverlapLaunches(pm, options);
   pm.addPass(createCSEPass());
 }
 
@@ -445,6 +455,7 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
     ordered.deferredSignal = options.deferredTurns;
     pm.addPass(tgpu::createTileGPUOrderedAdds(ordered));
   }
+  addOverlapLaunches(pm, options);
   pm.addPass(createCSEPass());
 }
 

@@ -486,6 +486,13 @@ struct CUDAPipelineOptions
                      "instead of right after its add "
                      "(tgpu-ordered-adds deferred-signal)"),
       llvm::cl::init(true)};
+  Option<bool> overlapLaunches{
+      *this, "overlap-launches",
+      llvm::cl::desc("sm_90a: each kernel starts while the stream's "
+                     "previous one finishes, and waits for it before its "
+                     "first global access (tgpu-overlap-launches: "
+                     "programmatic dependent launch)"),
+      llvm::cl::init(true)};
   Option<bool> tmaStores{
       *this, "tma-stores",
       llvm::cl::desc("sm_90a: the consumers' output tiles (the forward's; "

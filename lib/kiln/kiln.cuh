@@ -7,6 +7,7 @@
 #include "kiln/bulk.cuh"
 #include "kiln/copy.cuh"
 #include "kiln/core_order.cuh"
+#include "kiln/grid.cuh"
 #include "kiln/layout.cuh"
 #include "kiln/load.cuh"
 #include "kiln/mma.cuh"

@@ -70,6 +70,8 @@ Status loadDriver(Driver &d) {
                          "update the NVIDIA driver");
   if (!bind(lib, d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}))
     d.cuTensorMapEncodeTiled = nullptr;
+  if (!bind(lib, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}))
+    d.cuLaunchKernelEx = nullptr;
   if (d.cuInit(0) != 0)
     return Status::error("cuInit failed: no usable CUDA device or driver");
   int count = 0;

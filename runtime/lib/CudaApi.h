@@ -34,6 +34,28 @@ enum : int {
   CU_MEMORYTYPE_DEVICE = 2,
 };
 
+/// cuLaunchKernelEx's attribute and configuration (cuda.h's CUlaunchAttribute
+/// and CUlaunchConfig, CUDA 12 and later): an id padded to 8 bytes and a
+/// 64-byte value union.
+enum : int { CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "cuda.h's CUlaunchAttribute");
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
 struct Driver {
   CUresult (*cuInit)(unsigned);
   CUresult (*cuDeviceGetCount)(int *);
@@ -79,6 +101,10 @@ struct Driver {
                                      const unsigned *elementStrides,
                                      int interleave, int swizzle,
                                      int l2Promotion, int oobFill);
+  /// Optional (CUDA 12 and later): null where the driver lacks it; then
+  /// kernels that could overlap the previous one launch as others do.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction,
+                               void **kernelParams, void **extra);
 };
 
 using nvrtcResult = int;

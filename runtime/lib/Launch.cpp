@@ -376,10 +376,33 @@ void unloadModule(void *module) {
 
 Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
               int64_t numThreads, int64_t sharedBytes, void *stream,
-              KernelParams &params, const std::string &kernel) {
+              KernelParams &params, const std::string &kernel,
+              bool overlapPrior) {
   const api::Driver *d = nullptr;
   if (Status s = api::driver(d); !s.ok())
     return s;
+  // A kernel that waits for the previous grids itself (griddepcontrol.wait
+  // before its first global access) may start while they finish.
+  if (overlapPrior && d->cuLaunchKernelEx) {
+    api::CUlaunchAttribute attribute{};
+    attribute.id = api::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    api::CUlaunchConfig config{};
+    config.gridDimX = static_cast<unsigned>(gridX);
+    config.gridDimY = static_cast<unsigned>(gridY);
+    config.gridDimZ = static_cast<unsigned>(gridZ);
+    config.blockDimX = static_cast<unsigned>(numThreads);
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = static_cast<unsigned>(sharedBytes);
+    config.hStream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int result =
+        d->cuLaunchKernelEx(&config, function, params.pointers(), nullptr);
+    if (result == 0)
+      return Status();
+    return api::check(result, ("cuLaunchKernelEx of '" + kernel + "'").c_str());
+  }
   int result = d->cuLaunchKernel(
       function, static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
       static_cast<unsigned>(gridZ), static_cast<unsigned>(numThreads), 1, 1,

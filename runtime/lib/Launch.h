@@ -120,10 +120,13 @@ private:
 void unloadModule(void *module);
 
 /// cuLaunchKernel on `stream`; a failure reads "cuLaunchKernel of '<kernel>'
-/// failed: <driver>".
+/// failed: <driver>". With `overlapPrior` (a kernel that waits for the
+/// previous grids itself, KernelLaunch::overlapsPrior), cuLaunchKernelEx with
+/// programmatic stream serialization where the driver has it.
 Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
               int64_t numThreads, int64_t sharedBytes, void *stream,
-              KernelParams &params, const std::string &kernel);
+              KernelParams &params, const std::string &kernel,
+              bool overlapPrior = false);
 
 /// ceil(n / block).
 inline int64_t ceilDiv(int64_t n, int64_t block) {

@@ -317,6 +317,11 @@ struct Reader {
           !integer(k, "threads", where, d.numThreads) ||
           !integer(k, "shared_bytes", where, d.sharedBytes) || !grid || !args)
         return false;
+      if (k.contains("overlaps_prior")) {
+        if (!k["overlaps_prior"].is_boolean())
+          return fail(where + ".overlaps_prior must be true or false");
+        d.overlapsPrior = k["overlaps_prior"].get<bool>();
+      }
       if (grid->size() != 3)
         return fail(where + ".grid must have 3 expressions (x, y, z)");
       for (int axis = 0; axis < 3; ++axis)
@@ -403,6 +408,9 @@ std::string writeSpecJson(const ProgramSpec &s) {
       kernel["when"] = exprToJson(k.when);
     kernel["threads"] = k.numThreads;
     kernel["shared_bytes"] = k.sharedBytes;
+    // Written only when set.
+    if (k.overlapsPrior)
+      kernel["overlaps_prior"] = true;
     kernel["args"] = args;
     kernels.push_back(kernel);
   }

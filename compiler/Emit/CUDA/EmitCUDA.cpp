@@ -1306,6 +1306,14 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         line() << "kiln::fence_async_shared();\n";
         return success();
       })
+      .Case([&](tgpu::LaunchDependentsOp) {
+        line() << "kiln::launch_dependents();\n";
+        return success();
+      })
+      .Case([&](tgpu::WaitPriorGridsOp) {
+        line() << "kiln::wait_prior_grids();\n";
+        return success();
+      })
       .Default([&](Operation *o) -> LogicalResult {
         if (o->getNumResults() == 1 &&
             isa<arith::ArithDialect, math::MathDialect>(o->getDialect()))

@@ -321,6 +321,7 @@ LogicalResult buildLaunchPlan(ModuleOp module, StringRef kind,
     if (auto shared =
             kernel->getAttrOfType<IntegerAttr>(tgpu::attrs::kSharedBytes))
       launch.sharedBytes = shared.getInt();
+    launch.overlapsPrior = kernel->hasAttr(tgpu::attrs::kOverlapsPriorGrid);
     if (failed(addCaptures(kernel, plan)))
       return failure();
     llvm::SmallDenseSet<unsigned> copied = copiedArguments(kernel);

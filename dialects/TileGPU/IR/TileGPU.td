@@ -294,6 +294,32 @@ def TileGPU_FenceAsyncSharedOp : TileGPU_Op<"fence_async_shared"> {
   let assemblyFormat = "attr-dict";
 }
 
+def TileGPU_LaunchDependentsOp : TileGPU_Op<"launch_dependents"> {
+  let summary = "lets the stream's next kernel start before this grid ends";
+  let description = [{
+    `griddepcontrol.launch_dependents` (sm_90): once every CTA of this grid
+    has run it (or exited), the kernel launched after it on the stream with
+    programmatic stream serialization (the launch plan's `overlaps_prior`)
+    may start its CTAs on the multiprocessors this grid leaves free. It
+    orders nothing: the dependent kernel's `tgpu.wait_prior_grids` does.
+    Inserted by `tgpu-overlap-launches`.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def TileGPU_WaitPriorGridsOp : TileGPU_Op<"wait_prior_grids"> {
+  let summary = "waits until the grids this kernel overlaps have completed";
+  let description = [{
+    `griddepcontrol.wait` (sm_90): blocks the thread until every grid this
+    one was launched to overlap (programmatic stream serialization) has
+    completed and its memory operations are visible; returns at once in a
+    kernel launched without it. Nothing before it may read or write global
+    memory that an earlier kernel on the stream reads or writes.
+    Inserted by `tgpu-overlap-launches`.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Hopper's copy engine and warp specialization (sm_90a)
 //===----------------------------------------------------------------------===//

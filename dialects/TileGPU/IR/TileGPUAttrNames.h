@@ -51,6 +51,12 @@ inline constexpr llvm::StringLiteral kCtasPerSM = "tgpu.ctas_per_sm";
 /// A warp-specialized kernel whose CTAs loop over the grid's tiles
 /// (tgpu-warp-specialize persistent=true): tile.grid is its CTAs.
 inline constexpr llvm::StringLiteral kPersistent = "tgpu.persistent";
+/// The kernel waits for the stream's previous grids itself
+/// (tgpu.wait_prior_grids, tgpu-overlap-launches): the runtime may launch it
+/// with programmatic stream serialization, overlapping their tails (the
+/// launch plan's `overlaps_prior`).
+inline constexpr llvm::StringLiteral kOverlapsPriorGrid =
+    "tgpu.overlaps_prior_grid";
 /// On a !tgpu.tensor_map kernel argument: {tensor, dims, box, swizzle}, how
 /// the runtime encodes it (see TensorMapType).
 inline constexpr llvm::StringLiteral kTensorMap = "tgpu.tensor_map";

@@ -436,6 +436,35 @@ def TileGPULoadAhead : Pass<"tgpu-load-ahead"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileGPUOverlapLaunches : Pass<"tgpu-overlap-launches"> {
+  let summary = "Lets each kernel start while the stream's previous kernel finishes (programmatic dependent launch)";
+  let description = [{
+    A kernel launched after another on a stream starts only when that one
+    has completed, so every boundary between a program's kernels (split-KV's
+    split and combine kernels, the backward's three) and between calls pays
+    the next grid's launch and its CTAs' start with the GPU idle: a few
+    microseconds, as much as a decode step's combine kernel does.
+
+    This pass begins every scheduled kernel (`tgpu.num_warps`) with
+    `tgpu.launch_dependents` and then `tgpu.wait_prior_grids`, before any
+    other op, and marks it `tgpu.overlaps_prior_grid`; the launch plan
+    records that (`overlaps_prior`) and the runtime launches such kernels
+    with programmatic stream serialization (cuLaunchKernelEx). A kernel's
+    CTAs may then be placed as soon as every CTA of the previous grid has
+    started, and wait there until it has completed and its writes are
+    visible; the wait comes before the kernel's first access to global
+    memory, so each kernel still sees all of the previous one's writes and
+    the previous one never sees this one's. A kernel that is not marked is
+    launched as before. The dependents' CTAs take only multiprocessors the
+    previous grid leaves free (all of its CTAs have started by then).
+
+    For sm_90 and later only (`griddepcontrol`); the CUDA pipelines add it
+    for sm_90a (`overlap-launches`, ablation `kiln run
+    --no-overlap-launches`).
+  }];
+  let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
+}
+
 def TileGPUSkipUnitScales : Pass<"tgpu-skip-unit-scales"> {
   let summary = "Scales a loop-carried register tile's rows only in warps where some factor differs from 1";
   let description = [{

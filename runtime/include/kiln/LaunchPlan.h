@@ -142,6 +142,11 @@ struct KernelLaunch {
   SizeExpr when = SizeExpr::constant(1);
   int64_t numThreads = 128;
   int64_t sharedBytes = 0;
+  /// The kernel waits for the stream's previous grids before touching
+  /// global memory (griddepcontrol.wait, tgpu-overlap-launches), so the
+  /// runtime launches it with programmatic stream serialization: it may
+  /// start while the previous kernel finishes.
+  bool overlapsPrior = false;
   std::vector<KernelArg> args;
 };
 
