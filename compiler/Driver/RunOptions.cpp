@@ -392,17 +392,17 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "persistent" || name == "no-persistent" ||
         name == "no-double-tile-buffers" || name == "persistent-backward" ||
         name == "ping-pong" || name == "no-overlap-products" ||
-        name == "no-overlap-launches" ||
-        name == "backward" || name == "no-combine-before-waits" ||
-        name == "no-pack-lhs-first" || name == "no-bulk-reductions" ||
-        name == "no-core-order" || name == "no-defer-flush" ||
-        name == "no-producer-reductions" || name == "no-deferred-turns" ||
-        name == "no-tma-stores" || name == "no-stage-in-q" ||
-        name == "no-load-ahead" || name == "no-async-accumulate" ||
-        name == "no-ring-vectors" || name == "producer-bits" ||
-        name == "order-before-waits" || name == "keys-by-queries" ||
-        name == "no-keys-by-queries" || name == "split-dkdv" ||
-        name == "no-split-dkdv" || name == "capture-gradients" ||
+        name == "no-overlap-launches" || name == "backward" ||
+        name == "no-combine-before-waits" || name == "no-pack-lhs-first" ||
+        name == "no-bulk-reductions" || name == "no-core-order" ||
+        name == "no-defer-flush" || name == "no-producer-reductions" ||
+        name == "no-deferred-turns" || name == "no-tma-stores" ||
+        name == "no-stage-in-q" || name == "no-load-ahead" ||
+        name == "no-async-accumulate" || name == "no-ring-vectors" ||
+        name == "producer-bits" || name == "order-before-waits" ||
+        name == "keys-by-queries" || name == "no-keys-by-queries" ||
+        name == "split-dkdv" || name == "no-split-dkdv" ||
+        name == "capture-gradients" ||
         name == "deterministic-capture-gradients" || name == "varlen" ||
         name == "ordered-dq" || name == "build-block-mask";
     if (isSwitch && hasValue) {

@@ -274,10 +274,9 @@ Status Program::run(const std::vector<NamedTensor> &tensors,
       continue;
     const KernelLaunch &kernel = s.kernels[k];
     const std::array<int64_t, 3> &grid = shape->grids[k];
-    if (Status st =
-            launch(functions_[k], grid[0], grid[1], grid[2], kernel.numThreads,
-                   kernel.sharedBytes, stream, allParams[k], kernel.name,
-                   kernel.overlapsPrior);
+    if (Status st = launch(functions_[k], grid[0], grid[1], grid[2],
+                           kernel.numThreads, kernel.sharedBytes, stream,
+                           allParams[k], kernel.name, kernel.overlapsPrior);
         !st.ok())
       return st;
   }

@@ -87,8 +87,9 @@ TEST(SpecFormat, OverlapsPriorRoundTripsAndDefaultsToFalse) {
   std::string wrong = text;
   wrong.replace(wrong.find(R"("overlaps_prior":true)"), 21,
                 R"("overlaps_prior":1)");
-  EXPECT_NE(readSpecJson(wrong, read).message().find(
-                "kernels[0].overlaps_prior must be true or false"),
+  EXPECT_NE(readSpecJson(wrong, read)
+                .message()
+                .find("kernels[0].overlaps_prior must be true or false"),
             std::string::npos)
       << readSpecJson(wrong, read).message();
 }

@@ -28,7 +28,8 @@ struct TileGPUOverlapLaunches
 
   void runOnOperation() override {
     getOperation()->walk([&](func::FuncOp kernel) {
-      if (!kernel->hasAttr(tgpu::attrs::kNumWarps) || kernel.getBody().empty() ||
+      if (!kernel->hasAttr(tgpu::attrs::kNumWarps) ||
+          kernel.getBody().empty() ||
           kernel->hasAttr(tgpu::attrs::kOverlapsPriorGrid))
         return;
       // First in the entry block, ahead of every read or write of global
