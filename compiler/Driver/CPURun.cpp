@@ -46,6 +46,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.gqaPack = o.gqaPack;
   pipelineOptions.combineByRows = o.combineByRows;
   pipelineOptions.combineBySplits = o.combineBySplits;
+  pipelineOptions.combinePrefetch = o.combinePrefetch;
   pipelineOptions.visibleBelow = o.visibleBelow;
   pipelineOptions.branchMaskedSteps = o.branchMaskedSteps;
   pipelineOptions.staticMax = o.staticMax;
