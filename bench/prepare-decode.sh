@@ -87,11 +87,6 @@ wait
 compile tree_verify_hd128_nopdl tree_verify --no-overlap-launches &
 compile tree_verify_mha_hd128_nopdl "$D/tree_verify_mha.mlir" --no-overlap-launches &
 wait
-# The by-rows combine kernel without its prefetch of the next split's block
-# (`_nopf`, --no-combine-prefetch).
-compile gqa4_decode_hd128_nopf gqa_decode --variant gqa4_decode --no-combine-prefetch &
-compile tree_verify_hd128_nopf tree_verify --no-combine-prefetch &
-wait
 failed_after=$(cat "$D/failed" 2>/dev/null || true)
 if [ "$(printf "%s" "$failed_after" | grep -c . || true)" -gt "$failed_before" ]; then
   echo "prepare-decode: some specs failed to compile (above)" >&2

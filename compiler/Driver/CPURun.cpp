@@ -46,7 +46,6 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.gqaPack = o.gqaPack;
   pipelineOptions.combineByRows = o.combineByRows;
   pipelineOptions.combineBySplits = o.combineBySplits;
-  pipelineOptions.combinePrefetch = o.combinePrefetch;
   pipelineOptions.visibleBelow = o.visibleBelow;
   pipelineOptions.branchMaskedSteps = o.branchMaskedSteps;
   pipelineOptions.staticMax = o.staticMax;

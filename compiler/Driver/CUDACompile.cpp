@@ -76,7 +76,6 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.gqaPack = choices.gqaPack;
   options.combineByRows = choices.combineByRows;
   options.combineBySplits = choices.combineBySplits;
-  options.combinePrefetch = choices.combinePrefetch;
   options.visibleBelow = choices.visibleBelow;
   options.branchMaskedSteps = choices.branchMaskedSteps;
   options.staticMax = choices.staticMax;
@@ -187,7 +186,6 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.gqaPack = o.gqaPack;
   choices.combineByRows = o.combineByRows;
   choices.combineBySplits = o.combineBySplits;
-  choices.combinePrefetch = o.combinePrefetch;
   choices.visibleBelow = o.visibleBelow;
   choices.branchMaskedSteps = o.branchMaskedSteps;
   choices.staticMax = o.staticMax;

@@ -33,7 +33,6 @@ struct ScheduleChoices {
   bool gqaPack = true;            ///< forward: GQA heads packed in its rows
   bool combineByRows = false;     ///< forward: the row-block combine kernel
   bool combineBySplits = false;   ///< ...or the split-block one, every run
-  bool combinePrefetch = true;    ///< ...the by-rows one loads a split ahead
   bool visibleBelow = true;       ///< forward: unmasked blocks below X
   bool branchMaskedSteps = true;  ///< forward: last partial block branched
   bool staticMax = true;          ///< forward: a bounded score_mod's top as m

@@ -174,9 +174,6 @@ const char *runUsage() {
                             query row and blocks of 16 splits in every run
                             (ablation; by default a run with many query rows
                             and few splits merges by rows)
-  --no-combine-prefetch     forward, split KV: the by-rows combine kernel
-                            loads each split's block in its own step, then
-                            merges it (ablation)
   --no-overlap-copies       cuda: stage K and V one after the other (ablation)
   --no-prefetch             cuda: no load of the next step's K under P*V (ablation)
   --no-fast-math            cuda: precise tanhf / expf in the mods (ablation)
@@ -379,8 +376,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "help" || name == "h" || name == "check" ||
         name == "no-split" || name == "no-split-kv" || name == "no-gqa-pack" ||
         name == "no-group-steps" || name == "combine-by-rows" ||
-        name == "combine-by-splits" || name == "no-combine-prefetch" ||
-        name == "no-visible-below" || name == "no-split-position-differences" ||
+        name == "combine-by-splits" || name == "no-visible-below" ||
+        name == "no-split-position-differences" ||
         name == "no-branch-masked-steps" || name == "no-static-max" ||
         name == "no-narrow-band-tiles" ||
         name == "branch-masked-backward-steps" ||
@@ -426,8 +423,6 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.gqaPack = false;
     } else if (name == "combine-by-rows") {
       o.combineByRows = true;
-    } else if (name == "no-combine-prefetch") {
-      o.combinePrefetch = false;
     } else if (name == "combine-by-splits") {
       o.combineBySplits = true;
     } else if (name == "no-visible-below") {

@@ -83,9 +83,6 @@ struct RunOptions {
   /// (--combine-by-splits), in every run instead of the run's choice.
   bool combineByRows = false;
   bool combineBySplits = false;
-  /// Forward, split KV: the by-rows combine kernel loads the next split's
-  /// block before merging (ablation switch --no-combine-prefetch).
-  bool combinePrefetch = true;
   /// Forward: blocks below a mask_mod's per-program bound `kv < X || ...`
   /// run unmasked (ablation switch --no-visible-below).
   bool visibleBelow = true;

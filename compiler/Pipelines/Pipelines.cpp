@@ -77,7 +77,6 @@ void buildForwardTilePipeline(OpPassManager &pm,
         split.combineSplits = 0;
       if (options.combineBySplits)
         split.combineRowsSteps = 0;
-      split.combinePrefetch = options.combinePrefetch;
       pm.addPass(tile::createTileSplitKV(split));
     }
   }
@@ -226,7 +225,6 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.splitKv = options.splitKv;
   forward.combineByRows = options.combineByRows;
   forward.combineBySplits = options.combineBySplits;
-  forward.combinePrefetch = options.combinePrefetch;
   forward.visibleBelow = options.visibleBelow;
   forward.branchMaskedSteps = options.branchMaskedSteps;
   forward.staticMax = options.staticMax;

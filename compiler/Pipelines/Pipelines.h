@@ -161,12 +161,6 @@ struct ForwardPipelineOptions
                      "query rows, one split per step, in every run "
                      "(tile-split-kv combine-splits=0; ablation)"),
       llvm::cl::init(false)};
-  Option<bool> combinePrefetch{
-      *this, "combine-prefetch",
-      llvm::cl::desc("Forward: the by-rows split-KV combine kernel loads "
-                     "the next split's block before merging the current one "
-                     "(tile-split-kv combine-prefetch)"),
-      llvm::cl::init(true)};
   Option<bool> combineBySplits{
       *this, "combine-by-splits",
       llvm::cl::desc("Forward: the split-KV combine kernel over one query "
@@ -598,12 +592,6 @@ struct CUDAPipelineOptions
                      "query rows, one split per step, in every run "
                      "(tile-split-kv combine-splits=0; ablation)"),
       llvm::cl::init(false)};
-  Option<bool> combinePrefetch{
-      *this, "combine-prefetch",
-      llvm::cl::desc("Forward: the by-rows split-KV combine kernel loads "
-                     "the next split's block before merging the current one "
-                     "(tile-split-kv combine-prefetch)"),
-      llvm::cl::init(true)};
   Option<bool> combineBySplits{
       *this, "combine-by-splits",
       llvm::cl::desc("Forward: the split-KV combine kernel over one query "

@@ -9,19 +9,16 @@
 
 namespace kiln {
 
-namespace detail {
 /// A thread's elements come in pairs of adjacent columns (e even, e + 1).
-/// Where columns are contiguous and the pair lies inside and aligned (and
-/// `keep` holds for both), the pair is one load of twice the width: half
-/// the load instructions, which lets ptxas keep more of a tile's loads in
-/// flight before their first use (the by-rows split-KV combine kernel read
-/// its partials in batches of ~8 scalar loads, one memory latency each).
-/// Elements outside, or where `keep(e)` is false, read `fill` and touch no
-/// memory.
-template <typename T, int M, int N, int W, int CG, int G, typename Keep>
-__device__ __forceinline__ void load_pairs(Frag<T, M, N, W, CG> &f,
-                                           const Desc<T, G> &d, int row0,
-                                           int col0, float fill, Keep keep) {
+/// Where columns are contiguous and the pair lies inside and aligned, the
+/// pair is one load of twice the width: half the load instructions, which
+/// lets ptxas keep more of a tile's loads in flight before their first use
+/// (the by-rows split-KV combine kernel read its partials in batches of ~8
+/// scalar loads, one memory latency each).
+template <typename T, int M, int N, int W, int CG, int G>
+__device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
+                                     const Desc<T, G> &d, int row0, int col0,
+                                     float fill) {
   using F = Frag<T, M, N, W, CG>;
   const T outside = from_float<T>(fill);
   struct alignas(2 * sizeof(T)) Pair {
@@ -32,8 +29,8 @@ __device__ __forceinline__ void load_pairs(Frag<T, M, N, W, CG> &f,
   for (int e = 0; e < F::kSize; e += 2) {
     int r = row0 + F::row(e), c = col0 + F::col(e);
     bool row_inside = r >= 0 && r < d.rows;
-    bool first = keep(e) && row_inside && c >= 0 && c < d.cols;
-    bool second = keep(e + 1) && row_inside && c + 1 >= 0 && c + 1 < d.cols;
+    bool first = row_inside && c >= 0 && c < d.cols;
+    bool second = row_inside && c + 1 >= 0 && c + 1 < d.cols;
     // (Offsets, not pointers, until an element is known to be inside.)
     long long at = d.row_offset(r) + static_cast<long long>(c) * d.col_stride;
     if (contiguous && first && second &&
@@ -47,15 +44,6 @@ __device__ __forceinline__ void load_pairs(Frag<T, M, N, W, CG> &f,
     }
   }
 }
-} // namespace detail
-
-/// A register tile from `d` at (row0, col0); what lies outside reads `fill`.
-template <typename T, int M, int N, int W, int CG, int G>
-__device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
-                                     const Desc<T, G> &d, int row0, int col0,
-                                     float fill) {
-  detail::load_pairs(f, d, row0, col0, fill, [](int) { return true; });
-}
 
 /// The same, reading only the elements whose mask is set (the others read
 /// `fill` and touch no memory).
@@ -63,7 +51,14 @@ template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void
 load(Frag<T, M, N, W, CG> &f, const Desc<T, G> &d, int row0, int col0,
      float fill, const Frag<bool, M, N, W, CG> &mask) {
-  detail::load_pairs(f, d, row0, col0, fill, [&](int e) { return mask.x[e]; });
+  using F = Frag<T, M, N, W, CG>;
+  const T outside = from_float<T>(fill);
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e) {
+    int r = row0 + F::row(e), c = col0 + F::col(e);
+    bool inside = mask.x[e] && r >= 0 && r < d.rows && c >= 0 && c < d.cols;
+    f.x[e] = inside ? d.ptr[d.row_offset(r) + c * d.col_stride] : outside;
+  }
 }
 
 template <typename T, int M, int W, int G>
@@ -75,21 +70,6 @@ __device__ __forceinline__ void load(RowFrag<T, M, W> &f, const Desc<T, G> &d,
   for (int s = 0; s < R::kSize; ++s) {
     int r = row0 + R::row(s);
     f.x[s] = r >= 0 && r < d.rows ? d.ptr[d.row_offset(r)] : outside;
-  }
-}
-
-/// The same, reading only the rows whose mask is set.
-template <typename T, int M, int W, int G>
-__device__ __forceinline__ void load(RowFrag<T, M, W> &f, const Desc<T, G> &d,
-                                     int row0, float fill,
-                                     const RowFrag<bool, M, W> &mask) {
-  using R = RowFrag<T, M, W>;
-  const T outside = from_float<T>(fill);
-#pragma unroll
-  for (int s = 0; s < R::kSize; ++s) {
-    int r = row0 + R::row(s);
-    f.x[s] =
-        mask.x[s] && r >= 0 && r < d.rows ? d.ptr[d.row_offset(r)] : outside;
   }
 }
 

@@ -86,10 +86,6 @@ def TileSplitKV : Pass<"tile-split-kv", "::mlir::ModuleOp"> {
            "and launch it when kv_splits times its waves is at most this "
            "many times the by-splits kernel's waves (0: the by-splits "
            "kernel alone, an ablation)">,
-    Option<"combinePrefetch", "combine-prefetch", "bool", /*default=*/"true",
-           "The by-rows combine kernel loads the next split's block before "
-           "merging the current one (false: each step loads, then merges; "
-           "an ablation)">,
   ];
   let dependentDialects = ["::kiln::tile::TileDialect",
                            "::mlir::arith::ArithDialect",

@@ -660,60 +660,25 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
           b, loc, RankedTensorType::get({rows, dv}, f32), v, /*dim=*/1);
     };
     double negInf = -std::numeric_limits<double>::infinity();
-    // A split's block of partial outputs and its LSE in log2 units; where
-    // `present` (a scalar i1, if given) is false, no memory is read and the
-    // block is the fill (weight 0).
-    auto loadSplit = [&](Location l, Value split,
-                         Value present) -> std::pair<Value, Value> {
-      Value row = ix.add(ix.mul(batch, numSplits), split);
-      Value oView = tile::ViewOp::create(b, l, matrixDesc(f32), oPartial,
-                                         ValueRange{row, head}, keepMatrix);
-      Value lseView = tile::ViewOp::create(b, l, rowDesc, lsePartial,
-                                           ValueRange{row, head}, keepRow);
-      auto mask = [&](ArrayRef<int64_t> shape) -> Value {
-        if (!present)
-          return nullptr;
-        return tile::SplatOp::create(
-            b, l, RankedTensorType::get(shape, b.getI1Type()), present);
-      };
-      Value o = tile::LoadOp::create(
-          b, l, RankedTensorType::get({rows, dv}, f32), oView,
-          ValueRange{qStart, zero}, mask({rows, dv}), b.getF32FloatAttr(0.0));
-      Value x = tile::LoadOp::create(b, l, RankedTensorType::get({rows}, f32),
-                                     lseView, ValueRange{qStart}, mask({rows}),
-                                     b.getF32FloatAttr(negInf));
-      x = arith::MulFOp::create(b, l, x, splat(M_LOG2E, {rows}));
-      return {o, x};
-    };
-    // Software-pipelined by one split (combine-prefetch): each step issues
-    // the next split's loads before merging the one loaded a step earlier,
-    // so that a step's merge runs under the next one's memory latency
-    // instead of after it (each step was a dependent L2 round trip).
-    SmallVector<Value> init{splat(negInf, {rows}), splat(0.0, {rows}),
-                            splat(0.0, {rows, dv})};
-    if (combinePrefetch) {
-      auto [o0, x0] = loadSplit(loc, zero, /*present=*/nullptr);
-      init.append({o0, x0});
-    }
+    Value init[] = {splat(negInf, {rows}), splat(0.0, {rows}),
+                    splat(0.0, {rows, dv})};
     auto loop = scf::ForOp::create(
         b, loc, zero, numSplits, ix.c(1), ValueRange(init),
         [&](OpBuilder &nb, Location l, Value split, ValueRange carried) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(nb.getInsertionBlock());
-          Value o, x, oNext, xNext;
-          if (combinePrefetch) {
-            // The next split's, where there is one; the last step's (past
-            // the splits) reads nothing.
-            Value next = ix.add(split, ix.c(1));
-            Value more = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
-                                               next, numSplits);
-            std::tie(oNext, xNext) =
-                loadSplit(l, ix.min(next, ix.sub(numSplits, ix.c(1))), more);
-            o = carried[3];
-            x = carried[4];
-          } else {
-            std::tie(o, x) = loadSplit(l, split, /*present=*/nullptr);
-          }
+          Value row = ix.add(ix.mul(batch, numSplits), split);
+          Value oView = tile::ViewOp::create(b, l, matrixDesc(f32), oPartial,
+                                             ValueRange{row, head}, keepMatrix);
+          Value lseView = tile::ViewOp::create(b, l, rowDesc, lsePartial,
+                                               ValueRange{row, head}, keepRow);
+          Value o = tile::LoadOp::create(
+              b, l, RankedTensorType::get({rows, dv}, f32), oView,
+              ValueRange{qStart, zero}, b.getF32FloatAttr(0.0));
+          Value x = tile::LoadOp::create(b, l, RankedTensorType::get({rows}, f32),
+                                         lseView, ValueRange{qStart},
+                                         b.getF32FloatAttr(negInf));
+          x = arith::MulFOp::create(b, l, x, splat(M_LOG2E, {rows}));
           Value m = carried[0], sum = carried[1], acc = carried[2];
           Value mNew = arith::MaximumFOp::create(b, l, m, x);
           // No split of these rows saw a key yet: 0 as the reference keeps
@@ -731,10 +696,7 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
           Value accNew = arith::AddFOp::create(
               b, l, arith::MulFOp::create(b, l, acc, broadcast(alpha)),
               arith::MulFOp::create(b, l, o, broadcast(weight)));
-          SmallVector<Value> yielded{mNew, sumNew, accNew};
-          if (combinePrefetch)
-            yielded.append({oNext, xNext});
-          scf::YieldOp::create(b, l, yielded);
+          scf::YieldOp::create(b, l, ValueRange{mNew, sumNew, accNew});
         });
     Value m = loop.getResult(0), sum = loop.getResult(1),
           acc = loop.getResult(2);

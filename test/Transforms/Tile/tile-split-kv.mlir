@@ -3,7 +3,6 @@
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="combine-splits=0 combine-rows=32" -split-input-file | FileCheck %s --check-prefix=ROWS
 // RUN: kiln-opt %s -convert-attn-to-tile="block-m=128 decode-rows=32" -tile-split-kv -split-input-file | FileCheck %s --check-prefix=TWO
 // RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="combine-rows-steps=0" -split-input-file | FileCheck %s --check-prefix=SPLITS
-// RUN: kiln-opt %s -convert-attn-to-tile -tile-split-kv="combine-prefetch=false" -split-input-file | FileCheck %s --check-prefix=NOPF
 
 // A prefill and a decode program of one variant share kv_splits, which
 // counts the programs of the kernel that runs (each kernel's count weighted
@@ -112,30 +111,15 @@
 // The by-rows combine kernel (many query rows over few splits: a
 // speculative verify): one program per (64 query rows, head, batch), one
 // split's block per step, launched exactly when the by-splits one is not.
-// Software-pipelined: the first split's block is loaded before the loop,
-// and each step loads the next one's (none past the last split) before
-// merging the block loaded a step earlier.
 // CHECK-LABEL: func.func @decode_fwd_combine_rows(
 // CHECK-SAME: %{{[a-z0-9]+}}: i64 {tile.scalar = "kv_splits"}
 // CHECK-SAME: tile.block_m = 64
 // CHECK-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 64\], "heads", "batch"\]}}
 // CHECK-SAME: tile.when = ["mul", ["min", ["max", ["sub", "kv_splits", 1], 0], 1], ["min", ["max", ["sub", ["add", ["mul", 2, ["ceildiv", ["mul", "seq_q", "heads", "batch"], ["mul", "num_sms", "ctas_per_sm.decode_fwd_combine"]], ["ceildiv", "kv_splits", 16]], 1], ["mul", "kv_splits", ["ceildiv", ["mul", ["ceildiv", "seq_q", 64], "heads", "batch"], ["mul", "num_sms", "ctas_per_sm.decode_fwd_combine_rows"]]]], 0], 1]]
-// CHECK: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32>
 // CHECK: scf.for
-// CHECK: %[[NEXT:.*]] = arith.addi %[[SPLIT:.*]], %c1
-// CHECK: %[[MORE:.*]] = arith.cmpi slt, %[[NEXT]]
-// CHECK: %[[MASK:.*]] = tile.splat %[[MORE]] : i1 -> tensor<64x64xi1>
-// CHECK: tile.load {{.*}} mask %[[MASK]] fill 0.000000e+00 : f32 : <?x64xf32>, tensor<64x64xi1> -> tensor<64x64xf32>
+// CHECK: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32>
 // CHECK: scf.yield
 // CHECK: arith.truncf {{.*}} to tensor<64x64xbf16>
-
-// Without the prefetch (ablation): each step loads its own split's block,
-// unmasked, then merges it.
-// NOPF-LABEL: func.func @decode_fwd_combine_rows(
-// NOPF-NOT: tile.load
-// NOPF: scf.for
-// NOPF: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<64x64xf32>
-// NOPF: scf.yield %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}} : tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>
 
 // The ablation of the choice: the by-splits kernel in every split run.
 // SPLITS-LABEL: func.func @decode_fwd_combine(
@@ -148,11 +132,9 @@
 // ROWS-LABEL: func.func @decode_fwd_combine(
 // ROWS-SAME: tile.grid = {{\[\["ceildiv", "seq_q", 32\], "heads", "batch"\]}}
 // ROWS-SAME: tile.when = ["sub", "kv_splits", 1]
+// ROWS: scf.for
 // ROWS: tile.load {{.*}} fill 0.000000e+00 : f32 : <?x64xf32> -> tensor<32x64xf32>
 // ROWS: tile.load {{.*}} fill 0xFF800000 : f32 : <?xf32> -> tensor<32xf32>
-// ROWS: scf.for
-// ROWS: tile.load {{.*}} mask {{.*}} fill 0.000000e+00 : f32 : <?x64xf32>, tensor<32x64xi1> -> tensor<32x64xf32>
-// ROWS: tile.load {{.*}} mask {{.*}} fill 0xFF800000 : f32 : <?xf32>, tensor<32xi1> -> tensor<32xf32>
 // ROWS: scf.yield
 // ROWS: arith.truncf {{.*}} to tensor<32x64xbf16>
 // ROWS-NOT: func.func @decode_fwd_combine_rows
