@@ -79,6 +79,9 @@ def ConvertAttnToTile : Pass<"convert-attn-to-tile", "::mlir::ModuleOp"> {
            "rows (seq_q * group) exceed decode-rows (0: none; ignored "
            "unless above decode-rows, at most the chosen block-m and a "
            "multiple of the group)">,
+    Option<"wideDecodeKeys", "wide-decode-keys", "int64_t", "0",
+           "Keys per KV step of the wide decode program (0: the chosen "
+           "block-n; else a multiple of 64 no larger than it)">,
     Option<"visibleBelow", "visible-below", "bool", "true",
            "With split-masked-blocks: a mask_mod `kv < X || ...` with X "
            "uniform per program runs its blocks below X unmasked">,

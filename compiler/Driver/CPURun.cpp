@@ -41,6 +41,7 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.splitKv = o.splitKv;
   pipelineOptions.decodeRows = o.decodeRows;
   pipelineOptions.wideDecodeRows = o.wideDecodeRows;
+  pipelineOptions.wideDecodeKeys = o.wideDecodeKeys;
   pipelineOptions.shortRows = o.shortRows;
   pipelineOptions.shortKeys = o.shortKeys;
   pipelineOptions.gqaPack = o.gqaPack;

@@ -71,6 +71,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.splitKv = choices.splitKv;
   options.decodeRows = choices.decodeRows;
   options.wideDecodeRows = choices.wideDecodeRows;
+  options.wideDecodeKeys = choices.wideDecodeKeys;
   options.shortRows = choices.shortRows;
   options.shortKeys = choices.shortKeys;
   options.gqaPack = choices.gqaPack;
@@ -181,6 +182,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;
   choices.wideDecodeRows = o.wideDecodeRows;
+  choices.wideDecodeKeys = o.wideDecodeKeys;
   choices.shortRows = o.shortRows;
   choices.shortKeys = o.shortKeys;
   choices.gqaPack = o.gqaPack;

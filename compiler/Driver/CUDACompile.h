@@ -28,6 +28,7 @@ struct ScheduleChoices {
   bool splitKv = true;            ///< tile-split-kv (forward; ablation)
   int64_t decodeRows = 64;        ///< forward: the decode program's rows
   int64_t wideDecodeRows = 128;   ///< ...and the wide one's (GQA packing)
+  int64_t wideDecodeKeys = 0;     ///< ...its keys per step (0: block-n)
   int64_t shortRows = 128;        ///< forward, masked: the short program's
   int64_t shortKeys = 4096;       ///< ...rows, run when seq_kv <= shortKeys
   bool gqaPack = true;            ///< forward: GQA heads packed in its rows

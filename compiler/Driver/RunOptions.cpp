@@ -114,6 +114,8 @@ const char *runUsage() {
                             R packed rows (query heads x queries), run instead
                             when Lq * group > decode rows (default 128; 0:
                             none, the ablation)
+  --wide-decode-keys K      forward, GQA packing: the wide decode kernel's
+                            keys per KV step (default 0: the variant's block-n)
   --short-rows R            forward, masked variants: also build a kernel of
   --short-keys K            R-row query blocks (when below the chosen ones),
                             run when Lk <= K instead of the prefill kernel
@@ -335,6 +337,7 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"kv-splits", {&o.kvSplits, 1}},
       {"decode-rows", {&o.decodeRows, 0}},
       {"wide-decode-rows", {&o.wideDecodeRows, 0}},
+      {"wide-decode-keys", {&o.wideDecodeKeys, 0}},
       {"short-rows", {&o.shortRows, 0}},
       {"short-keys", {&o.shortKeys, 0}},
       {"one-sided-bounds-elements", {&o.oneSidedBoundsElements, 0}},

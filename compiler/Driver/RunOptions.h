@@ -72,6 +72,8 @@ struct RunOptions {
   /// GQA packing: the wide decode program's packed rows, run when seq_q *
   /// group exceeds decodeRows (0: none, the ablation).
   int64_t wideDecodeRows = 128;
+  /// ...and its keys per KV step (0: the variant's block-n).
+  int64_t wideDecodeKeys = 0;
   /// Forward, masked variants: rows of the short program's blocks, run when
   /// seq_kv <= shortKeys (0: no short program; only below the chosen rows).
   int64_t shortRows = 128, shortKeys = 4096;

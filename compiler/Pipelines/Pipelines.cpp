@@ -61,6 +61,7 @@ void buildForwardTilePipeline(OpPassManager &pm,
     lowering.splitMaskedBlocks = options.splitMaskedBlocks;
     lowering.decodeRows = options.decodeRows;
     lowering.wideDecodeRows = options.wideDecodeRows;
+    lowering.wideDecodeKeys = options.wideDecodeKeys;
     lowering.shortRows = options.shortRows;
     lowering.shortKeys = options.shortKeys;
     lowering.gqaPack = options.gqaPack;
@@ -242,6 +243,7 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.lazyRescale = options.lazyRescale;
   forward.decodeRows = options.decodeRows;
   forward.wideDecodeRows = options.wideDecodeRows;
+  forward.wideDecodeKeys = options.wideDecodeKeys;
   forward.shortRows = options.shortRows;
   forward.shortKeys = options.shortKeys;
   forward.gqaPack = options.gqaPack;

@@ -187,6 +187,12 @@ struct ForwardPipelineOptions
                      "decode-rows (convert-attn-to-tile wide-decode-rows; "
                      "0: none)"),
       llvm::cl::init(128)};
+  Option<int64_t> wideDecodeKeys{
+      *this, "wide-decode-keys",
+      llvm::cl::desc("Forward, GQA packing: keys per KV step of the wide "
+                     "decode program (convert-attn-to-tile wide-decode-keys; "
+                     "0: the chosen block-n)"),
+      llvm::cl::init(0)};
   Option<int64_t> shortRows{
       *this, "short-rows",
       llvm::cl::desc("Forward, masked variants: also lower a program with "
@@ -618,6 +624,12 @@ struct CUDAPipelineOptions
                      "launched when seq_q * group exceeds decode-rows (a "
                      "verify step's many packed rows); 0: none"),
       llvm::cl::init(128)};
+  Option<int64_t> wideDecodeKeys{
+      *this, "wide-decode-keys",
+      llvm::cl::desc("Forward, GQA packing: keys per KV step of the wide "
+                     "decode program (convert-attn-to-tile wide-decode-keys; "
+                     "0: the chosen block-n)"),
+      llvm::cl::init(0)};
   Option<int64_t> shortRows{
       *this, "short-rows",
       llvm::cl::desc("Forward, masked variants: also compile a kernel with "

@@ -706,6 +706,13 @@ struct ConvertAttnToTile
         decodeWhen = tile::sizeOp(
             b, "sub", {tile::sizeConstant(b, decodeRows + 1), packed});
       }
+      // (Fewer keys per step than the other programs where asked: the
+      // wide program's step does twice the decode program's products per
+      // byte of K and V.)
+      int64_t wideKeys =
+          wideDecodeKeys > 0 && wideDecodeKeys < keys && wideDecodeKeys % 64 == 0
+              ? int64_t(wideDecodeKeys)
+              : keys;
       if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks,
                                 visibleBelow, branchMaskedSteps, staticMax,
                                 staticMaxFlopPerSfu, "", prefillWhen,
@@ -720,7 +727,8 @@ struct ConvertAttnToTile
                          visibleBelow, branchMaskedSteps, staticMax,
                          staticMaxFlopPerSfu, "_decode", decodeWhen, pack))) ||
           (wideWhen &&
-           failed(lowerAttention(spec, wideDecodeRows, keys, splitMaskedBlocks,
+           failed(lowerAttention(spec, wideDecodeRows, wideKeys,
+                                 splitMaskedBlocks,
                                  visibleBelow, branchMaskedSteps, staticMax,
                                  staticMaxFlopPerSfu, "_decode_wide", wideWhen,
                                  pack))))
