@@ -124,6 +124,7 @@ TEST(ScheduleSwitches, ValueFlagsChangeAPipeline) {
       {"--block-n=64"},
       {"--decode-rows=128"},
       {"--wide-decode-rows=0"},
+      {"--wide-decode-keys=64"},
       {"--short-rows=64"},
       {"--short-keys=1024"},
       {"--one-sided-bounds-elements=0"},

@@ -5,6 +5,10 @@
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=128 gqa-pack=false" | FileCheck %s --check-prefix=NOWIDE
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=256" | FileCheck %s --check-prefix=NOWIDE
 // RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 decode-rows=64 wide-decode-rows=126" | FileCheck %s --check-prefix=NOWIDE
+// The wide program's own keys per step (wide-decode-keys), the others' kept;
+// a value that is not a multiple of 64 below block-n is ignored.
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 block-n=128 decode-rows=64 wide-decode-rows=128 wide-decode-keys=64" | FileCheck %s --check-prefix=KEYS
+// RUN: kiln-opt %s -attn-infer-mask-bounds -convert-attn-to-tile="block-m=128 block-n=128 decode-rows=64 wide-decode-rows=128 wide-decode-keys=96" | FileCheck %s --check-prefix=SAMEKEYS
 
 // GQA packing (convert-attn-to-tile gqa-pack): the decode program of a 4:1
 // group runs one program per (block of 64 / 4 queries, KV head, batch); Q,
@@ -81,3 +85,12 @@ attn.attention @g {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // Without packing there is no wide program, nor one taller than the
 // prefill's blocks (256 > 128) or whose rows do not hold whole groups (126).
 // NOWIDE-NOT: @g_fwd_decode_wide
+
+// KEYS-LABEL: func.func @g_fwd(
+// KEYS-SAME: tile.block_n = 128
+// KEYS-LABEL: func.func @g_fwd_decode(
+// KEYS-SAME: tile.block_n = 128
+// KEYS-LABEL: func.func @g_fwd_decode_wide(
+// KEYS-SAME: tile.block_n = 64
+// SAMEKEYS-LABEL: func.func @g_fwd_decode_wide(
+// SAMEKEYS-SAME: tile.block_n = 128
