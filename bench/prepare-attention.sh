@@ -58,6 +58,7 @@ for v in plain causal; do
   ablate $v nopersist fwd --no-persistent        # one CTA per query block
   ablate $v oneq fwd --no-double-tile-buffers    # one copy of Q per persistent CTA
   ablate $v twokernel bwd --bwd-schedule two-kernel # dQ in its own kernel, no atomics
+  ablate $v nopdl both --no-overlap-launches     # each kernel only after the previous one completes
   ablate $v nokq bwd --no-keys-by-queries        # dK/dV kernel on S = Q K^T
   ablate $v noasync bwd --no-async-accumulate    # dV and dK waited for where issued
   ablate $v notmab bwd --no-tma-stores          # dK, dV (and a bf16 dQ) by per-lane stores

@@ -108,6 +108,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.deferredTurns = choices.deferredTurns;
   options.tmaStores = choices.tmaStores;
   options.overlapLaunches = choices.overlapLaunches;
+  options.overlapBackwardLaunches = choices.overlapBackwardLaunches;
   options.stageInQ = choices.stageInQ;
   options.asyncAccumulate = choices.asyncAccumulate;
   options.packLhsFirst = choices.packLhsFirst;
@@ -213,6 +214,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.deferredTurns = o.deferredTurns;
   choices.tmaStores = o.tmaStores;
   choices.overlapLaunches = o.overlapLaunches;
+  choices.overlapBackwardLaunches = o.overlapBackwardLaunches;
   choices.stageInQ = o.stageInQ;
   choices.asyncAccumulate = o.asyncAccumulate;
   choices.packLhsFirst = o.packLhsFirst;

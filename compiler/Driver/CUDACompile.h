@@ -58,7 +58,8 @@ struct ScheduleChoices {
   bool producerReductions = true; ///< ...and by the producer's warp
   bool deferredTurns = true;      ///< ordered dQ: turns passed on later
   bool tmaStores = true;          ///< tgpu-tma-stores (sm_90a fwd)
-  bool overlapLaunches = true;    ///< tgpu-overlap-launches (sm_90a)
+  bool overlapLaunches = true;    ///< tgpu-overlap-launches (sm_90a fwd)
+  bool overlapBackwardLaunches = false; ///< ...and bwd (opt-in)
   bool stageInQ = true;           ///< ...staged in the tile's copy of Q
   bool asyncAccumulate = true;    ///< dV, dK waited at the yield (sm_90a)
   bool packLhsFirst = true;       ///< tgpu-warpgroup-mma pack-lhs-first

@@ -179,6 +179,7 @@ struct RunOptions {
   bool deferredTurns = true;      ///< --ordered-dq: turns passed on later
   bool tmaStores = true;        ///< cuda sm_90a: tgpu-tma-stores
   bool overlapLaunches = true;  ///< cuda sm_90a: tgpu-overlap-launches
+  bool overlapBackwardLaunches = false; ///< ...in the backward (opt-in)
   bool stageInQ = true;         ///< ...staged in the tile's copy of Q
   bool asyncAccumulate = true;  ///< cuda sm_90a: dV, dK waited at the yield
   bool packLhsFirst = true;     ///< cuda sm_90a: P packed before wgmma's fence

@@ -494,11 +494,16 @@ struct CUDAPipelineOptions
       llvm::cl::init(true)};
   Option<bool> overlapLaunches{
       *this, "overlap-launches",
-      llvm::cl::desc("sm_90a: each kernel starts while the stream's "
+      llvm::cl::desc("sm_90a forward: each kernel starts while the stream's "
                      "previous one finishes, and waits for it before its "
                      "first global access (tgpu-overlap-launches: "
                      "programmatic dependent launch)"),
       llvm::cl::init(true)};
+  Option<bool> overlapBackwardLaunches{
+      *this, "overlap-backward-launches",
+      llvm::cl::desc("sm_90a backward: the same for the backward's kernels "
+                     "(opt-in: measured slower)"),
+      llvm::cl::init(false)};
   Option<bool> tmaStores{
       *this, "tma-stores",
       llvm::cl::desc("sm_90a: the consumers' output tiles (the forward's; "

@@ -35,18 +35,17 @@ enum : int {
 };
 
 /// cuLaunchKernelEx's attribute and configuration (cuda.h's CUlaunchAttribute
-/// and CUlaunchConfig, CUDA 12 and later): an id padded to 8 bytes and a
-/// 64-byte value union.
+/// and CUlaunchConfig, CUDA 11.8 and later): an id padded to 8 bytes and a
+/// 64-byte value union, whose largest members are 8-byte aligned.
 enum : int { CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
 struct CUlaunchAttribute {
   int id;
   char pad[4];
-  union {
+  union alignas(8) {
     char bytes[64];
     int programmaticStreamSerializationAllowed;
   } value;
 };
-static_assert(sizeof(CUlaunchAttribute) == 72, "cuda.h's CUlaunchAttribute");
 struct CUlaunchConfig {
   unsigned gridDimX, gridDimY, gridDimZ;
   unsigned blockDimX, blockDimY, blockDimZ;
@@ -55,6 +54,15 @@ struct CUlaunchConfig {
   CUlaunchAttribute *attrs;
   unsigned numAttrs;
 };
+// The layouts of cuda.h (CUDA 13.0) on LP64.
+static_assert(sizeof(CUlaunchAttribute) == 72 &&
+                  offsetof(CUlaunchAttribute, value) == 8,
+              "cuda.h's CUlaunchAttribute");
+static_assert(sizeof(CUlaunchConfig) == 56 &&
+                  offsetof(CUlaunchConfig, hStream) == 32 &&
+                  offsetof(CUlaunchConfig, attrs) == 40 &&
+                  offsetof(CUlaunchConfig, numAttrs) == 48,
+              "cuda.h's CUlaunchConfig");
 
 struct Driver {
   CUresult (*cuInit)(unsigned);
@@ -101,7 +109,7 @@ struct Driver {
                                      const unsigned *elementStrides,
                                      int interleave, int swizzle,
                                      int l2Promotion, int oobFill);
-  /// Optional (CUDA 12 and later): null where the driver lacks it; then
+  /// Optional (CUDA 11.8 and later): null where the driver lacks it; then
   /// kernels that could overlap the previous one launch as others do.
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction,
                                void **kernelParams, void **extra);

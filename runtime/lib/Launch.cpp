@@ -397,11 +397,12 @@ Status launch(void *function, int64_t gridX, int64_t gridY, int64_t gridZ,
     config.hStream = stream;
     config.attrs = &attribute;
     config.numAttrs = 1;
-    int result =
-        d->cuLaunchKernelEx(&config, function, params.pointers(), nullptr);
-    if (result == 0)
+    if (d->cuLaunchKernelEx(&config, function, params.pointers(), nullptr) == 0)
       return Status();
-    return api::check(result, ("cuLaunchKernelEx of '" + kernel + "'").c_str());
+    // Refused (a device or driver without programmatic stream
+    // serialization): launched as any other kernel, whose wait then returns
+    // at once; a launch that fails for another reason fails again below,
+    // with cuLaunchKernel's message.
   }
   int result = d->cuLaunchKernel(
       function, static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),

@@ -15,9 +15,6 @@ using namespace kiln;
 
 namespace {
 
-ProgramSpec splitLike();
-ProgramSpec splitLikeWithOverlap();
-
 ProgramSpec backwardLike() {
   auto sym = SizeExpr::named;
   auto c = SizeExpr::constant;
@@ -71,29 +68,6 @@ TEST(SpecFormat, RoundTrips) {
   EXPECT_EQ(read.tensors[0].alignBytes, 16);
 }
 
-TEST(SpecFormat, OverlapsPriorRoundTripsAndDefaultsToFalse) {
-  // A kernel that waits for the previous grids itself (tgpu-overlap-launches)
-  // says so; others leave the field out and read back false.
-  ProgramSpec original = splitLikeWithOverlap();
-  std::string text = writeSpecJson(original);
-  EXPECT_NE(text.find(R"("overlaps_prior":true)"), std::string::npos) << text;
-  ProgramSpec read;
-  Status s = readSpecJson(text, read);
-  ASSERT_TRUE(s.ok()) << s.message();
-  ASSERT_EQ(read.kernels.size(), 2u);
-  EXPECT_TRUE(read.kernels[0].overlapsPrior);
-  EXPECT_FALSE(read.kernels[1].overlapsPrior);
-  EXPECT_EQ(writeSpecJson(read), text);
-  std::string wrong = text;
-  wrong.replace(wrong.find(R"("overlaps_prior":true)"), 21,
-                R"("overlaps_prior":1)");
-  EXPECT_NE(readSpecJson(wrong, read)
-                .message()
-                .find("kernels[0].overlaps_prior must be true or false"),
-            std::string::npos)
-      << readSpecJson(wrong, read).message();
-}
-
 TEST(SpecFormat, RefusesOtherVersionsAndNonSpecs) {
   ProgramSpec spec;
   EXPECT_EQ(readSpecJson("{", spec).message(), "the spec is not valid JSON");
@@ -141,12 +115,6 @@ ProgramSpec splitLike() {
   return p;
 }
 
-ProgramSpec splitLikeWithOverlap() {
-  ProgramSpec p = splitLike();
-  p.kernels[0].overlapsPrior = true;
-  return p;
-}
-
 TEST(SpecFormat, DerivedSymbolsAndLaunchConditionsRoundTrip) {
   ProgramSpec original = splitLike();
   ASSERT_TRUE(verifyPlan(original).ok()) << verifyPlan(original).message();
@@ -169,6 +137,30 @@ TEST(SpecFormat, DerivedSymbolsAndLaunchConditionsRoundTrip) {
             "min(ceildiv(num_sms, batch), 128)");
   EXPECT_EQ(read.kernels[1].when.str(), "sub(kv_splits, 1)");
   EXPECT_EQ(read.kernels[0].when.str(), "1");
+}
+
+TEST(SpecFormat, OverlapsPriorRoundTripsAndDefaultsToFalse) {
+  // A kernel that waits for the previous grids itself (tgpu-overlap-launches)
+  // says so; others leave the field out and read back false.
+  ProgramSpec original = splitLike();
+  original.kernels[0].overlapsPrior = true;
+  std::string text = writeSpecJson(original);
+  EXPECT_NE(text.find(R"("overlaps_prior":true)"), std::string::npos) << text;
+  ProgramSpec read;
+  Status s = readSpecJson(text, read);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(read.kernels.size(), 2u);
+  EXPECT_TRUE(read.kernels[0].overlapsPrior);
+  EXPECT_FALSE(read.kernels[1].overlapsPrior);
+  EXPECT_EQ(writeSpecJson(read), text);
+  std::string wrong = text;
+  wrong.replace(wrong.find(R"("overlaps_prior":true)"), 21,
+                R"("overlaps_prior":1)");
+  EXPECT_NE(readSpecJson(wrong, read)
+                .message()
+                .find("kernels[0].overlaps_prior must be true or false"),
+            std::string::npos)
+      << readSpecJson(wrong, read).message();
 }
 
 TEST(SpecFormat, RefusesMalformedDerivedSymbols) {

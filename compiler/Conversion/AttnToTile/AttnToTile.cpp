@@ -625,9 +625,10 @@ struct ConvertAttnToTile
     SmallVector<attn::AttentionOp> specs;
     getOperation().walk([&](attn::AttentionOp op) { specs.push_back(op); });
     if (decodeRows < 0 || shortRows < 0 || shortKeys < 0 ||
-        wideDecodeRows < 0) {
-      getOperation().emitError("decode-rows, wide-decode-rows, short-rows and "
-                               "short-keys must not be negative");
+        wideDecodeRows < 0 || wideDecodeKeys < 0) {
+      getOperation().emitError("decode-rows, wide-decode-keys, "
+                               "wide-decode-rows, short-rows and short-keys "
+                               "must not be negative");
       return signalPassFailure();
     }
     for (attn::AttentionOp spec : specs) {
@@ -709,10 +710,10 @@ struct ConvertAttnToTile
       // (Fewer keys per step than the other programs where asked: the
       // wide program's step does twice the decode program's products per
       // byte of K and V.)
-      int64_t wideKeys =
-          wideDecodeKeys > 0 && wideDecodeKeys < keys && wideDecodeKeys % 64 == 0
-              ? int64_t(wideDecodeKeys)
-              : keys;
+      int64_t wideKeys = wideDecodeKeys > 0 && wideDecodeKeys < keys &&
+                                 wideDecodeKeys % 64 == 0
+                             ? wideDecodeKeys
+                             : keys;
       if (failed(lowerAttention(spec, rows, keys, splitMaskedBlocks,
                                 visibleBelow, branchMaskedSteps, staticMax,
                                 staticMaxFlopPerSfu, "", prefillWhen,

@@ -321,7 +321,22 @@ LogicalResult buildLaunchPlan(ModuleOp module, StringRef kind,
     if (auto shared =
             kernel->getAttrOfType<IntegerAttr>(tgpu::attrs::kSharedBytes))
       launch.sharedBytes = shared.getInt();
-    launch.overlapsPrior = kernel->hasAttr(tgpu::attrs::kOverlapsPriorGrid);
+    // Launched to overlap the previous grid only where the kernel waits for
+    // it before anything else (tgpu-overlap-launches).
+    if (kernel->hasAttr(tgpu::attrs::kOverlapsPriorGrid)) {
+      Block &entry = kernel.front();
+      auto first = entry.begin();
+      bool waitsFirst = entry.getOperations().size() >= 2 &&
+                        isa<tgpu::LaunchDependentsOp>(*first) &&
+                        isa<tgpu::WaitPriorGridsOp>(*std::next(first));
+      if (!waitsFirst)
+        return kernel.emitError()
+               << "kernel '" << kernel.getName() << "' is marked "
+               << tgpu::attrs::kOverlapsPriorGrid
+               << " but does not begin with tgpu.launch_dependents and "
+                  "tgpu.wait_prior_grids";
+      launch.overlapsPrior = true;
+    }
     if (failed(addCaptures(kernel, plan)))
       return failure();
     llvm::SmallDenseSet<unsigned> copied = copiedArguments(kernel);

@@ -28,9 +28,12 @@ struct TileGPUOverlapLaunches
 
   void runOnOperation() override {
     getOperation()->walk([&](func::FuncOp kernel) {
+      // (griddepcontrol is sm_90's: an sm_80 kernel is left as it is.)
+      auto arch = kernel->getAttrOfType<StringAttr>(tgpu::attrs::kArch);
       if (!kernel->hasAttr(tgpu::attrs::kNumWarps) ||
           kernel.getBody().empty() ||
-          kernel->hasAttr(tgpu::attrs::kOverlapsPriorGrid))
+          kernel->hasAttr(tgpu::attrs::kOverlapsPriorGrid) || !arch ||
+          !arch.getValue().starts_with("sm_90"))
         return;
       // First in the entry block, ahead of every read or write of global
       // memory: the launch of the next kernel is allowed at once (its CTAs
