@@ -9,12 +9,17 @@
 
 namespace kiln {
 
-/// A thread's elements come in pairs of adjacent columns (e even, e + 1).
-/// Where columns are contiguous and the pair lies inside and aligned, the
-/// pair is one load of twice the width: half the load instructions, which
-/// lets ptxas keep more of a tile's loads in flight before their first use
-/// (the by-rows split-KV combine kernel read its partials in batches of ~8
-/// scalar loads, one memory latency each).
+/// A thread's elements come in pairs of adjacent columns (e even, e + 1, the
+/// first at an even column when col0 is even). Where that holds for every
+/// pair of the tile — contiguous columns, even col0, cols and row strides,
+/// and a base aligned to a pair — a pair is inside or outside whole, and each
+/// is one predicated load of twice the width: half the load instructions,
+/// which lets ptxas keep more of a tile's loads in flight before their first
+/// use (the by-rows split-KV combine kernel read its partials in batches of
+/// ~8 scalar loads, one memory latency each), and one test per pair instead
+/// of a branch between a wide and two narrow loads (less code for NVVM and
+/// ptxas: the backward's preprocess kernel unrolled 64 such branches).
+/// Otherwise, one checked load per element.
 template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
                                      const Desc<T, G> &d, int row0, int col0,
@@ -24,24 +29,33 @@ __device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
   struct alignas(2 * sizeof(T)) Pair {
     T first, second;
   };
-  const bool contiguous = d.col_stride == 1;
+  const bool pairs =
+      d.col_stride == 1 && col0 % 2 == 0 && d.cols % 2 == 0 &&
+      d.row_stride % 2 == 0 && (G == 1 || d.group_stride % 2 == 0) &&
+      reinterpret_cast<unsigned long long>(d.ptr) % sizeof(Pair) == 0;
+  if (pairs) {
 #pragma unroll
-  for (int e = 0; e < F::kSize; e += 2) {
-    int r = row0 + F::row(e), c = col0 + F::col(e);
-    bool row_inside = r >= 0 && r < d.rows;
-    bool first = row_inside && c >= 0 && c < d.cols;
-    bool second = row_inside && c + 1 >= 0 && c + 1 < d.cols;
-    // (Offsets, not pointers, until an element is known to be inside.)
-    long long at = d.row_offset(r) + static_cast<long long>(c) * d.col_stride;
-    if (contiguous && first && second &&
-        reinterpret_cast<unsigned long long>(d.ptr + at) % sizeof(Pair) == 0) {
-      Pair pair = *reinterpret_cast<const Pair *>(d.ptr + at);
+    for (int e = 0; e < F::kSize; e += 2) {
+      int r = row0 + F::row(e), c = col0 + F::col(e);
+      // (c even and cols even: c < cols puts c + 1 inside too.)
+      bool inside = r >= 0 && r < d.rows && c >= 0 && c < d.cols;
+      Pair pair{outside, outside};
+      if (inside)
+        pair = *reinterpret_cast<const Pair *>(d.ptr + d.row_offset(r) + c);
       f.x[e] = pair.first;
       f.x[e + 1] = pair.second;
-    } else {
-      f.x[e] = first ? d.ptr[at] : outside;
-      f.x[e + 1] = second ? d.ptr[at + d.col_stride] : outside;
     }
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < F::kSize; ++e) {
+    int r = row0 + F::row(e), c = col0 + F::col(e);
+    bool inside = r >= 0 && r < d.rows && c >= 0 && c < d.cols;
+    // (Offsets, not pointers, until an element is known to be inside.)
+    f.x[e] =
+        inside
+            ? d.ptr[d.row_offset(r) + static_cast<long long>(c) * d.col_stride]
+            : outside;
   }
 }
 

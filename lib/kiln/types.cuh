@@ -4,6 +4,7 @@
 // kernel and these files). bf16/f16 are plain 16-bit storage types converted
 // with PTX.
 #pragma once
+#include "kiln/desc.cuh"
 
 namespace kiln {
 
@@ -98,30 +99,6 @@ template <typename T, int R> struct Tensor {
   T *ptr;
   long long size[R];
   long long stride[R];
-};
-
-/// A 1-D or 2-D window of a global array (tile.view); loads and stores
-/// through it check `rows` / `cols`. With G > 1 (a packed view) row r is
-/// row r / G of the array's rows and position r % G of the packed
-/// dimension (`group_stride` apart): a GQA group's query heads as
-/// neighbouring rows.
-template <typename T, int G = 1> struct Desc {
-  T *ptr;
-  int rows, cols;
-  long long row_stride, col_stride;
-  long long group_stride;
-  __device__ __forceinline__ long long row_offset(int r) const {
-    if constexpr (G == 1)
-      return r * row_stride;
-    else
-      return (r / G) * row_stride + (r % G) * group_stride;
-  }
-  /// Whether row r exists, and then its offset from `ptr` (copies
-  /// zero-fill the others).
-  __device__ __forceinline__ bool locate(int r, long long &offset) const {
-    offset = row_offset(r);
-    return r >= 0 && r < rows;
-  }
 };
 
 /// The rows of one sequence and head of a paged KV cache (a tile.view with

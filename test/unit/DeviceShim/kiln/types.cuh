@@ -1,6 +1,7 @@
 //===- types.cuh - a host stand-in for lib/kiln's device basics ----------===//
 //
-// Lets a unit test compile lib/kiln's random.cuh and layout.cuh on the host
+// Lets a unit test compile lib/kiln's random.cuh, layout.cuh and (for f32
+// tiles) load.cuh on the host
 // (they include "kiln/types.cuh", found here first): one std::thread per
 // lane of a warp, `threadIdx.x` thread-local, and __shfl_xor_sync exchanging
 // values among the 32 threads of the warp under test at a barrier.
@@ -78,7 +79,13 @@ inline unsigned __shfl_xor_sync(unsigned, unsigned value, int laneMask) {
   return other;
 }
 
+// The real device library's array window (host-safe as it is).
+#include "kiln/desc.cuh"
+
 namespace kiln {
 inline int lane_id() { return threadIdx.x & 31; }
 inline int warp_id() { return threadIdx.x >> 5; }
+/// kiln::load's fill, for f32 tiles (the 16-bit types convert with PTX).
+template <typename T> T from_float(float x);
+template <> inline float from_float<float>(float x) { return x; }
 } // namespace kiln
