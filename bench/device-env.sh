@@ -56,6 +56,13 @@ dropout_checks() {
   run_check "causal hd128 Lq>Lk many CTAs" examples/causal.mlir --backend cuda --dropout 0.15 --backward \
     --head-dim 128 --seqlen 2000 --seqlen-kv 900 --heads 16 --batch 3
 }
+# decode_suite SECONDS: the GPU decode suite (test/Runtime/run-gpu-decode-suite.sh)
+# within SECONDS, its log to $OUT/decode-suite.txt; prints its exit status,
+# failures and summary.
+decode_suite() {
+  timeout "$1" bash test/Runtime/run-gpu-decode-suite.sh "$KILN" > "$OUT/decode-suite.txt" 2>&1
+  echo "decode suite rc=$?"; grep -E "^FAIL|summary|failed:" "$OUT/decode-suite.txt"
+}
 # summarize_checks FILE: the PASS / FAIL counts of a check_examples-style log
 # ("== case" lines, then the verdicts), and the lines around each failure.
 summarize_checks() {

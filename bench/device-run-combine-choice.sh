@@ -15,8 +15,7 @@ set -u
 . bench/device-env.sh
 case ${1:-check} in
 check)
-  timeout 420 bash test/Runtime/run-gpu-decode-suite.sh "$KILN" > "$OUT/decode-suite.txt" 2>&1
-  echo "decode suite rc=$?"; grep -E "^FAIL|summary|failed:" "$OUT/decode-suite.txt"
+  decode_suite 420
   for tool in memcheck racecheck synccheck; do
     for form in "" --combine-by-splits; do
       echo -n "$tool tree_verify Lq=32 splits=2 ${form:-(choice: by rows)}: "

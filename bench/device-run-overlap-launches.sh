@@ -14,8 +14,7 @@ set -u
 . bench/device-env.sh
 case ${1:-check} in
 check)
-  timeout 400 bash test/Runtime/run-gpu-decode-suite.sh "$KILN" > "$OUT/decode-suite.txt" 2>&1
-  echo "decode suite rc=$?"; grep -E "^FAIL|summary|failed:" "$OUT/decode-suite.txt"
+  decode_suite 400
   check_examples pdl "64 128" > "$OUT/examples.txt" 2>&1
   summarize_checks "$OUT/examples.txt"
   sanitize "tree_verify Lq=32 splits=2" examples/tree_verify.mlir --backend cuda --seqlen 32 \

@@ -458,9 +458,10 @@ def TileGPUOverlapLaunches : Pass<"tgpu-overlap-launches"> {
     launched as before. The dependents' CTAs take only multiprocessors the
     previous grid leaves free (all of its CTAs have started by then).
 
-    For sm_90 and later only (`griddepcontrol`); the CUDA pipelines add it
-    for sm_90a (`overlap-launches`, ablation `kiln run
-    --no-overlap-launches`).
+    For sm_90 kernels only (`griddepcontrol`; others are left alone). The
+    sm_90a forward pipeline adds it (`overlap-launches`, ablation `kiln run
+    --no-overlap-launches`); the backward's only with
+    `overlap-backward-launches` (opt-in: its kernels measured slower).
   }];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect"];
 }
