@@ -148,6 +148,9 @@ for v in softcap causal_softcap alibi; do # a mod's dS factor multiplied as writ
   ablate $v twokernelnocbw bwd --bwd-schedule two-kernel --no-combine-before-waits
 done
 ablate gqa_causal nolf both --no-longest-first   # query blocks in grid order, not the grid's longest first
+for v in causal gqa_causal; do   # the dK/dV kernel's key blocks in grid order, not
+  ablate $v nobwdlf bwd --no-backward-longest-first # longest first in chunks of about a wave
+done
 # Tile shapes beside the chosen ones (attn-choose-tiles' rule against a sweep).
 # A narrow band's tiles (the sliding window: 129 keys per row): the head
 # dim's tiles instead of 64 x 64 (attn-choose-tiles narrow-band-tiles), and

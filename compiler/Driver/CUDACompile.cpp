@@ -68,6 +68,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.pipelineProducts = choices.pipelineProducts;
   options.warpSpecialize = choices.warpSpecialize;
   options.longestFirst = choices.longestFirst;
+  options.backwardLongestFirst = choices.backwardLongestFirst;
   options.splitKv = choices.splitKv;
   options.decodeRows = choices.decodeRows;
   options.wideDecodeRows = choices.wideDecodeRows;
@@ -180,6 +181,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.deterministicCaptureGradients = o.deterministicCaptureGradients;
   choices.orderedDq = o.orderedDq;
   choices.longestFirst = o.longestFirst;
+  choices.backwardLongestFirst = o.backwardLongestFirst;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;
   choices.wideDecodeRows = o.wideDecodeRows;

@@ -25,6 +25,7 @@ struct ScheduleChoices {
   bool pipelineProducts = false;  ///< tgpu-pipeline-products (likewise)
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (sm_90a)
   bool longestFirst = true;       ///< tgpu-longest-first (ablation)
+  bool backwardLongestFirst = true; ///< ...in wave chunks, bwd (ablation)
   bool splitKv = true;            ///< tile-split-kv (forward; ablation)
   int64_t decodeRows = 64;        ///< forward: the decode program's rows
   int64_t wideDecodeRows = 128;   ///< ...and the wide one's (GQA packing)

@@ -226,6 +226,11 @@ const char *runUsage() {
   --no-longest-first        cuda forward: GQA's query blocks in grid order
                             instead of the longest of the whole grid first
                             (causal; tgpu-longest-first; ablation)
+  --no-backward-longest-first
+                            cuda backward: the dK/dV kernels' key blocks in
+                            grid order instead of longest first within
+                            chunks of about a wave (causal; tgpu-longest-first
+                            wave-chunks; ablation)
   --pipeline-products       cuda sm_90a: overlap each step's softmax with the
                             previous step's P*V (off by default: slower today)
   --no-overlap-products     cuda sm_90a: each product waited for in turn (the
@@ -396,11 +401,11 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-philox-lane-pairs" || name == "no-warpgroup-mma" ||
         name == "no-double-buffer" || name == "pipeline-products" ||
         name == "no-warp-specialize" || name == "no-longest-first" ||
-        name == "persistent" || name == "no-persistent" ||
-        name == "no-double-tile-buffers" || name == "persistent-backward" ||
-        name == "ping-pong" || name == "no-overlap-products" ||
-        name == "no-overlap-launches" || name == "backward" ||
-        name == "overlap-backward-launches" ||
+        name == "no-backward-longest-first" || name == "persistent" ||
+        name == "no-persistent" || name == "no-double-tile-buffers" ||
+        name == "persistent-backward" || name == "ping-pong" ||
+        name == "no-overlap-products" || name == "no-overlap-launches" ||
+        name == "backward" || name == "overlap-backward-launches" ||
         name == "no-combine-before-waits" || name == "no-pack-lhs-first" ||
         name == "no-bulk-reductions" || name == "no-core-order" ||
         name == "no-defer-flush" || name == "no-producer-reductions" ||
@@ -496,6 +501,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.warpSpecialize = false;
     } else if (name == "no-longest-first") {
       o.longestFirst = false;
+    } else if (name == "no-backward-longest-first") {
+      o.backwardLongestFirst = false;
     } else if (name == "ping-pong") {
       o.pingPong = true;
     } else if (name == "persistent") {

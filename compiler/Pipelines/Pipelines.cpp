@@ -386,6 +386,15 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
                                : -1;
   buildForwardTilePipeline(pm, program);
   addSM80Schedule(pm, options);
+  // The dK/dV kernels' longest key blocks first, chunk by chunk of about a
+  // wave of (head, batch) pairs, so that the CTAs at work still share
+  // their heads' Q, dO and dQ sums in L2 (docs/performance.md).
+  if (options.backwardLongestFirst) {
+    tgpu::TileGPULongestFirstOptions order;
+    order.sharedHeadsOnly = false;
+    order.waveChunks = true;
+    pm.addPass(tgpu::createTileGPULongestFirst(order));
+  }
   // Hopper: wgmma for every product; queries by keys, the transposed ones
   // (Pᵀ dO, dSᵀ Q) read the shared copies of P and dS MN-major.
   if (wgmma) {

@@ -840,6 +840,17 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     unsigned offsetsArg = layout.addOffsets(args);
     Kernel k = makeKernel(b, spec, suffix, args, stage, layout.keyGrid(b, bk),
                           bm, bk, true);
+    // Dense key blocks of one sequence each: the band sets their work, for
+    // tgpu-longest-first (varlen's axis 0 runs over every sequence, block
+    // lists over run-time data). Not with a score_mod: the renumbered
+    // program ids are values ptxas must keep (blockIdx it rereads), and
+    // softcap's D = 128 dK/dV kernel, which spills already, then spilled
+    // into its full loop (41 local loads a step against none) and ran 3-8%
+    // slower on an H200; causal's and GQA causal's kept no local memory and
+    // gained up to 6% and 16% (docs/performance.md).
+    if (!layout.varlen && !sparse && !spec.hasScoreMod())
+      if (std::optional<StringRef> cost = keyBlockCost(spec.getKvBandAttr()))
+        k.func->setAttr(tile::attrs::kBlockCost, b.getStringAttr(*cost));
     // Keys by queries, every register tile's rows are this block's keys.
     if (keysByQueries)
       k.func->setAttr(tile::attrs::kTileRows, b.getI64IntegerAttr(bk));

@@ -133,4 +133,13 @@ std::optional<llvm::StringRef> blockCost(attn::BandAttr band) {
   return upper ? tile::attrs::kBlockCostGrows : tile::attrs::kBlockCostShrinks;
 }
 
+std::optional<llvm::StringRef> keyBlockCost(attn::BandAttr band) {
+  std::optional<llvm::StringRef> byQueries = blockCost(band);
+  if (!byQueries)
+    return std::nullopt;
+  return *byQueries == tile::attrs::kBlockCostGrows
+             ? tile::attrs::kBlockCostShrinks
+             : tile::attrs::kBlockCostGrows;
+}
+
 } // namespace kiln

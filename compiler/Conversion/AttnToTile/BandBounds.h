@@ -71,6 +71,12 @@ std::pair<Value, Value> queriesSeeingAllKeys(ProgramBuilder &pb,
 /// neither, about as many.
 std::optional<llvm::StringRef> blockCost(attn::BandAttr band);
 
+/// The same for a grid of key blocks (the backward's dK/dV kernels): a
+/// key block reaches the queries whose band holds it, so the work moves
+/// the other way: fewer queries for later key blocks under upper bounds
+/// alone (causal), more under lower bounds alone.
+std::optional<llvm::StringRef> keyBlockCost(attn::BandAttr band);
+
 } // namespace kiln
 
 #endif // KILN_COMPILER_CONVERSION_ATTNTOTILE_BANDBOUNDS_H

@@ -86,11 +86,46 @@ struct TileGPULongestFirst
                 b, loc, axis[1],
                 arith::MulIOp::create(b, loc, extent[1], axis[2]))));
     Value perBlock = arith::MulIOp::create(b, loc, extent[1], extent[2]);
-    Value rank = arith::DivUIOp::create(b, loc, linear, perBlock);
-    Value rest = arith::RemUIOp::create(b, loc, linear, perBlock);
+    Value rank, pair;
+    if (waveChunks) {
+      // C pairs per chunk: floor(S / X) = ceildiv(S + 1, X) - 1, at least 1
+      // (X at least 1 in the plan's arithmetic; an empty grid has no CTA).
+      Attribute slots =
+          tile::sizeOp(b, "mul",
+                       {tile::sizeSymbol(b, "num_sms"),
+                        tile::sizeCtasPerSm(b, kernel.getName())});
+      Attribute perChunk = tile::sizeOp(
+          b, "max",
+          {tile::sizeOp(
+               b, "sub",
+               {tile::sizeOp(
+                    b, "ceildiv",
+                    {tile::sizeOp(b, "add", {slots, tile::sizeConstant(b, 1)}),
+                     tile::sizeOp(b, "max",
+                                  {grid[0], tile::sizeConstant(b, 1)})}),
+                tile::sizeConstant(b, 1)}),
+           tile::sizeConstant(b, 1)});
+      Value chunkPairs = tile::scalarArgument(kernel, perChunk);
+      if (!chunkPairs)
+        return signalPassFailure();
+      chunkPairs =
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), chunkPairs);
+      Value chunkBlocks = arith::MulIOp::create(b, loc, chunkPairs, extent[0]);
+      Value chunk = arith::DivUIOp::create(b, loc, linear, chunkBlocks);
+      Value inChunk = arith::RemUIOp::create(b, loc, linear, chunkBlocks);
+      Value first = arith::MulIOp::create(b, loc, chunk, chunkPairs);
+      Value pairsHere = arith::MinSIOp::create(
+          b, loc, chunkPairs, arith::SubIOp::create(b, loc, perBlock, first));
+      rank = arith::DivUIOp::create(b, loc, inChunk, pairsHere);
+      pair = arith::AddIOp::create(
+          b, loc, first, arith::RemUIOp::create(b, loc, inChunk, pairsHere));
+    } else {
+      rank = arith::DivUIOp::create(b, loc, linear, perBlock);
+      pair = arith::RemUIOp::create(b, loc, linear, perBlock);
+    }
     Value mapped[3];
-    mapped[1] = arith::RemUIOp::create(b, loc, rest, extent[1]);
-    mapped[2] = arith::DivUIOp::create(b, loc, rest, extent[1]);
+    mapped[1] = arith::RemUIOp::create(b, loc, pair, extent[1]);
+    mapped[2] = arith::DivUIOp::create(b, loc, pair, extent[1]);
     // Block 0 first where the work shrinks along the axis, the last block
     // first where it grows.
     mapped[0] = rank;

@@ -380,13 +380,37 @@ def TileGPULongestFirst : Pass<"tgpu-longest-first"> {
     16k in three calls; causal's backward at 128 (batch, head) pairs 1.33x
     the time, its forward at 16k 3-7% slower. So with `shared-heads-only`
     (the default) only kernels over a GQA group's query heads (axis 1
-    "heads", tile.gqa_group > 1) are renumbered; the CUDA pipelines run the
-    pass on the forward only.
+    "heads", tile.gqa_group > 1) are renumbered; the forward's CUDA pipeline
+    runs it so.
+
+    With `wave-chunks` the grid's (head, batch) pairs, P = Y * Z of them, go
+    in chunks of C = max(1, floor(S / X)) pairs, S the CTAs the device holds
+    at once (num_sms * ctas_per_sm.<kernel>, a scalar the plan computes):
+    about one wave's worth of blocks per chunk. The chunks keep grid order,
+    and inside a chunk the block is the slowest axis, longest first: the CTA
+    at place L runs chunk c = L / (C * X), and with r = L mod (C * X) and
+    C' = min(C, P - c * C) (the last chunk's pairs) block r / C' (counted
+    from the last where the work grows) of pair c * C + r mod C'. So the
+    CTAs at work cover about as many heads as in grid order (their data
+    stays in L2), and each chunk's long blocks start while the previous
+    chunk's short ones finish. A greedy model of the dK/dV kernel (key
+    blocks, work shrinking along them; `bench/model_persistent_schedule.py
+    --kernel dkdv`) puts grid order at 1.06-1.07x the mean load per
+    multiprocessor for causal and 1.24-1.30x for GQA 4:1 (a quarter as many
+    CTAs, each four times longer) at N = 1k-8k, the chunks at 1.00-1.03x;
+    measured on an H200, the backward 3-7% faster for causal and 6-16% for
+    GQA causal at N = 2k and 4k, level at 16k. C >= P is the whole-grid
+    order above. The backward's CUDA pipeline runs the pass so
+    (`kiln run --no-backward-longest-first`: the ablation) on its key-block
+    kernels, which convert-attn-to-tile-backward gives a block cost.
   }];
   let options = [
     Option<"sharedHeadsOnly", "shared-heads-only", "bool", /*default=*/"true",
            "renumber only kernels whose axis-1 heads share K and V (a GQA "
            "group's query heads); false: every kernel with a block cost">,
+    Option<"waveChunks", "wave-chunks", "bool", /*default=*/"false",
+           "renumber within chunks of about one wave's (head, batch) pairs, "
+           "the chunks in grid order, instead of over the whole grid">,
   ];
   let dependentDialects = ["::kiln::tgpu::TileGPUDialect",
                            "::mlir::arith::ArithDialect",

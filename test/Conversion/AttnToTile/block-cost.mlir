@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward | FileCheck %s --check-prefix=BWD
 
 // tile.block_cost: how a forward kernel's work moves along its query blocks,
 // from the band's bounds that move with q (tgpu-longest-first orders the
@@ -6,6 +7,14 @@
 // would prove them). Causal (upper bounds only): later blocks see more keys.
 // CHECK-LABEL: func.func @causal_fwd(
 // CHECK-SAME: tile.block_cost = "grows"
+// The backward's key blocks the other way: later key blocks are seen by
+// fewer queries. The kernels over query blocks are not marked.
+// BWD-LABEL: func.func @causal_bwd_preprocess(
+// BWD-NOT: tile.block_cost
+// BWD-LABEL: func.func @causal_bwd_dq(
+// BWD-NOT: tile.block_cost
+// BWD-LABEL: func.func @causal_bwd_dkdv(
+// BWD-SAME: tile.block_cost = "shrinks"
 attn.attention @causal {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         causal = #attn.causal<bottom_right>, kv_band = #attn.band<lower = [], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = true>], exact = true>}
 
@@ -15,6 +24,8 @@ attn.attention @causal {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // that does not move with q (kv <= 100) changes nothing.
 // CHECK-LABEL: func.func @anti_fwd(
 // CHECK-SAME: tile.block_cost = "shrinks"
+// BWD-LABEL: func.func @anti_bwd_dkdv(
+// BWD-SAME: tile.block_cost = "grows"
 attn.attention @anti {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                       kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>],
                                            upper = [#attn.kv_bound<q_coeff = 0, offset = 100, diag = false>], exact = true>}
@@ -34,6 +45,7 @@ attn.attention @anti {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 // CHECK-NOT: tile.block_cost
 // CHECK-LABEL: func.func @sparse_fwd(
 // CHECK-NOT: tile.block_cost
+// BWD-NOT: tile.block_cost
 attn.attention @window {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         kv_band = #attn.band<lower = [#attn.kv_bound<q_coeff = 1, offset = -128, diag = false>],
                                              upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
@@ -45,3 +57,22 @@ attn.attention @varlen {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
 attn.attention @sparse {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
                         causal = #attn.causal<top_left>, block_sparse = array<i64: 128, 128>,
                         kv_band = #attn.band<lower = [], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+
+// -----
+
+// A score_mod: the forward is marked, the backward's key blocks are not
+// (the renumbering's ids cost registers the mod's per-element work needs).
+// CHECK-LABEL: func.func @capped_fwd(
+// CHECK-SAME: tile.block_cost = "grows"
+// BWD-LABEL: func.func @capped_bwd_dkdv(
+// BWD-NOT: tile.block_cost
+// BWD: return
+attn.attention @capped {qk_head_dim = 64, v_head_dim = 64, element_type = bf16,
+                        causal = #attn.causal<top_left>, kv_band = #attn.band<lower = [], upper = [#attn.kv_bound<q_coeff = 1, offset = 0, diag = false>], exact = true>}
+  score_mod(%score: f32, %b: index, %h: index, %q: index, %kv: index) {
+    %cap = arith.constant 20.0 : f32
+    %x = arith.divf %score, %cap : f32
+    %t = math.tanh %x : f32
+    %capped = arith.mulf %t, %cap : f32
+    attn.yield %capped : f32
+  }

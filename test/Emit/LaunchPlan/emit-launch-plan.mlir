@@ -54,7 +54,9 @@
 // Scheduled for the GPU: the tensors the kernels copy with cp.async need
 // 16-byte aligned rows; threads and shared memory come from the schedule;
 // GQA ties heads to kv_heads; the atomic schedule's dQ accumulator is a
-// workspace shared by three kernels, zeroed by the first of them.
+// workspace shared by three kernels, zeroed by the first of them. The dK/dV
+// kernel's last scalars are tgpu-longest-first's: the grid's extents and
+// the (head, batch) pairs per chunk.
 // RUN: kiln-opt %examples/gqa_causal.mlir -kiln-cuda-bwd-pipeline="backward-schedule=atomic arch=sm_80" | kiln-translate --emit-launch-plan | FileCheck %s --check-prefix=SCHED
 // SCHED: "arch": "sm_80",
 // SCHED: "gqa_group": 4,
@@ -71,7 +73,7 @@
 // SCHED-NEXT: "constraints": {{\[\["heads",\["mul","kv_heads",4\]\]\]}},
 // SCHED-NEXT: "kernels": [
 // SCHED-NEXT: {"name":"gqa_causal_bwd_preprocess","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"tensor":"out","rank":4},{"tensor":"dout","rank":4},{"workspace":"delta","rank":3},{"tensor":"lse","rank":3},{"workspace":"lse_log2","rank":3},{"workspace":"dq_accum","rank":4}]},
-// SCHED-NEXT: {"name":"gqa_causal_bwd_dkdv","grid":{{\[\["ceildiv","seq_kv",64\],"kv_heads","batch"\]}},"threads":128,"shared_bytes":{{[1-9][0-9]*}},"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"dout","rank":4},{"workspace":"lse_log2","rank":3},{"workspace":"delta","rank":3},{"tensor":"dk","rank":4},{"tensor":"dv","rank":4},{"workspace":"dq_accum","rank":4}]},
+// SCHED-NEXT: {"name":"gqa_causal_bwd_dkdv","grid":{{\[\["ceildiv","seq_kv",64\],"kv_heads","batch"\]}},"threads":128,"shared_bytes":{{[1-9][0-9]*}},"args":[{"tensor":"q","rank":4},{"tensor":"k","rank":4},{"tensor":"v","rank":4},{"tensor":"dout","rank":4},{"workspace":"lse_log2","rank":3},{"workspace":"delta","rank":3},{"tensor":"dk","rank":4},{"tensor":"dv","rank":4},{"workspace":"dq_accum","rank":4},{"scalar":["ceildiv","seq_kv",64]},{"scalar":"kv_heads"},{"scalar":"batch"},{"scalar":["max",["sub",["ceildiv",["add",["mul","num_sms","ctas_per_sm.gqa_causal_bwd_dkdv"],1],["max",["ceildiv","seq_kv",64],1]],1],1]}]},
 // SCHED-NEXT: {"name":"gqa_causal_bwd_dq_convert","grid":{{\[\["ceildiv","seq_q",64\],"heads","batch"\]}},"threads":128,"shared_bytes":0,"args":[{"workspace":"dq_accum","rank":4},{"tensor":"dq","rank":4}]}
 // SCHED-NEXT: {{^ \]}},
 

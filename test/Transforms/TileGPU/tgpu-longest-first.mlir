@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first | FileCheck %s --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="shared-heads-only=false" | FileCheck %s --enable-var-scope --check-prefix=ALL
+// RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="shared-heads-only=false wave-chunks=true" | FileCheck %s --enable-var-scope --check-prefix=WAVES
 
 // tgpu-longest-first: a kernel whose blocks' work grows along axis 0 (a
 // causal forward's query blocks) over a GQA group's query heads gets the
@@ -63,6 +64,36 @@ func.func @grows(%q: !t {tile.tensor = "q"}) attributes {
 // ALL-NOT: arith.subi
 // ALL: "test.use"(%[[RANK]])
 // ALL: return
+// With wave-chunks, chunks of C = max(1, floor(S / X)) (head, batch)
+// pairs (S = num_sms * ctas_per_sm.<kernel>: a scalar the plan computes),
+// the chunks in grid order: chunk c = L / (C * X); inside it, r = L mod
+// (C * X) over C' = min(C, P - c * C) pairs (P = Y * Z), block r / C' of
+// pair c * C + r mod C'.
+// WAVES-LABEL: func.func @shrinks(
+// WAVES-SAME: %[[N:arg[0-9]+]]: i64 {tile.scalar = "kv_heads"}, %[[EX:arg[0-9]+]]: i64 {tile.scalar = ["ceildiv", "seq_kv", 128]}, %[[EZ:arg[0-9]+]]: i64 {tile.scalar = "batch"}, %[[EC:arg[0-9]+]]: i64 {tile.scalar = ["max", ["sub", ["ceildiv", ["add", ["mul", "num_sms", "ctas_per_sm.shrinks"], 1], ["max", ["ceildiv", "seq_kv", 128], 1]], 1], 1]})
+// WAVES-DAG: %[[Y:.+]] = arith.index_cast %[[N]] : i64 to index
+// WAVES-DAG: %[[X:.+]] = arith.index_cast %[[EX]] : i64 to index
+// WAVES-DAG: %[[Z:.+]] = arith.index_cast %[[EZ]] : i64 to index
+// WAVES: arith.muli %[[Y]], %{{.+}}
+// WAVES-NEXT: %[[YZ:.+]] = arith.addi
+// WAVES-NEXT: %[[XYZ:.+]] = arith.muli %[[X]], %[[YZ]]
+// WAVES-NEXT: %[[L:.+]] = arith.addi %{{.+}}, %[[XYZ]]
+// WAVES-NEXT: %[[P:.+]] = arith.muli %[[Y]], %[[Z]]
+// WAVES-NEXT: %[[C:.+]] = arith.index_cast %[[EC]] : i64 to index
+// WAVES-NEXT: %[[CX:.+]] = arith.muli %[[C]], %[[X]]
+// WAVES-NEXT: %[[CHUNK:.+]] = arith.divui %[[L]], %[[CX]]
+// WAVES-NEXT: %[[R:.+]] = arith.remui %[[L]], %[[CX]]
+// WAVES-NEXT: %[[FIRST:.+]] = arith.muli %[[CHUNK]], %[[C]]
+// WAVES-NEXT: %[[LEFT:.+]] = arith.subi %[[P]], %[[FIRST]]
+// WAVES-NEXT: %[[HERE:.+]] = arith.minsi %[[C]], %[[LEFT]]
+// WAVES-NEXT: %[[RANK:.+]] = arith.divui %[[R]], %[[HERE]]
+// WAVES-NEXT: %[[IN:.+]] = arith.remui %[[R]], %[[HERE]]
+// WAVES-NEXT: %[[PAIR:.+]] = arith.addi %[[FIRST]], %[[IN]]
+// WAVES-NEXT: arith.remui %[[PAIR]], %[[Y]]
+// WAVES-NEXT: arith.divui %[[PAIR]], %[[Y]]
+// WAVES-NOT: arith.subi
+// WAVES: "test.use"(%[[RANK]])
+// WAVES: return
 func.func @shrinks(%n: i64 {tile.scalar = "kv_heads"}) attributes {
     tile.block_cost = "shrinks", tile.gqa_group = 4 : i64,
     tile.grid = [["ceildiv", "seq_kv", 128], "kv_heads", "batch"]} {
