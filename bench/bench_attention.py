@@ -10,7 +10,8 @@ benchmark of issues 9 and 10.
 DIR holds the specs `bench/prepare-attention.sh` compiles (no MLIR needed
 here): <spec>_hd<D>.cubin.json per variant (the forward), <spec>_hd<D>_bwd
 (the backward), and <spec>_hd<D>_<ablation>[_bwd] for each --ablations name
-present (the same variant compiled with one schedule decision switched off;
+present (<spec>_hd<D>_bs128_<ablation>[_bwd] for the block-sparse document
+mask; the same variant compiled with one schedule decision switched off;
 a missing forward ablation times the default forward with the ablated
 backward). Rows without a default spec are left out.
 
@@ -262,9 +263,13 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     row["kiln_grad_relerr"] = max(relerr(g.transpose(1, 2), r)
                                                   for g, r in zip((dq, dk, dv), ref_grads))
                 timed.append(("kiln_fb_ms", kiln_fb))
+            # An ablation compares like with like: a block-sparse row's
+            # ablation is a block-sparse spec too (<spec>_hd<D>_bs128_<name>),
+            # not the dense one its name would otherwise find.
+            abase = base + ("_bs128" if sparse else "")
             for abl in ablations:
-                afwd = load(f"{base}_{abl}")
-                abwd = load(f"{base}_{abl}_bwd") if bwd is not None else None
+                afwd = load(f"{abase}_{abl}")
+                abwd = load(f"{abase}_{abl}_bwd") if bwd is not None else None
                 if afwd is not None:
                     timed.append((f"kiln_{abl}_fwd_ms", lambda f=afwd: kiln_fwd(f)))
                 if afwd is not None and bwd is not None or abwd is not None:

@@ -148,6 +148,9 @@ for v in softcap causal_softcap alibi; do # a mod's dS factor multiplied as writ
   ablate $v twokernelnocbw bwd --bwd-schedule two-kernel --no-combine-before-waits
 done
 ablate gqa_causal nolf both --no-longest-first   # query blocks in grid order, not the grid's longest first
+for v in causal causal_softcap alibi; do # query blocks in grid order, not longest first
+  ablate $v nowc fwd --no-wave-chunks             # in chunks of about a wave
+done
 for v in causal gqa_causal; do   # the dK/dV kernel's key blocks in grid order, not
   ablate $v nobwdlf bwd --no-backward-longest-first # longest first in chunks of about a wave
 done

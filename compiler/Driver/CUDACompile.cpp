@@ -69,6 +69,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.warpSpecialize = choices.warpSpecialize;
   options.longestFirst = choices.longestFirst;
   options.backwardLongestFirst = choices.backwardLongestFirst;
+  options.waveChunks = choices.waveChunks;
   options.splitKv = choices.splitKv;
   options.decodeRows = choices.decodeRows;
   options.wideDecodeRows = choices.wideDecodeRows;
@@ -182,6 +183,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.orderedDq = o.orderedDq;
   choices.longestFirst = o.longestFirst;
   choices.backwardLongestFirst = o.backwardLongestFirst;
+  choices.waveChunks = o.waveChunks;
   choices.splitKv = o.splitKv;
   choices.decodeRows = o.decodeRows;
   choices.wideDecodeRows = o.wideDecodeRows;

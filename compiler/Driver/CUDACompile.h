@@ -26,6 +26,7 @@ struct ScheduleChoices {
   bool warpSpecialize = true;     ///< tgpu-warp-specialize (sm_90a)
   bool longestFirst = true;       ///< tgpu-longest-first (ablation)
   bool backwardLongestFirst = true; ///< ...in wave chunks, bwd (ablation)
+  bool waveChunks = true;           ///< ...in wave chunks, fwd (ablation)
   bool splitKv = true;            ///< tile-split-kv (forward; ablation)
   int64_t decodeRows = 64;        ///< forward: the decode program's rows
   int64_t wideDecodeRows = 128;   ///< ...and the wide one's (GQA packing)

@@ -226,6 +226,10 @@ const char *runUsage() {
   --no-longest-first        cuda forward: GQA's query blocks in grid order
                             instead of the longest of the whole grid first
                             (causal; tgpu-longest-first; ablation)
+  --no-wave-chunks          cuda forward: causal query blocks (not GQA's) in
+                            grid order instead of the longest first within
+                            chunks of about a wave (tgpu-longest-first
+                            wave-chunks; ablation)
   --no-backward-longest-first
                             cuda backward: the dK/dV kernels' key blocks in
                             grid order instead of longest first within
@@ -401,11 +405,12 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-philox-lane-pairs" || name == "no-warpgroup-mma" ||
         name == "no-double-buffer" || name == "pipeline-products" ||
         name == "no-warp-specialize" || name == "no-longest-first" ||
-        name == "no-backward-longest-first" || name == "persistent" ||
-        name == "no-persistent" || name == "no-double-tile-buffers" ||
-        name == "persistent-backward" || name == "ping-pong" ||
-        name == "no-overlap-products" || name == "no-overlap-launches" ||
-        name == "backward" || name == "overlap-backward-launches" ||
+        name == "no-backward-longest-first" || name == "no-wave-chunks" ||
+        name == "persistent" || name == "no-persistent" ||
+        name == "no-double-tile-buffers" || name == "persistent-backward" ||
+        name == "ping-pong" || name == "no-overlap-products" ||
+        name == "no-overlap-launches" || name == "backward" ||
+        name == "overlap-backward-launches" ||
         name == "no-combine-before-waits" || name == "no-pack-lhs-first" ||
         name == "no-bulk-reductions" || name == "no-core-order" ||
         name == "no-defer-flush" || name == "no-producer-reductions" ||
@@ -503,6 +508,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.longestFirst = false;
     } else if (name == "no-backward-longest-first") {
       o.backwardLongestFirst = false;
+    } else if (name == "no-wave-chunks") {
+      o.waveChunks = false;
     } else if (name == "ping-pong") {
       o.pingPong = true;
     } else if (name == "persistent") {

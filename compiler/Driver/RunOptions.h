@@ -167,6 +167,7 @@ struct RunOptions {
   bool warpSpecialize = true; ///< cuda sm_90a: tgpu-warp-specialize (ablation)
   bool longestFirst = true;   ///< cuda: tgpu-longest-first (ablation)
   bool backwardLongestFirst = true; ///< ...bwd, wave-chunks (ablation)
+  bool waveChunks = true;           ///< ...fwd, wave-chunks (ablation)
   bool pingPong = false;      ///< cuda sm_90a: tgpu-ping-pong
   bool persistent = true;     ///< cuda sm_90a: CTAs loop over tiles
   bool doubleTileBuffers = true; ///< ...with two copies of Q by turns

@@ -251,8 +251,11 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.splitMaskedBlocks = options.splitMaskedBlocks;
   buildForwardTilePipeline(pm, forward);
   addSM80Schedule(pm, options);
-  if (options.longestFirst)
-    pm.addPass(tgpu::createTileGPULongestFirst());
+  if (options.longestFirst) {
+    tgpu::TileGPULongestFirstOptions order;
+    order.waveChunks = options.waveChunks;
+    pm.addPass(tgpu::createTileGPULongestFirst(order));
+  }
   int64_t limit = sharedLimit(options);
   // On sm_90a K and V of the next step load into twin buffers during this
   // one (a two-stage ring); otherwise the next step's K loads under P*V.

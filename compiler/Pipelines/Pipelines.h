@@ -340,6 +340,13 @@ struct CUDAPipelineOptions
                      "work grows along them (causal) so that the longest of "
                      "the whole grid launch first (tgpu-longest-first)"),
       llvm::cl::init(true)};
+  Option<bool> waveChunks{
+      *this, "wave-chunks",
+      llvm::cl::desc("forward, with longest-first: number the query blocks of "
+                     "the other kernels whose work grows along them (causal) "
+                     "longest first within chunks of about a wave of (head, "
+                     "batch) pairs (tgpu-longest-first wave-chunks)"),
+      llvm::cl::init(true)};
   Option<bool> backwardLongestFirst{
       *this, "backward-longest-first",
       llvm::cl::desc("backward: number the key blocks of a dK/dV kernel whose "

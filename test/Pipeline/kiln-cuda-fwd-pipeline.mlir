@@ -6,7 +6,8 @@
 // RUN: sed 's/constant 512/constant 128/' %s | kiln-opt -kiln-cuda-fwd-pipeline="narrow-band-tiles=false" | FileCheck %s
 // RUN: kiln-opt %examples/gqa_causal.mlir -kiln-cuda-fwd-pipeline | FileCheck %s --check-prefix=LONGEST
 // RUN: kiln-opt %examples/gqa_causal.mlir -kiln-cuda-fwd-pipeline="longest-first=false" | FileCheck %s --check-prefix=GRID
-// RUN: kiln-opt %examples/causal.mlir -kiln-cuda-fwd-pipeline | FileCheck %s --check-prefix=GRID
+// RUN: kiln-opt %examples/causal.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false" | FileCheck %s --check-prefix=GRID
+// RUN: kiln-opt %examples/causal.mlir -kiln-cuda-fwd-pipeline | FileCheck %s --check-prefix=CHUNKS
 
 // GQA causal's query blocks go out longest first over the whole grid
 // (tgpu-longest-first, before the persistent tiles: the grid's extents are
@@ -35,6 +36,15 @@
 // GRID-LABEL: causal_fwd(
 // GRID-SAME: i64 {tile.scalar = "kv_splits"}, %arg8: !tgpu.tensor_map
 // GRID-SAME: tile.block_cost = "grows"
+// Causal's own heads (wave-chunks, the default): the same three scalars
+// and the pairs per chunk, which the persistent kernel's producer uses
+// where it draws a tile (its chunk's pairs, the last chunk's fewer).
+// CHUNKS-LABEL: func.func @causal_fwd(
+// CHUNKS-SAME: i64 {tile.scalar = "kv_splits"}, %arg8: i64 {tile.scalar = ["ceildiv", "seq_q", 192]}, %arg9: i64 {tile.scalar = "heads"}, %arg10: i64 {tile.scalar = ["mul", "batch", "kv_splits"]}, %arg11: i64 {tile.scalar = ["max", ["sub", ["ceildiv", ["add", ["mul", "num_sms", "ctas_per_sm.causal_fwd"], 1], ["max", ["ceildiv", "seq_q", 192], 1]], 1], 1]}, %arg12: !tgpu.tensor_map
+// CHUNKS: %[[C:.+]] = arith.index_cast %arg11 : i64 to index
+// CHUNKS: producer {
+// CHUNKS: scf.while
+// CHUNKS: arith.minsi %[[C]], %{{.+}} : index
 
 // attn -> scheduled tgpu kernel: no attn op, no unscheduled tile.load or
 // tile.dot, every register tile has a layout; tiles sized from the head dim

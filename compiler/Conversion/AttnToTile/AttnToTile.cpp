@@ -518,7 +518,9 @@ LogicalResult lowerAttention(attn::AttentionOp spec, int64_t blockM,
   // Dense blocks of one sequence each: the band alone sets their work
   // (varlen's axis 0 runs over every sequence, block lists and a visible
   // prefix over run-time data).
-  if (!varlen && !sparse && !below)
+  // (The decode programs hold at most decode-rows query rows, one block or
+  // two: no order of blocks to choose.)
+  if (!varlen && !sparse && !below && !suffix.starts_with("_decode"))
     if (std::optional<StringRef> cost = blockCost(band))
       func->setAttr(tile::attrs::kBlockCost, b.getStringAttr(*cost));
   if (sparse) {

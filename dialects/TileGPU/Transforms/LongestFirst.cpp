@@ -46,10 +46,14 @@ struct TileGPULongestFirst
     // KV head. Measured on an H200 (docs/performance.md): GQA causal's
     // forward 2-7% faster, causal's backward up to 1.33x the time and its
     // forward 3-7% slower at 16k.
+    // With wave-chunks the other kernels keep about a wave's heads at work
+    // together: the chunked order.
     auto group = kernel->getAttrOfType<IntegerAttr>(tile::attrs::kGqaGroup);
     OpBuilder b(kernel.getContext());
-    if (sharedHeadsOnly && !(group && group.getInt() > 1 &&
-                             grid[1] == tile::sizeSymbol(b, "heads")))
+    bool sharedHeads =
+        group && group.getInt() > 1 && grid[1] == tile::sizeSymbol(b, "heads");
+    bool chunked = waveChunks && !sharedHeads;
+    if (sharedHeadsOnly && !sharedHeads && !chunked)
       return;
     Block &entry = kernel.front();
     SmallVector<tile::ProgramIdOp> ids;
@@ -87,7 +91,7 @@ struct TileGPULongestFirst
                 arith::MulIOp::create(b, loc, extent[1], axis[2]))));
     Value perBlock = arith::MulIOp::create(b, loc, extent[1], extent[2]);
     Value rank, pair;
-    if (waveChunks) {
+    if (chunked) {
       // C pairs per chunk: floor(S / X) = ceildiv(S + 1, X) - 1, at least 1
       // (X at least 1 in the plan's arithmetic; an empty grid has no CTA).
       Attribute slots =

@@ -1,16 +1,19 @@
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="static-max=false arch=sm_80" | kiln-translate --emit-cuda | FileCheck %s
-// RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false static-max=false arch=sm_80" | kiln-translate --emit-cuda | FileCheck %s
+// RUN: kiln-opt %examples/alibi.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false arch=sm_80 overlap-copies=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ALIBI
 // RUN: kiln-opt %examples/plain.mlir -kiln-fwd-tile-pipeline | not kiln-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="persistent=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WS
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="persistent=false tma-stores=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=NOTMA
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="double-tile-buffers=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP2
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSPIPE
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pack-lhs-first=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PERSTEP
-// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="pipeline-products=true order-before-waits=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ORDERED
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false arch=sm_80 fast-math=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PRECISE
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false persistent=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WS
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false persistent=false tma-stores=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=NOTMA
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false double-tile-buffers=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSP2
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false pipeline-products=true warp-specialize=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PIPELINED
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false pipeline-products=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=WSPIPE
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false pack-lhs-first=false" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=PERSTEP
+// RUN: kiln-opt %examples/causal_softcap.mlir -kiln-cuda-fwd-pipeline="wave-chunks=false pipeline-products=true order-before-waits=true" | kiln-translate --emit-cuda | FileCheck %s --check-prefix=ORDERED
+// (wave-chunks=false: the program ids as the grid numbers them; the order
+// tgpu-longest-first gives causal kernels is tested in
+// test/Transforms/TileGPU/tgpu-longest-first.mlir and the pipeline tests.)
 
 // sm_90a (tgpu-warpgroup-mma, tgpu-double-buffer): two warpgroups,
 // swizzled tiles at 1024-byte aligned offsets (K and V twice, Q last),

@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first | FileCheck %s --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="shared-heads-only=false" | FileCheck %s --enable-var-scope --check-prefix=ALL
-// RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="shared-heads-only=false wave-chunks=true" | FileCheck %s --enable-var-scope --check-prefix=WAVES
+// RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="wave-chunks=true" | FileCheck %s --enable-var-scope --check-prefix=WAVES
 
 // tgpu-longest-first: a kernel whose blocks' work grows along axis 0 (a
 // causal forward's query blocks) over a GQA group's query heads gets the
@@ -33,6 +33,11 @@
 // CHECK: "test.use"(%[[BLOCK]], %[[HEAD]], %[[BATCH]], %[[BLOCK]])
 // CHECK-NOT: tile.program_id
 // CHECK: return
+// With wave-chunks a GQA group's query heads keep the whole-grid order.
+// WAVES-LABEL: func.func @grows(
+// WAVES-NOT: ctas_per_sm
+// WAVES: arith.divui
+// WAVES: return
 func.func @grows(%q: !t {tile.tensor = "q"}) attributes {
     tile.block_cost = "grows", tile.gqa_group = 4 : i64,
     tile.grid = [["ceildiv", "seq_q", 64], "heads", "batch"]} {
@@ -141,5 +146,27 @@ func.func @nested(%c: i1) attributes {
     %m = tile.program_id 0
     "test.use"(%m) : (index) -> ()
   }
+  return
+}
+
+// -----
+
+// Heads of their own (a causal forward without GQA): left alone by
+// default; with wave-chunks=true alone (shared-heads-only stays on), the
+// chunked order, counted from the last block where the work grows.
+// CHECK-LABEL: func.func @own_heads()
+// CHECK-NEXT: tile.program_id 0
+// WAVES-LABEL: func.func @own_heads(
+// WAVES-SAME: {tile.scalar = ["max", ["sub", ["ceildiv", ["add", ["mul", "num_sms", "ctas_per_sm.own_heads"], 1], ["max", ["ceildiv", "seq_q", 128], 1]], 1], 1]}
+// WAVES: arith.minsi
+// WAVES-NEXT: %[[RANK:.+]] = arith.divui
+// WAVES: %[[LAST:.+]] = arith.subi %{{.+}}, %c1
+// WAVES-NEXT: %[[BLOCK:.+]] = arith.subi %[[LAST]], %[[RANK]]
+// WAVES: "test.use"(%[[BLOCK]])
+func.func @own_heads() attributes {
+    tile.block_cost = "grows", tile.gqa_group = 1 : i64,
+    tile.grid = [["ceildiv", "seq_q", 128], "heads", "batch"]} {
+  %m = tile.program_id 0
+  "test.use"(%m) : (index) -> ()
   return
 }
