@@ -223,9 +223,10 @@ const char *runUsage() {
                             (tgpu-load-ahead; ablation)
   --persistent-backward     cuda sm_90a: the backward's kernels persistent too
                             (opt-in)
-  --no-longest-first        cuda forward: GQA's query blocks in grid order
-                            instead of the longest of the whole grid first
-                            (causal; tgpu-longest-first; ablation)
+  --no-longest-first        cuda forward: every causal kernel's query blocks
+                            in grid order (GQA's instead of the longest of
+                            the whole grid first, the others' instead of
+                            the wave chunks; tgpu-longest-first; ablation)
   --no-wave-chunks          cuda forward: causal query blocks (not GQA's) in
                             grid order instead of the longest first within
                             chunks of about a wave (tgpu-longest-first
