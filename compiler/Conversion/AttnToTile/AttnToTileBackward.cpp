@@ -847,7 +847,7 @@ LogicalResult lowerBackward(attn::AttentionOp spec, int64_t bm, int64_t bn,
     // softcap's D = 128 dK/dV kernel, which spills already, then spilled
     // into its full loop (41 local loads a step against none) and ran 3-8%
     // slower on an H200; causal's and GQA causal's kept no local memory and
-    // gained up to 6% and 16% (docs/performance.md).
+    // gained up to 7% and 16% (docs/performance.md).
     if (!layout.varlen && !sparse && !spec.hasScoreMod())
       if (std::optional<StringRef> cost = keyBlockCost(spec.getKvBandAttr()))
         k.func->setAttr(tile::attrs::kBlockCost, b.getStringAttr(*cost));

@@ -399,7 +399,7 @@ def TileGPULongestFirst : Pass<"tgpu-longest-first"> {
     --kernel dkdv`) puts grid order at 1.06-1.07x the mean load per
     multiprocessor for causal and 1.24-1.30x for GQA 4:1 (a quarter as many
     CTAs, each four times longer) at N = 1k-8k, the chunks at 1.00-1.03x;
-    measured on an H200, the backward 3-7% faster for causal and 6-16% for
+    measured on an H200, the backward 2-7% faster for causal and 6-16% for
     GQA causal at N = 2k and 4k, level at 16k. For a causal forward's query
     blocks (128-row tiles at N <= 4096) the model gives 1.07-1.08x in grid
     order at D = 128 and 1.04x at D = 64, the chunks 1.00-1.02x; measured

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -convert-attn-to-tile-backward | FileCheck %s --check-prefix=BWD
+// RUN: kiln-opt %s -split-input-file -convert-attn-to-tile="block-m=128 decode-rows=64" | FileCheck %s --check-prefix=DECODE
 
 // tile.block_cost: how a forward kernel's work moves along its query blocks,
 // from the band's bounds that move with q (tgpu-longest-first orders the
@@ -9,6 +10,13 @@
 // CHECK-SAME: tile.block_cost = "grows"
 // The backward's key blocks the other way: later key blocks are seen by
 // fewer queries. The kernels over query blocks are not marked.
+// A decode program (at most decode-rows query rows: one block or two) has
+// no order of blocks to choose, so it carries none.
+// DECODE-LABEL: func.func @causal_fwd(
+// DECODE-SAME: tile.block_cost = "grows"
+// DECODE-LABEL: func.func @causal_fwd_decode(
+// DECODE-NOT: tile.block_cost
+// DECODE: return
 // BWD-LABEL: func.func @causal_bwd_preprocess(
 // BWD-NOT: tile.block_cost
 // BWD-LABEL: func.func @causal_bwd_dq(

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first | FileCheck %s --enable-var-scope
 // RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="shared-heads-only=false" | FileCheck %s --enable-var-scope --check-prefix=ALL
 // RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="wave-chunks=true" | FileCheck %s --enable-var-scope --check-prefix=WAVES
+// RUN: kiln-opt %s -split-input-file -allow-unregistered-dialect -tgpu-longest-first="shared-heads-only=false wave-chunks=true" | FileCheck %s --enable-var-scope --check-prefix=WAVES
 
 // tgpu-longest-first: a kernel whose blocks' work grows along axis 0 (a
 // causal forward's query blocks) over a GQA group's query heads gets the
@@ -112,6 +113,13 @@ func.func @shrinks(%n: i64 {tile.scalar = "kv_heads"}) attributes {
 // Left alone either way: no block cost (plain, a window, block lists,
 // varlen), ordered adds (their turns follow the key blocks' own
 // numbering), and program ids below the entry block.
+// WAVES-LABEL: func.func @plain()
+// WAVES-NEXT: tile.program_id 0
+// WAVES-LABEL: func.func @ordered()
+// WAVES-NEXT: tile.program_id 0
+// WAVES-LABEL: func.func @nested(%arg0: i1)
+// WAVES-NOT: arith.divui
+// WAVES: return
 // ALL-LABEL: func.func @plain()
 // ALL-NEXT: tile.program_id 0
 // ALL-LABEL: func.func @ordered()
