@@ -26,6 +26,13 @@ Attribute sizeClamp01(Builder &b, Attribute x) {
                 {sizeOp(b, "max", {x, sizeConstant(b, 0)}), sizeConstant(b, 1)});
 }
 
+Attribute sizeFloorDiv(Builder &b, Attribute a, Attribute d) {
+  return sizeOp(
+      b, "sub",
+      {sizeOp(b, "ceildiv", {sizeOp(b, "add", {a, sizeConstant(b, 1)}), d}),
+       sizeConstant(b, 1)});
+}
+
 Attribute sizeOp(Builder &b, StringRef op, ArrayRef<Attribute> operands) {
   SmallVector<Attribute> all{b.getStringAttr(op)};
   all.append(operands.begin(), operands.end());

@@ -102,6 +102,10 @@ mlir::Attribute sizeOp(mlir::Builder &b, llvm::StringRef op,
 /// min(max(x, 0), 1): 1 where the integer x is at least 1, else 0, so that
 /// conditions multiply (launch conditions, workspaces sized by one).
 mlir::Attribute sizeClamp01(mlir::Builder &b, mlir::Attribute x);
+/// floor(a / d) for a >= 0 and d >= 1, spelled ceildiv(a + 1, d) - 1 (the
+/// plan has no floor division).
+mlir::Attribute sizeFloorDiv(mlir::Builder &b, mlir::Attribute a,
+                             mlir::Attribute d);
 
 /// The kernel's i64 argument that the runtime sets to the size expression
 /// `expr` (tile.scalar): an existing one, or a new one appended; null where

@@ -263,10 +263,7 @@ struct TileSplitKV : public tile::impl::TileSplitKVBase<TileSplitKV> {
                             StringRef kernel, Attribute kvExtent) {
     Attribute programs = s.op("mul", {grid[0], grid[1], grid[2]});
     Attribute slots = slotsOf(s, kernel);
-    // floor(a / b) = ceildiv(a + 1, b) - 1 for a >= 0, b >= 1.
-    Attribute fill = s.op(
-        "sub",
-        {s.op("ceildiv", {s.op("add", {slots, s.cst(1)}), programs}), s.cst(1)});
+    Attribute fill = tile::sizeFloorDiv(s.b, slots, programs);
     // The key range (tile.kv_extent): seq_kv, or a paged cache's capacity.
     Attribute length = s.op("ceildiv", {kvExtent ? kvExtent : s.sym("seq_kv"),
                                         s.cst(minBlocks * blockN)});

@@ -92,23 +92,17 @@ struct TileGPULongestFirst
     Value perBlock = arith::MulIOp::create(b, loc, extent[1], extent[2]);
     Value rank, pair;
     if (chunked) {
-      // C pairs per chunk: floor(S / X) = ceildiv(S + 1, X) - 1, at least 1
-      // (X at least 1 in the plan's arithmetic; an empty grid has no CTA).
+      // C pairs per chunk: floor(S / X), at least 1 (X at least 1 in the
+      // plan's arithmetic; an empty grid has no CTA).
       Attribute slots =
           tile::sizeOp(b, "mul",
                        {tile::sizeSymbol(b, "num_sms"),
                         tile::sizeCtasPerSm(b, kernel.getName())});
+      Attribute blocks =
+          tile::sizeOp(b, "max", {grid[0], tile::sizeConstant(b, 1)});
       Attribute perChunk = tile::sizeOp(
           b, "max",
-          {tile::sizeOp(
-               b, "sub",
-               {tile::sizeOp(
-                    b, "ceildiv",
-                    {tile::sizeOp(b, "add", {slots, tile::sizeConstant(b, 1)}),
-                     tile::sizeOp(b, "max",
-                                  {grid[0], tile::sizeConstant(b, 1)})}),
-                tile::sizeConstant(b, 1)}),
-           tile::sizeConstant(b, 1)});
+          {tile::sizeFloorDiv(b, slots, blocks), tile::sizeConstant(b, 1)});
       Value chunkPairs = tile::scalarArgument(kernel, perChunk);
       if (!chunkPairs)
         return signalPassFailure();
