@@ -8,13 +8,13 @@
 # the prefill program, many tiles, Lq != Lk, split KV, fp16), then
 # bench_attention.py's forward with the ablation (`nowc`, grid order).
 #   bash bench/device-run-wave-chunks.sh [check|bench|all] [hdims] [seqlens] [variants]
-# (2026-11-29 measured D = 64 only. For D = 128, and GQA causal's 128-key
-# atomic backward at D = 64 now that its key blocks go out in chunks too:
+# (2026-11-29: D = 64 in one call, D = 128 and GQA causal's 128-key atomic
+# backward at D = 64 in the next, with
 #   VARIANTS="causal causal_softcap alibi gqa_causal" ABLATIONS="nowc atomic128" \
 #     ABLATION_HDIMS="64 128" bash bench/prepare-attention.sh build "64 128"
 # then `bench/device-run-wave-chunks.sh bench 128` and, with BACKWARD rows,
 # `. bench/device-env.sh; bench_ablations gqa64 atomic128 --backward --hdims 64
-# --seqlens 2048,4096,16384 --variants gqa_causal`.)
+# --seqlens 2048,4096,16384 --variants gqa_causal`; docs/performance.md.)
 set -u
 MODE=${1:-all}
 HDS=${2:-64,128}

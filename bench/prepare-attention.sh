@@ -83,6 +83,8 @@ ablate gqa_causal nogroup bwd --no-group-steps   # dK/dV loops over the group's 
 for v in alibi softcap plain; do                 # the mods' arithmetic in its written order
   ablate $v noreassoc both --no-reassociate-low-rank
 done
+ablate alibi norowterms both --no-row-terms-after-max # the row's terms added per element
+ablate alibi nohoist both --no-hoist-invariant-reads  # the slope read in every KV step
 for v in plain causal softcap alibi sliding_window; do # maxima of the scaled scores
   ablate $v noscalemax fwd --no-scale-after-max
 done

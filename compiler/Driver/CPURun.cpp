@@ -53,6 +53,8 @@ std::optional<int> compileForCPU(ModuleOp module, const RunOptions &o,
   pipelineOptions.branchMaskedBackwardSteps = o.branchMaskedBackwardSteps;
   pipelineOptions.splitPositionDifferences = o.splitPositionDifferences;
   pipelineOptions.reassociateLowRank = o.cpuReassociateLowRank;
+  pipelineOptions.rowTermsAfterMax = o.rowTermsAfterMax;
+  pipelineOptions.hoistInvariantReads = o.hoistInvariantReads;
   pipelineOptions.scaleAfterMax = o.scaleAfterMax;
   pipelineOptions.columnBounds = o.columnBounds;
   pipelineOptions.oneSidedBoundsElements = o.oneSidedBoundsElements;

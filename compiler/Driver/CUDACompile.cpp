@@ -86,6 +86,8 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.branchMaskedBackwardSteps = choices.branchMaskedBackwardSteps;
   options.splitPositionDifferences = choices.splitPositionDifferences;
   options.reassociateLowRank = choices.reassociateLowRank;
+  options.rowTermsAfterMax = choices.rowTermsAfterMax;
+  options.hoistInvariantReads = choices.hoistInvariantReads;
   options.scaleAfterMax = choices.scaleAfterMax;
   options.columnBounds = choices.columnBounds;
   options.oneSidedBoundsElements = choices.oneSidedBoundsElements;
@@ -200,6 +202,8 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.branchMaskedBackwardSteps = o.branchMaskedBackwardSteps;
   choices.splitPositionDifferences = o.splitPositionDifferences;
   choices.reassociateLowRank = o.reassociateLowRank;
+  choices.rowTermsAfterMax = o.rowTermsAfterMax;
+  choices.hoistInvariantReads = o.hoistInvariantReads;
   choices.scaleAfterMax = o.scaleAfterMax;
   choices.columnBounds = o.columnBounds;
   choices.oneSidedBoundsElements = o.oneSidedBoundsElements;

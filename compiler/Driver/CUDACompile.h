@@ -43,6 +43,8 @@ struct ScheduleChoices {
   bool branchMaskedBackwardSteps = false; ///< backward: the same (opt-in)
   bool splitPositionDifferences = true; ///< mods: float(kv) - float(q)
   bool reassociateLowRank = true;       ///< mods: per-row/column terms first
+  bool rowTermsAfterMax = true;         ///< ...per-row ones after the maxima
+  bool hoistInvariantReads = true;      ///< capture reads out of KV loops
   bool scaleAfterMax = true;            ///< rows' maxima before the scale
   bool columnBounds = true;             ///< tile-column-bounds
   int64_t oneSidedBoundsElements = 16384; ///< ...its one-sided-elements

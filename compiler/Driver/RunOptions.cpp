@@ -58,8 +58,9 @@ const char *runUsage() {
                             runs and times the backward with --repeats
   --bwd-schedule S          auto (default: on sm_90a the atomic schedule at 128
                             keys per dK/dV CTA where it measured faster: D =
-                            64 and 128, not GQA below D = 128, varlen,
-                            windows or deterministic capture gradients;
+                            64 and 128, not GQA without group steps,
+                            varlen, windows or deterministic capture
+                            gradients;
                             two-kernel elsewhere, at 128 keys per dK/dV CTA
                             at D = 128 with the producer and keys by
                             queries, but for varlen, windows, split dK/dV
@@ -147,6 +148,13 @@ const char *runUsage() {
                             first (tile-reassociate-low-rank; ablation)
   --reassociate-low-rank    cpu: run tile-reassociate-low-rank too (off by
                             default there), to check its arithmetic
+  --no-row-terms-after-max  with that rewrite: a score's per-row terms added
+                            to every element instead of to the rows' maxima
+                            (tile-row-terms-after-max; ablation)
+  --no-hoist-invariant-reads
+                            both back ends: a mod's capture reads at the
+                            program's indices left in every KV step
+                            (tile-hoist-invariant-reads; ablation)
   --no-scale-after-max      both back ends: the rows' maxima of the scaled
                             scores instead of before the softmax's positive
                             constant scale (one multiply per element more,
@@ -399,19 +407,20 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
         name == "no-narrow-band-tiles" ||
         name == "branch-masked-backward-steps" ||
         name == "no-reassociate-low-rank" || name == "reassociate-low-rank" ||
-        name == "scale-after-max" || name == "no-scale-after-max" ||
-        name == "no-column-bounds" || name == "lazy-rescale" ||
-        name == "skip-unit-scales" || name == "no-overlap-copies" ||
-        name == "no-prefetch" || name == "no-fast-math" ||
-        name == "no-philox-lane-pairs" || name == "no-warpgroup-mma" ||
-        name == "no-double-buffer" || name == "pipeline-products" ||
-        name == "no-warp-specialize" || name == "no-longest-first" ||
-        name == "no-backward-longest-first" || name == "no-wave-chunks" ||
-        name == "persistent" || name == "no-persistent" ||
-        name == "no-double-tile-buffers" || name == "persistent-backward" ||
-        name == "ping-pong" || name == "no-overlap-products" ||
-        name == "no-overlap-launches" || name == "backward" ||
-        name == "overlap-backward-launches" ||
+        name == "no-row-terms-after-max" ||
+        name == "no-hoist-invariant-reads" || name == "scale-after-max" ||
+        name == "no-scale-after-max" || name == "no-column-bounds" ||
+        name == "lazy-rescale" || name == "skip-unit-scales" ||
+        name == "no-overlap-copies" || name == "no-prefetch" ||
+        name == "no-fast-math" || name == "no-philox-lane-pairs" ||
+        name == "no-warpgroup-mma" || name == "no-double-buffer" ||
+        name == "pipeline-products" || name == "no-warp-specialize" ||
+        name == "no-longest-first" || name == "no-backward-longest-first" ||
+        name == "no-wave-chunks" || name == "persistent" ||
+        name == "no-persistent" || name == "no-double-tile-buffers" ||
+        name == "persistent-backward" || name == "ping-pong" ||
+        name == "no-overlap-products" || name == "no-overlap-launches" ||
+        name == "backward" || name == "overlap-backward-launches" ||
         name == "no-combine-before-waits" || name == "no-pack-lhs-first" ||
         name == "no-bulk-reductions" || name == "no-core-order" ||
         name == "no-defer-flush" || name == "no-producer-reductions" ||
@@ -460,6 +469,10 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       o.reassociateLowRank = false;
     } else if (name == "reassociate-low-rank") {
       o.cpuReassociateLowRank = true;
+    } else if (name == "no-row-terms-after-max") {
+      o.rowTermsAfterMax = false;
+    } else if (name == "no-hoist-invariant-reads") {
+      o.hoistInvariantReads = false;
     } else if (name == "scale-after-max") {
       o.scaleAfterMax = true;
     } else if (name == "no-scale-after-max") {

@@ -110,6 +110,12 @@ struct RunOptions {
   /// arithmetic is checked against float64 without a GPU; off by default on
   /// the CPU, whose results stay in the mods' written order.
   bool cpuReassociateLowRank = false;
+  /// With that rewrite: a score's per-row terms added to the rows' maxima,
+  /// not to every element (ablation switch --no-row-terms-after-max).
+  bool rowTermsAfterMax = true;
+  /// Both back ends: a mod's capture reads at the program's indices moved
+  /// out of the KV loops (ablation switch --no-hoist-invariant-reads).
+  bool hoistInvariantReads = true;
   /// Both back ends: rows' maxima before the softmax's positive scale
   /// (tile-scale-after-max; ablation switch --no-scale-after-max).
   bool scaleAfterMax = true;

@@ -84,6 +84,12 @@ void buildForwardTilePipeline(OpPassManager &pm,
   // ALiBi-like mods: per-row and per-column terms first (fast math only).
   if (options.reassociateLowRank)
     pm.addPass(tile::createTileReassociateLowRank());
+  // ...and their per-row terms added once per row, after the maxima.
+  if (options.reassociateLowRank && options.rowTermsAfterMax) {
+    tile::TileRowTermsAfterMaxOptions rowTerms;
+    rowTerms.minHeadDim = options.modRewritesMinHeadDim;
+    pm.addPass(tile::createTileRowTermsAfterMax(rowTerms));
+  }
   // The rows' maxima before the positive scale: one multiply per element
   // fewer, the same maxima.
   if (options.scaleAfterMax)
@@ -106,6 +112,13 @@ void buildForwardTilePipeline(OpPassManager &pm,
   // indexed by head) out of the KV loops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createLoopInvariantCodeMotionPass());
+  // ...and a mod's capture reads at the program's indices (MLIR's pass moves
+  // no read), with what is computed from them.
+  if (options.hoistInvariantReads) {
+    tile::TileHoistInvariantReadsOptions hoist;
+    hoist.minHeadDim = options.modRewritesMinHeadDim;
+    pm.addPass(tile::createTileHoistInvariantReads(hoist));
+  }
   // After hoisting, the KV loops' copies of the same splats sit side by side.
   pm.addPass(createCSEPass());
 }
@@ -238,6 +251,8 @@ void buildCUDAForwardPipeline(OpPassManager &pm,
   forward.staticMaxFlopPerSfu = options.arch == "sm_90a" ? 256 : 128;
   forward.splitPositionDifferences = options.splitPositionDifferences;
   forward.reassociateLowRank = options.fastMath && options.reassociateLowRank;
+  forward.rowTermsAfterMax = options.rowTermsAfterMax;
+  forward.hoistInvariantReads = options.hoistInvariantReads;
   forward.scaleAfterMax = options.scaleAfterMax;
   forward.columnBounds = options.columnBounds;
   forward.oneSidedBoundsElements = options.oneSidedBoundsElements;
@@ -376,6 +391,15 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   program.captureGradients = options.captureGradients;
   program.splitPositionDifferences = options.splitPositionDifferences;
   program.reassociateLowRank = options.fastMath && options.reassociateLowRank;
+  program.rowTermsAfterMax = options.rowTermsAfterMax;
+  program.hoistInvariantReads = options.hoistInvariantReads;
+  // Both measured slower in ALiBi's backward at D = 64 on an H200 (backward
+  // alone: without the row terms' rewrite 0.90-0.93x the time, without the
+  // hoisted slope read 0.95-0.97x, for fewer SASS instructions per step;
+  // not understood) and faster at D = 128 (1.01-1.04x and 1.11-1.15x at
+  // N = 2k-4k; docs/performance.md), so the backward's kernels take them
+  // from D = 128 on.
+  program.modRewritesMinHeadDim = 128;
   program.scaleAfterMax = options.scaleAfterMax;
   program.columnBounds = options.columnBounds;
   program.oneSidedBoundsElements = options.oneSidedBoundsElements;

@@ -124,6 +124,24 @@ struct ForwardPipelineOptions
                      "before per-element ones (tile-reassociate-low-rank; "
                      "floating-point reassociation: CUDA under fast math)"),
       llvm::cl::init(false)};
+  Option<bool> rowTermsAfterMax{
+      *this, "row-terms-after-max",
+      llvm::cl::desc("With reassociate-low-rank: a score's per-row terms "
+                     "added to the rows' maxima and subtracted maxima, not "
+                     "to every element (tile-row-terms-after-max)"),
+      llvm::cl::init(true)};
+  Option<bool> hoistInvariantReads{
+      *this, "hoist-invariant-reads",
+      llvm::cl::desc("A loop's memory reads at invariant indices moved out "
+                     "of it where it writes no memory "
+                     "(tile-hoist-invariant-reads)"),
+      llvm::cl::init(true)};
+  Option<int64_t> modRewritesMinHeadDim{
+      *this, "mod-rewrites-min-head-dim",
+      llvm::cl::desc("tile-row-terms-after-max and tile-hoist-invariant-reads "
+                     "leave kernels whose queries' head dim is below this "
+                     "alone (their min-head-dim; 0: none)"),
+      llvm::cl::init(0)};
   Option<bool> visibleBelow{
       *this, "visible-below",
       llvm::cl::desc("Forward: a mask_mod `kv < X || ...` with X uniform per "
@@ -585,6 +603,18 @@ struct CUDAPipelineOptions
       llvm::cl::desc("Under fast math: per-row and per-column terms of the "
                      "mods combine before per-element ones "
                      "(tile-reassociate-low-rank)"),
+      llvm::cl::init(true)};
+  Option<bool> rowTermsAfterMax{
+      *this, "row-terms-after-max",
+      llvm::cl::desc("With reassociate-low-rank: a score's per-row terms "
+                     "added to the rows' maxima and subtracted maxima, not "
+                     "to every element (tile-row-terms-after-max)"),
+      llvm::cl::init(true)};
+  Option<bool> hoistInvariantReads{
+      *this, "hoist-invariant-reads",
+      llvm::cl::desc("A loop's memory reads at invariant indices moved out "
+                     "of it where it writes no memory "
+                     "(tile-hoist-invariant-reads)"),
       llvm::cl::init(true)};
   Option<bool> visibleBelow{
       *this, "visible-below",

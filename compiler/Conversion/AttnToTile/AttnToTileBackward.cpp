@@ -1264,11 +1264,13 @@ struct ConvertAttnToTileBackward
       // faster one for these head dims, unless the capture gradients are
       // to be the same in every run (then dQ should be too), or the variant
       // is one where it did not measure faster (docs/performance.md): GQA
-      // below D = 128 (1.05-1.11x the two-kernel schedule forward +
-      // backward at N <= 4096 on an H200, 0.96-0.97x at 16k; at D = 128
-      // 0.80-0.92x the 64-key two-kernel schedule, whose dK/dV kernel
-      // spills there, 0.90-0.97x the 128-key one) or without the producer
-      // it was measured with, a varlen
+      // below D = 64 (not measured; at D = 64, since the dK/dV kernels'
+      // key blocks go out longest first in wave chunks, forward + backward
+      // 0.91x the two-kernel schedule's time at N = 16k, 0.93 at 8k,
+      // 0.95-0.99 at 4k, 1.03 at 2k on H200s; at D = 128 0.80-0.92x the
+      // 64-key two-kernel schedule, whose dK/dV kernel spills there,
+      // 0.90-0.97x the 128-key one) or without the producer it was
+      // measured with, a varlen
       // batch (the packed dQ shares go by red.global: 0.76x), and a band
       // with a lower bound (a sliding window: each key block meets a few
       // query blocks, 0.82x); and only in the form measured: keys by
@@ -1284,7 +1286,7 @@ struct ConvertAttnToTileBackward
                               (groupSteps && !spec.getSparseBlocks()));
       bool measuredSlower =
           (spec.getGqaGroup() > 1 &&
-           (std::max(spec.getQkHeadDim(), spec.getVHeadDim()) < 128 || !fed)) ||
+           (std::max(spec.getQkHeadDim(), spec.getVHeadDim()) < 64 || !fed)) ||
           spec.getVarlen() || window;
       bool measuredForm =
           atomicKeys && atomicKeys.getInt() > 0 && keysByQueries && !split &&

@@ -794,8 +794,12 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         auto type = cppType(i.getType(), loc);
         if (failed(type))
           return failure();
-        bool rows = cast<RankedTensorType>(i.getType()).getRank() == 1 ||
-                    i.getDim() == 0;
+        // A 1-D tile counts its rows, or its columns in a column layout.
+        auto tensor = cast<RankedTensorType>(i.getType());
+        bool rows =
+            tensor.getRank() == 1
+                ? !isa_and_nonnull<tgpu::ColsLayoutAttr>(tensor.getEncoding())
+                : i.getDim() == 0;
         line() << *type << " " << name(i) << ";\n";
         line() << "#pragma unroll\n";
         line() << "for (int e = 0; e < " << *type << "::kSize; ++e) " << name(i)

@@ -103,4 +103,15 @@ LogicalResult verifySizeExpr(Attribute expr,
   return success();
 }
 
+int64_t queryHeadDim(mlir::FunctionOpInterface kernel) {
+  for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
+    auto role = kernel.getArgAttrOfType<mlir::StringAttr>(i, attrs::kTensor);
+    auto type = llvm::dyn_cast<mlir::MemRefType>(kernel.getArgumentTypes()[i]);
+    if (role && role.getValue() == "q" && type && type.getRank() > 0 &&
+        !type.isDynamicDim(type.getRank() - 1))
+      return type.getShape().back();
+  }
+  return 0;
+}
+
 } // namespace kiln::tile

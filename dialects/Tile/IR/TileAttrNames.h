@@ -92,6 +92,10 @@ inline constexpr llvm::StringLiteral kKvExtent = "tile.kv_extent";
 
 namespace kiln::tile {
 
+/// The head dim of a kernel's queries: the last dimension of its argument
+/// marked `tile.tensor = "q"`, or 0 where it has none.
+int64_t queryHeadDim(mlir::FunctionOpInterface kernel);
+
 /// Size expressions as attributes, spelled as in the runtime's plan
 /// (kiln/LaunchPlan.h): an integer, a symbol ("seq_q") or ["op", a, b, ...]
 /// with op one of add, sub, mul, ceildiv, max, min.

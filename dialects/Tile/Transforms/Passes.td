@@ -117,8 +117,9 @@ def TileReassociateLowRank : Pass<"tile-reassociate-low-rank"> {
       `x * r + x * c`;
     - `(f ± l) * s` (or `(l ± f) * s`) with `s` a splat and `l` a sum of
       such terms becomes `f * s ± l * s`;
-    - `(z * x) * y` with `x`, `y` and `x * y` cheap and `z` not becomes
-      `z * (x * y)`; `splat(a) op splat(b)` becomes `splat(a op b)`.
+    - `(z * x) * y` with `x`, `y` and `x * y` cheap and `z` not, or `x`
+      and `y` splats and `z` not, becomes `z * (x * y)`; `splat(a) op
+      splat(b)` becomes `splat(a op b)`.
 
     The positions' rewrite runs first. All but it reassociate
     floating-point arithmetic (results move by a few units in the last
@@ -210,6 +211,74 @@ def TileScaleAfterMax : Pass<"tile-scale-after-max"> {
   }];
   let dependentDialects = ["::kiln::tile::TileDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def TileRowTermsAfterMax : Pass<"tile-row-terms-after-max"> {
+  let summary = "Adds a score's per-row terms to the row's maximum and to the subtracted maximum, not to every element";
+  let description = [{
+    After `tile-reassociate-low-rank` an ALiBi-like score is `a + r`: `a`
+    the scaled score plus the per-column terms, `r` the terms that vary
+    along the rows only (`slope · log2 e · float(k0 - q0 - row)`). The
+    online softmax takes each row's maximum `m` of `a + r` and
+    exponentiates `(a + r) - m`: one add per element for `r`. Adding a
+    row's own term commutes with the row's maximum exactly (rounding is
+    monotonic), so for an `arith.addf` tree of 2-D float tiles with such
+    terms beside others, where every use is
+
+    - `tile.reduce max` along dimension 1: it becomes `(tile.reduce max a)
+      + r'`, `r'` the row terms built again as a 1-D tile;
+    - `x - tile.broadcast m dim 1`: it becomes `a - tile.broadcast (m -
+      r') dim 1` (a backward step's `exp2(s - lse)` too);
+    - `select(c, x, -inf)` (a mask) whose uses are of these kinds: the
+      select takes `a` (`-inf + r` is `-inf`);
+
+    the per-row terms are added once per row. The maxima, and so the
+    running maximum, the row sums' scale and the log-sum-exp, are those of
+    the written order; the exponent's argument rounds differently (its
+    terms are added in another order), so the pipelines run the pass under
+    fast math after `tile-reassociate-low-rank` (`kiln run
+    --no-row-terms-after-max` is the ablation).
+  }];
+  let options = [
+    Option<"minHeadDim", "min-head-dim", "int64_t", /*default=*/"0",
+           "Kernels whose queries' head dim (their `tile.tensor = \"q\"` "
+           "argument's last dimension) is below this are left alone (0: "
+           "every kernel)">
+  ];
+  let dependentDialects = ["::kiln::tile::TileDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def TileHoistInvariantReads : Pass<"tile-hoist-invariant-reads"> {
+  let summary = "Moves a loop's reads of a kernel argument that the loop does not write, at indices defined outside, before the loop";
+  let description = [{
+    A mod's read of a captured tensor at indices the program fixes (ALiBi's
+    `slope[h]`) is inlined into every KV step; MLIR's loop-invariant code
+    motion moves only ops without memory effects, so the read, and what is
+    computed from it (ALiBi's per-column terms), stayed in the loop. In a
+    loop (innermost first) whose ops write only buffers they name (`tile.store`,
+    `tile.atomic_add` and `tile.scatter_add` their descriptor's or
+    destination's; others through their declared effects), a `memref.load`
+    of a kernel argument that none of them writes, with its memref and
+    indices defined outside, reads the same value in every step: it moves
+    before the loop, together with the loop's other invariant ops without
+    memory effects. The kernel's arguments are taken to be distinct tensors
+    (a capture is never an output or a workspace).
+
+    The read then also happens where the loop runs no step: the pass is
+    meant for a mod's reads at indices the program fixes (batch, head,
+    constants), which the mod makes in every program of that batch and head
+    that computes a score, from captures whose shapes the runtime checks.
+    On by default in the pipelines (`kiln run --no-hoist-invariant-reads`
+    is the ablation).
+  }];
+  let options = [
+    Option<"minHeadDim", "min-head-dim", "int64_t", /*default=*/"0",
+           "Kernels whose queries' head dim (their `tile.tensor = \"q\"` "
+           "argument's last dimension) is below this are left alone (0: "
+           "every kernel)">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def TileCheckTurns : Pass<"tile-check-turns"> {

@@ -27,7 +27,8 @@
 //   - (f ± l) * s and (l ± f) * s with s a splat and l a sum of per-row
 //     and per-column terms -> f * s ± l * s (l * s ± f * s);
 //   - (z * x) * y with x, y and x * y varying along at most one dimension
-//     and z along both -> z * (x * y); splat(a) op splat(b) -> splat(a op b).
+//     and z along both, or x and y splats and z not -> z * (x * y);
+//     splat(a) op splat(b) -> splat(a op b).
 // All but the first reassociate floating-point arithmetic; the pass does not
 // look at the ops' fastmath flags, so the pipelines run it only under fast
 // math.
@@ -37,6 +38,7 @@
 #include "dialects/Tile/Transforms/Passes.h"
 
 #include "dialects/Tile/IR/TileDialect.h"
+#include "dialects/Tile/Transforms/TileRank.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
@@ -53,52 +55,13 @@ using namespace kiln;
 
 namespace {
 
-/// Along which dimensions of a 2-D tile a value varies: a bit per
-/// dimension (0: a splat, 3: every element its own).
-using Rank = unsigned;
-constexpr Rank kScalar = 0, kFull = 3;
+using tile::isTile2D;
+using tile::kFullRank;
+using tile::kScalarRank;
+using tile::Rank;
+using tile::rankOf;
 
-bool isTile2D(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.getRank() == 2;
-}
-
-/// The rank of `v`, memoised per query (a DAG of shared subexpressions is
-/// walked once), up to a depth beyond which values count as full.
-Rank rankOf(Value v, DenseMap<Value, Rank> &seen, int depth) {
-  if (!isTile2D(v))
-    return kFull;
-  Operation *op = v.getDefiningOp();
-  if (!op || depth > 16)
-    return kFull;
-  if (auto it = seen.find(v); it != seen.end())
-    return it->second;
-  Rank rank = kFull;
-  if (isa<tile::SplatOp>(op)) {
-    rank = kScalar;
-  } else if (auto iota = dyn_cast<tile::IotaOp>(op)) {
-    rank = Rank(1) << iota.getDim();
-  } else if (auto broadcast = dyn_cast<tile::BroadcastOp>(op)) {
-    // A 1-D tile repeated along `dim` varies along the other dimension.
-    rank = Rank(1) << (1 - broadcast.getDim());
-  } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    rank = dense && dense.isSplat() ? kScalar : kFull;
-  } else if (op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0) {
-    rank = kScalar;
-    for (Value operand : op->getOperands())
-      rank |= rankOf(operand, seen, depth + 1);
-  }
-  seen[v] = rank;
-  return rank;
-}
-
-Rank rankOf(Value v) {
-  DenseMap<Value, Rank> seen;
-  return rankOf(v, seen, 0);
-}
-
-bool isLowRank(Value v) { return rankOf(v) != kFull; }
+bool isLowRank(Value v) { return rankOf(v) != kFullRank; }
 
 /// Whether `v` is bounded by the tile's size, up to a scalar factor: iotas
 /// and constants through elementwise ops, times splats (a column's offset in
@@ -113,7 +76,7 @@ bool isTileBounded(Value v, int depth = 0) {
     return isa_and_nonnull<arith::ConstantOp>(splat.getValue().getDefiningOp());
   if (isa<arith::MulFOp>(op))
     for (int i = 0; i < 2; ++i)
-      if (rankOf(op->getOperand(i)) == kScalar &&
+      if (rankOf(op->getOperand(i)) == kScalarRank &&
           isTileBounded(op->getOperand(1 - i), depth + 1))
         return true;
   if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0)
@@ -261,19 +224,20 @@ struct RelativeConvertedDifference : OpRewritePattern<arith::SIToFPOp> {
 bool worthDistributing(Operation *sum, Value factor) {
   Value a = sum->getOperand(0), b = sum->getOperand(1);
   Rank ra = rankOf(a), rb = rankOf(b), rx = rankOf(factor);
-  if (ra != kFull && rb != kFull && (ra | rb) == kFull && rx != kFull) {
+  if (ra != kFullRank && rb != kFullRank && (ra | rb) == kFullRank &&
+      rx != kFullRank) {
     // Both products must stay cheap (a per-row factor times a per-column
     // term would be a product per element again), and one term must be
     // bounded by the tile: two large terms that cancel (positions the first
     // rewrite could not make relative, say) would, multiplied apart, each
     // round at their own size rather than at the size of the difference.
-    return (rx | ra) != kFull && (rx | rb) != kFull &&
+    return (rx | ra) != kFullRank && (rx | rb) != kFullRank &&
            (isTileBounded(a) || isTileBounded(b));
   }
   // A splat over a sum one of whose terms is a per-element sum of cheap
   // terms, which the first case then takes apart.
-  return rx == kScalar &&
-         ((ra == kFull && isLowRankSum(a)) || (rb == kFull && isLowRankSum(b)));
+  return rx == kScalarRank && ((ra == kFullRank && isLowRankSum(a)) ||
+                               (rb == kFullRank && isLowRankSum(b)));
 }
 
 /// (a ± b) * x -> a * x ± b * x where worthDistributing says so.
@@ -308,7 +272,7 @@ struct DistributeOverSum : OpRewritePattern<arith::MulFOp> {
   }
 };
 
-/// (z * x) * y -> z * (x * y), x and y cheap, z not.
+/// (z * x) * y -> z * (x * y), x and y cheap, z not (or x and y splats).
 struct GroupCheapFactors : OpRewritePattern<arith::MulFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::MulFOp op,
@@ -323,8 +287,13 @@ struct GroupCheapFactors : OpRewritePattern<arith::MulFOp> {
       for (int j = 0; j < 2; ++j) {
         Value z = inner->getOperand(j), x = inner->getOperand(1 - j);
         // x * y must stay cheap: a per-row times a per-column factor would
-        // be a product per element again.
-        if (isLowRank(z) || !isLowRank(x) || (rankOf(x) | rankOf(y)) == kFull)
+        // be a product per element again. A cheap z gains where x and y are
+        // splats: one product per row or column instead of two (ALiBi's
+        // float(col) · slope · log2 e).
+        bool splats = rankOf(x) == kScalarRank && rankOf(y) == kScalarRank &&
+                      rankOf(z) != kScalarRank;
+        if ((isLowRank(z) && !splats) || !isLowRank(x) ||
+            (rankOf(x) | rankOf(y)) == kFullRank)
           continue;
         auto flags = op.getFastmath();
         Value cheap = arith::MulFOp::create(rewriter, op.getLoc(), x, y, flags);

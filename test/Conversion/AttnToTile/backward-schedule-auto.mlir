@@ -60,14 +60,20 @@ attn.attention @hd64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
 // -----
 
 // Where the atomic schedule measured slower, auto keeps two kernels even on
-// a marked op: GQA below D = 128, a varlen batch, a band with a lower bound
-// (a window). GQA at D = 128 takes it (its 64-key two-kernel dK/dV kernel
-// spills). The two-kernel schedule keeps block-n keys for a varlen batch
-// and a window.
-// CHECK-LABEL: func.func @gqa64_bwd_dq(
+// a marked op: GQA without its group's steps (no producer), a varlen batch,
+// a band with a lower bound (a window). GQA at D = 64 takes it (measured
+// faster at N >= 4096 since its key blocks go out longest first in wave
+// chunks), as at D = 128 (its 64-key two-kernel dK/dV kernel spills). The
+// two-kernel schedule keeps block-n keys for a varlen batch and a window.
+// CHECK-LABEL: func.func @gqa64_bwd_preprocess(
+// CHECK-NOT: func.func @gqa64_bwd_dq(
 // CHECK-LABEL: func.func @gqa64_bwd_dkdv(
-// CHECK-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 64], "kv_heads", "batch"]
-// CHECK-NOT: _bwd_dq_convert
+// CHECK-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 128], "kv_heads", "batch"]
+// CHECK-LABEL: func.func @gqa64_bwd_dq_convert(
+// NOGROUP-LABEL: func.func @gqa64_bwd_dq(
+// NOGROUP-LABEL: func.func @gqa64_bwd_dkdv(
+// NOGROUP-SAME: tile.grid = {{\[\[}}"ceildiv", "seq_kv", 64], "kv_heads", "batch"]
+// NOGROUP-NOT: _bwd_dq_convert
 attn.attention @gqa64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, gqa_group = 4, attn.atomic_key_block = 128 : i64}
 
 // -----

@@ -6,8 +6,9 @@
 // float(q))) * log2(e). The positions' difference becomes relative to the
 // tile (float(kv0 - q0) - float(row) per row, float(col) per column), the
 // multiplications by the slope and by log2(e) move onto those per-row and
-// per-column terms, scale and log2(e) fold into one splat: per element one
-// product of s and one add of the two cheap terms, one add of the two.
+// per-column terms as one product (slope · log2(e), a scalar), scale and
+// log2(e) fold into one splat: per element one product of s and one add of
+// the two cheap terms, one add of the two.
 
 // CHECK-LABEL: func.func @alibi
 // CHECK-SAME: (%[[S:.*]]: tensor<4x8xf32>, %[[Q0:.*]]: index, %[[KV0:.*]]: index, %[[SLOPE:.*]]: f32)
@@ -22,14 +23,14 @@
 // CHECK: %[[R:.*]] = arith.subf %[[DS]], %[[ROWF]]
 // CHECK: %[[COL:.*]] = tile.iota dim 1
 // CHECK: %[[COLF:.*]] = arith.sitofp
-// CHECK: %[[SL:.*]] = tile.splat %[[SLOPE]]
-// CHECK-DAG: %[[RS:.*]] = arith.mulf %[[R]], %[[SL]]
-// CHECK-DAG: %[[CS:.*]] = arith.mulf %[[COLF]], %[[SL]]
-// CHECK-DAG: %[[L:.*]] = tile.splat %[[LOG2E]] : f32 -> tensor<4x8xf32>
 // CHECK-DAG: %[[CSPLAT:.*]] = tile.splat %[[C]] : f32 -> tensor<4x8xf32>
 // CHECK-DAG: %[[SC:.*]] = arith.mulf %[[S]], %[[CSPLAT]]
-// CHECK-DAG: %[[RL:.*]] = arith.mulf %[[RS]], %[[L]] : tensor<4x8xf32>
-// CHECK-DAG: %[[CL:.*]] = arith.mulf %[[CS]], %[[L]] : tensor<4x8xf32>
+// CHECK-DAG: %[[SLR:.*]] = arith.mulf %[[SLOPE]], %[[LOG2E]] : f32
+// CHECK-DAG: %[[SLRS:.*]] = tile.splat %[[SLR]] : f32 -> tensor<4x8xf32>
+// CHECK-DAG: %[[RL:.*]] = arith.mulf %[[R]], %[[SLRS]] : tensor<4x8xf32>
+// CHECK-DAG: %[[SLC:.*]] = arith.mulf %[[SLOPE]], %[[LOG2E]] : f32
+// CHECK-DAG: %[[SLCS:.*]] = tile.splat %[[SLC]] : f32 -> tensor<4x8xf32>
+// CHECK-DAG: %[[CL:.*]] = arith.mulf %[[COLF]], %[[SLCS]] : tensor<4x8xf32>
 // CHECK: %[[B:.*]] = arith.addf %[[RL]], %[[CL]]
 // CHECK: %[[OUT:.*]] = arith.addf %[[SC]], %[[B]]
 // CHECK: return %[[OUT]]
