@@ -58,9 +58,9 @@ const char *runUsage() {
                             runs and times the backward with --repeats
   --bwd-schedule S          auto (default: on sm_90a the atomic schedule at 128
                             keys per dK/dV CTA where it measured faster: D =
-                            64 and 128, not GQA without group steps,
-                            varlen, windows or deterministic capture
-                            gradients;
+                            64 and 128, not GQA without group steps or over
+                            block-sparse lists, varlen, windows or
+                            deterministic capture gradients;
                             two-kernel elsewhere, at 128 keys per dK/dV CTA
                             at D = 128 with the producer and keys by
                             queries, but for varlen, windows, split dK/dV

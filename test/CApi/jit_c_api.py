@@ -76,9 +76,9 @@ _, err = compile_spec(options("plain"), "sideways", "sm_80")
 check("program must be forward, backward, backward-two-kernel, backward-atomic or backward-deterministic" in err,
       "bad program: " + err)
 # "backward": the faster schedule for the head dims on the arch (atomic at
-# D = 64 and 128 on sm_90a, two kernels at D = 96); "backward-two-kernel":
-# the same bits in every run (GQA too, at D = 64 since its key blocks go
-# out longest first in wave chunks). "backward-deterministic": the
+# D = 64 and 128 on sm_90a, GQA too at D = 64 since its key blocks go out
+# longest first in wave chunks; two kernels at D = 96);
+# "backward-two-kernel": the same bits in every run. "backward-deterministic": the
 # same bits in every run, by ordered dQ adds where they measured no slower
 # than two kernels (D = 128 on sm_90a), two kernels elsewhere (D = 64, GQA,
 # windows, sm_80).

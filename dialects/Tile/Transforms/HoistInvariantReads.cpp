@@ -56,27 +56,43 @@ Value bufferOf(Value memref) {
   return memref;
 }
 
+/// Whether `buffer` (a bufferOf) is one the pass can tell apart from the
+/// others: a kernel argument, or memory an op of the kernel allocates. A
+/// memref carried by a loop, chosen by a select or an scf.if, or cast
+/// from another type could be any of them.
+bool isKnownBuffer(Value buffer) {
+  if (auto argument = dyn_cast<BlockArgument>(buffer))
+    return argument.getOwner()->isEntryBlock() &&
+           isa<FunctionOpInterface>(argument.getOwner()->getParentOp());
+  auto effects = buffer.getDefiningOp<MemoryEffectOpInterface>();
+  return effects && effects.getEffectOnValue<MemoryEffects::Allocate>(buffer);
+}
+
 /// The buffers the ops in `loop` may write, or nothing where one writes
-/// memory it does not name (or has effects it does not declare).
+/// memory it does not name or the pass cannot tell apart (isKnownBuffer), or
+/// has effects it does not declare.
 std::optional<SmallVector<Value>> writtenBuffers(LoopLikeOpInterface loop) {
   SmallVector<Value> written;
+  // False where the written buffer is not one the pass can tell apart.
+  auto write = [&](Value memref) {
+    Value buffer = bufferOf(memref);
+    written.push_back(buffer);
+    return isKnownBuffer(buffer);
+  };
   WalkResult result = loop->walk([&](Operation *op) {
     if (op == loop.getOperation())
       return WalkResult::advance();
     // The tile dialect's writes declare their effect on the op; the buffer
     // is the descriptor's (or scatter_add's destination).
-    if (auto store = dyn_cast<tile::StoreOp>(op)) {
-      written.push_back(bufferOf(store.getDesc()));
-      return WalkResult::advance();
-    }
-    if (auto add = dyn_cast<tile::AtomicAddOp>(op)) {
-      written.push_back(bufferOf(add.getDesc()));
-      return WalkResult::advance();
-    }
-    if (auto scatter = dyn_cast<tile::ScatterAddOp>(op)) {
-      written.push_back(bufferOf(scatter.getDest()));
-      return WalkResult::advance();
-    }
+    Value dest;
+    if (auto store = dyn_cast<tile::StoreOp>(op))
+      dest = store.getDesc();
+    else if (auto add = dyn_cast<tile::AtomicAddOp>(op))
+      dest = add.getDesc();
+    else if (auto scatter = dyn_cast<tile::ScatterAddOp>(op))
+      dest = scatter.getDest();
+    if (dest)
+      return write(dest) ? WalkResult::advance() : WalkResult::interrupt();
     auto interface = dyn_cast<MemoryEffectOpInterface>(op);
     if (!interface) {
       // Ops that only hold regions (scf.if, scf.for) speak through theirs.
@@ -87,12 +103,10 @@ std::optional<SmallVector<Value>> writtenBuffers(LoopLikeOpInterface loop) {
     SmallVector<MemoryEffects::EffectInstance> effects;
     interface.getEffects(effects);
     for (const MemoryEffects::EffectInstance &effect : effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free,
-               MemoryEffects::Allocate>(effect.getEffect()))
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
         continue;
-      if (!effect.getValue())
+      if (!effect.getValue() || !write(effect.getValue()))
         return WalkResult::interrupt();
-      written.push_back(bufferOf(effect.getValue()));
     }
     return WalkResult::advance();
   });
@@ -109,9 +123,7 @@ bool isInvariantRead(Operation *op, ArrayRef<Value> written) {
   if (!load)
     return false;
   Value buffer = bufferOf(load.getMemRef());
-  auto argument = dyn_cast<BlockArgument>(buffer);
-  return argument && argument.getOwner()->isEntryBlock() &&
-         isa<FunctionOpInterface>(argument.getOwner()->getParentOp()) &&
+  return isa<BlockArgument>(buffer) && isKnownBuffer(buffer) &&
          !llvm::is_contained(written, buffer);
 }
 

@@ -232,12 +232,16 @@ def TileRowTermsAfterMax : Pass<"tile-row-terms-after-max"> {
     - `select(c, x, -inf)` (a mask) whose uses are of these kinds: the
       select takes `a` (`-inf + r` is `-inf`);
 
-    the per-row terms are added once per row. The maxima, and so the
-    running maximum, the row sums' scale and the log-sum-exp, are those of
-    the written order; the exponent's argument rounds differently (its
-    terms are added in another order), so the pipelines run the pass under
-    fast math after `tile-reassociate-low-rank` (`kiln run
-    --no-row-terms-after-max` is the ablation).
+    the per-row terms are added once per row (all uses along one dimension,
+    1 or 0 — a dK/dV kernel on Sᵀ — with one type of row values). Where the
+    sum is written `a + r` the maxima, and so the running maximum, the row
+    sums' scale and the log-sum-exp, are those of the written order; where
+    `r` sits deeper in the tree (ALiBi's `s + (r + c)`) the addends are
+    regrouped first, a reassociation; the exponent's argument rounds
+    differently in any case. The new per-row ops carry the sum's fastmath
+    flags without `nnan` and `ninf` (they meet -inf maxima). The pipelines
+    run the pass under fast math after `tile-reassociate-low-rank` (`kiln
+    run --no-row-terms-after-max` is the ablation).
   }];
   let options = [
     Option<"minHeadDim", "min-head-dim", "int64_t", /*default=*/"0",
@@ -263,7 +267,10 @@ def TileHoistInvariantReads : Pass<"tile-hoist-invariant-reads"> {
     indices defined outside, reads the same value in every step: it moves
     before the loop, together with the loop's other invariant ops without
     memory effects. The kernel's arguments are taken to be distinct tensors
-    (a capture is never an output or a workspace).
+    (a capture is never an output or a workspace); a write through a memref
+    the pass cannot trace to an argument or an allocation (a descriptor the
+    loop carries, a memref a select or an `scf.if` chose, a cast from
+    another type) keeps every read in that loop.
 
     The read then also happens where the loop runs no step: the pass is
     meant for a mod's reads at indices the program fixes (batch, head,

@@ -12,11 +12,14 @@
 // `a - (m - r)` up to rounding, so the row's term moves onto the row: the
 // maximum is taken over `a` and the term added to it once per row, and the
 // exponent subtracts `m - r`, one subtraction per row. One add per element
-// goes, and the maxima (hence the running maximum, the row sums and the
-// log-sum-exp) are the same as before; the exponent's argument rounds once
-// differently, so the pipelines run the pass under fast math only, with
-// tile-reassociate-low-rank. A backward step's `exp2(s - lse)` is the same
-// subtraction, with the log-sum-exp for the maximum.
+// goes. Where the sum is written `a + r` the maxima (hence the running
+// maximum, the row sums' scale and the log-sum-exp) are those of the
+// written order; where the row's term sits deeper in the sum (ALiBi's `s +
+// (r + c)`) the addends are regrouped first, a reassociation, and the
+// exponent's argument rounds differently in any case, so the pipelines run
+// the pass under fast math only, with tile-reassociate-low-rank. A backward
+// step's `exp2(s - lse)` is the same subtraction, with the log-sum-exp for
+// the maximum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,8 +58,9 @@ bool isNegativeInfinity(Value v) {
   return k && k->isInfinity() && k->isNegative();
 }
 
-/// The addends of a tree of `arith.addf` under `v` (a few levels deep), in
-/// order.
+/// The addends of a tree of `arith.addf` under `v`, in order: three levels
+/// reach a score plus a bias of per-row and per-column terms (each maybe a
+/// sum of two); deeper ones count as one addend.
 void collectAddends(Value v, int depth, SmallVectorImpl<Value> &addends) {
   auto add = v.getDefiningOp<arith::AddFOp>();
   if (!add || depth > 3) {
@@ -72,29 +76,35 @@ void collectAddends(Value v, int depth, SmallVectorImpl<Value> &addends) {
 /// max` along `dim`), the subtraction of a row's value repeated along `dim`
 /// (`v - tile.broadcast m dim`), or a select against -inf (a mask) whose
 /// uses are again of these kinds.
-bool usesFold(Value v, int64_t &dim, int depth = 0) {
+bool usesFold(Value v, int64_t &dim, RankedTensorType &rows, int depth = 0) {
+  // A mask's select, or two (a partial block's and the diagonal's).
   if (depth > 2 || v.use_empty())
     return false;
-  auto along = [&](int64_t d) {
-    if (dim < 0)
+  // All along one dimension, with one type of a row's values (a maximum's
+  // result, a subtracted row value).
+  auto along = [&](int64_t d, Type rowType) {
+    if (dim < 0) {
       dim = d;
-    return dim == d;
+      rows = dyn_cast<RankedTensorType>(rowType);
+    }
+    return dim == d && rows && rowType == rows;
   };
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     if (auto reduce = dyn_cast<tile::ReduceOp>(user)) {
-      if (reduce.getKind() != tile::ReduceKind::max || !along(reduce.getDim()))
+      if (reduce.getKind() != tile::ReduceKind::max ||
+          !along(reduce.getDim(), reduce.getType()))
         return false;
     } else if (auto sub = dyn_cast<arith::SubFOp>(user)) {
       auto broadcast = sub.getRhs().getDefiningOp<tile::BroadcastOp>();
       if (use.getOperandNumber() != 0 || !broadcast ||
-          !along(broadcast.getDim()))
+          !along(broadcast.getDim(), broadcast.getSource().getType()))
         return false;
     } else if (auto select = dyn_cast<arith::SelectOp>(user)) {
       unsigned other = use.getOperandNumber() == 1 ? 2 : 1;
       if (use.getOperandNumber() == 0 ||
           !isNegativeInfinity(user->getOperand(other)) ||
-          !usesFold(select.getResult(), dim, depth + 1))
+          !usesFold(select.getResult(), dim, rows, depth + 1))
         return false;
     } else {
       return false;
@@ -113,6 +123,7 @@ RankedTensorType rowsType(RankedTensorType rows, Type element) {
 /// tile of its rows.
 bool buildsRows(Value v, int64_t dim, int depth = 0) {
   Operation *op = v.getDefiningOp();
+  // As deep as tile::rankOf looks (beyond, a value counts as full rank).
   if (!op || depth > 16)
     return false;
   if (isa<tile::SplatOp>(op))
@@ -169,7 +180,7 @@ Value buildRows(OpBuilder &b, Value v, RankedTensorType rows,
 
 /// Rewrites the uses of `old` (usesFold) to read `rest` with the row's
 /// values `rows` added after each maximum and subtracted from each
-/// subtracted row value.
+/// subtracted row value, those per-row ops with `flags`.
 void rewriteUses(IRRewriter &rewriter, Value old, Value rest, Value rows,
                  arith::FastMathFlags flags) {
   for (OpOperand &use : llvm::make_early_inc_range(old.getUses())) {
@@ -204,62 +215,47 @@ void rewriteUses(IRRewriter &rewriter, Value old, Value rest, Value rows,
   }
 }
 
-/// The type of a row's values that the uses of `v` (usesFold) name: a
-/// maximum's result or a subtracted row value's.
-RankedTensorType usersRowsType(Value v) {
-  for (Operation *user : v.getUsers()) {
-    if (auto reduce = dyn_cast<tile::ReduceOp>(user))
-      return cast<RankedTensorType>(reduce.getType());
-    if (auto sub = dyn_cast<arith::SubFOp>(user))
-      return cast<RankedTensorType>(sub.getRhs()
-                                        .getDefiningOp<tile::BroadcastOp>()
-                                        .getSource()
-                                        .getType());
-    if (auto select = dyn_cast<arith::SelectOp>(user))
-      if (RankedTensorType type = usersRowsType(select.getResult()))
-        return type;
-  }
-  return nullptr;
-}
-
 /// Moves the row's terms of `sum` after its uses' maxima, if it has some
 /// beside other terms and all its uses fold.
 void moveRowTerms(IRRewriter &rewriter, arith::AddFOp sum) {
   int64_t dim = -1;
+  RankedTensorType rows;
   if (!isTile2D(sum.getResult()) ||
       !isa<FloatType>(getElementTypeOrSelf(sum.getType())) ||
-      !usesFold(sum.getResult(), dim))
+      !usesFold(sum.getResult(), dim, rows))
+    return;
+  if (rows.getRank() != 1 ||
+      rows.getElementType() != getElementTypeOrSelf(sum.getType()))
     return;
   SmallVector<Value> addends, rowAddends, otherAddends;
   collectAddends(sum.getResult(), 0, addends);
   for (Value addend : addends)
     (isRowTerm(addend, dim) ? rowAddends : otherAddends).push_back(addend);
-  if (rowAddends.empty() || otherAddends.empty())
+  // An addend of a kind buildRows does not know leaves the sum as it is.
+  if (rowAddends.empty() || otherAddends.empty() ||
+      !llvm::all_of(rowAddends, [&](Value v) { return buildsRows(v, dim); }))
     return;
-  RankedTensorType rows = usersRowsType(sum.getResult());
-  if (!rows || rows.getRank() != 1 ||
-      rows.getElementType() != getElementTypeOrSelf(sum.getType()))
-    return;
-  // The row's values, 1-D, built before the sum (its addends dominate it);
-  // an addend of a kind buildRows does not know leaves the sum as it is.
+  // The row's values, 1-D, built before the sum (its addends dominate it).
   rewriter.setInsertionPoint(sum);
   arith::FastMathFlags flags = sum.getFastmath();
+  // The new per-row adds and subtractions meet what the sum never did: a
+  // masked row's maximum and the initial maximum, -inf.
+  arith::FastMathFlags rowFlags =
+      flags & ~(arith::FastMathFlags::nnan | arith::FastMathFlags::ninf);
   Location loc = sum.getLoc();
-  if (!llvm::all_of(rowAddends, [&](Value v) { return buildsRows(v, dim); }))
-    return;
   IRMapping built;
   Value rowValues;
   for (Value addend : rowAddends) {
     Value row = buildRows(rewriter, addend, rows, built);
-    rowValues =
-        rowValues ? arith::AddFOp::create(rewriter, loc, rowValues, row, flags)
-                        .getResult()
-                  : row;
+    rowValues = rowValues ? arith::AddFOp::create(rewriter, loc, rowValues, row,
+                                                  rowFlags)
+                                .getResult()
+                          : row;
   }
   Value rest = otherAddends.front();
   for (Value addend : ArrayRef(otherAddends).drop_front())
     rest = arith::AddFOp::create(rewriter, loc, rest, addend, flags);
-  rewriteUses(rewriter, sum.getResult(), rest, rowValues, flags);
+  rewriteUses(rewriter, sum.getResult(), rest, rowValues, rowFlags);
   rewriter.eraseOp(sum);
 }
 
@@ -275,8 +271,9 @@ struct TileRowTermsAfterMax
         sums.push_back(sum);
     });
     IRRewriter rewriter(&getContext());
-    // Outermost sums first (a sum inside another has the outer one for its
-    // only use, which does not fold, so it is left alone).
+    // In walk order, inner sums first: a sum inside another has the outer
+    // one for a use, which does not fold, so it is left alone (and dead
+    // once the outer one is rewritten, for the canonicalizer).
     for (arith::AddFOp sum : sums)
       moveRowTerms(rewriter, sum);
   }

@@ -56,8 +56,9 @@ func.func @reads(%qarg: !q {tile.tensor = "q", tile.shape = ["batch", "seq_q", "
 
 // Left in the loop: a read of the buffer the loop adds to (through its
 // view), a read at an index the loop computes, a read of memory the kernel
-// allocated (not an argument), and a read in a loop with an op whose
-// effects name no buffer.
+// allocated (not an argument), a read in a loop with an op whose effects
+// name no buffer, and reads in loops that write through a descriptor the
+// loop carries or a memref a select chose (either could be the read one).
 
 // CHECK-LABEL: func.func @kept
 // CHECK: scf.for
@@ -69,7 +70,11 @@ func.func @reads(%qarg: !q {tile.tensor = "q", tile.shape = ["batch", "seq_q", "
 // CHECK-NEXT: memref.load
 // CHECK: scf.for
 // CHECK-NEXT: memref.load
-func.func @kept(%acc: !m, %slopes: memref<?xf32>, %h: index, %n: index, %t: tensor<4x4xf32>) {
+// CHECK: scf.for
+// CHECK-NEXT: memref.load
+// CHECK: scf.for
+// CHECK-NEXT: memref.load
+func.func @kept(%acc: !m, %slopes: memref<?xf32>, %h: index, %n: index, %t: tensor<4x4xf32>, %other: memref<?xf32>, %pick: i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %d = tile.view %acc[%c0, %c0] keep [2, 3] : !m -> !tile.desc<?x64xf32>
@@ -97,6 +102,48 @@ func.func @kept(%acc: !m, %slopes: memref<?xf32>, %h: index, %n: index, %t: tens
     %v = memref.load %slopes[%h] : memref<?xf32>
     func.call @opaque(%v) : (f32) -> ()
   }
+  %carried = scf.for %i = %c0 to %n step %c1 iter_args(%dd = %d) -> !tile.desc<?x64xf32> {
+    %v = memref.load %acc[%c0, %c0, %c0, %c0] : !m
+    %vs = tile.splat %v : f32 -> tensor<4x4xf32>
+    %x = arith.addf %t, %vs : tensor<4x4xf32>
+    tile.store %x, %dd[%i, %c0] : tensor<4x4xf32>, !tile.desc<?x64xf32>
+    scf.yield %dd : !tile.desc<?x64xf32>
+  }
+  %either = arith.select %pick, %slopes, %other : memref<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %slopes[%h] : memref<?xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %either[%h] : memref<?xf32>
+  }
   return
 }
 func.func private @opaque(f32)
+
+// -----
+
+!m = memref<?x?x?x64xf32, strided<[?, ?, ?, ?], offset: ?>>
+
+// Nested loops that store to another argument: the read moves out of the
+// inner loop, then out of the outer one.
+
+// CHECK-LABEL: func.func @nested
+// CHECK: memref.load
+// CHECK-NEXT: tile.splat
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: memref.load
+// CHECK: tile.store
+func.func @nested(%out: !m, %slopes: memref<?xf32>, %h: index, %n: index, %t: tensor<4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d = tile.view %out[%c0, %c0] keep [2, 3] : !m -> !tile.desc<?x64xf32>
+  scf.for %j = %c0 to %n step %c1 {
+    scf.for %i = %c0 to %n step %c1 {
+      %v = memref.load %slopes[%h] : memref<?xf32>
+      %vs = tile.splat %v : f32 -> tensor<4x4xf32>
+      %x = arith.addf %t, %vs : tensor<4x4xf32>
+      tile.store %x, %d[%i, %j] : tensor<4x4xf32>, !tile.desc<?x64xf32>
+    }
+  }
+  return
+}

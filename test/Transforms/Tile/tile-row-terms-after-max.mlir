@@ -152,3 +152,41 @@ func.func @keys_by_queries(%q: memref<?x?x?x64xbf16> {tile.tensor = "q", tile.sh
   %p = math.exp2 %e : tensor<4x8xf32>
   return %p : tensor<4x8xf32>
 }
+
+// -----
+
+// A maximum along dimension 0 (a dK/dV kernel's rows are keys) with -inf on
+// the select's true side, and a sum under fast math: the new per-row add
+// drops nnan and ninf (it meets a masked row's maximum, -inf).
+
+// CHECK-LABEL: func.func @along_rows
+// CHECK-SAME: (%[[S:.*]]: tensor<4x8xf32>, %[[C:.*]]: tensor<8xf32>, %[[M:.*]]: tensor<4x8xi1>)
+// CHECK: %[[SEL:.*]] = arith.select %[[M]], %{{.*}}, %[[S]] : tensor<4x8xi1>, tensor<4x8xf32>
+// CHECK: %[[MAX:.*]] = tile.reduce max %[[SEL]] dim 0 : tensor<4x8xf32> -> tensor<8xf32>
+// CHECK: arith.addf %[[MAX]], %[[C]] fastmath<reassoc,nsz,arcp,contract,afn> : tensor<8xf32>
+// VALID-LABEL: func.func @along_rows
+func.func @along_rows(%s: tensor<4x8xf32>, %c: tensor<8xf32>, %mask: tensor<4x8xi1>) -> tensor<8xf32> {
+  %ninf = arith.constant dense<0xFF800000> : tensor<4x8xf32>
+  %cb = tile.broadcast %c dim 0 : tensor<8xf32> -> tensor<4x8xf32>
+  %t = arith.addf %s, %cb fastmath<fast> : tensor<4x8xf32>
+  %sel = arith.select %mask, %ninf, %t : tensor<4x8xi1>, tensor<4x8xf32>
+  %max = tile.reduce max %sel dim 0 : tensor<4x8xf32> -> tensor<8xf32>
+  return %max : tensor<8xf32>
+}
+
+// -----
+
+// Left alone: uses whose rows' values differ in type (here in encoding).
+
+// CHECK-LABEL: func.func @two_row_types
+// CHECK: %[[T:.*]] = arith.addf
+// CHECK: tile.reduce max %[[T]] dim 1
+// CHECK: arith.subf %[[T]], %{{.*}} : tensor<4x8xf32>
+func.func @two_row_types(%s: tensor<4x8xf32>, %r: tensor<4xf32>, %m: tensor<4xf32, "other">) -> (tensor<4xf32>, tensor<4x8xf32>) {
+  %rb = tile.broadcast %r dim 1 : tensor<4xf32> -> tensor<4x8xf32>
+  %t = arith.addf %s, %rb : tensor<4x8xf32>
+  %max = tile.reduce max %t dim 1 : tensor<4x8xf32> -> tensor<4xf32>
+  %mb = tile.broadcast %m dim 1 : tensor<4xf32, "other"> -> tensor<4x8xf32>
+  %e = arith.subf %t, %mb : tensor<4x8xf32>
+  return %max, %e : tensor<4xf32>, tensor<4x8xf32>
+}
