@@ -85,6 +85,7 @@ for v in alibi softcap plain; do                 # the mods' arithmetic in its w
 done
 ablate alibi norowterms both --no-row-terms-after-max # the row's terms added per element
 ablate alibi nohoist both --no-hoist-invariant-reads  # the slope read in every KV step
+ablate alibi bwdrewrites bwd --backward-mod-rewrites-min-head-dim 0 # both in the backward below D = 128 too
 for v in plain causal softcap alibi sliding_window; do # maxima of the scaled scores
   ablate $v noscalemax fwd --no-scale-after-max
 done

@@ -88,6 +88,7 @@ void setPipelineOptions(CUDAPipelineOptions &options, const std::string &arch,
   options.reassociateLowRank = choices.reassociateLowRank;
   options.rowTermsAfterMax = choices.rowTermsAfterMax;
   options.hoistInvariantReads = choices.hoistInvariantReads;
+  options.backwardModRewritesMinHeadDim = choices.backwardModRewritesMinHeadDim;
   options.scaleAfterMax = choices.scaleAfterMax;
   options.columnBounds = choices.columnBounds;
   options.oneSidedBoundsElements = choices.oneSidedBoundsElements;
@@ -204,6 +205,7 @@ ScheduleChoices scheduleChoices(const RunOptions &o) {
   choices.reassociateLowRank = o.reassociateLowRank;
   choices.rowTermsAfterMax = o.rowTermsAfterMax;
   choices.hoistInvariantReads = o.hoistInvariantReads;
+  choices.backwardModRewritesMinHeadDim = o.backwardModRewritesMinHeadDim;
   choices.scaleAfterMax = o.scaleAfterMax;
   choices.columnBounds = o.columnBounds;
   choices.oneSidedBoundsElements = o.oneSidedBoundsElements;

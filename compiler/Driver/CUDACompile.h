@@ -45,6 +45,7 @@ struct ScheduleChoices {
   bool reassociateLowRank = true;       ///< mods: per-row/column terms first
   bool rowTermsAfterMax = true;         ///< ...per-row ones after the maxima
   bool hoistInvariantReads = true;      ///< capture reads out of KV loops
+  int64_t backwardModRewritesMinHeadDim = 128; ///< ...backward: from this D
   bool scaleAfterMax = true;            ///< rows' maxima before the scale
   bool columnBounds = true;             ///< tile-column-bounds
   int64_t oneSidedBoundsElements = 16384; ///< ...its one-sided-elements

@@ -155,6 +155,11 @@ const char *runUsage() {
                             both back ends: a mod's capture reads at the
                             program's indices left in every KV step
                             (tile-hoist-invariant-reads; ablation)
+  --backward-mod-rewrites-min-head-dim D
+                            cuda backward: tile-row-terms-after-max and
+                            tile-hoist-invariant-reads only on kernels with
+                            at least D query columns (default 128: both
+                            measured slower in ALiBi's D = 64 backward)
   --no-scale-after-max      both back ends: the rows' maxima of the scaled
                             scores instead of before the softmax's positive
                             constant scale (one multiply per element more,
@@ -363,6 +368,8 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       {"short-rows", {&o.shortRows, 0}},
       {"short-keys", {&o.shortKeys, 0}},
       {"one-sided-bounds-elements", {&o.oneSidedBoundsElements, 0}},
+      {"backward-mod-rewrites-min-head-dim",
+       {&o.backwardModRewritesMinHeadDim, 0}},
       {"page-size", {&o.pageSize, 1}},
       {"key-block", {&o.keyBlock, 0}},
       {"ring-stages", {&o.ringStages, 1}},

@@ -116,6 +116,9 @@ struct RunOptions {
   /// Both back ends: a mod's capture reads at the program's indices moved
   /// out of the KV loops (ablation switch --no-hoist-invariant-reads).
   bool hoistInvariantReads = true;
+  /// cuda backward: those two rewrites only on kernels whose queries have
+  /// at least this many columns (--backward-mod-rewrites-min-head-dim).
+  int64_t backwardModRewritesMinHeadDim = 128;
   /// Both back ends: rows' maxima before the softmax's positive scale
   /// (tile-scale-after-max; ablation switch --no-scale-after-max).
   bool scaleAfterMax = true;

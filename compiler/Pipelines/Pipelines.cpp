@@ -398,8 +398,8 @@ void buildCUDABackwardPipeline(OpPassManager &pm,
   // hoisted slope read 0.95-0.97x, for fewer SASS instructions per step;
   // not understood) and faster at D = 128 (1.01-1.04x and 1.11-1.15x at
   // N = 2k-4k; docs/performance.md), so the backward's kernels take them
-  // from D = 128 on.
-  program.modRewritesMinHeadDim = 128;
+  // from D = 128 on (the option's default).
+  program.modRewritesMinHeadDim = options.backwardModRewritesMinHeadDim;
   program.scaleAfterMax = options.scaleAfterMax;
   program.columnBounds = options.columnBounds;
   program.oneSidedBoundsElements = options.oneSidedBoundsElements;

@@ -616,6 +616,13 @@ struct CUDAPipelineOptions
                      "of it where it writes no memory "
                      "(tile-hoist-invariant-reads)"),
       llvm::cl::init(true)};
+  Option<int64_t> backwardModRewritesMinHeadDim{
+      *this, "backward-mod-rewrites-min-head-dim",
+      llvm::cl::desc("kiln-cuda-bwd-pipeline: tile-row-terms-after-max and "
+                     "tile-hoist-invariant-reads only on kernels whose "
+                     "queries have at least this many columns (both "
+                     "measured slower in ALiBi's D = 64 backward)"),
+      llvm::cl::init(128)};
   Option<bool> visibleBelow{
       *this, "visible-below",
       llvm::cl::desc("Forward: a mask_mod `kv < X || ...` with X uniform per "

@@ -128,6 +128,7 @@ TEST(ScheduleSwitches, ValueFlagsChangeAPipeline) {
       {"--short-rows=64"},
       {"--short-keys=1024"},
       {"--one-sided-bounds-elements=0"},
+      {"--backward-mod-rewrites-min-head-dim=0"},
       {"--ring-stages=3"},
       {"--max-ctas-per-sm=1"},
       {"--key-block=64"},
