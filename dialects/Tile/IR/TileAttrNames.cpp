@@ -114,4 +114,10 @@ int64_t queryHeadDim(mlir::FunctionOpInterface kernel) {
   return 0;
 }
 
+bool inKernelBelowHeadDim(mlir::Operation *op, int64_t minHeadDim) {
+  auto kernel = op->getParentOfType<mlir::FunctionOpInterface>();
+  int64_t headDim = kernel ? queryHeadDim(kernel) : 0;
+  return headDim != 0 && headDim < minHeadDim;
+}
+
 } // namespace kiln::tile

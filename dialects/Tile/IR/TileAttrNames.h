@@ -95,6 +95,10 @@ namespace kiln::tile {
 /// The head dim of a kernel's queries: the last dimension of its argument
 /// marked `tile.tensor = "q"`, or 0 where it has none.
 int64_t queryHeadDim(mlir::FunctionOpInterface kernel);
+/// Whether `op` lies in a kernel whose queries have fewer than `minHeadDim`
+/// columns (the `min-head-dim` of tile passes; a kernel without queries is
+/// not below any).
+bool inKernelBelowHeadDim(mlir::Operation *op, int64_t minHeadDim);
 
 /// Size expressions as attributes, spelled as in the runtime's plan
 /// (kiln/LaunchPlan.h): an integer, a symbol ("seq_q") or ["op", a, b, ...]

@@ -134,9 +134,7 @@ struct TileHoistInvariantReads
     // Innermost loops first: a read moved out of an inner loop can move on
     // out of an outer one that writes nothing either.
     getOperation()->walk([&](LoopLikeOpInterface loop) {
-      auto kernel = loop->getParentOfType<FunctionOpInterface>();
-      int64_t headDim = kernel ? tile::queryHeadDim(kernel) : 0;
-      if (headDim != 0 && headDim < minHeadDim)
+      if (tile::inKernelBelowHeadDim(loop, minHeadDim))
         return;
       std::optional<SmallVector<Value>> written = writtenBuffers(loop);
       if (!written)

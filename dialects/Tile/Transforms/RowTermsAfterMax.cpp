@@ -33,7 +33,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace kiln::tile {
 #define GEN_PASS_DEF_TILEROWTERMSAFTERMAX
@@ -119,31 +118,10 @@ RankedTensorType rowsType(RankedTensorType rows, Type element) {
   return RankedTensorType::get(rows.getShape(), element, rows.getEncoding());
 }
 
-/// Whether buildRows can build `v` (constant along `dim`) again as a 1-D
-/// tile of its rows.
-bool buildsRows(Value v, int64_t dim, int depth = 0) {
-  Operation *op = v.getDefiningOp();
-  // As deep as tile::rankOf looks (beyond, a value counts as full rank).
-  if (!op || depth > 16)
-    return false;
-  if (isa<tile::SplatOp>(op))
-    return true;
-  if (auto iota = dyn_cast<tile::IotaOp>(op))
-    return int64_t(iota.getDim()) != dim;
-  if (auto broadcast = dyn_cast<tile::BroadcastOp>(op))
-    return int64_t(broadcast.getDim()) == dim;
-  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    return dense && dense.isSplat();
-  }
-  return op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0 &&
-         op->getNumResults() == 1 &&
-         llvm::all_of(op->getOperands(), [&](Value operand) {
-           return isTile2D(operand) && buildsRows(operand, dim, depth + 1);
-         });
-}
-
-/// A row term (isRowTerm, buildsRows) built again as a 1-D tile of its
+/// A row term (isRowTerm: tile::rankOf found only splats, iotas along the
+/// other dimension, broadcasts along the reduced one, splat constants and
+/// one-result elementwise ops over 2-D tiles below it) built again as a
+/// 1-D tile of its
 /// rows (the other dimension than the reduced one): splats and iotas as 1-D
 /// ones, a broadcast along the reduced dimension as its source, elementwise
 /// ops over those.
@@ -231,9 +209,7 @@ void moveRowTerms(IRRewriter &rewriter, arith::AddFOp sum) {
   collectAddends(sum.getResult(), 0, addends);
   for (Value addend : addends)
     (isRowTerm(addend, dim) ? rowAddends : otherAddends).push_back(addend);
-  // An addend of a kind buildRows does not know leaves the sum as it is.
-  if (rowAddends.empty() || otherAddends.empty() ||
-      !llvm::all_of(rowAddends, [&](Value v) { return buildsRows(v, dim); }))
+  if (rowAddends.empty() || otherAddends.empty())
     return;
   // The row's values, 1-D, built before the sum (its addends dominate it).
   rewriter.setInsertionPoint(sum);
@@ -265,9 +241,7 @@ struct TileRowTermsAfterMax
   void runOnOperation() override {
     SmallVector<arith::AddFOp> sums;
     getOperation()->walk([&](arith::AddFOp sum) {
-      auto kernel = sum->getParentOfType<FunctionOpInterface>();
-      int64_t headDim = kernel ? tile::queryHeadDim(kernel) : 0;
-      if (headDim == 0 || headDim >= minHeadDim)
+      if (!tile::inKernelBelowHeadDim(sum, minHeadDim))
         sums.push_back(sum);
     });
     IRRewriter rewriter(&getContext());

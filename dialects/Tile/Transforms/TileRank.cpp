@@ -40,7 +40,8 @@ Rank rankOf(Value v, llvm::DenseMap<Value, Rank> &seen, int depth) {
   } else if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     rank = dense && dense.isSplat() ? kScalarRank : kFullRank;
-  } else if (op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0) {
+  } else if (op->hasTrait<OpTrait::Elementwise>() && op->getNumRegions() == 0 &&
+             op->getNumResults() == 1) {
     rank = kScalarRank;
     for (Value operand : op->getOperands())
       rank |= rankOf(operand, seen, depth + 1);

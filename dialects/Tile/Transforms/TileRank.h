@@ -20,11 +20,12 @@ namespace kiln::tile {
 /// Along which dimensions of a 2-D tile a value varies: bit d for dimension
 /// d (0: a splat, 3: every element its own).
 using Rank = unsigned;
-constexpr Rank kScalarRank = 0, kRowsRank = 1, kColumnsRank = 2, kFullRank = 3;
+constexpr Rank kScalarRank = 0, kFullRank = 3;
 
 /// The rank of `v` as its definition shows it: `tile.splat` and splat
 /// constants, `tile.iota` along its dimension, `tile.broadcast` along the
-/// other one, and elementwise ops the union of their operands'; anything else
+/// other one, and one-result elementwise ops the union of their operands';
+/// anything else
 /// (and a value that is not a 2-D tile, or a definition deeper than a bound)
 /// counts as full.
 Rank rankOf(mlir::Value v);
