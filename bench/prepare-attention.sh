@@ -113,7 +113,7 @@ done
 for v in plain causal softcap alibi gqa_causal; do # the backward's LSE and D loaded where used
   ablate $v nola bwd --no-load-ahead
 done
-for v in plain causal softcap alibi sliding_window; do # the LSE and D loaded by the consumers, not the producer
+for v in plain causal softcap alibi sliding_window gqa_causal; do # the LSE and D loaded by the consumers, not the producer
   ablate $v norv bwd --no-ring-vectors
 done
 for v in plain causal sliding_window; do # a third CTA per SM where the registers allow
@@ -137,7 +137,7 @@ done
 for v in plain causal softcap alibi gqa_causal; do # the two-kernel schedule at 64 keys per dK/dV CTA (its D = 128 default: 128)
   ablate $v tk64 bwd --bwd-schedule two-kernel --key-block 64
 done
-ablate gqa_causal twokernel bwd --bwd-schedule two-kernel # the two-kernel schedule (GQA's default below D = 128)
+ablate gqa_causal twokernel bwd --bwd-schedule two-kernel # the two-kernel schedule (GQA's default below D = 64 and where not fed)
 for v in plain causal softcap alibi; do # dQ adds in key-block order (deterministic atomic schedule)
   ablate $v ordered bwd --ordered-dq
 done

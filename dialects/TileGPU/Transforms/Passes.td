@@ -701,8 +701,9 @@ def TileGPUWarpSpecialize : Pass<"tgpu-warp-specialize"> {
     backward's base-2 LSE and D: unmasked 1-D f32 `tile.load`s in a
     `#tgpu.rows` or `#tgpu.cols` layout, of the last dimension of a
     workspace whose rows start 16-byte aligned by its shape, through a view
-    made before the loops, at the rows of a ring's copy in the same loop)
-    travel with that copy: the producer issues a `tgpu.bulk_load` of each
+    made before the loops or one the step makes from values the producer
+    computes too, such as GQA's step's query head, at the rows of a ring's
+    copy in the same loop) travel with that copy: the producer issues a `tgpu.bulk_load` of each
     into a slot per stage beside the ring's tile, on the ring's barriers,
     before the tile's copy, and the consumers read it with
     `tgpu.load_shared` where the step first uses it, filling the elements

@@ -109,13 +109,19 @@ struct Vector {
   SmallVector<Operation *> read;
   /// Read right after the ring's wait (else where the step first uses it).
   bool early = false;
+  /// A view the step makes itself (GQA's dK/dV kernel: the step's query
+  /// head): the loop body's ops computing it, the view last
+  /// (stepRowsChain), which the producer computes again. Empty for a view
+  /// made before the loops.
+  SmallVector<Operation *> viewChain;
 };
 struct VectorSlot {
   int64_t ring;
-  Value view;
   RankedTensorType type;
   Value buffer;
   SmallVector<Value> stages;
+  /// The loops whose vectors use the slot (one vector per loop).
+  SmallVector<Operation *> loops;
 };
 
 /// The dropout's keep bits of a step (`tile.philox` compared below a
@@ -183,48 +189,6 @@ bool rowsOfWholeChunks(func::FuncOp kernel, unsigned arg, int64_t eltBytes) {
   auto op = dyn_cast<StringAttr>(product[0]);
   return op && op.getValue() == "mul" &&
          llvm::any_of(product.getValue().drop_front(), multiple);
-}
-
-/// The vectors of `loops`' bodies the producer can copy beside a ring's tile
-/// (see Vector): unmasked 1-D f32 loads, in a `#tgpu.rows` or `#tgpu.cols`
-/// layout of whole 16-byte chunks, of the last dimension of a workspace
-/// whose rows start 16-byte aligned, through a view made before the loops,
-/// at the rows of a ring's copy in the same loop.
-SmallVector<Vector> ringVectorsOf(func::FuncOp kernel,
-                                  MutableArrayRef<Load> loads,
-                                  ArrayRef<scf::ForOp> loops,
-                                  const DenseMap<Value, int64_t> &ringOf) {
-  SmallVector<Vector> vectors;
-  Block &entry = kernel.front();
-  for (scf::ForOp loop : loops)
-    for (Operation &op : *loop.getBody()) {
-      auto load = dyn_cast<tile::LoadOp>(&op);
-      if (!load || load.getMask() || !isa<FloatAttr>(load.getFill()))
-        continue;
-      auto type = cast<RankedTensorType>(load.getType());
-      if (type.getRank() != 1 || !type.getElementType().isF32() ||
-          (type.getDimSize(0) * 4) % 16 != 0 ||
-          !isa_and_nonnull<RowsLayoutAttr, ColsLayoutAttr>(type.getEncoding()))
-        continue;
-      auto view = load.getDesc().getDefiningOp<tile::ViewOp>();
-      auto arg =
-          view ? dyn_cast<BlockArgument>(view.getBase()) : BlockArgument();
-      auto base = arg ? dyn_cast<MemRefType>(arg.getType()) : MemRefType();
-      if (!base || arg.getOwner() != &entry || view->getBlock() != &entry ||
-          view.isPaged() || view.isRagged() ||
-          view.getKeep() != ArrayRef<int64_t>{base.getRank() - 1} ||
-          !kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kWorkspace) ||
-          !rowsOfWholeChunks(kernel, arg.getArgNumber(), 4))
-        continue;
-      for (Load &host : loads)
-        if (host.loop == loop &&
-            host.copy.getOffsets()[0] == load.getOffsets()[0]) {
-          vectors.push_back(
-              {load, loop, view, ringOf.lookup(host.copy.getDest()), -1});
-          break;
-        }
-    }
-  return vectors;
 }
 
 /// A scalar read of a kernel argument that the kernel only ever reads by
@@ -297,6 +261,73 @@ bool producerComputable(Value v, Block &entry) {
       llvm::append_range(work, def->getOperands());
   }
   return true;
+}
+
+/// The vectors of `loops`' bodies the producer can copy beside a ring's tile
+/// (see Vector): unmasked 1-D f32 loads, in a `#tgpu.rows` or `#tgpu.cols`
+/// layout of whole 16-byte chunks, of the last dimension of a workspace
+/// whose rows start 16-byte aligned, through a view made before the loops
+/// or one the step makes from values the producer can compute too, at the
+/// rows of a ring's copy in the same loop.
+SmallVector<Vector> ringVectorsOf(func::FuncOp kernel,
+                                  MutableArrayRef<Load> loads,
+                                  ArrayRef<scf::ForOp> loops,
+                                  const DenseMap<Value, int64_t> &ringOf) {
+  SmallVector<Vector> vectors;
+  Block &entry = kernel.front();
+  // The ops computing a view the step makes, the view last, where the
+  // producer can compute them all; null otherwise.
+  auto perStepView =
+      [&](scf::ForOp loop,
+          tile::ViewOp view) -> std::optional<SmallVector<Operation *>> {
+    auto chain = stepRowsChain(loop, view.getResult());
+    if (!chain || chain->empty() || chain->back() != view)
+      return std::nullopt;
+    for (Operation *op : *chain)
+      for (Value v : op->getOperands())
+        if (v != loop.getInductionVar() && loop.isDefinedOutsideOfLoop(v) &&
+            !producerComputable(v, entry))
+          return std::nullopt;
+    return chain;
+  };
+  for (scf::ForOp loop : loops)
+    for (Operation &op : *loop.getBody()) {
+      auto load = dyn_cast<tile::LoadOp>(&op);
+      if (!load || load.getMask() || !isa<FloatAttr>(load.getFill()))
+        continue;
+      auto type = cast<RankedTensorType>(load.getType());
+      if (type.getRank() != 1 || !type.getElementType().isF32() ||
+          (type.getDimSize(0) * 4) % 16 != 0 ||
+          !isa_and_nonnull<RowsLayoutAttr, ColsLayoutAttr>(type.getEncoding()))
+        continue;
+      auto view = load.getDesc().getDefiningOp<tile::ViewOp>();
+      auto arg =
+          view ? dyn_cast<BlockArgument>(view.getBase()) : BlockArgument();
+      auto base = arg ? dyn_cast<MemRefType>(arg.getType()) : MemRefType();
+      if (!base || arg.getOwner() != &entry ||
+          (view->getBlock() != &entry && view->getBlock() != loop.getBody()) ||
+          view.isPaged() || view.isRagged() ||
+          view.getKeep() != ArrayRef<int64_t>{base.getRank() - 1} ||
+          !kernel.getArgAttr(arg.getArgNumber(), tile::attrs::kWorkspace) ||
+          !rowsOfWholeChunks(kernel, arg.getArgNumber(), 4))
+        continue;
+      SmallVector<Operation *> viewChain;
+      if (view->getBlock() == loop.getBody()) {
+        auto chain = perStepView(loop, view);
+        if (!chain)
+          continue;
+        viewChain = std::move(*chain);
+      }
+      for (Load &host : loads)
+        if (host.loop == loop &&
+            host.copy.getOffsets()[0] == load.getOffsets()[0]) {
+          Vector v{load, loop, view, ringOf.lookup(host.copy.getDest()), -1};
+          v.viewChain = std::move(viewChain);
+          vectors.push_back(std::move(v));
+          break;
+        }
+    }
+  return vectors;
 }
 
 /// The steps' keep bits the producer can draw (see Bits): a `tile.philox`
@@ -616,13 +647,16 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
   for (Vector &v : vectors) {
     auto type = cast<RankedTensorType>(v.load.getType());
     bool added;
+    // (The loops' steps take turns in the ring's stages, so vectors of
+    // different loops may share a slot: one per loop.)
     v.slot = findOrAddSlot(
         slots,
         [&](const VectorSlot &slot) {
-          return slot.ring == v.ring && slot.view == v.view.getResult() &&
-                 slot.type == type;
+          return slot.ring == v.ring && slot.type == type &&
+                 !llvm::is_contained(slot.loops, v.loop);
         },
-        VectorSlot{v.ring, v.view.getResult(), type, Value(), {}}, added);
+        VectorSlot{v.ring, type, Value(), {}, {}}, added);
+    slots[v.slot].loops.push_back(v.loop);
     if (added)
       vectorBytes += llvm::alignTo(type.getDimSize(0) * 4, 128);
   }
@@ -860,9 +894,17 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
         if (load.loop.isDefinedOutsideOfLoop(operand))
           needed.insert(operand);
   }
-  // The producer copies the vectors through their views.
-  for (Vector &v : vectors)
-    needed.insert(v.view.getResult());
+  // The producer copies the vectors through their views (a step's own view
+  // computed again from what its ops read from outside the loop).
+  for (Vector &v : vectors) {
+    if (v.viewChain.empty())
+      needed.insert(v.view.getResult());
+    for (Operation *op : v.viewChain)
+      for (Value operand : op->getOperands())
+        if (operand != v.loop.getInductionVar() &&
+            v.loop.isDefinedOutsideOfLoop(operand))
+          needed.insert(operand);
+  }
   // It draws the keep bits from the step's values.
   for (Bits &d : bits) {
     auto outside = [&](Value v) {
@@ -1245,9 +1287,14 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
         if (!v.early || v.ring != ring.index ||
             v.read.back()->getBlock() != &body)
           continue;
-        Value row = v.read[1]->getOperand(1);
-        Operation *def = row.getDefiningOp();
-        if (def && def->getBlock() == &body && !def->isBeforeInBlock(wait))
+        // (The step's rows and, where the step makes it, its view must be
+        // known there.)
+        auto definedAfterWait = [&](Value value) {
+          Operation *def = value.getDefiningOp();
+          return def && def->getBlock() == &body && !def->isBeforeInBlock(wait);
+        };
+        if (definedAfterWait(v.read[1]->getOperand(1)) ||
+            definedAfterWait(v.view.getResult()))
           continue;
         for (Operation *op : v.read) {
           op->moveAfter(after);
@@ -1303,13 +1350,17 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
     Value emptyParity = arith::XOrIOp::create(b, loc, step.parity, index(1));
     IRMapping atStep;
     atStep.map(loop.getInductionVar(), copyLoop.getInductionVar());
+    // The step's values (rows, views, a draw's operands), computed again
+    // (ops shared by several chains once).
+    auto computeAgain = [&](ArrayRef<Operation *> chain) {
+      for (Operation *op : chain)
+        if (!atStep.contains(op->getResult(0)))
+          b.clone(*op, atStep);
+    };
     for (Load &load : loads) {
       if (load.loop != loop)
         continue;
-      // The step's rows, computed again (shared ops once).
-      for (Operation *op : load.rowsChain)
-        if (!atStep.contains(op->getResult(0)))
-          b.clone(*op, atStep);
+      computeAgain(load.rowsChain);
       Ring &ring = rings[ringOf.lookup(load.copy.getDest())];
       auto emptyWait = MbarrierWaitOp::create(
           b, loc, barriers, emptySlot(ring, step.stage), emptyParity);
@@ -1321,13 +1372,16 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       Value full = fullSlot(ring, step.stage);
       // The vectors first: their bytes must be expected before the tile's
       // copy arrives, or the phase could complete without them.
-      for (Vector &v : vectors)
-        if (v.loop == loop && v.ring == ring.index)
-          BulkLoadOp::create(
-              b, loc, v.view.getResult(),
-              atStep.lookupOrDefault(load.copy.getOffsets()[0]),
-              stageBuffer(b, loc, slots[v.slot].stages, step.stage),
-              barriers, full);
+      for (Vector &v : vectors) {
+        if (v.loop != loop || v.ring != ring.index)
+          continue;
+        computeAgain(v.viewChain);
+        BulkLoadOp::create(
+            b, loc, atStep.lookupOrDefault(v.view.getResult()),
+            atStep.lookupOrDefault(load.copy.getOffsets()[0]),
+            stageBuffer(b, loc, slots[v.slot].stages, step.stage), barriers,
+            full);
+      }
       if (load.paged())
         TmaLoadPagesOp::create(
             b, loc, mapFor(load), load.view.getResult(),
@@ -1345,9 +1399,7 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
       for (Bits &d : bits) {
         if (d.loop != loop || d.ring != ring.index)
           continue;
-        for (Operation *op : d.chain)
-          if (!atStep.contains(op->getResult(0)))
-            b.clone(*op, atStep);
+        computeAgain(d.chain);
         auto at = [&](Value v) { return atStep.lookupOrDefault(v); };
         tile::PhiloxOp philox = d.philox;
         DrawKeepBitsOp::create(
