@@ -56,6 +56,9 @@ p.add_argument("--backward", action="store_true", help="also forward + backward"
 p.add_argument("--ablations", default="",
                help="comma-separated spec suffixes (without the underscore) timed next to the default")
 p.add_argument("--docs", type=int, default=8, help="documents per sequence in the document-mask rows")
+p.add_argument("--doc-blocks", default="",
+               help="comma-separated QBxKB: the document mask also on block lists of QB queries x KB keys "
+                    "(rows document_mask_QBxKB; specs <spec>_hd<D>_bsQBxKB[_bwd|_build])")
 p.add_argument("--window", type=int, default=128, help="examples/sliding_window.mlir's window")
 p.add_argument("--rounds", type=int, default=3)
 p.add_argument("--tolerance", type=float, default=1e-2)
@@ -101,8 +104,8 @@ def softcap(score, b, h, qi, ki):
 def variant_table(N, H, gen):
     """name -> (spec, query heads per KV head, SDPA's is_causal or None
     where SDPA cannot express it, Flex's score_mod, Flex's mask_mod, Kiln's
-    captures, visible pairs per (batch, head), block-sparse with Kiln's
-    builder)."""
+    captures, visible pairs per (batch, head), and for a block-sparse
+    program on lists from Kiln's builder its blocks (QB, KB), else False)."""
     slopes = torch.tensor([2.0 ** (-8.0 * (i + 1) / H) for i in range(H)], device=dev, dtype=torch.float32)
     cuts = torch.randperm(N - 1, generator=gen)[: args.docs - 1].sort().values + 1
     lengths = torch.diff(torch.cat([torch.tensor([0]), cuts, torch.tensor([N])]))
@@ -119,7 +122,7 @@ def variant_table(N, H, gen):
         return (qi >= ki) & (docs[qi] == docs[ki])
 
     tri = N * (N + 1) // 2
-    return {
+    table = {
         "plain": ("plain", 1, False, None, None, [], N * N, False),
         "causal": ("causal", 1, True, None, causal, [], tri, False),
         "softcap": ("softcap", 1, None, softcap, None, [], N * N, False),
@@ -128,9 +131,16 @@ def variant_table(N, H, gen):
                            sum(min(i, w) + 1 for i in range(N)), False),
         "alibi": ("alibi", 1, None, alibi, causal, [slopes], tri, False),
         "document_mask": ("document_mask", 1, None, None, document, [docs, docs],
-                          int(sum(n * (n + 1) // 2 for n in lengths.tolist())), True),
+                          int(sum(n * (n + 1) // 2 for n in lengths.tolist())), (128, 128)),
         "gqa_causal": ("gqa_causal", 4, True, None, causal, [], tri, False),
     }
+    # The document mask on lists of other blocks (QB queries x KB keys):
+    # document_mask_<QB>x<KB>, the specs <spec>_hd<D>_bs<QB>x<KB>.
+    for blocks in args.doc_blocks.split(","):
+        if blocks:
+            qb, kb = (int(x) for x in blocks.split("x"))
+            table[f"document_mask_{qb}x{kb}"] = table["document_mask"][:7] + ((qb, kb),)
+    return table
 
 
 def named(program, tensors):
@@ -152,11 +162,15 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                 break
             spec, group, sdpa_causal, score_mod, mask_mod, captures, pairs, sparse = table[name]
             base = f"{spec}_hd{hd}"
-            fwd = load(base + ("_bs128" if sparse else ""))
+            # (The block-sparse specs: _bs128 for 128 x 128 blocks, else
+            # _bs<QB>x<KB>.)
+            bs = ("" if not sparse else f"_bs{sparse[0]}" if sparse[0] == sparse[1]
+                  else f"_bs{sparse[0]}x{sparse[1]}")
+            fwd = load(base + bs)
             if fwd is None:
                 print(f"no spec {base}: {name} hd{hd} left out", flush=True)
                 continue
-            bwd = load(base + ("_bs128" if sparse else "") + "_bwd") if args.backward else None
+            bwd = load(base + bs + "_bwd") if args.backward else None
             Hkv = H // group
             q = torch.randn(B, N, H, hd, device=dev, dtype=dt)
             k = torch.randn(B, N, Hkv, hd, device=dev, dtype=dt)
@@ -172,11 +186,14 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             # Kiln's lists for the block-sparse program: the generated builder.
             lists = {}
             if sparse:
-                builder = load(base + "_bs128_build")
-                nb = (N + 127) // 128
-                # One head's lists per sequence (the mask does not read the head).
-                built = {n: torch.empty(B, 1, nb, *((nb,) if "indices" in n else ()), device=dev,
-                                        dtype=torch.int32) for n in LISTS}
+                builder = load(base + bs + "_build")
+                nq, nk = (N + sparse[0] - 1) // sparse[0], (N + sparse[1] - 1) // sparse[1]
+                # One head's lists per sequence (the mask does not read the
+                # head): per query block its key blocks, per key block (the
+                # q_ lists) its query blocks.
+                built = {n: torch.empty(B, 1, *((nk, nq) if n.startswith(("q_", "full_q_")) else (nq, nk))
+                                        [:2 if "indices" in n else 1], device=dev, dtype=torch.int32)
+                         for n in LISTS}
                 build = lambda builder=builder, built=built: builder(q=q, k=k, captures=captures,
                                                                      **named(builder, built))
                 build()
@@ -266,7 +283,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             # An ablation compares like with like: a block-sparse row's
             # ablation is a block-sparse spec too (<spec>_hd<D>_bs128_<name>),
             # not the dense one its name would otherwise find.
-            abase = base + ("_bs128" if sparse else "")
+            abase = base + bs
             for abl in ablations:
                 afwd = load(f"{abase}_{abl}")
                 abwd = load(f"{abase}_{abl}_bwd") if bwd is not None else None

@@ -8,7 +8,8 @@
 #   bash bench/prepare-attention.sh [build-dir] [head-dims]
 # Environment: VARIANTS (the benchmarked variants, default all eight),
 # ABLATIONS (the ablation names to compile, default all; " " for none),
-# ABLATION_HDIMS (default 128).
+# ABLATION_HDIMS (default 128), DOC_BLOCKS (the document mask's block-sparse
+# programs on other blocks too, "QBxKB ...", default none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -35,6 +36,15 @@ for hd in $HDIMS; do
   compile document_mask_hd${hd}_bs128_bwd document_mask --head-dim $hd --block-sparse 128 --backward &
   compile document_mask_hd${hd}_bs128_build document_mask --head-dim $hd --block-sparse 128 --build-block-mask &
   wait
+  # Other blocks (DOC_BLOCKS="128x64 64x64": bench_attention.py --doc-blocks).
+  for blocks in ${DOC_BLOCKS:-}; do
+    qb=${blocks%x*} kb=${blocks#*x}
+    bs=bs${qb}x${kb}; [ "$qb" = "$kb" ] && bs=bs$qb
+    compile document_mask_hd${hd}_$bs document_mask --head-dim $hd --block-sparse $qb,$kb &
+    compile document_mask_hd${hd}_${bs}_bwd document_mask --head-dim $hd --block-sparse $qb,$kb --backward &
+    compile document_mask_hd${hd}_${bs}_build document_mask --head-dim $hd --block-sparse $qb,$kb --build-block-mask &
+    wait
+  done
 done
 # Ablations at D = 128 (or $ABLATION_HDIMS), named as bench_attention.py's
 # --ablations takes them: <variant>_hd<D>_<name> (forward) and
