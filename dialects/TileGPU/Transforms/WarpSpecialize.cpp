@@ -97,8 +97,8 @@ struct Ring {
 /// producer copies beside a ring's tile (tgpu.bulk_load), completing on that
 /// ring's barriers: the consumers read it from shared memory after the wait
 /// they already do, instead of waiting on a load from global memory in front
-/// of the step's first product. Each (ring, view) pair has one slot per
-/// stage, shared by the loops that load the ring.
+/// of the step's first product. Each vector of a loop has a slot (a buffer
+/// per stage), which vectors of other loops on the same ring share.
 struct Vector {
   tile::LoadOp load;
   scf::ForOp loop;
