@@ -263,6 +263,25 @@ bool producerComputable(Value v, Block &entry) {
   return true;
 }
 
+/// The values the ops `ops` of `loop`'s body (a step's chain) read from
+/// outside the loop, but its induction variable.
+SmallVector<Value> readFromOutside(scf::ForOp loop, ArrayRef<Operation *> ops) {
+  SmallVector<Value> outside;
+  for (Operation *op : ops)
+    for (Value v : op->getOperands())
+      if (v != loop.getInductionVar() && loop.isDefinedOutsideOfLoop(v))
+        outside.push_back(v);
+  return outside;
+}
+
+/// Whether the producer can compute everything `ops` read from outside
+/// `loop` (producerComputable).
+bool producerComputesInputs(scf::ForOp loop, ArrayRef<Operation *> ops) {
+  Block &entry = *loop->getBlock();
+  return llvm::all_of(readFromOutside(loop, ops),
+                      [&](Value v) { return producerComputable(v, entry); });
+}
+
 /// The vectors of `loops`' bodies the producer can copy beside a ring's tile
 /// (see Vector): unmasked 1-D f32 loads, in a `#tgpu.rows` or `#tgpu.cols`
 /// layout of whole 16-byte chunks, of the last dimension of a workspace
@@ -281,13 +300,9 @@ SmallVector<Vector> ringVectorsOf(func::FuncOp kernel,
       [&](scf::ForOp loop,
           tile::ViewOp view) -> std::optional<SmallVector<Operation *>> {
     auto chain = stepRowsChain(loop, view.getResult());
-    if (!chain || chain->empty() || chain->back() != view)
+    if (!chain || chain->empty() || chain->back() != view ||
+        !producerComputesInputs(loop, *chain))
       return std::nullopt;
-    for (Operation *op : *chain)
-      for (Value v : op->getOperands())
-        if (v != loop.getInductionVar() && loop.isDefinedOutsideOfLoop(v) &&
-            !producerComputable(v, entry))
-          return std::nullopt;
     return chain;
   };
   for (scf::ForOp loop : loops)
@@ -364,17 +379,9 @@ SmallVector<Bits> ringBitsOf(MutableArrayRef<Load> loads,
       auto chain = stepRowsChain(loop, philox->getOperands());
       if (!chain)
         return;
-      Block &entry = *loop->getBlock();
-      auto outside = [&](Value v) {
-        return v != loop.getInductionVar() && loop.isDefinedOutsideOfLoop(v);
-      };
-      for (Value v : philox->getOperands())
-        if (outside(v) && !producerComputable(v, entry))
-          return;
-      for (Operation *op : *chain)
-        for (Value v : op->getOperands())
-          if (outside(v) && !producerComputable(v, entry))
-            return;
+      if (!producerComputesInputs(loop, *chain) ||
+          !producerComputesInputs(loop, philox.getOperation()))
+        return;
       // The ring of the loop's first copy: its wait comes before the step's
       // first product, which the bits follow.
       Load *host = nullptr;
@@ -889,31 +896,20 @@ LogicalResult TileGPUWarpSpecialize::runOnKernel(func::FuncOp kernel) {
                          load.loop.isDefinedOutsideOfLoop(offset)))
         needed.insert(offset);
     // The step's rows: what their ops read from outside the loop.
-    for (Operation *op : load.rowsChain)
-      for (Value operand : op->getOperands())
-        if (load.loop.isDefinedOutsideOfLoop(operand))
-          needed.insert(operand);
+    if (load.loop)
+      needed.insert_range(readFromOutside(load.loop, load.rowsChain));
   }
   // The producer copies the vectors through their views (a step's own view
   // computed again from what its ops read from outside the loop).
   for (Vector &v : vectors) {
     if (v.viewChain.empty())
       needed.insert(v.view.getResult());
-    for (Operation *op : v.viewChain)
-      for (Value operand : op->getOperands())
-        if (operand != v.loop.getInductionVar() &&
-            v.loop.isDefinedOutsideOfLoop(operand))
-          needed.insert(operand);
+    needed.insert_range(readFromOutside(v.loop, v.viewChain));
   }
   // It draws the keep bits from the step's values.
   for (Bits &d : bits) {
-    auto outside = [&](Value v) {
-      if (v != d.loop.getInductionVar() && d.loop.isDefinedOutsideOfLoop(v))
-        needed.insert(v);
-    };
-    llvm::for_each(d.philox->getOperands(), outside);
-    for (Operation *op : d.chain)
-      llvm::for_each(op->getOperands(), outside);
+    needed.insert_range(readFromOutside(d.loop, d.chain));
+    needed.insert_range(readFromOutside(d.loop, d.philox.getOperation()));
   }
   llvm::SmallPtrSet<Operation *, 16> hoist;
   for (size_t i = 0; i < needed.size(); ++i) {
