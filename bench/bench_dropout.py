@@ -25,7 +25,9 @@ memory instead of each consumer thread drawing its own), `_drop_ps3` and
 eighths of them, the consumers the rest), forward only; `_drop_nolp_bwd`
 (`--no-philox-lane-pairs`: the dK/dV kernel's bits at one Philox call per 4
 elements in each lane rather than one per 8 shared by lane pairs), timed
-after the default forward. `any!=` is the
+after the default forward; `_drop8` and `_drop8_bwd` (`--dropout-bits 8`:
+8-bit uniforms, one Philox call per 16 elements, p rounded to 1/256; their
+bits checked against the 8-bit reference). `any!=` is the
 worst bit count over every dropout schedule present.
 Shapes follow ../shared/bench/peers.py (16384 tokens per batch, hidden 2048).
 Checked in the same run: with V = 1 every output element is sum_kv P Z, whose
@@ -96,8 +98,9 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                      ("kiln_drop_pb", "_drop_pb", "_drop_pb_bwd", drop),
                      ("kiln_drop_ps3", "_drop_ps3", None, drop),
                      ("kiln_drop_ps4", "_drop_ps4", None, drop),
-                     ("kiln_drop_nolp", "_drop", "_drop_nolp_bwd", drop))
-            want = None  # the reference's bits, drawn once per row
+                     ("kiln_drop_nolp", "_drop", "_drop_nolp_bwd", drop),
+                     ("kiln_drop8", "_drop8", "_drop8_bwd", drop))
+            want = {}  # the reference's bits by uniform width, drawn once per row
             for tag, fwd_suffix, bwd_suffix, extra in kilns:
                 fwd = spec(f"{variant}_hd{hd}{fwd_suffix}")
                 bwd = spec(f"{variant}_hd{hd}{bwd_suffix}") if bwd_suffix else None
@@ -124,11 +127,12 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     dropped = (seen == 0).float().mean().item()
                     rows_q = torch.arange(hd, hd + 256)
                     got = (o[:, hd:hd + 256, :, :] == 0).cpu()  # [B, 256, H, D keys]
-                    if want is None:
+                    bits = 8 if tag.startswith("kiln_drop8") else 16
+                    if bits not in want:
                         bb, qq, hh, kk = torch.meshgrid(torch.arange(B), rows_q, torch.arange(H), torch.arange(hd),
                                                         indexing="ij")
-                        want = uniforms(seed, offset, bb, hh, qq, kk) >= threshold(args.p)
-                    differ = int((got != want).sum())
+                        want[bits] = uniforms(seed, offset, bb, hh, qq, kk, bits=bits) >= threshold(args.p, bits=bits)
+                    differ = int((got != want[bits]).sum())
                     if tag == "kiln_drop":
                         row.update(mean_v1=mean_v1, dropped=dropped, bits_differ=differ)
                     # every schedule's bits: the worst count over them
@@ -146,7 +150,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     row[f"{tag}_fb_ms"] = bench(fb)
             for name in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov",
                          "kiln_drop_pingpong", "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb",
-                         "kiln_drop_ps3", "kiln_drop_ps4", "kiln_drop_nolp", "flash", "flash_drop"):
+                         "kiln_drop_ps3", "kiln_drop_ps4", "kiln_drop_nolp", "kiln_drop8", "flash", "flash_drop"):
                 for what, mult in (("fwd", 1.0), ("fb", 3.5)):
                     if f"{name}_{what}_ms" in row:
                         row[f"{name}_{what}_tflops"] = mult * fwd_flops / row[f"{name}_{what}_ms"] / 1e9
@@ -163,10 +167,10 @@ json.dump(dict(device=torch.cuda.get_device_name(), p=args.p, rows=rows),
 # TFLOP/s forward (forward + backward); ratios of dropout to no dropout.
 names = [n for n in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov", "kiln_drop_pingpong",
                      "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb", "kiln_drop_ps3",
-                     "kiln_drop_ps4", "kiln_drop_nolp", "flash", "flash_drop")
+                     "kiln_drop_ps4", "kiln_drop_nolp", "kiln_drop8", "flash", "flash_drop")
          if any(n + "_fwd_tflops" in r for r in rows)]
 print(f"{'hdim':>4} {'N':>6} {'causal':>6} " + " ".join(f"{n:>15}" for n in names) +
-      f" {'kd/k fwd':>8} {'kd/k f+b':>8} {'kd/fd f+b':>9} {'mean|V=1':>8} {'dropped':>7} {'bits!=':>6} {'any!=':>6}")
+      f" {'kd/k fwd':>8} {'kd/k f+b':>8} {'kd8/k fwd':>9} {'kd8/k f+b':>9} {'kd/fd f+b':>9} {'mean|V=1':>8} {'dropped':>7} {'bits!=':>6} {'any!=':>6}")
 for r in rows:
     f = lambda n: (f"{r[n + '_fwd_tflops']:6.1f} ({r.get(n + '_fb_tflops', float('nan')):6.1f})"
                    if n + "_fwd_tflops" in r else f"{'n/a':>15}")
@@ -174,5 +178,6 @@ for r in rows:
                                 if f"{a}_{what}_tflops" in r and f"{b}_{what}_tflops" in r else "n/a")
     print(f"{r['hdim']:4d} {r['N']:6d} {str(r['causal']):>6} " + " ".join(f(n) for n in names) +
           f" {ratio('kiln_drop', 'kiln', 'fwd'):>8} {ratio('kiln_drop', 'kiln', 'fb'):>8}"
+          f" {ratio('kiln_drop8', 'kiln', 'fwd'):>9} {ratio('kiln_drop8', 'kiln', 'fb'):>9}"
           f" {ratio('kiln_drop', 'flash_drop', 'fb'):>9} {r.get('mean_v1', float('nan')):8.4f}"
           f" {r.get('dropped', float('nan')):7.4f} {r.get('bits_differ', -1):6d} {r.get('bits_differ_any', -1):6d}")

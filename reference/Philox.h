@@ -28,12 +28,25 @@
 // 2^16) (attn.attention's dropout_p), and a kept P is scaled by 2^16 /
 // threshold, so that the scaled mask has mean exactly 1.
 //
+// With 8-bit uniforms (attn.attention's dropout_bits = 8, as FlashAttention-2
+// draws them) one call yields 16 uniforms, spent on a 4 x 4 patch: queries
+// {q0, q0 + 1, q0 + 8, q0 + 9} and keys {k0, k0 + 1, k0 + 8, k0 + 9}, q0 and
+// k0 even. A GPU thread holds half of it (rows r, r + 8 of an m16 tile: its
+// lane and the lane of row r ^ 1 hold the rest), so two lanes share their
+// calls through a shuffle and each pays one call per 16 of its elements, in
+// either orientation of the tile. p is then rounded to a multiple of 2^-8:
+//
+//   c1 = (q >> 4) << 2 | (q >> 1) & 3         which pair of queries
+//   uniform = byte (q & 1) * 2 + (kv & 1) of the same word
+//   threshold = round((1 - p) * 2^8), scale 2^8 / threshold
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_REFERENCE_PHILOX_H
 #define KILN_REFERENCE_PHILOX_H
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 namespace kiln::ref {
@@ -53,18 +66,33 @@ inline std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> ctr,
   return ctr;
 }
 
-/// The dropout's 16-bit uniform of P[q, kv] of (batch, head); see above.
+/// The dropout's uniform of P[q, kv] of (batch, head), 16 or 8 bits wide;
+/// see above.
 inline uint32_t dropoutUniform(uint64_t seed, uint64_t offset, uint64_t batch,
-                               uint64_t head, uint64_t q, uint64_t kv) {
+                               uint64_t head, uint64_t q, uint64_t kv,
+                               unsigned bits = 16) {
+  uint32_t queries = bits == 8 ? uint32_t((q >> 4) << 2 | ((q >> 1) & 3))
+                               : uint32_t((q >> 4) << 3 | (q & 7));
   std::array<uint32_t, 4> ctr = {uint32_t((kv >> 4) << 2 | ((kv >> 1) & 3)),
-                                 uint32_t((q >> 4) << 3 | (q & 7)),
-                                 uint32_t(batch << 16 | head),
+                                 queries, uint32_t(batch << 16 | head),
                                  uint32_t(offset)};
   std::array<uint32_t, 2> key = {uint32_t(seed),
                                  uint32_t(seed >> 32) ^ uint32_t(offset >> 32)};
   std::array<uint32_t, 4> r = philox4x32_10(ctr, key);
   uint32_t word = r[((q >> 3) & 1) * 2 + ((kv >> 3) & 1)];
+  if (bits == 8)
+    return (word >> (8 * ((q & 1) * 2 + (kv & 1)))) & 0xFFu;
   return (word >> (16 * (kv & 1))) & 0xFFFFu;
+}
+
+/// The keep threshold and the kept weights' scale of dropout probability p
+/// with uniforms of `bits` bits: kept when uniform < threshold.
+inline uint32_t dropoutThreshold(double p, unsigned bits = 16) {
+  return static_cast<uint32_t>(
+      std::round((1.0 - p) * static_cast<double>(1u << bits)));
+}
+inline double dropoutScale(double p, unsigned bits = 16) {
+  return static_cast<double>(1u << bits) / dropoutThreshold(p, bits);
 }
 
 } // namespace kiln::ref

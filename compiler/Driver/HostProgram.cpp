@@ -45,6 +45,7 @@ Status HostProgram::compile(const Variant &variant,
   specialization.dtype = options.dtype;
   specialization.pageSize = options.pageSize;
   specialization.dropoutP = options.dropoutP;
+  specialization.dropoutBits = options.dropoutBits;
   specialization.varlen = options.varlen;
   specialization.blockSparseQ = options.blockSparse[0];
   specialization.blockSparseKV = options.blockSparse[1];

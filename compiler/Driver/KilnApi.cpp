@@ -46,6 +46,7 @@ Status withVariantModule(const Variant &variant, const CompileOptions &options,
   specialization.dtype = options.dtype;
   specialization.pageSize = options.pageSize;
   specialization.dropoutP = options.dropoutP;
+  specialization.dropoutBits = options.dropoutBits;
   specialization.varlen = options.varlen;
   specialization.blockSparseQ = options.blockSparse[0];
   specialization.blockSparseKV = options.blockSparse[1];

@@ -38,9 +38,11 @@ int makeReferenceVariant(attn::AttentionOp refSpec,
     uint64_t seed = state[0], offset = state[1];
     uint32_t threshold = refSpec.getDropoutThreshold();
     double scale = refSpec.getDropoutScale();
+    unsigned bits = refSpec.getDropoutWidth();
     out.spec.dropout = [=](int64_t b, int64_t h, int64_t qi, int64_t kv) {
-      return ref::dropoutUniform(seed, offset, b, h, qi, kv) < threshold ? scale
-                                                                         : 0.0;
+      return ref::dropoutUniform(seed, offset, b, h, qi, kv, bits) < threshold
+                 ? scale
+                 : 0.0;
     };
   }
   switch (refSpec.getCausal()) {

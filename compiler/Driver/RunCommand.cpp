@@ -30,6 +30,7 @@ VariantSpecialization specialization(const RunOptions &o) {
   s.headDimV = o.headDimV > 0 ? o.headDimV : 0;
   s.pageSize = o.pageSize;
   s.dropoutP = o.dropoutP;
+  s.dropoutBits = o.dropoutBits;
   s.varlen = o.varlen;
   s.blockSparseQ = o.blockSparseQ;
   s.blockSparseKV = o.blockSparseKV;

@@ -33,6 +33,9 @@ const char *runUsage() {
   --dropout P               the variant with dropout_p = P (a fresh seed and
                             offset per run; the reference applies the same
                             mask)
+  --dropout-bits 16|8       the width of the dropout's uniforms (dropout_bits;
+                            8: half the Philox calls, p rounded to a multiple
+                            of 1/256)
   --pad P                   P extra elements after each row (non-contiguous layout)
   --seqlens L0,L1,...       varlen: one packed batch of sequences of these
                             query lengths (FlashAttention's cu_seqlens layout;
@@ -641,6 +644,13 @@ ParsedRunOptions parseRunOptions(const std::vector<std::string> &args) {
       if (!parseDouble(value, o.dropoutP) ||
           !(o.dropoutP >= 0.0 && o.dropoutP < 1.0))
         fail("--dropout must be a probability in [0, 1), got '" + value + "'");
+    } else if (name == "dropout-bits") {
+      if (!takeValue())
+        break;
+      if (value == "16" || value == "8")
+        o.dropoutBits = std::stoi(value);
+      else
+        fail("--dropout-bits must be 16 or 8, got '" + value + "'");
     } else if (name == "tolerance") {
       if (!takeValue())
         break;

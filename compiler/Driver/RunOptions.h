@@ -57,6 +57,7 @@ struct RunOptions {
   uint64_t seed = 0;
   double tolerance = 1e-2;
   double dropoutP = 0; ///< > 0: the variant with this dropout_p
+  int64_t dropoutBits = 0; ///< > 0: the variant with this dropout_bits
   int64_t blockM = 64, blockN = 64;
   bool blockMGiven = false, blockNGiven = false; ///< cuda: else chosen
   bool splitMaskedBlocks = true;

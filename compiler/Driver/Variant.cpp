@@ -55,6 +55,8 @@ Status selectAndSpecialize(ModuleOp module, const std::string &name,
     chosen.setPageSize(s.pageSize);
   if (s.dropoutP > 0)
     chosen.setDropoutPAttr(b.getF64FloatAttr(s.dropoutP));
+  if (s.dropoutBits > 0)
+    chosen.setDropoutBitsAttr(b.getI64IntegerAttr(s.dropoutBits));
   if (s.varlen)
     chosen.setVarlen(true);
   if (s.blockSparseQ > 0 || s.blockSparseKV > 0)

@@ -32,6 +32,8 @@ struct VariantSpecialization {
   int64_t pageSize = 0;
   /// > 0: dropout_p (a variant without dropout gets it; one with, another p).
   double dropoutP = 0;
+  /// > 0: dropout_bits (16 or 8: the width of the dropout's uniforms).
+  int64_t dropoutBits = 0;
   /// A packed batch of sequences of different lengths (varlen).
   bool varlen = false;
   /// > 0: block_sparse = [blockSparseQ, blockSparseKV].

@@ -13,7 +13,9 @@
 // tile (rows r, r + 8; columns 2t, 2t + 1 and 8 more), so a thread pays
 // one call per 8 elements when the tile's rows are queries, and one per 4
 // when they are keys, unless two lanes share their calls (LANE_PAIRS,
-// below: one per 8 again).
+// below: one per 8 again). With 8-bit uniforms (BITS = 8) one call covers
+// 4 x 4 elements, half in each of two lanes, which always share it: one
+// call per 16 elements in either orientation.
 #pragma once
 #include "kiln/layout.cuh"
 
@@ -40,21 +42,77 @@ __device__ __forceinline__ Philox4 philox4x32_10(unsigned c0, unsigned c1,
   return {{c0, c1, c2, c3}};
 }
 
-/// The call that covers element (q, kv).
+/// The call that covers element (q, kv) with BITS-bit uniforms.
+template <int BITS = 16>
 __device__ __forceinline__ Philox4 dropout_philox(unsigned long long seed,
                                                   unsigned long long offset,
                                                   unsigned stream, unsigned q,
                                                   unsigned kv) {
+  static_assert(BITS == 16 || BITS == 8, "16- or 8-bit uniforms");
   return philox4x32_10(
-      (kv >> 4) << 2 | ((kv >> 1) & 3u), (q >> 4) << 3 | (q & 7u), stream,
-      static_cast<unsigned>(offset), static_cast<unsigned>(seed),
+      (kv >> 4) << 2 | ((kv >> 1) & 3u),
+      BITS == 16 ? (q >> 4) << 3 | (q & 7u) : (q >> 4) << 2 | ((q >> 1) & 3u),
+      stream, static_cast<unsigned>(offset), static_cast<unsigned>(seed),
       static_cast<unsigned>(seed >> 32) ^ static_cast<unsigned>(offset >> 32));
 }
 
-__device__ __forceinline__ int dropout_half(const Philox4 &r, unsigned q,
-                                            unsigned kv) {
+/// Element (q, kv)'s uniform of the call that covers it.
+template <int BITS = 16>
+__device__ __forceinline__ int dropout_uniform_of(const Philox4 &r, unsigned q,
+                                                  unsigned kv) {
   unsigned word = r.w[((q >> 3) & 1u) * 2 + ((kv >> 3) & 1u)];
+  if (BITS == 8)
+    return static_cast<int>((word >> (8 * ((q & 1u) * 2 + (kv & 1u)))) & 0xFFu);
   return static_cast<int>((word >> (16 * (kv & 1u))) & 0xFFFFu);
+}
+
+/// 8-bit uniforms of patches e0 and e0 + 8 of thread (warp, lane) (aligned
+/// tiles; the whole warp calls it together). The lanes of rows r and r ^ 1
+/// (lanes l and l ^ 4) hold the two halves of each 4 x 4 call: each runs
+/// the call of one patch (the even row's lane e0's, the odd row's e0 + 8's),
+/// keeps the bytes of its row's parity and sends the other lane the rest,
+/// two words through a shuffle. Within a call, byte (q & 1) * 2 + (kv & 1)
+/// of word ((q >> 3) & 1) * 2 + ((kv >> 3) & 1): a row's parity is q & 1
+/// when rows are queries (the two low bytes of each word, or the two high)
+/// and kv & 1 when they are keys (bytes 0 and 2, or 1 and 3).
+template <bool KEYS_BY_QUERIES, typename F, typename Fn>
+__device__ __forceinline__ void
+dropout_bytes_of_patch_pair(int e0, int warp, int lane, unsigned long long seed,
+                            unsigned long long offset, unsigned stream,
+                            int rowStart, int colStart, Fn &&fn) {
+  const unsigned odd = (rowStart + F::row_of(e0, warp, lane)) & 1u;
+  const int mine = e0 + 8 * static_cast<int>(odd);
+  const unsigned r = rowStart + F::row_of(mine, warp, lane),
+                 c = colStart + F::col_of(mine, warp, lane);
+  const Philox4 x = dropout_philox<8>(
+      seed, offset, stream, KEYS_BY_QUERIES ? c : r, KEYS_BY_QUERIES ? r : c);
+  // Each register packs, for one query-bit-3 value (words 0, 1 or 2, 3),
+  // a row parity's two bytes of both words.
+  constexpr unsigned kEven = KEYS_BY_QUERIES ? 0x6420u : 0x5410u,
+                     kOdd = KEYS_BY_QUERIES ? 0x7531u : 0x7632u;
+  const unsigned even0 = __byte_perm(x.w[0], x.w[1], kEven),
+                 even1 = __byte_perm(x.w[2], x.w[3], kEven),
+                 odd0 = __byte_perm(x.w[0], x.w[1], kOdd),
+                 odd1 = __byte_perm(x.w[2], x.w[3], kOdd);
+  const unsigned got0 = __shfl_xor_sync(0xffffffffu, odd ? even0 : odd0, 4);
+  const unsigned got1 = __shfl_xor_sync(0xffffffffu, odd ? even1 : odd1, 4);
+  // Patch e0's registers, then patch e0 + 8's.
+  const unsigned packed[2][2] = {{odd ? got0 : even0, odd ? got1 : even1},
+                                 {odd ? odd0 : got0, odd ? odd1 : got1}};
+#pragma unroll
+  for (int p = 0; p < 2; ++p)
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      // Element i: column bit 0 (i & 1), row + 8 (bit 1), the second n8
+      // fragment (bit 2). Rows queries: register q bit 3, byte kv bit 3 *
+      // 2 + kv & 1; rows keys: register q bit 3 (the fragment), byte kv
+      // bit 3 * 2 + q & 1.
+      const int reg = KEYS_BY_QUERIES ? i >> 2 : (i >> 1) & 1;
+      const int byte = KEYS_BY_QUERIES ? ((i >> 1) & 1) * 2 + (i & 1)
+                                       : (i >> 2) * 2 + (i & 1);
+      fn(e0 + 8 * p + i,
+         static_cast<int>((packed[p][reg] >> (8 * byte)) & 0xFFu));
+    }
 }
 
 /// Each dropout uniform of the elements thread (warp, lane) holds of a tile
@@ -68,8 +126,12 @@ __device__ __forceinline__ int dropout_half(const Philox4 &r, unsigned q,
 /// calls: each runs the call of one query column and hands the other lane
 /// the halves of its key, two words through a shuffle. One call per 8
 /// elements instead of per 4, as when the rows are queries.
+///
+/// BITS = 8 (every lane of the warp calls it together): 8-bit uniforms, each
+/// call shared by the lanes of rows r and r ^ 1 in either orientation
+/// (dropout_bytes_of_patch_pair); LANE_PAIRS is then moot.
 template <bool KEYS_BY_QUERIES, typename F, int E0 = 0, int E1 = F::kSize,
-          bool LANE_PAIRS = false, typename Fn>
+          bool LANE_PAIRS = false, int BITS = 16, typename Fn>
 __device__ __forceinline__ void
 for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
                          int batch, int head, int q0, int kv0, Fn &&fn) {
@@ -84,6 +146,31 @@ for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
   // Tiles at multiples of 16 (every schedule's): the thread's elements come
   // in patches that share calls.
   if (((q0 | kv0) & 15) == 0 && F::kNT % 2 == 0) {
+    if constexpr (BITS == 8) {
+      // Patches in pairs, the calls shared by lane pairs; an odd last patch
+      // by each lane's own call.
+      constexpr int kPairs = (E1 - E0) / 16;
+#pragma unroll
+      for (int k = 0; k < kPairs; ++k)
+        dropout_bytes_of_patch_pair<KEYS_BY_QUERIES, F>(
+            E0 + 16 * k, warp, lane, s, o, stream, rowStart, colStart, fn);
+      if constexpr ((E1 - E0) % 16 != 0) {
+        const int e0 = E1 - 8;
+        const unsigned r = rowStart + F::row_of(e0, warp, lane),
+                       c = colStart + F::col_of(e0, warp, lane);
+        const unsigned q = KEYS_BY_QUERIES ? c : r,
+                       kv = KEYS_BY_QUERIES ? r : c;
+        const Philox4 x = dropout_philox<8>(s, o, stream, q, kv);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const unsigned row = r + ((i >> 1) & 1) * 8,
+                         col = c + (i >> 2) * 8 + (i & 1);
+          fn(e0 + i, dropout_uniform_of<8>(x, KEYS_BY_QUERIES ? col : row,
+                                           KEYS_BY_QUERIES ? row : col));
+        }
+      }
+      return;
+    }
 #pragma unroll
     for (int e0 = E0; e0 < E1; e0 += 8) {
       const unsigned r = rowStart + F::row_of(e0, warp, lane),
@@ -146,18 +233,21 @@ for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
     const unsigned r = rowStart + F::row_of(e, warp, lane),
                    c = colStart + F::col_of(e, warp, lane);
     const unsigned q = KEYS_BY_QUERIES ? c : r, kv = KEYS_BY_QUERIES ? r : c;
-    fn(e, dropout_half(dropout_philox(s, o, stream, q, kv), q, kv));
+    fn(e, dropout_uniform_of<BITS>(dropout_philox<BITS>(s, o, stream, q, kv), q,
+                                   kv));
   }
 }
 
-/// The dropout's uniforms of this thread's elements of a tile (tile.philox).
-/// LANE_PAIRS: see for_each_dropout_uniform (the whole warp calls it).
-template <bool KEYS_BY_QUERIES, bool LANE_PAIRS = false, int M, int N, int W>
+/// The dropout's uniforms of this thread's elements of a tile (tile.philox),
+/// BITS wide. LANE_PAIRS, and BITS = 8 always: the whole warp calls it (see
+/// for_each_dropout_uniform).
+template <bool KEYS_BY_QUERIES, bool LANE_PAIRS = false, int BITS = 16, int M,
+          int N, int W>
 __device__ __forceinline__ void
 dropout_uniforms(Frag<int, M, N, W> &out, long long seed, long long offset,
                  int batch, int head, int q0, int kv0) {
   for_each_dropout_uniform<KEYS_BY_QUERIES, Frag<int, M, N, W>, 0,
-                           Frag<int, M, N, W>::kSize, LANE_PAIRS>(
+                           Frag<int, M, N, W>::kSize, LANE_PAIRS, BITS>(
       warp_id(), lane_id(), seed, offset, batch, head, q0, kv0,
       [&](int e, int u) { out.x[e] = u; });
 }

@@ -4,6 +4,8 @@
 
     u = uniforms(seed, offset, b, h, q, kv)   # broadcasting int64 tensors
     kept = u < threshold(p)
+    u8 = uniforms(seed, offset, b, h, q, kv, bits=8)   # dropout_bits = 8
+    kept8 = u8 < threshold(p, bits=8)
 
 Words are 32-bit values in int64 tensors; products of two words are formed
 from 16-bit halves so that nothing exceeds 2^63.
@@ -32,18 +34,24 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
-def uniforms(seed, offset, b, h, q, kv):
-    """The 16-bit uniform of attention weight (q, kv) of (batch b, head h)
-    for a dropout_rng of (seed, offset) (Python ints, taken mod 2^64)."""
+def uniforms(seed, offset, b, h, q, kv, bits=16):
+    """The 16-bit (or 8-bit) uniform of attention weight (q, kv) of (batch b,
+    head h) for a dropout_rng of (seed, offset) (Python ints, taken mod
+    2^64)."""
+    if bits not in (16, 8):
+        raise ValueError(f"dropout uniforms are 16 or 8 bits wide, not {bits}")
     seed, offset = seed % 2**64, offset % 2**64
     b, h, q, kv = (torch.as_tensor(x, dtype=torch.int64) for x in (b, h, q, kv))
-    words = philox4x32_10((kv >> 4) << 2 | (kv >> 1) & 3, (q >> 4) << 3 | q & 7, b << 16 | h, offset & _LOW,
+    queries = (q >> 4) << 3 | q & 7 if bits == 16 else (q >> 4) << 2 | (q >> 1) & 3
+    words = philox4x32_10((kv >> 4) << 2 | (kv >> 1) & 3, queries, b << 16 | h, offset & _LOW,
                           seed & _LOW, (seed >> 32) ^ (offset >> 32))
     index = ((q >> 3) & 1) * 2 + ((kv >> 3) & 1)
     word = torch.stack(words).gather(0, index.expand(words[0].shape).unsqueeze(0)).squeeze(0)
+    if bits == 8:
+        return (word >> (8 * ((q & 1) * 2 + (kv & 1)))) & 0xFF
     return (word >> (16 * (kv & 1))) & 0xFFFF
 
 
-def threshold(p):
-    """Kept where the uniform is below round((1 - p) * 2^16)."""
-    return int(round((1.0 - p) * 65536.0))
+def threshold(p, bits=16):
+    """Kept where the uniform is below round((1 - p) * 2^bits)."""
+    return int(round((1.0 - p) * float(1 << bits)))

@@ -47,18 +47,19 @@ def reference(q, k, v, causal=None, bias=None, allowed=None):
     return (torch.softmax(s, -1) @ v).transpose(1, 2)
 
 
-def dropout_scale(rng, b, h, lq, lk, p):
+def dropout_scale(rng, b, h, lq, lk, p, bits=16):
     """Dropout's scaled mask Z [B, H, Lq, Lk] (float64) for the state in
-    `rng` (int64 [2]), as python/kiln/dropout.py (reference/Philox.h) draws it."""
+    `rng` (int64 [2]), as python/kiln/dropout.py (reference/Philox.h) draws it
+    (with uniforms of `bits` bits: the variant's dropout_bits)."""
     from kiln.dropout import threshold, uniforms
     seed, offset = (int(x) % 2**64 for x in rng.cpu())
     bb, hh, qq, kk = torch.meshgrid(torch.arange(b), torch.arange(h), torch.arange(lq), torch.arange(lk),
                                     indexing="ij")
-    t = threshold(p)
-    return (uniforms(seed, offset, bb, hh, qq, kk) < t).double() * (65536.0 / t)
+    t = threshold(p, bits=bits)
+    return (uniforms(seed, offset, bb, hh, qq, kk, bits=bits) < t).double() * (float(1 << bits) / t)
 
 
-def dropped_keys(q, k, rng, p, variant):
+def dropped_keys(q, k, rng, p, variant, bits=16):
     """(got, want): which weights of the first D keys the op dropped, read
     back through a one-hot V (P Z is zero exactly there), and which the
     definition drops: [B, Lq, H, D] booleans."""
@@ -66,7 +67,7 @@ def dropped_keys(q, k, rng, p, variant):
     v = torch.zeros(b, k.shape[1], k.shape[2], d, dtype=q.dtype, device=q.device)
     v[:, :d] = torch.eye(d, dtype=q.dtype, device=q.device)[None, :, None, :]
     out = kiln.attention(q, k, v, variant, dropout_p=p, dropout_rng=rng)
-    want = dropout_scale(rng, b, h, lq, d, p).permute(0, 2, 1, 3) == 0
+    want = dropout_scale(rng, b, h, lq, d, p, bits).permute(0, 2, 1, 3) == 0
     return (out == 0).cpu(), want
 
 
@@ -74,7 +75,7 @@ def rel(got, ref):
     return ((got.double() - ref).norm() / ref.norm()).item()
 
 
-def dropout_errors(q, k, v, p, rng, variant):
+def dropout_errors(q, k, v, p, rng, variant, bits=16):
     """Relative errors of out, dQ, dK, dV of a top-left causal variant with
     dropout against float64 with the same scaled mask (q, k, v on any
     device; rng on theirs)."""
@@ -83,7 +84,7 @@ def dropout_errors(q, k, v, p, rng, variant):
     dout = torch.randn(out.shape, generator=torch.Generator().manual_seed(3)).to(out.dtype)
     out.backward(dout.to(out.device))
     (b, lq, h, d), lk = q.shape, k.shape[1]
-    z = dropout_scale(rng, b, h, lq, lk, p)
+    z = dropout_scale(rng, b, h, lq, lk, p, bits)
     qd, kd, vd = (x.detach().cpu().double().requires_grad_() for x in (q, k, v))
     g = h // k.shape[2]
     s = qd.transpose(1, 2) @ kd.transpose(1, 2).repeat_interleave(g, 1).transpose(-1, -2) / math.sqrt(d)
@@ -318,6 +319,23 @@ class Ops(unittest.TestCase):
         self.assertFalse(torch.equal(other, want))
         again, _ = dropped_keys(q, k, rng, p, example("plain"))
         self.assertTrue(torch.equal(again, got))
+
+    def test_dropout_bytes(self):
+        # A variant with dropout_bits = 8 (8-bit uniforms, p rounded to
+        # 1/256): the CPU backend drops python/kiln/dropout.py's bits=8
+        # weights, not the 16-bit ones, and its gradients match float64.
+        p, (q, k, _) = 0.3, inputs(2, 40, 70, 3, 3, 32, seed=11)
+        rng = torch.tensor([0x0123456789ABCDEF, (5 << 32) + 9], dtype=torch.int64)
+        bytes_plain = example("plain").text.replace("element_type = bf16", "element_type = bf16, dropout_bits = 8", 1)
+        self.assertIn("dropout_bits = 8", bytes_plain)
+        got, want = dropped_keys(q, k, rng, p, bytes_plain, bits=8)
+        self.assertTrue(torch.equal(got, want))
+        self.assertFalse(torch.equal(got, dropped_keys(q, k, rng, p, example("plain"))[1]))
+        q, k, v = inputs(2, 30, 45, 8, 2, 64, seed=12)
+        bytes_gqa = example("gqa_causal").text.replace("element_type = bf16", "element_type = bf16, dropout_bits = 8", 1)
+        self.assertIn("dropout_bits = 8", bytes_gqa)
+        for err in dropout_errors(q, k, v, 0.2, kiln.make_dropout_rng(), bytes_gqa, bits=8):
+            self.assertLess(err, 1e-2)
 
     def test_dropout_forward_and_grads(self):
         # Forward and dQ, dK, dV with dropout against float64 with the same

@@ -28,7 +28,7 @@ struct Draw {
 
 /// Elements of every thread of an F tile whose uniform differs from the
 /// reference's; `shuffles` counts the shuffles the threads made.
-template <bool KEYS_BY_QUERIES, bool LANE_PAIRS, typename F>
+template <bool KEYS_BY_QUERIES, bool LANE_PAIRS, typename F, int BITS = 16>
 int mismatches(const Draw &d, int &shuffles) {
   int bad = 0;
   shuffles = 0;
@@ -41,7 +41,7 @@ int mismatches(const Draw &d, int &shuffles) {
       lanes.emplace_back([&, l] {
         threadIdx.x = 32 * w + l;
         kiln::for_each_dropout_uniform<KEYS_BY_QUERIES, F, 0, F::kSize,
-                                       LANE_PAIRS>(
+                                       LANE_PAIRS, BITS>(
             w, l, d.seed, d.offset, d.batch, d.head, d.q0, d.kv0,
             [&](int e, int u) { out[l].x[e] = u; });
       });
@@ -53,9 +53,9 @@ int mismatches(const Draw &d, int &shuffles) {
         unsigned row = F::row_of(e, w, l), col = F::col_of(e, w, l);
         unsigned q = KEYS_BY_QUERIES ? d.q0 + col : d.q0 + row;
         unsigned kv = KEYS_BY_QUERIES ? d.kv0 + row : d.kv0 + col;
-        bad +=
-            unsigned(out[l].x[e]) !=
-            kiln::ref::dropoutUniform(d.seed, d.offset, d.batch, d.head, q, kv);
+        bad += unsigned(out[l].x[e]) !=
+               kiln::ref::dropoutUniform(d.seed, d.offset, d.batch, d.head, q,
+                                         kv, BITS);
       }
     }
   }
@@ -75,6 +75,21 @@ template <typename F> void checkKeysByQueries(const Draw &d, bool aligned) {
   EXPECT_EQ((mismatches<true, false, F>(d, shuffles)), 0)
       << "one call per 4 elements, q0 " << d.q0 << " kv0 " << d.kv0;
   EXPECT_EQ(shuffles, 0);
+}
+
+/// 8-bit uniforms, both orientations: lane pairs share every call of an
+/// aligned tile (two shuffles per two patches, one call per lane for an odd
+/// last patch), none elsewhere.
+template <typename F> void checkBytes(const Draw &d, bool aligned) {
+  for (bool keysByQueries : {false, true}) {
+    int shuffles = 0;
+    int bad = keysByQueries ? mismatches<true, false, F, 8>(d, shuffles)
+                            : mismatches<false, false, F, 8>(d, shuffles);
+    EXPECT_EQ(bad, 0) << (keysByQueries ? "keys" : "queries") << " by "
+                      << (keysByQueries ? "queries" : "keys") << ", q0 " << d.q0
+                      << " kv0 " << d.kv0;
+    EXPECT_EQ(shuffles, aligned ? 32 * F::kWarps * 2 * (F::kSize / 16) : 0);
+  }
 }
 
 /// Runs fn(thread) on `count` threads in warps of 32, one warp at a time
@@ -183,4 +198,28 @@ TEST(DeviceDropout, KeysByQueriesWithLanePairsMatchTheReference) {
   // A start that is not a multiple of 16.
   d.kv0 = 70001;
   checkKeysByQueries<kiln::Frag<int, 64, 64, 4>>(d, false);
+}
+
+TEST(DeviceDropout, BytesWithLanePairsMatchTheReference) {
+  Draw d;
+  d.q0 = 64;
+  d.kv0 = 128;
+  // The forward's tiles (two warpgroups over 128 keys; 192 rows), the dK/dV
+  // kernel's, two m16 tiles per warp, column groups.
+  checkBytes<kiln::Frag<int, 128, 128, 8>>(d, true);
+  checkBytes<kiln::Frag<int, 192, 64, 12>>(d, true);
+  checkBytes<kiln::Frag<int, 64, 64, 4>>(d, true);
+  checkBytes<kiln::Frag<int, 64, 32, 2>>(d, true);
+  checkBytes<kiln::Frag<int, 64, 64, 8, 2>>(d, true);
+  // An odd number of patches per thread (48 columns: three), the last one
+  // drawn by each lane alone.
+  checkBytes<kiln::Frag<int, 64, 48, 4>>(d, true);
+  d = Draw{42, 7, 0, 65535, 4096, 70000};
+  checkBytes<kiln::Frag<int, 64, 64, 4>>(d, true);
+  // Starts that are not multiples of 16.
+  d.kv0 = 70001;
+  checkBytes<kiln::Frag<int, 64, 64, 4>>(d, false);
+  d.kv0 = 70000;
+  d.q0 = 4098;
+  checkBytes<kiln::Frag<int, 64, 64, 4>>(d, false);
 }

@@ -85,3 +85,40 @@ TEST(Philox, KeptFractionAndStreams) {
     return dropoutUniform(42, 0, 0, other ? 1 : 0, 3, kv);
   }));
 }
+
+// With 8-bit uniforms the 16 elements of one patch {q0, q0+1, q0+8, q0+9} x
+// {k0, k0+1, k0+8, k0+9} (q0, k0 even) take the 16 bytes of one call, each
+// exactly once; over many elements the bytes are uniform, and the threshold
+// and scale round p to a multiple of 2^-8 with a mean-one mask.
+TEST(Philox, BytesSpendOneCallOnSixteenElements) {
+  uint64_t seed = 0x0123456789abcdefull, offset = 7;
+  for (uint64_t q0 : {0ull, 16ull + 4}) {
+    for (uint64_t k0 : {0ull, 32ull + 6}) {
+      auto ctr =
+          std::array<uint32_t, 4>{uint32_t((k0 >> 4) << 2 | ((k0 >> 1) & 3)),
+                                  uint32_t((q0 >> 4) << 2 | ((q0 >> 1) & 3)),
+                                  uint32_t(2u << 16 | 3u), uint32_t(offset)};
+      auto words = philox4x32_10(ctr, {uint32_t(seed), uint32_t(seed >> 32)});
+      std::multiset<uint32_t> want, got;
+      for (uint32_t w : words)
+        for (int b = 0; b < 4; ++b)
+          want.insert((w >> (8 * b)) & 0xffu);
+      for (uint64_t dq : {0, 1, 8, 9})
+        for (uint64_t dk : {0, 1, 8, 9})
+          got.insert(dropoutUniform(seed, offset, 2, 3, q0 + dq, k0 + dk, 8));
+      EXPECT_EQ(got, want) << "q0 " << q0 << " k0 " << k0;
+    }
+  }
+
+  EXPECT_EQ(dropoutThreshold(0.1, 8), 230u);
+  EXPECT_DOUBLE_EQ(dropoutScale(0.1, 8), 256.0 / 230.0);
+  EXPECT_EQ(dropoutThreshold(0.1), 58982u);
+  const uint32_t threshold = dropoutThreshold(0.2, 8);
+  int64_t kept = 0, n = 0;
+  for (uint64_t q = 0; q < 128; ++q)
+    for (uint64_t kv = 0; kv < 512; ++kv, ++n)
+      kept += dropoutUniform(42, 0, 1, 5, q, kv, 8) < threshold;
+  double want = threshold / 256.0;
+  double sigma = std::sqrt(want * (1 - want) / n);
+  EXPECT_NEAR(double(kept) / n, want, 5 * sigma);
+}

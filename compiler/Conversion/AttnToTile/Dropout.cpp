@@ -30,7 +30,8 @@ Value dropoutKeep(ProgramBuilder &pb, attn::AttentionOp spec,
   OpBuilder &b = pb.b;
   auto i32Tile = RankedTensorType::get(shape, b.getI32Type());
   auto bits = tile::PhiloxOp::create(b, pb.loc, i32Tile, seed, offset, batch,
-                                     head, qStart, kvStart, keysByQueries);
+                                     head, qStart, kvStart, keysByQueries,
+                                     spec.getDropoutWidth());
   Value threshold = arith::ConstantOp::create(
       b, pb.loc, b.getI32IntegerAttr(spec.getDropoutThreshold()));
   return arith::CmpIOp::create(b, pb.loc, arith::CmpIPredicate::ult, bits,

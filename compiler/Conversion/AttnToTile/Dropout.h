@@ -2,9 +2,10 @@
 //
 // A variant with dropout_p reads its generator state from a `dropout_rng`
 // tensor [2] of i64 (seed, offset) and zeroes the dropped attention weights
-// of each tile by the 16-bit uniforms of tile.philox, which depend only on
-// the state and the element's (batch, head, q, kv): the backward programs
-// regenerate the forward's mask, and nothing N x N is ever stored.
+// of each tile by the uniforms of tile.philox (16 or 8 bits: dropout_bits),
+// which depend only on the state and the element's (batch, head, q, kv): the
+// backward programs regenerate the forward's mask, and nothing N x N is ever
+// stored.
 //
 //===----------------------------------------------------------------------===//
 

@@ -716,8 +716,9 @@ struct IotaLowering : OpConversionPattern<tile::IotaOp> {
 };
 
 /// Each element's uniform by its own Philox4x32-10 call (reference/Philox.h
-/// defines the counter layout): 8 times the work of sharing one call per
-/// patch, but obviously the definition, which is what this backend is for.
+/// defines the counter layout, 16- or 8-bit): 8 or 16 times the work of
+/// sharing one call per patch, but obviously the definition, which is what
+/// this backend is for.
 struct PhiloxLowering : OpConversionPattern<tile::PhiloxOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -766,8 +767,11 @@ struct PhiloxLowering : OpConversionPattern<tile::PhiloxOp> {
           Value q = toI64(transposed ? col : row);
           Value kv = toI64(transposed ? row : col);
           Value seed = adaptor.getSeed(), offset = adaptor.getOffset();
+          bool bytes = op.getBits() == 8;
+          Value queries = bytes ? orI(shl(shr(q, 4), 2), andK(shr(q, 1), 3))
+                                : orI(shl(shr(q, 4), 3), andK(q, 7));
           Value ctr[4] = {lo32(orI(shl(shr(kv, 4), 2), andK(shr(kv, 1), 3))),
-                          lo32(orI(shl(shr(q, 4), 3), andK(q, 7))),
+                          lo32(queries),
                           lo32(orI(shl(toI64(adaptor.getBatch()), 16),
                                    toI64(adaptor.getHead()))),
                           lo32(offset)};
@@ -785,7 +789,8 @@ struct PhiloxLowering : OpConversionPattern<tile::PhiloxOp> {
             key[0] = arith::AddIOp::create(b, loc, key[0], k32(0x9E3779B9u));
             key[1] = arith::AddIOp::create(b, loc, key[1], k32(0xBB67AE85u));
           }
-          // Word ((q >> 3) & 1) * 2 + ((kv >> 3) & 1), half kv & 1.
+          // Word ((q >> 3) & 1) * 2 + ((kv >> 3) & 1), half kv & 1 (16
+          // bits) or byte (q & 1) * 2 + (kv & 1) (8 bits).
           Value qHigh = arith::TruncIOp::create(b, loc, b.getI1Type(),
                                                 andK(shr(q, 3), 1));
           Value kvHigh = arith::TruncIOp::create(b, loc, b.getI1Type(),
@@ -796,12 +801,14 @@ struct PhiloxLowering : OpConversionPattern<tile::PhiloxOp> {
               arith::SelectOp::create(b, loc, kvHigh, ctr[3], ctr[2]);
           Value word =
               arith::SelectOp::create(b, loc, qHigh, highPair, lowPair);
+          Value part =
+              bytes ? orI(shl(andK(q, 1), 1), andK(kv, 1)) : andK(kv, 1);
           Value shift =
-              arith::MulIOp::create(b, loc, lo32(andK(kv, 1)), k32(16));
-          Value half = arith::AndIOp::create(
+              arith::MulIOp::create(b, loc, lo32(part), k32(bytes ? 8 : 16));
+          Value uniform = arith::AndIOp::create(
               b, loc, arith::ShRUIOp::create(b, loc, word, shift),
-              k32(0xFFFFu));
-          tensor::YieldOp::create(b, loc, half);
+              k32(bytes ? 0xFFu : 0xFFFFu));
+          tensor::YieldOp::create(b, loc, uniform);
         });
     return success();
   }

@@ -811,10 +811,13 @@ LogicalResult CUDAPrinter::emitOp(Operation *op) {
         if (failed(type))
           return failure();
         line() << *type << " " << name(r) << ";\n";
+        // 8-bit uniforms: lane pairs share every call (the LANE_PAIRS
+        // argument is moot there).
         line() << "kiln::dropout_uniforms<"
                << (r.getKeysByQueries() ? "true" : "false")
-               << lanePairs(r.getKeysByQueries()) << ">(" << name(r) << ", "
-               << philoxOperands(r) << ");\n";
+               << (r.getBits() == 8 ? ", false, 8"
+                                    : lanePairs(r.getKeysByQueries()))
+               << ">(" << name(r) << ", " << philoxOperands(r) << ");\n";
         return success();
       })
       .Case([&](tile::ReduceOp r) -> LogicalResult {

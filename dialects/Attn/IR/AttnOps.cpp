@@ -2,6 +2,7 @@
 
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "dialects/Attn/IR/ModRegion.h"
+#include "reference/Philox.h"
 
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
@@ -26,13 +27,19 @@ bool AttentionOp::hasDropout() {
   return p && p.getValueAsDouble() > 0.0;
 }
 
+unsigned AttentionOp::getDropoutWidth() {
+  auto bits = getDropoutBitsAttr();
+  return bits ? static_cast<unsigned>(bits.getInt()) : 16u;
+}
+
 uint32_t AttentionOp::getDropoutThreshold() {
   double p = hasDropout() ? getDropoutPAttr().getValueAsDouble() : 0.0;
-  return static_cast<uint32_t>(std::round((1.0 - p) * 65536.0));
+  return ref::dropoutThreshold(p, getDropoutWidth());
 }
 
 double AttentionOp::getDropoutScale() {
-  return 65536.0 / static_cast<double>(getDropoutThreshold());
+  return static_cast<double>(1u << getDropoutWidth()) /
+         static_cast<double>(getDropoutThreshold());
 }
 
 SmallVector<CaptureAttr> AttentionOp::getCaptureDecls() {
@@ -137,11 +144,22 @@ LogicalResult AttentionOp::verify() {
                               "by scale * log2(e) as a normal f32 (about "
                               "1.2e-38 to 2.3e38)";
   }
+  if (auto bits = getDropoutBitsAttr()) {
+    // (Without dropout_p it is the width a run's dropout_p will take.)
+    if (bits.getInt() != 16 && bits.getInt() != 8)
+      return emitOpError() << "dropout_bits must be 16 or 8, got "
+                           << bits.getInt();
+  }
   if (auto p = getDropoutPAttr()) {
     double v = p.getValueAsDouble();
-    // The kept fraction is a 16-bit threshold: p may not round it to 0.
-    if (!(v >= 0.0) || !(std::round((1.0 - v) * 65536.0) >= 1.0))
-      return emitOpError() << "dropout_p must be in [0, 1 - 2^-17), got " << v;
+    // The kept fraction is a threshold of dropout_bits bits: p may not
+    // round it to 0.
+    unsigned bits = getDropoutWidth();
+    if (!(v >= 0.0) ||
+        !(std::round((1.0 - v) * static_cast<double>(1u << bits)) >= 1.0))
+      return emitOpError() << "dropout_p must be in [0, 1 - 2^-" << (bits + 1)
+                           << ")" << (bits == 8 ? " with dropout_bits = 8" : "")
+                           << ", got " << v;
   }
   if (auto blocks = getBlockSparse()) {
     // A mask block holds whole tiles: rows and keys in multiples of the

@@ -28,7 +28,9 @@ def Attn_AttentionOp : Attn_Op<"attention",
     the bits come from Philox4x32-10 keyed by the run's `dropout_rng` tensor
     `[2]` of i64, (seed, offset), and by (batch, head, q, kv), so the
     backward regenerates the forward's mask; `reference/Philox.h` defines
-    them), `varlen` (a packed batch of sequences of different lengths, as
+    them), `dropout_bits` (16, the default, or 8: the width of each
+    weight's uniform; 8 bits, as FlashAttention-2 draws them, take half the
+    Philox calls and round p to a multiple of 1/256), `varlen` (a packed batch of sequences of different lengths, as
     FlashAttention's varlen API: Q and the output `[T_q, H, D]`, K and V
     `[T_kv, H / gqa_group, D]`, the log-sum-exp `[H, T_q]`, sequence b the
     rows `cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1` of Q and
@@ -78,6 +80,7 @@ def Attn_AttentionOp : Attn_Op<"attention",
     OptionalAttr<Attn_BandAttr>:$kv_band,
     OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$page_size,
     OptionalAttr<F64Attr>:$dropout_p,
+    OptionalAttr<I64Attr>:$dropout_bits,
     UnitAttr:$varlen,
     OptionalAttr<DenseI64ArrayAttr>:$block_sparse);
   let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
@@ -90,10 +93,12 @@ def Attn_AttentionOp : Attn_Op<"attention",
     bool hasScoreMod() { return !getScoreMod().empty(); }
     bool hasMaskMod() { return !getMaskMod().empty(); }
     /// Dropout: whether the variant has it (dropout_p > 0), and an element
-    /// is kept when its 16-bit uniform is below getDropoutThreshold() =
-    /// round((1 - p) * 2^16); kept weights are scaled by
-    /// getDropoutScale() = 2^16 / threshold, so the mask's mean is 1.
+    /// is kept when its uniform of getDropoutWidth() bits (dropout_bits: 16
+    /// or 8) is below getDropoutThreshold() = round((1 - p) * 2^bits);
+    /// kept weights are scaled by getDropoutScale() = 2^bits / threshold,
+    /// so the mask's mean is 1.
     bool hasDropout();
+    unsigned getDropoutWidth();
     uint32_t getDropoutThreshold();
     double getDropoutScale();
     /// Captured tensor declarations, empty when there are none.

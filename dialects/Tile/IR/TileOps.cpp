@@ -316,6 +316,9 @@ LogicalResult PhiloxOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (result.getRank() != 2 || !result.getElementType().isInteger(32))
     return emitOpError() << "produces a 2-D tile of i32, got " << result;
+  if (getBits() != 16 && getBits() != 8)
+    return emitOpError() << "draws 16- or 8-bit uniforms, got bits = "
+                         << getBits();
   return success();
 }
 

@@ -277,16 +277,17 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
 }
 
 def Tile_PhiloxOp : Tile_Op<"philox", [Pure]> {
-  let summary = "the dropout's 16-bit uniforms of a tile of (query, key) pairs";
+  let summary = "the dropout's 16- or 8-bit uniforms of a tile of (query, key) pairs";
   let description = [{
-    Element (i, j) of the result is the 16-bit uniform (in an i32, 0 to
-    65535) that keeps or drops the attention weight of query `q_start + i`
-    and key `kv_start + j` of (`batch`, `head`), or of query `q_start + j`
-    and key `kv_start + i` with `keys_by_queries` (the dK/dV kernel's Sᵀ).
-    The bits are Philox4x32-10 of a counter made of (q, kv, batch, head,
-    offset) under the key `seed` (`reference/Philox.h` defines the layout);
-    one call covers a 2 x 4 patch of queries and keys, which a GPU lowering
-    computes once per thread.
+    Element (i, j) of the result is the uniform (in an i32, 0 to 2^bits - 1)
+    that keeps or drops the attention weight of query `q_start + i` and key
+    `kv_start + j` of (`batch`, `head`), or of query `q_start + j` and key
+    `kv_start + i` with `keys_by_queries` (the dK/dV kernel's Sᵀ). The bits
+    are Philox4x32-10 of a counter made of (q, kv, batch, head, offset)
+    under the key `seed` (`reference/Philox.h` defines the layout). With
+    `bits = 16` (the default) one call covers a 2 x 4 patch of queries and
+    keys, which a GPU lowering computes once per thread; with `bits = 8` a
+    4 x 4 patch, which two lanes of a warp share.
 
     ```mlir
     %u = tile.philox %seed, %offset, %b, %h, %q0, %kv0 : tensor<64x64xi32>
@@ -295,7 +296,8 @@ def Tile_PhiloxOp : Tile_Op<"philox", [Pure]> {
   }];
   let arguments = (ins I64:$seed, I64:$offset, Index:$batch, Index:$head,
                        Index:$q_start, Index:$kv_start,
-                       UnitAttr:$keys_by_queries);
+                       UnitAttr:$keys_by_queries,
+                       DefaultValuedAttr<I64Attr, "16">:$bits);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $seed `,` $offset `,` $batch `,` $head `,` $q_start `,` $kv_start attr-dict `:` type($result)

@@ -357,7 +357,10 @@ SmallVector<Bits> ringBitsOf(MutableArrayRef<Load> loads,
   SmallVector<Bits> found;
   for (scf::ForOp loop : loops)
     loop.getBody()->walk([&](tile::PhiloxOp philox) {
-      if (philox->getBlock() != loop.getBody() || !philox->hasOneUse())
+      // 8-bit uniforms stay with the consumers: kiln::draw_keep_bits draws
+      // 16-bit ones.
+      if (philox->getBlock() != loop.getBody() || !philox->hasOneUse() ||
+          philox.getBits() != 16)
         return;
       auto keep = dyn_cast<arith::CmpIOp>(*philox->getUsers().begin());
       if (!keep || keep.getPredicate() != arith::CmpIPredicate::ult ||

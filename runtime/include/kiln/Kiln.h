@@ -47,6 +47,7 @@ struct CompileOptions {
   std::string dtype;    ///< "", "bf16" or "fp16"
   int64_t pageSize = 0; ///< > 0: K and V in a paged KV cache (page_size)
   double dropoutP = 0;  ///< > 0: the variant's dropout_p (tensor dropout_rng)
+  int dropoutBits = 0;  ///< > 0: the variant's dropout_bits (16 or 8)
   /// A packed batch of sequences of different lengths: tensors cu_seqlens_q
   /// and cu_seqlens_kv, Q/K/V/out [T, H, D], lse [H, T_q] (the variant's
   /// varlen).

@@ -508,6 +508,14 @@ func.func @philox_not_i32(%s: i64, %x: index) {
 
 // -----
 
+func.func @philox_bits(%s: i64, %x: index) {
+  // expected-error @+1 {{'tile.philox' op draws 16- or 8-bit uniforms, got bits = 12}}
+  %r = tile.philox %s, %s, %x, %x, %x, %x {bits = 12} : tensor<64x64xi32>
+  return
+}
+
+// -----
+
 func.func @philox_1d(%s: i64, %x: index) {
   // expected-error @+1 {{'tile.philox' op produces a 2-D tile of i32, got 'tensor<64xi32>'}}
   %r = tile.philox %s, %s, %x, %x, %x, %x : tensor<64xi32>

@@ -359,16 +359,22 @@ func.func @ragged_view(%q: memref<?x?x128xbf16>, %lse: memref<?x?xf32>,
 
 // -----
 
-// tile.philox in both orientations.
+// tile.philox in both orientations, 16-bit (the default, not printed) and
+// 8-bit.
 // CHECK-LABEL: func.func @philox
 // CHECK-SAME: ([[S:%[^:]+]]: i64, [[O:%[^:]+]]: i64, [[B:%[^:]+]]: index, [[H:%[^:]+]]: index, [[Q:%[^:]+]]: index, [[K:%[^:]+]]: index)
 // CHECK-NEXT: tile.philox [[S]], [[O]], [[B]], [[H]], [[Q]], [[K]] : tensor<64x32xi32>
 // CHECK-NEXT: tile.philox [[S]], [[O]], [[B]], [[H]], [[Q]], [[K]] {keys_by_queries} : tensor<32x64xi32>
+// CHECK-NEXT: tile.philox [[S]], [[O]], [[B]], [[H]], [[Q]], [[K]] {bits = 8 : i64, keys_by_queries} : tensor<32x64xi32>
+// CHECK-NEXT: tile.philox [[S]], [[O]], [[B]], [[H]], [[Q]], [[K]] : tensor<64x32xi32>
 func.func @philox(%seed: i64, %offset: i64, %b: index, %h: index, %q0: index,
-                  %kv0: index) -> (tensor<64x32xi32>, tensor<32x64xi32>) {
+                  %kv0: index) -> (tensor<64x32xi32>, tensor<32x64xi32>,
+                                   tensor<32x64xi32>, tensor<64x32xi32>) {
   %u = tile.philox %seed, %offset, %b, %h, %q0, %kv0 : tensor<64x32xi32>
   %t = tile.philox %seed, %offset, %b, %h, %q0, %kv0 {keys_by_queries} : tensor<32x64xi32>
-  return %u, %t : tensor<64x32xi32>, tensor<32x64xi32>
+  %v = tile.philox %seed, %offset, %b, %h, %q0, %kv0 {keys_by_queries, bits = 8} : tensor<32x64xi32>
+  %w = tile.philox %seed, %offset, %b, %h, %q0, %kv0 {bits = 16} : tensor<64x32xi32>
+  return %u, %t, %v, %w : tensor<64x32xi32>, tensor<32x64xi32>, tensor<32x64xi32>, tensor<64x32xi32>
 }
 
 // -----
