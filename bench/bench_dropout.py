@@ -27,7 +27,9 @@ eighths of them, the consumers the rest), forward only; `_drop_nolp_bwd`
 elements in each lane rather than one per 8 shared by lane pairs), timed
 after the default forward; `_drop8` and `_drop8_bwd` (`--dropout-bits 8`:
 8-bit uniforms, one Philox call per 16 elements, p rounded to 1/256; their
-bits checked against the 8-bit reference). `any!=` is the
+bits checked against the 8-bit reference), `_drop8_m192` and
+`_drop8_m192n128` (8-bit with `--block-m 192`, and `--block-n 128` too:
+three consumer warpgroups), forward only. `any!=` is the
 worst bit count over every dropout schedule present.
 Shapes follow ../shared/bench/peers.py (16384 tokens per batch, hidden 2048).
 Checked in the same run: with V = 1 every output element is sum_kv P Z, whose
@@ -99,7 +101,9 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                      ("kiln_drop_ps3", "_drop_ps3", None, drop),
                      ("kiln_drop_ps4", "_drop_ps4", None, drop),
                      ("kiln_drop_nolp", "_drop", "_drop_nolp_bwd", drop),
-                     ("kiln_drop8", "_drop8", "_drop8_bwd", drop))
+                     ("kiln_drop8", "_drop8", "_drop8_bwd", drop),
+                     ("kiln_drop8_m192", "_drop8_m192", None, drop),
+                     ("kiln_drop8_m192n128", "_drop8_m192n128", None, drop))
             want = {}  # the reference's bits by uniform width, drawn once per row
             for tag, fwd_suffix, bwd_suffix, extra in kilns:
                 fwd = spec(f"{variant}_hd{hd}{fwd_suffix}")
@@ -150,7 +154,8 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                     row[f"{tag}_fb_ms"] = bench(fb)
             for name in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov",
                          "kiln_drop_pingpong", "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb",
-                         "kiln_drop_ps3", "kiln_drop_ps4", "kiln_drop_nolp", "kiln_drop8", "flash", "flash_drop"):
+                         "kiln_drop_ps3", "kiln_drop_ps4", "kiln_drop_nolp", "kiln_drop8", "kiln_drop8_m192",
+                         "kiln_drop8_m192n128", "flash", "flash_drop"):
                 for what, mult in (("fwd", 1.0), ("fb", 3.5)):
                     if f"{name}_{what}_ms" in row:
                         row[f"{name}_{what}_tflops"] = mult * fwd_flops / row[f"{name}_{what}_ms"] / 1e9
@@ -167,7 +172,8 @@ json.dump(dict(device=torch.cuda.get_device_name(), p=args.p, rows=rows),
 # TFLOP/s forward (forward + backward); ratios of dropout to no dropout.
 names = [n for n in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov", "kiln_drop_pingpong",
                      "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb", "kiln_drop_ps3",
-                     "kiln_drop_ps4", "kiln_drop_nolp", "kiln_drop8", "flash", "flash_drop")
+                     "kiln_drop_ps4", "kiln_drop_nolp", "kiln_drop8", "kiln_drop8_m192", "kiln_drop8_m192n128",
+                     "flash", "flash_drop")
          if any(n + "_fwd_tflops" in r for r in rows)]
 print(f"{'hdim':>4} {'N':>6} {'causal':>6} " + " ".join(f"{n:>15}" for n in names) +
       f" {'kd/k fwd':>8} {'kd/k f+b':>8} {'kd8/k fwd':>9} {'kd8/k f+b':>9} {'kd/fd f+b':>9} {'mean|V=1':>8} {'dropped':>7} {'bits!=':>6} {'any!=':>6}")

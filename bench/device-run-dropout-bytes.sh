@@ -5,7 +5,9 @@
 #   bash bench/device-run-dropout-bytes.sh prepare   (here, no GPU)
 # plain and causal at D = 64, 128: <v>_hd<D>[_drop][_bwd] (--dropout 0.1),
 # and _drop8[_bwd]: with PROTOTYPE=1 the _drop specs rewritten by
-# bench/prototype_dropout_bytes.py, else compiled with --dropout-bits 8. On
+# bench/prototype_dropout_bytes.py, else compiled with --dropout-bits 8; with
+# TILES=1 also the forwards _drop8_m192 (--block-m 192) and, at D = 64,
+# _drop8_m192n128 (--block-n 128 too): three consumer warpgroups. On
 # the device: bench/bench_dropout.py (TFLOP/s beside no dropout and
 # FlashAttention-2; the forward's bits of 256 rows against
 # python/kiln/dropout.py, 16- and 8-bit, bit for bit), then, where the
@@ -27,6 +29,11 @@ if [ "${1:-}" = prepare ]; then
         compile ${v}_hd$hd$s $v --head-dim $hd $bwd &
         compile ${v}_hd${hd}_drop$s $v --head-dim $hd --dropout 0.1 $bwd &
         [ "${PROTOTYPE:-0}" = 1 ] || compile ${v}_hd${hd}_drop8$s $v --head-dim $hd --dropout 0.1 --dropout-bits 8 $bwd &
+        if [ "${TILES:-0}" = 1 ] && [ -z "$s" ]; then
+          compile ${v}_hd${hd}_drop8_m192 $v --head-dim $hd --dropout 0.1 --dropout-bits 8 --block-m 192 &
+          [ $hd = 64 ] && compile ${v}_hd${hd}_drop8_m192n128 $v --head-dim $hd --dropout 0.1 --dropout-bits 8 \
+            --block-m 192 --block-n 128 &
+        fi
         wait
         if [ "${PROTOTYPE:-0}" = 1 ]; then
           python3 bench/prototype_dropout_bytes.py $D/specs/${v}_hd${hd}_drop$s.cubin.json \

@@ -23,14 +23,17 @@ p = argparse.ArgumentParser()
 p.add_argument("--lib", required=True)
 p.add_argument("--specs", required=True)
 p.add_argument("--splits", default="8,16,32,64")
+p.add_argument("--rows", default="1,32,8,32768,gqa4_decode_hd128;1,64,8,131072,gqa8_decode_hd128;"
+                                 "1,32,32,32768,plain_hd128;16,32,8,8192,gqa4_decode_hd128",
+               help="B,Hq,Hkv,L,spec rows separated by ';'")
 args = p.parse_args()
 dev, dt, D = "cuda", torch.bfloat16, 128
 rt = Runtime(args.lib)
 
 print(f"device={torch.cuda.get_device_name()}")
 print(f"{'shape':>22} {'impl':>12} {'do_bench us':>11} {'padded us':>9} {'host us':>7} {'GB/s (padded)':>13} {'relerr':>8}")
-for B, Hq, Hkv, L, spec in [(1, 32, 8, 32768, "gqa4_decode_hd128"), (1, 64, 8, 131072, "gqa8_decode_hd128"),
-                            (1, 32, 32, 32768, "plain_hd128"), (16, 32, 8, 8192, "gqa4_decode_hd128")]:
+rows = [r.split(",") for r in args.rows.split(";") if r]
+for B, Hq, Hkv, L, spec in [(int(b), int(hq), int(hkv), int(l), sp) for b, hq, hkv, l, sp in rows]:
     G = Hq // Hkv
     q = torch.randn(B, Hq, 1, D, device=dev, dtype=dt)
     k = torch.randn(B, Hkv, L, D, device=dev, dtype=dt)
