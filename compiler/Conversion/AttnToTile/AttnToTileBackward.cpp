@@ -1329,6 +1329,14 @@ struct ConvertAttnToTileBackward
       // key-block that does not divide it falls back to block-n.)
       if (auto blocks = spec.getSparseBlocks(); blocks && blocks->second % keys)
         keys = tiles.second;
+      // Query rows per step (and per program of the other kernels): the
+      // atomic schedule's where attn-choose-tiles marked them, taken as its
+      // keys are (auto picked the schedule, at its keys).
+      auto atomicQueries =
+          spec->getAttrOfType<IntegerAttr>(attn::attrs::kAtomicQueryBlock);
+      if (atomicQueries && atomicQueries.getInt() > 0 && schedule != "atomic" &&
+          atomic && keyBlock == 0 && !split && keys == atomicKeys.getInt())
+        tiles.first = atomicQueries.getInt();
       if (failed(lowerBackward(
               spec, tiles.first, tiles.second, keys, atomic, keysByQueries,
               split, captureGradients || deterministicCaptureGradients,

@@ -20,6 +20,13 @@ inline constexpr llvm::StringLiteral kBlockN = "attn.block_n";
 /// measured faster than the two-kernel one: its keys per dK/dV program
 /// (convert-attn-to-tile-backward schedule=auto takes it).
 inline constexpr llvm::StringLiteral kAtomicKeyBlock = "attn.atomic_key_block";
+/// Backward on sm_90a, set by attn-choose-tiles (when no block-m is given)
+/// where the atomic schedule's dK/dV steps measured faster over more queries
+/// than block-m: its query rows per step and program (convert-attn-to-tile-
+/// backward takes it where schedule=auto picks the atomic schedule at its
+/// chosen keys).
+inline constexpr llvm::StringLiteral kAtomicQueryBlock =
+    "attn.atomic_query_block";
 /// Backward on sm_90a, set by attn-choose-tiles where the two-kernel
 /// schedule's dK/dV kernel measured faster over more keys than block-n: its
 /// keys per dK/dV program (convert-attn-to-tile-backward takes it where it

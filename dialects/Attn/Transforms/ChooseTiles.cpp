@@ -222,6 +222,32 @@ int64_t chooseAtomicKeyBlock(int64_t headDimQK, int64_t headDimV) {
                                                                         : 0;
 }
 
+int64_t chooseAtomicQueryBlock(AttentionOp op) {
+  // The atomic dK/dV kernel at D = 64 steps over 64 queries (one m64 wgmma
+  // tile of Sᵀ per consumer warpgroup). 128 queries per step double each
+  // product's N for the same waits, barriers and row bookkeeping (plain's
+  // step: 625 SASS instructions per 64 queries, 1,017 per 128) and fit the
+  // 240 registers only when the step holds no per-element tile beyond Sᵀ
+  // and dPᵀ: measured on an H200 (forward + backward over 64 queries,
+  // N = 2k-16k) 0.96-0.99x plain's time, backward alone 0.95-0.98x; causal
+  // (its diagonal steps' positions: 192 bytes of spills) 0.97-1.04x, and
+  // softcap and ALiBi spill ~1 KB. So: MHA without a band, mods, dropout,
+  // block-sparse lists, a varlen batch or a paged cache, at D = 64 (the
+  // atomic schedule's head dims; D = 128's accumulators leave no room).
+  // docs/performance.md has the runs.
+  // (attn-infer-mask-bounds gives every op a band: here one without
+  // bounds.)
+  BandAttr band = op.getKvBandAttr();
+  bool plainStep =
+      !op.hasScoreMod() && !op.hasMaskMod() &&
+      op.getCausal() == CausalAlignment::none &&
+      (!band || (band.getLower().empty() && band.getUpper().empty())) &&
+      !op.hasDropout() && op.getGqaGroup() == 1 && !op.getSparseBlocks() &&
+      !op.getVarlen() && !op.getPageSize();
+  return plainStep && op.getQkHeadDim() == 64 && op.getVHeadDim() == 64 ? 128
+                                                                        : 0;
+}
+
 int64_t chooseTwoKernelKeyBlock(int64_t headDimQK, int64_t headDimV) {
   // At D = 128 the 64-key dK/dV kernel (one consumer warpgroup, two CTAs
   // per SM, 232 registers) holds dK and dV in 128 registers per thread, and
@@ -311,6 +337,9 @@ struct AttnChooseTiles : public impl::AttnChooseTilesBase<AttnChooseTiles> {
             op->setAttr(name, b.getI64IntegerAttr(keys));
         };
         mark(attrs::kAtomicKeyBlock, chooseAtomicKeyBlock(dqk, dv));
+        if (blockM <= 0)
+          if (int64_t rows = chooseAtomicQueryBlock(op))
+            op->setAttr(attrs::kAtomicQueryBlock, b.getI64IntegerAttr(rows));
         mark(attrs::kTwoKernelKeyBlock, chooseTwoKernelKeyBlock(dqk, dv));
       }
     });

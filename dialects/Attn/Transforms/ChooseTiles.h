@@ -73,6 +73,12 @@ Tiles chooseBackwardTiles(int64_t headDimQK, int64_t headDimV,
 /// rule).
 int64_t chooseAtomicKeyBlock(int64_t headDimQK, int64_t headDimV);
 
+/// Query rows per step of the atomic backward's dK/dV kernel (and per
+/// program of its other kernels) on sm_90a where more than the backward's
+/// block-m measured faster: 128 for a dense, unmasked MHA step without mods
+/// or dropout at head dims of 64; 0 elsewhere (attn-choose-tiles explains).
+int64_t chooseAtomicQueryBlock(AttentionOp op);
+
 /// Keys per dK/dV program of the two-kernel backward on sm_90a where more
 /// than block-n measured faster for these head dims; 0 elsewhere.
 int64_t chooseTwoKernelKeyBlock(int64_t headDimQK, int64_t headDimV);

@@ -3,6 +3,7 @@
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles="program=backward" | FileCheck %s --check-prefix=BWD
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles="program=backward arch=sm_80" | FileCheck %s --check-prefix=BWD80
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles="block-m=128 block-n=32" | FileCheck %s --check-prefix=GIVEN
+// RUN: kiln-opt %s -split-input-file -attn-choose-tiles="program=backward block-m=64" | FileCheck %s --check-prefix=GIVENBWD
 // RUN: kiln-opt %s -split-input-file -attn-choose-tiles="shared-memory-bytes=49152" | FileCheck %s --check-prefix=SMALL
 // RUN: not kiln-opt %s -attn-choose-tiles="arch=sm_70" 2>&1 | FileCheck %s --check-prefix=BAD-ARCH
 // RUN: not kiln-opt %s -attn-choose-tiles="program=decode" 2>&1 | FileCheck %s --check-prefix=BAD-PROGRAM
@@ -20,7 +21,9 @@
 // one m16 tile per warp), and on sm_80 128 query rows up to head dim 64;
 // on sm_90a at Dqk = Dv = 64 or 128 it also marks the atomic
 // schedule's 128 keys per dK/dV program, measured the faster schedule there
-// (attn.atomic_key_block sorts first: the other ops have none).
+// (attn.atomic_key_block sorts first: the other ops have none), and at 64
+// for a step without a band, mods, dropout or GQA its 128 query rows per
+// step (attn.atomic_query_block), unless block-m is given.
 
 // Head dim 64: three warpgroups (160 registers per thread of a 170 share).
 // FWD90-LABEL: attn.attention @hd64
@@ -28,11 +31,13 @@
 // FWD80-LABEL: attn.attention @hd64
 // FWD80-SAME: attn.block_m = 64 : i64, attn.block_n = 128 : i64
 // BWD-LABEL: attn.attention @hd64
-// BWD-SAME: {attn.atomic_key_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64, causal
+// BWD-SAME: {attn.atomic_key_block = 128 : i64, attn.atomic_query_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64, causal
 // BWD80-LABEL: attn.attention @hd64
 // BWD80-SAME: attn.block_m = 128 : i64, attn.block_n = 64 : i64
 // GIVEN-LABEL: attn.attention @hd64
 // GIVEN-SAME: attn.block_m = 128 : i64, attn.block_n = 32 : i64
+// GIVENBWD-LABEL: attn.attention @hd64
+// GIVENBWD-SAME: {attn.atomic_key_block = 128 : i64, attn.block_m = 64 : i64, attn.block_n = 64 : i64, causal
 // With 48 KiB, two warpgroups' tiles are what fits.
 // SMALL-LABEL: attn.attention @hd64
 // SMALL-SAME: attn.block_m = 128 : i64, attn.block_n = 128 : i64
@@ -216,4 +221,43 @@ attn.attention @huge_band {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
   mask_mod(%b: index, %h: index, %q: index, %kv: index) {
     %keep = arith.cmpi sle, %kv, %q : index
     attn.yield %keep : i1
+  }
+
+// -----
+
+// The atomic backward's 128 query rows per step (attn.atomic_query_block)
+// only where the step holds no per-element tile beyond Sᵀ and dPᵀ: not
+// for a causal band, a score_mod, dropout or GQA (each measured or seen to
+// spill at 128 rows), nor at D = 128.
+// BWD-LABEL: attn.attention @causal64
+// BWD-NOT: atomic_query_block
+// BWD-SAME: causal = #attn.causal<top_left>
+attn.attention @causal64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, causal = #attn.causal<top_left>}
+
+// -----
+
+// BWD-LABEL: attn.attention @dropout64
+// BWD-NOT: atomic_query_block
+// BWD-SAME: dropout_p
+attn.attention @dropout64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = 0.1}
+
+// -----
+
+// BWD-LABEL: attn.attention @gqa64
+// BWD-NOT: atomic_query_block
+// BWD-SAME: gqa_group = 4
+attn.attention @gqa64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, gqa_group = 4}
+
+// -----
+
+// BWD-LABEL: attn.attention @softcap64
+// BWD-NOT: atomic_query_block
+// BWD-SAME: element_type = bf16
+attn.attention @softcap64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16}
+  score_mod(%s: f32, %b: index, %h: index, %q: index, %kv: index) {
+    %c = arith.constant 30.0 : f32
+    %d = arith.divf %s, %c : f32
+    %t = math.tanh %d : f32
+    %r = arith.mulf %t, %c : f32
+    attn.yield %r : f32
   }
