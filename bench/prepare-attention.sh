@@ -167,7 +167,7 @@ done
 for v in plain causal; do  # the dK/dV kernel's steps at 128 queries instead of 64 (D = 64:
   ablate $v m128 bwd --block-m 128 # plain without spills, causal 192 bytes)
 done
-ablate plain m64 bwd --block-m 64  # 64 queries where attn.atomic_query_block gives 128 (plain, D = 64)
+ablate plain q64 bwd --block-m 64  # 64 queries where attn.atomic_query_block gives 128 (plain, D = 64)
 for v in causal gqa_causal; do   # the dK/dV kernel's key blocks in grid order, not
   ablate $v nobwdlf bwd --no-backward-longest-first # longest first in chunks of about a wave
 done
