@@ -10,6 +10,8 @@
 Words are 32-bit values in int64 tensors; products of two words are formed
 from 16-bit halves so that nothing exceeds 2^63.
 """
+import math
+
 import torch
 
 _LOW = 0xFFFFFFFF
@@ -53,5 +55,7 @@ def uniforms(seed, offset, b, h, q, kv, bits=16):
 
 
 def threshold(p, bits=16):
-    """Kept where the uniform is below round((1 - p) * 2^bits)."""
-    return int(round((1.0 - p) * float(1 << bits)))
+    """Kept where the uniform is below round((1 - p) * 2^bits), halves
+    rounded away from zero as C++'s std::round (Python's round takes them to
+    even: p = 3/512 would keep 254 of 256 instead of 255)."""
+    return int(math.floor((1.0 - p) * float(1 << bits) + 0.5))

@@ -326,6 +326,10 @@ class Ops(unittest.TestCase):
         # weights, not the 16-bit ones, and its gradients match float64.
         p, (q, k, _) = 0.3, inputs(2, 40, 70, 3, 3, 32, seed=11)
         rng = torch.tensor([0x0123456789ABCDEF, (5 << 32) + 9], dtype=torch.int64)
+        # Halves round away from zero, as the compiler's std::round.
+        from kiln.dropout import threshold
+        self.assertEqual(threshold(3 / 512, bits=8), 255)
+        self.assertEqual(threshold(1 - 2**-9, bits=8), 1)
         bytes_plain = example("plain").text.replace("element_type = bf16", "element_type = bf16, dropout_bits = 8", 1)
         self.assertIn("dropout_bits = 8", bytes_plain)
         got, want = dropped_keys(q, k, rng, p, bytes_plain, bits=8)

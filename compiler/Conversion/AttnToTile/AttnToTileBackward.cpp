@@ -1331,11 +1331,13 @@ struct ConvertAttnToTileBackward
         keys = tiles.second;
       // Query rows per step (and per program of the other kernels): the
       // atomic schedule's where attn-choose-tiles marked them, taken as its
-      // keys are (auto picked the schedule, at its keys).
+      // keys are (auto picked the schedule, at its keys), in the form
+      // measured (no block-m given, dQ's adds unordered).
       auto atomicQueries =
           spec->getAttrOfType<IntegerAttr>(attn::attrs::kAtomicQueryBlock);
-      if (atomicQueries && atomicQueries.getInt() > 0 && schedule != "atomic" &&
-          atomic && keyBlock == 0 && !split && keys == atomicKeys.getInt())
+      if (atomicQueries && atomicQueries.getInt() > 0 && blockM == 0 &&
+          schedule != "atomic" && atomic && !ordered && keyBlock == 0 &&
+          !split && keys == atomicKeys.getInt())
         tiles.first = atomicQueries.getInt();
       if (failed(lowerBackward(
               spec, tiles.first, tiles.second, keys, atomic, keysByQueries,

@@ -158,7 +158,7 @@ LogicalResult AttentionOp::verify() {
     if (!(v >= 0.0) ||
         !(std::round((1.0 - v) * static_cast<double>(1u << bits)) >= 1.0))
       return emitOpError() << "dropout_p must be in [0, 1 - 2^-" << (bits + 1)
-                           << ")" << (bits == 8 ? " with dropout_bits = 8" : "")
+                           << "]" << (bits == 8 ? " with dropout_bits = 8" : "")
                            << ", got " << v;
   }
   if (auto blocks = getBlockSparse()) {

@@ -235,8 +235,8 @@ int64_t chooseAtomicQueryBlock(AttentionOp op) {
   // block-sparse lists, a varlen batch or a paged cache, at D = 64 (the
   // atomic schedule's head dims; D = 128's accumulators leave no room).
   // docs/performance.md has the runs.
-  // (attn-infer-mask-bounds gives every op a band: here one without
-  // bounds.)
+  // (attn-infer-mask-bounds, before or after this pass, gives every op a
+  // band: one without bounds counts as none.)
   BandAttr band = op.getKvBandAttr();
   bool plainStep =
       !op.hasScoreMod() && !op.hasMaskMod() &&

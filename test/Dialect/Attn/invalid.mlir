@@ -18,12 +18,12 @@ attn.attention @int_elements {qk_head_dim = 64, v_head_dim = 64, element_type = 
 
 // -----
 
-// expected-error @+1 {{dropout_p must be in [0, 1 - 2^-17), got 1.000000e+00}}
+// expected-error @+1 {{dropout_p must be in [0, 1 - 2^-17], got 1.000000e+00}}
 attn.attention @drop_all {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = 1.0}
 
 // -----
 
-// expected-error @+1 {{dropout_p must be in [0, 1 - 2^-17), got -1.000000e-01}}
+// expected-error @+1 {{dropout_p must be in [0, 1 - 2^-17], got -1.000000e-01}}
 attn.attention @negative_dropout {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = -0.1}
 
 // -----
@@ -34,7 +34,7 @@ attn.attention @narrow_uniforms {qk_head_dim = 64, v_head_dim = 64, element_type
 // -----
 
 // 8-bit uniforms keep round((1 - p) * 256) of 256: 0 here.
-// expected-error @+1 {{dropout_p must be in [0, 1 - 2^-9) with dropout_bits = 8, got 9.990000e-01}}
+// expected-error @+1 {{dropout_p must be in [0, 1 - 2^-9] with dropout_bits = 8, got 9.990000e-01}}
 attn.attention @drop_all_bytes {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, dropout_p = 0.999, dropout_bits = 8}
 
 
