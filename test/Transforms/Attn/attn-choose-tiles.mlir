@@ -261,3 +261,24 @@ attn.attention @softcap64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf1
     %r = arith.mulf %t, %c : f32
     attn.yield %r : f32
   }
+
+// -----
+
+// BWD-LABEL: attn.attention @varlen64
+// BWD-NOT: atomic_query_block
+// BWD-SAME: varlen
+attn.attention @varlen64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, varlen}
+
+// -----
+
+// BWD-LABEL: attn.attention @sparse64
+// BWD-NOT: atomic_query_block
+// BWD-SAME: block_sparse
+attn.attention @sparse64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, block_sparse = array<i64: 128, 128>}
+
+// -----
+
+// BWD-LABEL: attn.attention @paged64
+// BWD-NOT: atomic_query_block
+// BWD-SAME: page_size = 16
+attn.attention @paged64 {qk_head_dim = 64, v_head_dim = 64, element_type = bf16, page_size = 16}
