@@ -55,8 +55,14 @@ Status selectAndSpecialize(ModuleOp module, const std::string &name,
     chosen.setPageSize(s.pageSize);
   if (s.dropoutP > 0)
     chosen.setDropoutPAttr(b.getF64FloatAttr(s.dropoutP));
-  if (s.dropoutBits > 0)
+  if (s.dropoutBits > 0) {
+    // A width for no dropout is a mistake, not a no-op.
+    if (!chosen.hasDropout())
+      return Status::error("dropout_bits " + std::to_string(s.dropoutBits) +
+                           " needs dropout: the variant has no dropout_p "
+                           "(give one, e.g. --dropout P)");
     chosen.setDropoutBitsAttr(b.getI64IntegerAttr(s.dropoutBits));
+  }
   if (s.varlen)
     chosen.setVarlen(true);
   if (s.blockSparseQ > 0 || s.blockSparseKV > 0)
