@@ -65,6 +65,17 @@ p.add_argument("--p", type=float, default=0.1, help="the p the _drop specs were 
 args = p.parse_args()
 
 dev, dt = "cuda", torch.bfloat16
+# Kiln's columns: (column, forward spec suffix, backward spec suffix or None);
+# every column but "kiln" passes the dropout's tensor. Then the peers'.
+SCHEDULES = (("kiln", "", "_bwd"), ("kiln_drop", "_drop", "_drop_bwd"), ("kiln_drop_m192", "_drop_m192", None),
+             ("kiln_drop_qk", "_drop", "_drop_qk_bwd"), ("kiln_drop_noov", "_drop_noov", "_drop_noov_bwd"),
+             ("kiln_drop_pingpong", "_drop_pingpong", None), ("kiln_drop_pp", "_drop_pp", None),
+             ("kiln_drop_m192n64", "_drop_m192n64", None), ("kiln_drop_n64", "_drop_n64", None),
+             ("kiln_drop_pb", "_drop_pb", "_drop_pb_bwd"), ("kiln_drop_ps3", "_drop_ps3", None),
+             ("kiln_drop_ps4", "_drop_ps4", None), ("kiln_drop_nolp", "_drop", "_drop_nolp_bwd"),
+             ("kiln_drop8", "_drop8", "_drop8_bwd"), ("kiln_drop8_m192", "_drop8_m192", None),
+             ("kiln_drop8_m192n128", "_drop8_m192n128", None))
+COLUMNS = [tag for tag, _, _ in SCHEDULES] + ["flash", "flash_drop"]
 runtime = Runtime(args.lib)
 
 
@@ -88,22 +99,8 @@ for hd in [int(x) for x in args.hdims.split(",")]:
             variant = "causal" if causal else "plain"
             fwd_flops = 4 * B * H * N * N * hd / (2 if causal else 1)
             row = dict(hdim=hd, N=N, causal=causal)
-            # (column, forward spec, backward spec, dropout's tensor)
             drop = {"dropout_rng": rng}
-            kilns = (("kiln", "", "_bwd", {}), ("kiln_drop", "_drop", "_drop_bwd", drop),
-                     ("kiln_drop_m192", "_drop_m192", None, drop), ("kiln_drop_qk", "_drop", "_drop_qk_bwd", drop),
-                     ("kiln_drop_noov", "_drop_noov", "_drop_noov_bwd", drop),
-                     ("kiln_drop_pingpong", "_drop_pingpong", None, drop),
-                     ("kiln_drop_pp", "_drop_pp", None, drop),
-                     ("kiln_drop_m192n64", "_drop_m192n64", None, drop),
-                     ("kiln_drop_n64", "_drop_n64", None, drop),
-                     ("kiln_drop_pb", "_drop_pb", "_drop_pb_bwd", drop),
-                     ("kiln_drop_ps3", "_drop_ps3", None, drop),
-                     ("kiln_drop_ps4", "_drop_ps4", None, drop),
-                     ("kiln_drop_nolp", "_drop", "_drop_nolp_bwd", drop),
-                     ("kiln_drop8", "_drop8", "_drop8_bwd", drop),
-                     ("kiln_drop8_m192", "_drop8_m192", None, drop),
-                     ("kiln_drop8_m192n128", "_drop8_m192n128", None, drop))
+            kilns = [(tag, f, b, drop if tag != "kiln" else {}) for tag, f, b in SCHEDULES]
             want = {}  # the reference's bits by uniform width, drawn once per row
             for tag, fwd_suffix, bwd_suffix, extra in kilns:
                 fwd = spec(f"{variant}_hd{hd}{fwd_suffix}")
@@ -152,10 +149,7 @@ for hd in [int(x) for x in args.hdims.split(",")]:
                         out = run()
                         torch.autograd.grad(out, (qt, kt, vt), dot)
                     row[f"{tag}_fb_ms"] = bench(fb)
-            for name in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov",
-                         "kiln_drop_pingpong", "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb",
-                         "kiln_drop_ps3", "kiln_drop_ps4", "kiln_drop_nolp", "kiln_drop8", "kiln_drop8_m192",
-                         "kiln_drop8_m192n128", "flash", "flash_drop"):
+            for name in COLUMNS:
                 for what, mult in (("fwd", 1.0), ("fb", 3.5)):
                     if f"{name}_{what}_ms" in row:
                         row[f"{name}_{what}_tflops"] = mult * fwd_flops / row[f"{name}_{what}_ms"] / 1e9
@@ -170,11 +164,7 @@ json.dump(dict(device=torch.cuda.get_device_name(), p=args.p, rows=rows),
           open(os.path.join(out, "bench_dropout.json"), "w"), indent=1)
 
 # TFLOP/s forward (forward + backward); ratios of dropout to no dropout.
-names = [n for n in ("kiln", "kiln_drop", "kiln_drop_m192", "kiln_drop_qk", "kiln_drop_noov", "kiln_drop_pingpong",
-                     "kiln_drop_pp", "kiln_drop_m192n64", "kiln_drop_n64", "kiln_drop_pb", "kiln_drop_ps3",
-                     "kiln_drop_ps4", "kiln_drop_nolp", "kiln_drop8", "kiln_drop8_m192", "kiln_drop8_m192n128",
-                     "flash", "flash_drop")
-         if any(n + "_fwd_tflops" in r for r in rows)]
+names = [n for n in COLUMNS if any(n + "_fwd_tflops" in r for r in rows)]
 print(f"{'hdim':>4} {'N':>6} {'causal':>6} " + " ".join(f"{n:>15}" for n in names) +
       f" {'kd/k fwd':>8} {'kd/k f+b':>8} {'kd8/k fwd':>9} {'kd8/k f+b':>9} {'kd/fd f+b':>9} {'mean|V=1':>8} {'dropped':>7} {'bits!=':>6} {'any!=':>6}")
 for r in rows:

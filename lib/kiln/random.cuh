@@ -162,11 +162,11 @@ for_each_dropout_uniform(int warp, int lane, long long seed, long long offset,
                        kv = KEYS_BY_QUERIES ? r : c;
         const Philox4 x = dropout_philox<8>(s, o, stream, q, kv);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const unsigned row = r + ((i >> 1) & 1) * 8,
-                         col = c + (i >> 2) * 8 + (i & 1);
-          fn(e0 + i, dropout_uniform_of<8>(x, KEYS_BY_QUERIES ? col : row,
-                                           KEYS_BY_QUERIES ? row : col));
+        for (int e = e0; e < E1; ++e) {
+          const unsigned row = rowStart + F::row_of(e, warp, lane),
+                         col = colStart + F::col_of(e, warp, lane);
+          fn(e, dropout_uniform_of<8>(x, KEYS_BY_QUERIES ? col : row,
+                                      KEYS_BY_QUERIES ? row : col));
         }
       }
       return;

@@ -38,8 +38,8 @@ uint32_t AttentionOp::getDropoutThreshold() {
 }
 
 double AttentionOp::getDropoutScale() {
-  return static_cast<double>(1u << getDropoutWidth()) /
-         static_cast<double>(getDropoutThreshold());
+  double p = hasDropout() ? getDropoutPAttr().getValueAsDouble() : 0.0;
+  return ref::dropoutScale(p, getDropoutWidth());
 }
 
 SmallVector<CaptureAttr> AttentionOp::getCaptureDecls() {
