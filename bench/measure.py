@@ -65,6 +65,25 @@ def host_us(fn, calls=2000, warmup=200):
     return us
 
 
+def kernel_means(fn, steps=20, warmup=3):
+    """Mean GPU µs per call of each kernel `fn` launches, by name
+    (torch.profiler over `steps` calls after `warmup` untimed ones)."""
+    from collections import defaultdict
+    from torch.profiler import profile, ProfilerActivity
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            fn()
+        torch.cuda.synchronize()
+    total = defaultdict(float)
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            total[e.name] += e.device_time_total
+    return {name: us / steps for name, us in total.items()}
+
+
 def relerr(got, ref):
     """Relative L2 error ||got - ref|| / ||ref||, in f32."""
     return ((got.float() - ref.float()).norm() / ref.float().norm()).item()

@@ -12,16 +12,14 @@ configuration's output is checked against SDPA's math backend in f32 first.
 A probe for choosing a decode schedule, not a benchmark table.
 """
 import argparse, os, sys
-from collections import defaultdict
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
-from torch.profiler import profile, ProfilerActivity
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kiln_ctypes import Runtime
-from measure import bench_gpu, relerr
+from measure import bench_gpu, kernel_means, relerr
 from verify_trees import random_tree
 
 p = argparse.ArgumentParser()
@@ -46,21 +44,6 @@ def tree_problem(Lq):
     q = torch.randn(B, Hq, Lq, D, device=dev, dtype=dt)
     k = torch.randn(B, Hkv, L, D, device=dev, dtype=dt)
     return words, cache_len, allowed, q, k, torch.randn_like(k)
-
-
-def kernel_means(fn, steps=20):
-    """Mean GPU µs per step of each kernel `fn` launches (torch.profiler)."""
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(steps):
-            fn()
-        torch.cuda.synchronize()
-    total = defaultdict(float)
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            total[e.name] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
-    return {name: us / steps for name, us in total.items()}
 
 
 gb = 2 * B * Hkv * L * D * 2 / 1e9

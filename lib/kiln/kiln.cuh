@@ -5,6 +5,7 @@
 // printed from IR by compiler/Emit/CUDA.
 #pragma once
 #include "kiln/bulk.cuh"
+#include "kiln/chunks.cuh"
 #include "kiln/copy.cuh"
 #include "kiln/core_order.cuh"
 #include "kiln/grid.cuh"

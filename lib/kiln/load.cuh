@@ -3,8 +3,10 @@
 //
 // For tiles that never meet a tensor core (row statistics, the backward
 // preprocess's O and dO): plain loads straight into the mma layout, so no
-// shared memory or barrier is involved.
+// shared memory or barrier is involved; 16-bit rows by 16-byte chunks where
+// they fit (kiln/chunks.cuh).
 #pragma once
+#include "kiln/chunks.cuh"
 #include "kiln/layout.cuh"
 
 namespace kiln {
@@ -21,9 +23,9 @@ namespace kiln {
 /// ptxas: the backward's preprocess kernel unrolled 64 such branches).
 /// Otherwise, one checked load per element.
 template <typename T, int M, int N, int W, int CG, int G>
-__device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
-                                     const Desc<T, G> &d, int row0, int col0,
-                                     float fill) {
+__device__ __forceinline__ void load_pairs(Frag<T, M, N, W, CG> &f,
+                                           const Desc<T, G> &d, int row0,
+                                           int col0, float fill) {
   using F = Frag<T, M, N, W, CG>;
   const T outside = from_float<T>(fill);
   struct alignas(2 * sizeof(T)) Pair {
@@ -57,6 +59,23 @@ __device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
             ? d.ptr[d.row_offset(r) + static_cast<long long>(c) * d.col_stride]
             : outside;
   }
+}
+
+/// f = d[row0 .., col0 ..], `fill` outside the view: 16-bit tiles whose
+/// rows' columns are contiguous, inside and 16-byte aligned by 16-byte
+/// chunks (kiln/chunks.cuh), any other by pairs or elements (load_pairs).
+template <typename T, int M, int N, int W, int CG, int G>
+__device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
+                                     const Desc<T, G> &d, int row0, int col0,
+                                     float fill) {
+  using F = Frag<T, M, N, W, CG>;
+  if constexpr (sizeof(T) == 2) {
+    if (chunks_fit<F>(d, col0)) {
+      load_chunks(f, d, row0, col0, from_float<T>(fill));
+      return;
+    }
+  }
+  load_pairs(f, d, row0, col0, fill);
 }
 
 /// The same, reading only the elements whose mask is set (the others read

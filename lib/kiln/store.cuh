@@ -1,6 +1,7 @@
 // kiln/store.cuh - register tiles -> memory: global stores and atomic adds
 // (dropping what is outside), and shared-memory stores.
 #pragma once
+#include "kiln/chunks.cuh"
 #include "kiln/layout.cuh"
 
 namespace kiln {
@@ -49,8 +50,9 @@ __device__ __forceinline__ void store_pair(T *p, const T &a, const T &b) {
 /// a 16-bit store and four bounds checks per element, about a quarter of a
 /// short forward kernel's samples (docs/performance.md).
 template <typename T, int M, int N, int W, int CG, int G>
-__device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
-                                      const Frag<T, M, N, W, CG> &f) {
+__device__ __forceinline__ void store_pairs(const Desc<T, G> &d, int row0,
+                                            int col0,
+                                            const Frag<T, M, N, W, CG> &f) {
   using F = Frag<T, M, N, W, CG>;
   if constexpr (Pairable<T>::value) {
     if (pairs_fit(d, col0, N)) {
@@ -70,6 +72,22 @@ __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
     if (r >= 0 && r < d.rows && c >= 0 && c < d.cols)
       d.ptr[d.row_offset(r) + c * d.col_stride] = f.x[e];
   }
+}
+
+/// d[row0 .., col0 ..] = f, dropping what is outside the view: 16-bit tiles
+/// whose rows' columns are contiguous, inside and 16-byte aligned by 16-byte
+/// chunks (kiln/chunks.cuh), any other by pairs or elements (store_pairs).
+template <typename T, int M, int N, int W, int CG, int G>
+__device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
+                                      const Frag<T, M, N, W, CG> &f) {
+  using F = Frag<T, M, N, W, CG>;
+  if constexpr (sizeof(T) == 2) {
+    if (chunks_fit<F>(d, col0)) {
+      store_chunks(d, row0, col0, f);
+      return;
+    }
+  }
+  store_pairs(d, row0, col0, f);
 }
 
 /// The same, writing only the elements whose mask is set.

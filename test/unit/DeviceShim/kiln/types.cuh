@@ -1,7 +1,7 @@
 //===- types.cuh - a host stand-in for lib/kiln's device basics ----------===//
 //
-// Lets a unit test compile lib/kiln's random.cuh, layout.cuh and (for f32
-// tiles) load.cuh on the host
+// Lets a unit test compile lib/kiln's random.cuh, layout.cuh, chunks.cuh
+// and (for f32 and bf16 tiles) load.cuh on the host
 // (they include "kiln/types.cuh", found here first): one std::thread per
 // lane of a warp, `threadIdx.x` thread-local, and __shfl_xor_sync exchanging
 // values among the 32 threads of the warp under test at a barrier.
@@ -27,6 +27,12 @@ struct uint2 {
   unsigned x, y;
 };
 inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
+  return {x, y, z, w};
+}
 
 inline unsigned __umulhi(unsigned a, unsigned b) {
   return static_cast<unsigned>((uint64_t(a) * b) >> 32);
@@ -85,7 +91,18 @@ inline unsigned __shfl_xor_sync(unsigned, unsigned value, int laneMask) {
 namespace kiln {
 inline int lane_id() { return threadIdx.x & 31; }
 inline int warp_id() { return threadIdx.x >> 5; }
-/// kiln::load's fill, for f32 tiles (the 16-bit types convert with PTX).
+/// A 16-bit element by its bits (kiln/chunks.cuh moves them as they are).
+struct bf16 {
+  unsigned short bits;
+};
+/// kiln::load's fill: f32 exactly; bf16 by truncation (the device rounds,
+/// with PTX; the tests' fills are exact in bf16).
 template <typename T> T from_float(float x);
 template <> inline float from_float<float>(float x) { return x; }
+template <> inline bf16 from_float<bf16>(float x) {
+  unsigned u;
+  static_assert(sizeof(u) == sizeof(x));
+  __builtin_memcpy(&u, &x, sizeof(u));
+  return bf16{static_cast<unsigned short>(u >> 16)};
+}
 } // namespace kiln
