@@ -6,8 +6,9 @@
 // spread over the quad, a word per lane. Loading (or storing) four fragments'
 // chunks, one per lane, and exchanging words within the quad (a 4 x 4
 // transpose: two shuffles per 8 bytes) moves the same bytes in a quarter of
-// the memory instructions, each lane reading or writing 16 contiguous bytes.
-// The memory-bound kernels that read or write user tensors in the mma layout
+// the memory instructions, each lane reading or writing 16 contiguous bytes,
+// for bf16 and f16 tiles (Chunked); the shuffles make a tile's load or store
+// collective over its warps. The memory-bound kernels that read or write user tensors in the mma layout
 // without a tensor core in between (the backward's preprocess reading O and
 // dO, its dQ conversion writing dQ) were held by their 4-byte accesses
 // (docs/performance.md).
@@ -45,12 +46,21 @@ __device__ __forceinline__ void quad_transpose(unsigned (&v)[4]) {
   }
 }
 
-/// Whether an F tile at column col0 of `d` moves by chunks: 16-bit elements,
-/// fragments in fours per column group, and every row's columns of the tile
-/// contiguous, inside the view and 16-byte aligned.
+/// The element types whose tiles move by chunks: the 16-bit floats, whose
+/// bits pack_pair and unpack_pair move as they are.
+template <typename T> struct Chunked { static constexpr bool value = false; };
+template <> struct Chunked<bf16> { static constexpr bool value = true; };
+template <> struct Chunked<f16> { static constexpr bool value = true; };
+
+/// Whether an F tile at column col0 of `d` moves by chunks: bf16 or f16
+/// elements, fragments in fours per column group, and every row's columns
+/// of the tile contiguous, inside the view (col0 >= 0 too) and 16-byte
+/// aligned, with packed rows' group stride a multiple of 16 bytes. The
+/// condition is the same for every thread of a tile (it reads no thread
+/// index), as the quads' shuffles need.
 template <typename F, typename T, int G>
 __device__ __forceinline__ bool chunks_fit(const Desc<T, G> &d, int col0) {
-  if constexpr (sizeof(T) != 2 || F::kNT % 4 != 0) {
+  if constexpr (!Chunked<T>::value || F::kNT % 4 != 0) {
     return false;
   } else {
     return d.col_stride == 1 && col0 >= 0 && col0 + F::kCols <= d.cols &&
@@ -71,8 +81,9 @@ __device__ __forceinline__ void unpack_pair(unsigned w, T &a, T &b) {
   b.bits = static_cast<unsigned short>(w >> 16);
 }
 
-/// p[0 .. 16 bytes) = v as one 16-byte store (NVVM split a uint4 store whose
-/// words came from shuffles into four).
+/// p[0 .. 16 bytes) = v as one 16-byte store to global memory (a Desc's
+/// array: tile.view of a kernel argument). Inline PTX because NVVM split a
+/// uint4 store whose words came from shuffles into four, aligned or not.
 template <typename T>
 __device__ __forceinline__ void store_chunk(T *p, const unsigned (&v)[4]) {
 #ifdef __CUDA_ARCH__
@@ -158,6 +169,36 @@ __device__ __forceinline__ void store_chunks(const Desc<T, G> &d, int row0,
       }
     }
   }
+}
+
+/// f = d[row0 .., col0 ..] by chunks (load_chunks) where chunks_fit; false,
+/// touching nothing, where not. Every thread of F's warps must call it
+/// together: the chunks' quads exchange words by shuffles.
+template <typename F, typename T, int G>
+__device__ __forceinline__ bool
+try_load_chunks(F &f, const Desc<T, G> &d, int row0, int col0, float fill) {
+  if constexpr (Chunked<T>::value) {
+    if (chunks_fit<F>(d, col0)) {
+      load_chunks(f, d, row0, col0, from_float<T>(fill));
+      return true;
+    }
+  }
+  return false;
+}
+
+/// d[row0 .., col0 ..] = f by chunks (store_chunks) where chunks_fit; false,
+/// writing nothing, where not. Every thread of F's warps must call it
+/// together, as try_load_chunks.
+template <typename F, typename T, int G>
+__device__ __forceinline__ bool try_store_chunks(const Desc<T, G> &d, int row0,
+                                                 int col0, const F &f) {
+  if constexpr (Chunked<T>::value) {
+    if (chunks_fit<F>(d, col0)) {
+      store_chunks(d, row0, col0, f);
+      return true;
+    }
+  }
+  return false;
 }
 
 } // namespace kiln

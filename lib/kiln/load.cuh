@@ -4,7 +4,8 @@
 // For tiles that never meet a tensor core (row statistics, the backward
 // preprocess's O and dO): plain loads straight into the mma layout, so no
 // shared memory or barrier is involved; 16-bit rows by 16-byte chunks where
-// they fit (kiln/chunks.cuh).
+// they fit (kiln/chunks.cuh). Descs view global memory (tile.view of a kernel
+// argument).
 #pragma once
 #include "kiln/chunks.cuh"
 #include "kiln/layout.cuh"
@@ -61,21 +62,16 @@ __device__ __forceinline__ void load_pairs(Frag<T, M, N, W, CG> &f,
   }
 }
 
-/// f = d[row0 .., col0 ..], `fill` outside the view: 16-bit tiles whose
-/// rows' columns are contiguous, inside and 16-byte aligned by 16-byte
+/// f = d[row0 .., col0 ..], `fill` outside the view: bf16 and f16 tiles
+/// whose rows' columns are contiguous, inside and 16-byte aligned by 16-byte
 /// chunks (kiln/chunks.cuh), any other by pairs or elements (load_pairs).
+/// Collective over the tile's warps where chunks fit (quad shuffles).
 template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void load(Frag<T, M, N, W, CG> &f,
                                      const Desc<T, G> &d, int row0, int col0,
                                      float fill) {
-  using F = Frag<T, M, N, W, CG>;
-  if constexpr (sizeof(T) == 2) {
-    if (chunks_fit<F>(d, col0)) {
-      load_chunks(f, d, row0, col0, from_float<T>(fill));
-      return;
-    }
-  }
-  load_pairs(f, d, row0, col0, fill);
+  if (!try_load_chunks(f, d, row0, col0, fill))
+    load_pairs(f, d, row0, col0, fill);
 }
 
 /// The same, reading only the elements whose mask is set (the others read

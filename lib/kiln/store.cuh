@@ -74,20 +74,16 @@ __device__ __forceinline__ void store_pairs(const Desc<T, G> &d, int row0,
   }
 }
 
-/// d[row0 .., col0 ..] = f, dropping what is outside the view: 16-bit tiles
-/// whose rows' columns are contiguous, inside and 16-byte aligned by 16-byte
-/// chunks (kiln/chunks.cuh), any other by pairs or elements (store_pairs).
+/// d[row0 .., col0 ..] = f, dropping what is outside the view: bf16 and f16
+/// tiles whose rows' columns are contiguous, inside and 16-byte aligned by
+/// 16-byte chunks (kiln/chunks.cuh), any other by pairs or elements
+/// (store_pairs). Collective over the tile's warps where chunks fit (quad
+/// shuffles).
 template <typename T, int M, int N, int W, int CG, int G>
 __device__ __forceinline__ void store(const Desc<T, G> &d, int row0, int col0,
                                       const Frag<T, M, N, W, CG> &f) {
-  using F = Frag<T, M, N, W, CG>;
-  if constexpr (sizeof(T) == 2) {
-    if (chunks_fit<F>(d, col0)) {
-      store_chunks(d, row0, col0, f);
-      return;
-    }
-  }
-  store_pairs(d, row0, col0, f);
+  if (!try_store_chunks(d, row0, col0, f))
+    store_pairs(d, row0, col0, f);
 }
 
 /// The same, writing only the elements whose mask is set.

@@ -2,12 +2,18 @@
 //
 // lib/kiln/chunks.cuh and the 16-bit kiln::load compiled on the host
 // (DeviceShim's types: 32 threads per warp, shuffles at a barrier): the
-// quad transpose, a 64 x 128 bf16 tile of four warps loaded and stored by
-// 16-byte chunks through windows where they fit (aligned, rows partly
-// outside, packed rows) and by the pairs or elements where they do not (an
-// unaligned row stride, columns cut short, an unaligned first column).
-// Every element must be the array's inside the window and the fill outside
-// it; a store must leave every element outside the window as it was.
+// quad transpose word by word, then bf16 tiles of the shapes the compiler
+// emits and of others (two m16 tiles per warp, two and four column groups,
+// 12 warps, 12 fragments a row) loaded and stored through windows where the
+// 16-byte chunks fit — aligned, rows partly outside or before, a later chunk
+// column, packed rows (a GQA group's heads) with negative first rows — and
+// where they do not: a row stride, first column, base or group stride off
+// 16 bytes, columns cut short, fragments not in fours, a 16-bit integer
+// tile. Where chunks fit, every loaded element must be the array's inside
+// the window and the fill outside it, and a store must write exactly the
+// tile's elements inside the window; where they do not, try_load_chunks and
+// try_store_chunks must decline and touch nothing, and kiln::load read the
+// same elements by pairs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,12 +28,12 @@
 
 namespace {
 
-using Tile = kiln::Frag<kiln::bf16, 64, 128, 4>;
+using kiln::bf16;
 constexpr unsigned short kFillBits = 0xC0F0; // bf16 -7.5
 constexpr float kFill = -7.5f;
 
-/// Runs fn(lane) on the 32 threads of each warp of a tile of `warps`, one
-/// warp at a time with its own shuffle barrier; returns the shuffles made.
+/// Runs fn(thread) on the 32 threads of each of `warps` warps, one warp at
+/// a time with its own shuffle barrier; returns the shuffles made.
 template <typename Fn> int runWarps(int warps, Fn fn) {
   int shuffles = 0;
   for (int w = 0; w < warps; ++w) {
@@ -48,17 +54,18 @@ template <typename Fn> int runWarps(int warps, Fn fn) {
   return shuffles;
 }
 
-/// A host array of distinct 16-bit patterns, with slack before and after.
+/// A host array of distinct 16-bit patterns, its view starting `shift`
+/// elements past a 16-byte boundary.
 struct Array {
-  std::vector<kiln::bf16> data;
-  explicit Array(size_t n) : data(n + 16) { reset(); }
+  std::vector<bf16> data;
+  int shift;
+  Array(size_t n, int shift) : data(n + 16), shift(shift) { reset(); }
   void reset() {
     for (size_t i = 0; i < data.size(); ++i)
       data[i].bits = static_cast<unsigned short>((i * 7919) % 65521 + 1);
   }
-  /// A 16-byte aligned base plus `shift` elements.
-  kiln::bf16 *base(int shift) {
-    auto *p = data.data();
+  bf16 *base() {
+    bf16 *p = data.data();
     while (reinterpret_cast<uintptr_t>(p) % 16)
       ++p;
     return p + shift;
@@ -67,28 +74,85 @@ struct Array {
 
 struct Window {
   std::string name;
-  int shift; // elements past a 16-byte boundary
   int rows, cols;
-  long long rowStride;
+  long long rowStride, groupStride;
   int row0, col0;
-  bool chunks; // whether the chunks path is expected
+  int shift;
+  bool chunks; // whether chunks are expected to fit
 };
 
-const std::vector<Window> kWindows = {
-    {"aligned, whole tile inside", 0, 300, 128, 136, 64, 0, true},
-    {"aligned, rows partly outside", 0, 90, 128, 136, 40, 0, true},
-    {"aligned, rows before the window", 0, 300, 128, 136, -10, 0, true},
-    {"aligned, a later chunk column", 0, 300, 136, 136, 0, 8, true},
-    {"row stride off 16 bytes", 0, 300, 128, 132, 0, 0, false},
-    {"columns cut short", 0, 300, 100, 136, 0, 0, false},
-    {"first column off 16 bytes", 0, 300, 136, 136, 0, 2, false},
-    {"base off 16 bytes", 2, 300, 128, 136, 0, 0, false},
-};
+/// The tile element (r, c)'s own pattern, for stores.
+unsigned short pattern(int r, int c) {
+  return static_cast<unsigned short>(0x8000 | ((r * 131 + c) & 0x7FFF));
+}
 
-unsigned short expectedBits(const kiln::Desc<kiln::bf16> &d, int r, int c) {
-  if (r < 0 || r >= d.rows || c < 0 || c >= d.cols)
-    return kFillBits;
-  return d.ptr[d.row_offset(r) + c].bits;
+/// Loads and stores an F tile through `w` (packed by G) and returns the
+/// number of wrong elements; `shuffles` is what the load made.
+template <typename F, int G> int mismatches(const Window &w, int &shuffles) {
+  kiln::Desc<bf16, G> shape{nullptr,     w.rows, w.cols,
+                            w.rowStride, 1,      w.groupStride};
+  Array a(shape.row_offset(w.rows - 1) + w.cols + 8, w.shift);
+  kiln::Desc<bf16, G> d{a.base(),    w.rows, w.cols,
+                        w.rowStride, 1,      w.groupStride};
+  auto inside = [&](int r, int c) {
+    return r >= 0 && r < d.rows && c >= 0 && c < d.cols;
+  };
+  int bad = 0;
+
+  // Loads: by chunks where they fit, else kiln::load's pairs (which the
+  // chunks must then leave alone).
+  std::vector<F> tiles(32 * F::kWarps);
+  std::vector<int> took(32 * F::kWarps);
+  shuffles = runWarps(F::kWarps, [&](int t) {
+    took[t] = kiln::try_load_chunks(tiles[t], d, w.row0, w.col0, kFill);
+    if (!took[t])
+      kiln::load(tiles[t], d, w.row0, w.col0, kFill);
+  });
+  for (int t = 0; t < 32 * F::kWarps; ++t) {
+    bad += took[t] != w.chunks;
+    for (int e = 0; e < F::kSize; ++e) {
+      int r = w.row0 + F::row_of(e, t / 32, t % 32);
+      int c = w.col0 + F::col_of(e, t / 32, t % 32);
+      unsigned short want =
+          inside(r, c) ? d.ptr[d.row_offset(r) + c].bits : kFillBits;
+      bad += tiles[t].x[e].bits != want;
+    }
+  }
+
+  // Stores: exactly the tile's elements inside the window where chunks
+  // fit, nothing where they do not.
+  a.reset();
+  std::vector<unsigned short> want(a.data.size());
+  for (size_t i = 0; i < a.data.size(); ++i)
+    want[i] = a.data[i].bits;
+  if (w.chunks)
+    for (int r = 0; r < F::kRows; ++r)
+      for (int c = 0; c < F::kCols; ++c)
+        if (inside(w.row0 + r, w.col0 + c))
+          want[d.ptr + d.row_offset(w.row0 + r) + w.col0 + c - a.data.data()] =
+              pattern(r, c);
+  runWarps(F::kWarps, [&](int t) {
+    F f;
+    for (int e = 0; e < F::kSize; ++e)
+      f.x[e].bits = pattern(F::row(e), F::col(e));
+    bad += kiln::try_store_chunks(d, w.row0, w.col0, f) != w.chunks;
+  });
+  for (size_t i = 0; i < a.data.size(); ++i)
+    bad += a.data[i].bits != want[i];
+  return bad;
+}
+
+/// Every window through an F tile, packed by G.
+template <typename F, int G = 1> void expectWindows(std::vector<Window> ws) {
+  for (const Window &w : ws) {
+    int shuffles = 0;
+    EXPECT_EQ((mismatches<F, G>(w, shuffles)), 0)
+        << w.name << " (" << F::kRows << " x " << F::kCols << ", " << F::kWarps
+        << " warps, " << F::kCols / F::kGroupCols
+        << " column groups, packed by " << G << ")";
+    // Four shuffles per chunk of 8 elements: half an element's worth each.
+    EXPECT_EQ(shuffles, w.chunks ? 32 * F::kWarps * F::kSize / 2 : 0) << w.name;
+  }
 }
 
 TEST(DeviceChunks, QuadTransposeSwapsWordsAcrossEachQuad) {
@@ -108,83 +172,75 @@ TEST(DeviceChunks, QuadTransposeSwapsWordsAcrossEachQuad) {
   EXPECT_EQ(shuffles, 32 * 4);
 }
 
-TEST(DeviceChunks, LoadsReadTheWindowInsideAndTheFillOutside) {
-  Array a(310 * 136);
-  for (const Window &w : kWindows) {
-    kiln::Desc<kiln::bf16> d{a.base(w.shift), w.rows, w.cols,
-                             w.rowStride,     1,      0};
-    std::vector<Tile> tiles(32 * Tile::kWarps);
-    int shuffles = runWarps(Tile::kWarps, [&](int t) {
-      kiln::load(tiles[t], d, w.row0, w.col0, kFill);
-    });
-    int bad = 0;
-    for (int t = 0; t < 32 * Tile::kWarps; ++t)
-      for (int e = 0; e < Tile::kSize; ++e)
-        bad += tiles[t].x[e].bits !=
-               expectedBits(d, w.row0 + Tile::row_of(e, t / 32, t % 32),
-                            w.col0 + Tile::col_of(e, t / 32, t % 32));
-    EXPECT_EQ(bad, 0) << w.name;
-    // Two shuffles per word exchange, two exchanges per 4-word chunk.
-    EXPECT_EQ(shuffles, w.chunks ? 32 * Tile::kWarps * Tile::kSize / 2 : 0)
-        << w.name;
-  }
+TEST(DeviceChunks, TheBackwardsTilesMoveByChunksWhereTheyFit) {
+  // The preprocess's 64 x 128 tile at D = 128 (one m16 tile per warp).
+  expectWindows<kiln::Frag<bf16, 64, 128, 4>>({
+      {"aligned, whole tile inside", 300, 128, 136, 0, 64, 0, 0, true},
+      {"rows partly outside", 90, 128, 136, 0, 40, 0, 0, true},
+      {"rows before the window", 300, 128, 136, 0, -10, 0, 0, true},
+      {"a later chunk column", 300, 136, 136, 0, 0, 8, 0, true},
+      {"row stride off 16 bytes", 300, 128, 132, 0, 0, 0, 0, false},
+      {"columns cut short", 300, 100, 136, 0, 0, 0, 0, false},
+      {"first column off 16 bytes", 300, 136, 136, 0, 0, 2, 0, false},
+      {"base off 16 bytes", 300, 128, 136, 0, 0, 0, 2, false},
+  });
+  // D = 64's 128 x 64 (two m16 tiles per warp).
+  expectWindows<kiln::Frag<bf16, 128, 64, 4>>({
+      {"two m16 tiles, inside", 300, 128, 136, 0, 64, 8, 0, true},
+      {"two m16 tiles, rows before", 100, 128, 136, 0, -40, 0, 0, true},
+      {"two m16 tiles, rows after", 100, 64, 64, 0, 30, 0, 0, true},
+  });
+  // 12 fragments a row (D = 96), and 12 warps.
+  expectWindows<kiln::Frag<bf16, 64, 96, 4>>({
+      {"12 fragments a row", 300, 96, 104, 0, 5, 0, 0, true},
+  });
+  expectWindows<kiln::Frag<bf16, 192, 128, 12>>({
+      {"12 warps", 300, 128, 128, 0, -7, 0, 0, true},
+  });
 }
 
-TEST(DeviceChunks, PackedRowsLoadTheirHeads) {
-  // Rows r of a group of 4: row r / 4 of the array, head r % 4.
-  Array a(20 * 4 * 136);
-  kiln::Desc<kiln::bf16, 4> d{a.base(0), 70, 128, 4 * 136, 1, 136};
-  std::vector<Tile> tiles(32 * Tile::kWarps);
-  int shuffles = runWarps(Tile::kWarps,
-                          [&](int t) { kiln::load(tiles[t], d, 0, 0, kFill); });
-  int bad = 0;
-  for (int t = 0; t < 32 * Tile::kWarps; ++t)
-    for (int e = 0; e < Tile::kSize; ++e) {
-      int r = Tile::row_of(e, t / 32, t % 32),
-          c = Tile::col_of(e, t / 32, t % 32);
-      unsigned short want =
-          r < d.rows ? d.ptr[d.row_offset(r) + c].bits : kFillBits;
-      bad += tiles[t].x[e].bits != want;
-    }
-  EXPECT_EQ(bad, 0);
-  EXPECT_GT(shuffles, 0);
+TEST(DeviceChunks, ColumnGroupsMoveByChunks) {
+  expectWindows<kiln::Frag<bf16, 64, 128, 8, 2>>({
+      {"two groups", 300, 128, 136, 0, 64, 0, 0, true},
+      {"two groups, a later chunk column", 300, 136, 136, 0, 10, 8, 0, true},
+      {"two groups, rows partly outside", 50, 128, 136, 0, -5, 0, 0, true},
+  });
+  expectWindows<kiln::Frag<bf16, 128, 128, 8, 2>>({
+      {"two groups of two m16 tiles", 77, 256, 264, 0, -9, 128, 0, true},
+  });
+  expectWindows<kiln::Frag<bf16, 64, 256, 16, 4>>({
+      {"four groups", 100, 256, 256, 0, 0, 0, 0, true},
+  });
+  // Two fragments a group's row: not in fours.
+  expectWindows<kiln::Frag<bf16, 64, 64, 8, 4>>({
+      {"two fragments a group's row", 100, 64, 64, 0, 0, 0, 0, false},
+  });
 }
 
-TEST(DeviceChunks, StoresWriteTheWindowAndNothingElse) {
-  Array a(310 * 136);
-  for (const Window &w : kWindows) {
-    if (!w.chunks)
-      continue; // store_chunks is only called where chunks_fit
-    a.reset();
-    const std::vector<kiln::bf16> before = a.data;
-    kiln::Desc<kiln::bf16> d{a.base(w.shift), w.rows, w.cols,
-                             w.rowStride,     1,      0};
-    // Element (r, c) of the tile holds a pattern of its own.
-    auto pattern = [](int r, int c) {
-      return static_cast<unsigned short>(0x8000 | (r * 131 + c));
-    };
-    runWarps(Tile::kWarps, [&](int t) {
-      Tile f;
-      for (int e = 0; e < Tile::kSize; ++e)
-        f.x[e].bits = pattern(Tile::row(e), Tile::col(e));
-      ASSERT_TRUE(kiln::chunks_fit<Tile>(d, w.col0));
-      kiln::store_chunks(d, w.row0, w.col0, f);
-    });
-    int bad = 0;
-    const kiln::bf16 *origin = a.data.data();
-    for (size_t i = 0; i < a.data.size(); ++i) {
-      long long off = (a.data.data() + i) - d.ptr;
-      long long r = off >= 0 ? off / w.rowStride : -1;
-      long long c = off >= 0 ? off % w.rowStride : -1;
-      bool inTile = r >= 0 && r < d.rows && r - w.row0 >= 0 &&
-                    r - w.row0 < Tile::kRows && c >= w.col0 &&
-                    c < w.col0 + Tile::kCols && c < d.cols;
-      unsigned short want =
-          inTile ? pattern(int(r - w.row0), int(c - w.col0)) : before[i].bits;
-      bad += origin[i].bits != want;
-    }
-    EXPECT_EQ(bad, 0) << w.name;
-  }
+TEST(DeviceChunks, PackedRowsMoveByChunks) {
+  // Row r of a group of G: row r / G of the array, head r % G.
+  expectWindows<kiln::Frag<bf16, 128, 64, 4>, 4>({
+      {"4 heads, rows before", 70, 128, 4 * 136, 136, -6, 0, 0, true},
+  });
+  expectWindows<kiln::Frag<bf16, 64, 128, 8, 2>, 3>({
+      {"3 heads, two groups", 100, 128, 3 * 136, 136, -2, 0, 0, true},
+  });
+  expectWindows<kiln::Frag<bf16, 64, 128, 8, 2>, 4>({
+      {"group stride off 16 bytes", 100, 128, 4 * 136, 132, 0, 0, 0, false},
+  });
+}
+
+TEST(DeviceChunks, OnlyBf16AndF16TilesMoveByChunks) {
+  // A 16-bit integer tile has no .bits to move: it takes the pairs.
+  static_assert(!kiln::Chunked<short>::value);
+  static_assert(kiln::Chunked<bf16>::value && kiln::Chunked<kiln::f16>::value);
+  std::vector<short> a(64 * 64 + 8);
+  short *base = a.data();
+  while (reinterpret_cast<uintptr_t>(base) % 16)
+    ++base;
+  kiln::Desc<short> d{base, 64, 64, 64, 1, 0};
+  kiln::Frag<short, 64, 64, 4> f{};
+  EXPECT_FALSE(kiln::try_store_chunks(d, 0, 0, f));
 }
 
 } // namespace

@@ -91,8 +91,11 @@ inline unsigned __shfl_xor_sync(unsigned, unsigned value, int laneMask) {
 namespace kiln {
 inline int lane_id() { return threadIdx.x & 31; }
 inline int warp_id() { return threadIdx.x >> 5; }
-/// A 16-bit element by its bits (kiln/chunks.cuh moves them as they are).
+/// 16-bit elements by their bits (kiln/chunks.cuh moves them as they are).
 struct bf16 {
+  unsigned short bits;
+};
+struct f16 {
   unsigned short bits;
 };
 /// kiln::load's fill: f32 exactly; bf16 by truncation (the device rounds,
