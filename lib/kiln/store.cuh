@@ -32,8 +32,7 @@ template <> struct Pairable<f16> { static constexpr bool value = true; };
 template <typename T>
 __device__ __forceinline__ void store_pair(T *p, const T &a, const T &b) {
   if constexpr (sizeof(T) == 2) {
-    *reinterpret_cast<unsigned *>(p) =
-        static_cast<unsigned>(a.bits) | (static_cast<unsigned>(b.bits) << 16);
+    *reinterpret_cast<unsigned *>(p) = pack_pair(a, b);
   } else {
     static_assert(sizeof(T) == 4, "pairs of 16- or 32-bit elements");
     struct alignas(8) Pair {
